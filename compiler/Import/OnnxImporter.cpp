@@ -1,0 +1,760 @@
+//===- OnnxImporter.cpp - ONNX ModelProto to the onnx dialect -------------===//
+
+#include "compiler/Import/OnnxImporter.h"
+
+#include "compiler/Import/TensorImport.h"
+#include "dialects/onnx/OnnxDialect.h"
+#include "dialects/onnx/OnnxSchema.h"
+#include "runtime/support/ModelFile.h"
+
+#include "onnx/onnx_pb.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace mlir;
+namespace od = ortc::onnx_dialect;
+
+namespace ortc {
+namespace {
+
+// Where a node came from, for messages: "node 'conv1' (Conv)".
+std::string describeNode(const onnx::NodeProto &node, int index) {
+  std::string op = node.domain().empty() || node.domain() == "ai.onnx"
+                       ? node.op_type()
+                       : node.domain() + "::" + node.op_type();
+  if (!node.name().empty())
+    return "node '" + node.name() + "' (" + op + ")";
+  return "node #" + std::to_string(index) + " (" + op + ", unnamed)";
+}
+
+class Importer {
+public:
+  Importer(MLIRContext &context, onnx::ModelProto &model, const std::string &path)
+      : context(context), builder(&context), model(model), path(path),
+        tensors(context, modelDirectory(path)) {}
+
+  OwningOpRef<ModuleOp> run(std::string &error);
+
+private:
+  // One lexical scope of ONNX value names (the main graph or a subgraph).
+  using Scope = llvm::StringMap<Value>;
+
+  LogicalResult fail(const std::string &message) {
+    if (firstError.empty())
+      firstError = path + ": " + message;
+    return failure();
+  }
+
+  Value lookup(llvm::StringRef name) const {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+      auto found = it->find(name);
+      if (found != it->end())
+        return found->second;
+    }
+    return nullptr;
+  }
+  LogicalResult define(llvm::StringRef name, Value value, const std::string &what) {
+    if (lookup(name))
+      return fail(what + " defines value '" + name.str() +
+                  "' that is already defined (ONNX values have one producer)");
+    scopes.back()[name] = value;
+    return success();
+  }
+
+  LogicalResult importOpsets();
+  LogicalResult importMainGraph(ModuleOp module);
+  LogicalResult collectValueInfo(const onnx::GraphProto &graph);
+  LogicalResult importInitializers(onnx::GraphProto &graph);
+  LogicalResult importNodes(onnx::GraphProto &graph);
+  LogicalResult importNode(onnx::NodeProto &node, int index);
+  LogicalResult importSubgraph(onnx::GraphProto &graph, Region &region,
+                               const std::string &owner);
+  FailureOr<Type> importValueType(const onnx::TypeProto &type, const std::string &what,
+                                  SmallVectorImpl<Attribute> *dimParams);
+  FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr,
+                                       int kindOverride, const std::string &what);
+  Type outputType(const onnx::NodeProto &node, unsigned index, const od::OnnxOpSchema *schema,
+                  ArrayRef<Value> operands);
+  Location nodeLocation(const onnx::NodeProto &node, int index);
+
+  MLIRContext &context;
+  OpBuilder builder;
+  onnx::ModelProto &model;
+  std::string path;
+  TensorImporter tensors;
+  std::string firstError;
+  std::map<std::string, int64_t> opsets;
+  SmallVector<Scope> scopes;
+  // value_info of every graph level, by name: the declared types of node outputs.
+  std::map<std::string, const onnx::TypeProto *> declaredTypes;
+  Value noValue;
+};
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+FailureOr<Type> Importer::importValueType(const onnx::TypeProto &type, const std::string &what,
+                                          SmallVectorImpl<Attribute> *dimParams) {
+  switch (type.value_case()) {
+  case onnx::TypeProto::kTensorType: {
+    const auto &tensor = type.tensor_type();
+    Type elem = tensorElementType(context, tensor.elem_type());
+    if (!elem)
+      return fail(what + " has unknown element type " +
+                          std::to_string(tensor.elem_type()));
+    if (!tensor.has_shape())
+      return Type(UnrankedTensorType::get(elem));
+    SmallVector<int64_t> shape;
+    bool anyParam = false;
+    SmallVector<Attribute> params;
+    for (const auto &dim : tensor.shape().dim()) {
+      if (dim.has_dim_value()) {
+        if (dim.dim_value() < 0)
+          return fail(what + " has negative dimension " +
+                              std::to_string(dim.dim_value()));
+        shape.push_back(dim.dim_value());
+        params.push_back(builder.getStringAttr(""));
+      } else {
+        shape.push_back(ShapedType::kDynamic);
+        params.push_back(builder.getStringAttr(dim.dim_param()));
+        anyParam |= !dim.dim_param().empty();
+      }
+    }
+    if (dimParams && anyParam)
+      dimParams->assign(params.begin(), params.end());
+    return Type(RankedTensorType::get(shape, elem));
+  }
+  case onnx::TypeProto::kSequenceType: {
+    if (!type.sequence_type().has_elem_type())
+      return Type(od::SeqType::get(&context, od::UnknownType::get(&context)));
+    auto elem = importValueType(type.sequence_type().elem_type(), what, nullptr);
+    if (failed(elem))
+      return failure();
+    return Type(od::SeqType::get(&context, *elem));
+  }
+  case onnx::TypeProto::kOptionalType: {
+    if (!type.optional_type().has_elem_type())
+      return Type(od::OptType::get(&context, od::UnknownType::get(&context)));
+    auto elem = importValueType(type.optional_type().elem_type(), what, nullptr);
+    if (failed(elem))
+      return failure();
+    return Type(od::OptType::get(&context, *elem));
+  }
+  case onnx::TypeProto::kMapType: {
+    Type key = tensorElementType(context, type.map_type().key_type());
+    if (!key)
+      return fail(what + " has a map with unknown key type " +
+                          std::to_string(type.map_type().key_type()));
+    auto value = importValueType(type.map_type().value_type(), what, nullptr);
+    if (failed(value))
+      return failure();
+    return Type(od::MapType::get(&context, key, *value));
+  }
+  case onnx::TypeProto::kSparseTensorType:
+    return fail(what + " is a sparse tensor, which ortc does not import yet");
+  default:
+    return fail(what + " has no type");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+// Kinds of AttributeProto.type, mapped to the schema's AttrKind where one exists.
+FailureOr<Attribute> Importer::importAttribute(const onnx::AttributeProto &attr,
+                                               int kindOverride, const std::string &what) {
+  using AP = onnx::AttributeProto;
+  int kind = attr.type();
+  if (kind == AP::UNDEFINED) {
+    // Old exporters leave the type out; the field that is set tells it.
+    if (attr.has_f()) kind = AP::FLOAT;
+    else if (attr.has_i()) kind = AP::INT;
+    else if (attr.has_s()) kind = AP::STRING;
+    else if (attr.has_t()) kind = AP::TENSOR;
+    else if (attr.has_g()) kind = AP::GRAPH;
+    else if (attr.floats_size()) kind = AP::FLOATS;
+    else if (attr.ints_size()) kind = AP::INTS;
+    else if (attr.strings_size()) kind = AP::STRINGS;
+    else if (attr.tensors_size()) kind = AP::TENSORS;
+    else if (attr.graphs_size()) kind = AP::GRAPHS;
+    else if (attr.has_tp()) kind = AP::TYPE_PROTO;
+    else if (attr.has_sparse_tensor()) kind = AP::SPARSE_TENSOR;
+  }
+  if (kindOverride >= 0 && kind != kindOverride) {
+    // An empty list carries no type information of its own.
+    bool emptyList = (kind == AP::INTS || kind == AP::FLOATS || kind == AP::STRINGS) &&
+                     (kindOverride == AP::INTS || kindOverride == AP::FLOATS ||
+                      kindOverride == AP::STRINGS) &&
+                     attr.ints_size() + attr.floats_size() + attr.strings_size() == 0;
+    if (!emptyList)
+      return fail(what + ": attribute '" + attr.name() + "' has type " +
+                          AP::AttributeType_Name(static_cast<AP::AttributeType>(kind)) +
+                          ", the schema expects " +
+                          AP::AttributeType_Name(static_cast<AP::AttributeType>(kindOverride)));
+    kind = kindOverride;
+  }
+  std::string attrWhat = what + ": attribute '" + attr.name() + "'";
+  switch (kind) {
+  case AP::INT:
+    return Attribute(builder.getI64IntegerAttr(attr.i()));
+  case AP::FLOAT:
+    return Attribute(builder.getF32FloatAttr(attr.f()));
+  case AP::STRING:
+    return Attribute(builder.getStringAttr(attr.s()));
+  case AP::INTS:
+    return Attribute(builder.getDenseI64ArrayAttr(
+        SmallVector<int64_t>(attr.ints().begin(), attr.ints().end())));
+  case AP::FLOATS:
+    return Attribute(builder.getDenseF32ArrayAttr(
+        SmallVector<float>(attr.floats().begin(), attr.floats().end())));
+  case AP::STRINGS: {
+    SmallVector<StringRef> strings(attr.strings().begin(), attr.strings().end());
+    return Attribute(builder.getStrArrayAttr(strings));
+  }
+  case AP::TENSOR: {
+    auto tensor = tensors.importTensor(const_cast<onnx::TensorProto &>(attr.t()), attrWhat);
+    if (failed(tensor))
+      return fail(tensors.takeError());
+    return Attribute(*tensor);
+  }
+  case AP::TENSORS: {
+    SmallVector<Attribute> list;
+    for (const auto &t : attr.tensors()) {
+      auto tensor = tensors.importTensor(const_cast<onnx::TensorProto &>(t), attrWhat);
+      if (failed(tensor))
+        return fail(tensors.takeError());
+      list.push_back(*tensor);
+    }
+    return Attribute(builder.getArrayAttr(list));
+  }
+  case AP::SPARSE_TENSOR: {
+    auto &sparse = const_cast<onnx::SparseTensorProto &>(attr.sparse_tensor());
+    auto values = tensors.importTensor(*sparse.mutable_values(), attrWhat + " values");
+    if (failed(values))
+      return fail(tensors.takeError());
+    auto indices = tensors.importTensor(*sparse.mutable_indices(), attrWhat + " indices");
+    if (failed(indices))
+      return fail(tensors.takeError());
+    SmallVector<int64_t> dims(sparse.dims().begin(), sparse.dims().end());
+    return Attribute(builder.getDictionaryAttr({
+        builder.getNamedAttr("dims", builder.getDenseI64ArrayAttr(dims)),
+        builder.getNamedAttr("indices", *indices),
+        builder.getNamedAttr("values", *values),
+    }));
+  }
+  case AP::TYPE_PROTO: {
+    auto type = importValueType(attr.tp(), attrWhat, nullptr);
+    if (failed(type))
+      return failure();
+    return Attribute(TypeAttr::get(*type));
+  }
+  default:
+    return fail(attrWhat + " has unsupported attribute type " +
+                        std::to_string(kind));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Graphs and nodes
+//===----------------------------------------------------------------------===//
+
+LogicalResult Importer::importOpsets() {
+  for (const auto &opset : model.opset_import()) {
+    std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+    if (opsets.count(domain))
+      return fail("opset_import lists domain '" + domain + "' twice");
+    opsets[domain] = opset.version();
+  }
+  // IR version 1..2 models may omit opset_import; they mean opset 1.
+  if (!opsets.count(""))
+    opsets[""] = model.opset_import_size() == 0 ? 1 : 0;
+  return success();
+}
+
+LogicalResult Importer::collectValueInfo(const onnx::GraphProto &graph) {
+  for (const auto &info : graph.value_info())
+    if (info.has_type())
+      declaredTypes[info.name()] = &info.type();
+  for (const auto &info : graph.output())
+    if (info.has_type())
+      declaredTypes[info.name()] = &info.type();
+  return success();
+}
+
+Location Importer::nodeLocation(const onnx::NodeProto &node, int index) {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "#" + std::to_string(index)
+                         : node.name();
+  return NameLoc::get(builder.getStringAttr(name), FileLineColLoc::get(&context, path, 0, 0));
+}
+
+LogicalResult Importer::importInitializers(onnx::GraphProto &graph) {
+  for (auto &init : *graph.mutable_initializer()) {
+    std::string what = "initializer '" + init.name() + "'";
+    if (init.name().empty())
+      return fail("an initializer has no name");
+    // An initializer that is also a graph input is that input's default
+    // (IR version < 4 style); the input already defines the name.
+    if (lookup(init.name()) && scopes.back().count(init.name()))
+      continue;
+    auto value = tensors.importTensor(init, what);
+    if (failed(value))
+      return fail(tensors.takeError());
+    auto loc = NameLoc::get(builder.getStringAttr(init.name()),
+                            FileLineColLoc::get(&context, path, 0, 0));
+    OperationState state(loc, "onnx.Constant");
+    state.addAttribute("value", *value);
+    state.addTypes(cast<TypedAttr>(*value).getType());
+    Operation *op = builder.create(state);
+    if (failed(define(init.name(), op->getResult(0), what)))
+      return failure();
+  }
+  for (const auto &sparse : graph.sparse_initializer())
+    return fail("sparse initializer '" + sparse.values().name() +
+                "' is not supported yet");
+  return success();
+}
+
+LogicalResult Importer::importNodes(onnx::GraphProto &graph) {
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (failed(importNode(*graph.mutable_node(i), i)))
+      return failure();
+  return success();
+}
+
+Type Importer::outputType(const onnx::NodeProto &node, unsigned index,
+                          const od::OnnxOpSchema *schema, ArrayRef<Value> operands) {
+  const std::string &name = node.output(index);
+  auto declared = declaredTypes.find(name);
+  if (declared != declaredTypes.end()) {
+    auto type = importValueType(*declared->second, "value '" + name + "'", nullptr);
+    if (succeeded(type))
+      return *type;
+    firstError.clear(); // A bad value_info is only a missing hint.
+  }
+  // Cast and friends state the element type in an attribute.
+  if (schema && (node.op_type() == "Cast" || node.op_type() == "CastLike" ||
+                 node.op_type() == "EyeLike" || node.op_type() == "RandomNormal" ||
+                 node.op_type() == "RandomUniform" || node.op_type() == "RandomNormalLike" ||
+                 node.op_type() == "RandomUniformLike" || node.op_type() == "Multinomial")) {
+    for (const auto &attr : node.attribute())
+      if (attr.name() == "to" || attr.name() == "dtype")
+        if (Type elem = tensorElementType(context, attr.i()))
+          return UnrankedTensorType::get(elem);
+  }
+  if (schema) {
+    // Walk to the schema entry of this output (the last one repeats if variadic).
+    const od::OnnxParamInfo *info = nullptr;
+    unsigned n = 0;
+    for (const od::OnnxParamInfo *p = schema->outputs; p->name; ++p, ++n) {
+      info = p;
+      if (n == index)
+        break;
+    }
+    if (info && info->fixedElemType)
+      if (Type elem = tensorElementType(context, info->fixedElemType))
+        return UnrankedTensorType::get(elem);
+    if (info && info->sameTypeAsInput >= 0 &&
+        static_cast<size_t>(info->sameTypeAsInput) < operands.size()) {
+      Type in = operands[info->sameTypeAsInput].getType();
+      if (auto tensor = dyn_cast<TensorType>(in))
+        return UnrankedTensorType::get(tensor.getElementType());
+      if (!isa<NoneType>(in))
+        return in;
+    }
+  }
+  return od::UnknownType::get(&context);
+}
+
+LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
+  std::string what = describeNode(node, index);
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  auto opset = opsets.find(domain);
+  if (opset == opsets.end())
+    return fail(what + ": domain '" + domain + "' is not in the model's opset_import");
+  int64_t version = opset->second;
+
+  // Typed op only when the node's opset resolves to a schema version with the
+  // same signature as the one the op was generated from.
+  const od::OnnxOpSchema *schema = od::lookupOnnxSchema(domain, node.op_type());
+  if (schema && version < schema->compatibleSince)
+    schema = nullptr;
+  if (schema) {
+    for (const auto &attr : node.attribute())
+      if (!schema->findAttribute(attr.name()))
+        schema = nullptr; // an attribute of another version: keep it generic
+  }
+
+  SmallVector<Value> operands;
+  for (int i = 0; i < node.input_size(); ++i) {
+    const std::string &name = node.input(i);
+    if (name.empty()) {
+      operands.push_back(noValue);
+      continue;
+    }
+    Value value = lookup(name);
+    if (!value)
+      return fail(what + ": input '" + name +
+                  "' is not a graph input, an initializer, or an output of an earlier node");
+    operands.push_back(value);
+  }
+
+  Location loc = nodeLocation(node, index);
+  SmallVector<Type> resultTypes;
+  if (schema) {
+    // Fill left-out trailing optional inputs; check the count against the schema.
+    size_t fixed = 0;
+    bool variadic = false;
+    size_t required = 0;
+    for (const od::OnnxParamInfo *p = schema->inputs; p->name; ++p) {
+      if (p->kind == od::ParamKind::Variadic)
+        variadic = true;
+      else
+        ++fixed;
+      if (p->kind == od::ParamKind::Single)
+        required = fixed;
+    }
+    if (operands.size() < required)
+      return fail(what + ": has " + std::to_string(operands.size()) +
+                  " inputs, the schema needs at least " + std::to_string(required));
+    if (!variadic && operands.size() > fixed)
+      return fail(what + ": has " + std::to_string(operands.size()) +
+                  " inputs, the schema allows at most " + std::to_string(fixed));
+    while (operands.size() < fixed)
+      operands.push_back(noValue);
+
+    size_t fixedOut = 0;
+    bool variadicOut = false;
+    for (const od::OnnxParamInfo *p = schema->outputs; p->name; ++p) {
+      if (p->kind == od::ParamKind::Variadic)
+        variadicOut = true;
+      else
+        ++fixedOut;
+    }
+    if (!variadicOut && static_cast<size_t>(node.output_size()) > fixedOut)
+      return fail(what + ": has " + std::to_string(node.output_size()) +
+                  " outputs, the schema allows at most " + std::to_string(fixedOut));
+    size_t numResults = std::max<size_t>(node.output_size(), fixedOut);
+    for (size_t i = 0; i < numResults; ++i) {
+      if (i >= static_cast<size_t>(node.output_size()) || node.output(i).empty())
+        resultTypes.push_back(builder.getNoneType());
+      else
+        resultTypes.push_back(outputType(node, i, schema, operands));
+    }
+  } else {
+    for (int i = 0; i < node.output_size(); ++i)
+      resultTypes.push_back(node.output(i).empty()
+                                ? Type(builder.getNoneType())
+                                : outputType(node, i, nullptr, operands));
+  }
+
+  OperationState state(loc, schema ? schema->mlirName : "onnx.Generic");
+  state.addOperands(operands);
+  state.addTypes(resultTypes);
+
+  SmallVector<NamedAttribute> attrs;
+  SmallVector<std::pair<std::string, onnx::GraphProto *>> graphs;
+  for (auto &attr : *node.mutable_attribute()) {
+    if (attr.name().empty())
+      return fail(what + ": an attribute has no name");
+    using AP = onnx::AttributeProto;
+    if (attr.type() == AP::GRAPH || attr.has_g()) {
+      graphs.emplace_back(attr.name(), attr.mutable_g());
+      continue;
+    }
+    if (attr.type() == AP::GRAPHS) {
+      for (int g = 0; g < attr.graphs_size(); ++g)
+        graphs.emplace_back(attr.name() + "[" + std::to_string(g) + "]",
+                            attr.mutable_graphs(g));
+      continue;
+    }
+    if (!attr.ref_attr_name().empty())
+      return fail(what + ": attribute '" + attr.name() +
+                  "' refers to a function attribute outside of a function");
+    int expected = -1;
+    if (schema) {
+      static const int kindToProto[] = {AP::INT,     AP::FLOAT,         AP::STRING,
+                                        AP::INTS,    AP::FLOATS,        AP::STRINGS,
+                                        AP::TENSOR,  AP::SPARSE_TENSOR, AP::TYPE_PROTO,
+                                        AP::GRAPH};
+      expected = kindToProto[static_cast<int>(schema->findAttribute(attr.name())->kind)];
+    }
+    auto value = importAttribute(attr, expected, what);
+    if (failed(value))
+      return failure();
+    attrs.push_back(builder.getNamedAttr(attr.name(), *value));
+  }
+  if (schema) {
+    for (const od::OnnxAttrInfo *a = schema->attributes; a->name; ++a) {
+      if (!a->required)
+        continue;
+      bool present = llvm::any_of(node.attribute(),
+                                  [&](const auto &attr) { return attr.name() == a->name; });
+      if (!present)
+        return fail(what + ": missing required attribute '" + std::string(a->name) + "'");
+    }
+    state.addAttributes(attrs);
+  } else {
+    state.addAttribute("op_type", builder.getStringAttr(node.op_type()));
+    state.addAttribute("domain", builder.getStringAttr(domain));
+    state.addAttribute("since_version", builder.getI64IntegerAttr(version));
+    state.addAttribute("onnx_attrs", builder.getDictionaryAttr(attrs));
+    if (!graphs.empty()) {
+      SmallVector<StringRef> names;
+      for (auto &g : graphs)
+        names.push_back(g.first);
+      state.addAttribute("region_names", builder.getStrArrayAttr(names));
+    }
+  }
+  // Typed ops list their regions in attribute-name order, as the generator does.
+  if (schema)
+    llvm::sort(graphs, [](const auto &a, const auto &b) { return a.first < b.first; });
+  for (size_t i = 0; i < graphs.size(); ++i)
+    state.addRegion();
+  Operation *op = builder.create(state);
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    OpBuilder::InsertionGuard guard(builder);
+    if (failed(importSubgraph(*graphs[i].second, op->getRegion(i),
+                              what + " attribute '" + graphs[i].first + "'")))
+      return failure();
+  }
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty())
+      continue;
+    if (failed(define(node.output(i), op->getResult(i), what)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
+                                       const std::string &owner) {
+  Block *block = builder.createBlock(&region);
+  scopes.emplace_back();
+  auto popScope = llvm::make_scope_exit([&] { scopes.pop_back(); });
+  collectValueInfo(graph);
+  for (const auto &input : graph.input()) {
+    auto type = importValueType(input.type(), owner + ": subgraph input '" + input.name() + "'",
+                                nullptr);
+    if (failed(type))
+      return failure();
+    Value arg = block->addArgument(*type, NameLoc::get(builder.getStringAttr(input.name())));
+    if (failed(define(input.name(), arg, owner)))
+      return failure();
+  }
+  if (failed(importInitializers(graph)) || failed(importNodes(graph)))
+    return failure();
+  SmallVector<Value> results;
+  for (const auto &output : graph.output()) {
+    Value value = lookup(output.name());
+    if (!value)
+      return fail(owner + ": subgraph output '" + output.name() + "' is never produced");
+    results.push_back(value);
+  }
+  OperationState yield(builder.getUnknownLoc(), "onnx.Yield");
+  yield.addOperands(results);
+  builder.create(yield);
+  return success();
+}
+
+LogicalResult Importer::importMainGraph(ModuleOp module) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  collectValueInfo(graph);
+  llvm::StringSet<> initializerNames;
+  for (const auto &init : graph.initializer())
+    initializerNames.insert(init.name());
+
+  // Graph inputs that are also initializers are constants with an optional
+  // override; we import them as constants (their initializer value).
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  SmallVector<const onnx::ValueInfoProto *> args;
+  for (const auto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    if (input.name().empty())
+      return fail("a graph input has no name");
+    SmallVector<Attribute> dimParams;
+    auto type = importValueType(input.type(), "graph input '" + input.name() + "'", &dimParams);
+    if (failed(type))
+      return failure();
+    SmallVector<NamedAttribute> attrs{
+        builder.getNamedAttr("onnx.name", builder.getStringAttr(input.name()))};
+    if (!dimParams.empty())
+      attrs.push_back(builder.getNamedAttr("onnx.dim_params", builder.getArrayAttr(dimParams)));
+    argTypes.push_back(*type);
+    argAttrs.push_back(builder.getDictionaryAttr(attrs));
+    args.push_back(&input);
+  }
+  SmallVector<Type> resultTypes;
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (const auto &output : graph.output()) {
+    SmallVector<Attribute> dimParams;
+    FailureOr<Type> type = Type();
+    if (output.has_type()) // A graph output without a type takes its producer's.
+      type = importValueType(output.type(), "graph output '" + output.name() + "'",
+                             &dimParams);
+    if (failed(type))
+      return failure();
+    SmallVector<NamedAttribute> attrs{
+        builder.getNamedAttr("onnx.name", builder.getStringAttr(output.name()))};
+    if (!dimParams.empty())
+      attrs.push_back(builder.getNamedAttr("onnx.dim_params", builder.getArrayAttr(dimParams)));
+    resultTypes.push_back(*type);
+    resultAttrs.push_back(builder.getDictionaryAttr(attrs));
+  }
+
+  builder.setInsertionPointToEnd(module.getBody());
+  auto loc = NameLoc::get(builder.getStringAttr(graph.name().empty() ? "main_graph" : graph.name()),
+                          FileLineColLoc::get(&context, path, 0, 0));
+  SmallVector<Type> provisionalResults;
+  for (Type t : resultTypes)
+    provisionalResults.push_back(t ? t : od::UnknownType::get(&context));
+  auto func = builder.create<func::FuncOp>(
+      loc, "main_graph", builder.getFunctionType(argTypes, provisionalResults));
+  func.setAllArgAttrs(argAttrs);
+  func.setAllResultAttrs(resultAttrs);
+  if (!graph.name().empty())
+    func->setAttr("onnx.graph_name", builder.getStringAttr(graph.name()));
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  noValue = builder.create(OperationState(builder.getUnknownLoc(), "onnx.NoValue",
+                                          ValueRange{}, TypeRange{builder.getNoneType()}))
+                ->getResult(0);
+
+  scopes.emplace_back();
+  for (size_t i = 0; i < args.size(); ++i) {
+    entry->getArgument(i).setLoc(NameLoc::get(builder.getStringAttr(args[i]->name())));
+    if (failed(define(args[i]->name(), entry->getArgument(i), "graph input")))
+      return failure();
+  }
+  if (failed(importInitializers(graph)) || failed(importNodes(graph)))
+    return failure();
+
+  SmallVector<Value> results;
+  for (const auto &output : graph.output()) {
+    Value value = lookup(output.name());
+    if (!value)
+      return fail("graph output '" + output.name() + "' is never produced");
+    Type &declared = resultTypes[results.size()];
+    if (!declared)
+      declared = value.getType();
+    if (value.getType() != declared) {
+      // The declared output type is the contract. A node result whose type
+      // import only guessed takes it; anything else is a real mismatch.
+      Operation *producer = value.getDefiningOp();
+      bool guessed = producer && producer->getName().getStringRef() != "onnx.Constant" &&
+                     (isa<od::UnknownType>(value.getType()) ||
+                      (isa<TensorType>(value.getType()) && isa<TensorType>(declared) &&
+                       cast<TensorType>(value.getType()).getElementType() ==
+                           cast<TensorType>(declared).getElementType()));
+      if (!guessed) {
+        std::string have, want;
+        llvm::raw_string_ostream(have) << value.getType();
+        llvm::raw_string_ostream(want) << declared;
+        return fail("graph output '" + output.name() + "' is declared as " + want +
+                    " but its producer gives " + have);
+      }
+      value.setType(declared);
+    }
+    results.push_back(value);
+  }
+  builder.create<func::ReturnOp>(builder.getUnknownLoc(), results);
+  func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
+  if (noValue.use_empty()) {
+    noValue.getDefiningOp()->erase();
+    noValue = nullptr;
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run(std::string &error) {
+  loadImportDialects(context);
+  auto fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  auto finish = [&]() -> OwningOpRef<ModuleOp> {
+    error = firstError;
+    return nullptr;
+  };
+  if (failed(importOpsets()))
+    return finish();
+
+  SmallVector<NamedAttribute> opsetAttrs;
+  for (const auto &[domain, version] : opsets)
+    opsetAttrs.push_back(builder.getNamedAttr(domain.empty() ? "ai.onnx" : domain,
+                                              builder.getI64IntegerAttr(version)));
+  module.get()->setAttr("onnx.opset_import", builder.getDictionaryAttr(opsetAttrs));
+  module.get()->setAttr("onnx.ir_version", builder.getI64IntegerAttr(model.ir_version()));
+  if (!model.producer_name().empty())
+    module.get()->setAttr("onnx.producer",
+                          builder.getStringAttr(model.producer_name() +
+                                                (model.producer_version().empty()
+                                                     ? ""
+                                                     : " " + model.producer_version())));
+  if (model.functions_size()) {
+    // Model-local functions are not inlined yet: their call sites import as
+    // onnx.Generic with the function's domain, which must be in opset_import.
+    for (const auto &fn : model.functions())
+      if (!opsets.count(fn.domain()))
+        opsets[fn.domain()] = 1;
+  }
+
+  if (failed(importMainGraph(*module)))
+    return finish();
+
+  // Verification failures carry the node's location; turn them into one line.
+  std::string verifyMessage;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      if (verifyMessage.empty() && diag.getSeverity() == DiagnosticSeverity::Error) {
+        std::string where;
+        if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+          where = "node '" + name.getName().str() + "': ";
+        verifyMessage = where + diag.str();
+      }
+      return success();
+    });
+    if (failed(verify(*module))) {
+      error = path + ": " + (verifyMessage.empty() ? "the imported IR does not verify"
+                                                   : verifyMessage);
+      return nullptr;
+    }
+  }
+  return module;
+}
+
+} // namespace
+
+void loadImportDialects(MLIRContext &context) {
+  context.getOrLoadDialect<func::FuncDialect>();
+  context.getOrLoadDialect<od::OnnxDialect>();
+}
+
+OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, onnx::ModelProto &model,
+                                      const std::string &path, std::string &error) {
+  Importer importer(context, model, path);
+  return importer.run(error);
+}
+
+OwningOpRef<ModuleOp> importOnnxModelFile(MLIRContext &context, const std::string &path,
+                                          std::string &error) {
+  onnx::ModelProto model;
+  if (!readModelFile(path, model, error))
+    return nullptr;
+  return importOnnxModel(context, model, path, error);
+}
+
+} // namespace ortc

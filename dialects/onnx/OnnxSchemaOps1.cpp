@@ -1,0 +1,23 @@
+//===- OnnxSchemaOps1.cpp - shard 1 of the generated ONNX ops ----------===//
+//
+// The typed ops are split in shards (see utils/gen_onnx_dialect.py) so that
+// their generated C++ compiles in parallel and a change rebuilds one shard.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/onnx/OnnxOps.h"
+
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace ortc::onnx_dialect;
+
+#define GET_OP_CLASSES
+#include "dialects/onnx/OnnxSchemaOps1.cpp.inc"
+
+void ortc::onnx_dialect::registerOpsShard1(OnnxDialect &dialect) {
+  dialect.addOpsFromShard<
+#define GET_OP_LIST
+#include "dialects/onnx/OnnxSchemaOps1.cpp.inc"
+      >();
+}

@@ -1,0 +1,24 @@
+//===- Commands.h - the subcommands of the ortc tool ------------*- C++ -*-===//
+
+#ifndef ORTC_TOOLS_ORTC_COMMANDS_H
+#define ORTC_TOOLS_ORTC_COMMANDS_H
+
+#include <string>
+#include <vector>
+
+namespace ortc::cli {
+
+// Exit codes shared by every subcommand.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1; // bad input, compile error
+constexpr int kExitUsage = 2;  // bad command line, or a feature not available yet
+
+int runCompile(const std::vector<std::string> &args);
+void printCompileHelp();
+
+/// Prints "ortc: <message>" on stderr.
+void printError(const std::string &message);
+
+} // namespace ortc::cli
+
+#endif // ORTC_TOOLS_ORTC_COMMANDS_H

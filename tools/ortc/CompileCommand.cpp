@@ -1,0 +1,221 @@
+//===- CompileCommand.cpp - `ortc compile` --------------------------------===//
+
+#include "tools/ortc/Commands.h"
+
+#include "compiler/Import/OnnxImporter.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+namespace ortc::cli {
+namespace {
+
+struct CompileOptions {
+  std::string input;
+  std::string output;
+  std::string emit = "epcontext";
+  int64_t printResourcesLimit = 1024;
+};
+
+// Options that later issues implement. Accepted on the command line so that the
+// message can say what is missing rather than "unknown option".
+struct PlannedOption {
+  const char *name;
+  bool takesValue;
+  const char *arrivesWith;
+};
+constexpr PlannedOption kPlannedOptions[] = {
+    {"--ep", true, "the EP-contract and partitioner issue"},
+    {"--report", false, "the EP-contract and partitioner issue"},
+    {"--allow-unclaimed", false, "the EP-contract and partitioner issue"},
+    {"--embed", false, "the CPU EP and EPContext writer issue"},
+    {"--no-embed", false, "the CPU EP and EPContext writer issue"},
+    {"--cpu", true, "the CPU EP issue"},
+};
+
+} // namespace
+
+void printCompileHelp() {
+  std::cout <<
+      R"(Usage: ortc compile MODEL.onnx [options]
+
+Imports MODEL.onnx (inline or external weights), runs the compiler pipeline
+and writes the result.
+
+Options:
+  -o, --output PATH     Where to write. Default: stdout for --emit=onnx-mlir,
+                        MODEL_ctx.onnx beside the input for --emit=epcontext.
+                        Files are written whole or not at all.
+  --emit=KIND           What to produce:
+                          onnx-mlir        the imported IR in the onnx dialect
+                          optimized-mlir   after the generic passes  (not available yet)
+                          partitioned-mlir after partitioning        (not available yet)
+                          epcontext        model_ctx.onnx with EPContext nodes;
+                                           the default                (not available yet)
+  --print-resources-limit=N
+                        In MLIR output, print tensor blobs up to N bytes
+                        (default 1024); larger ones are shown as elided, which
+                        keeps the output small but not parseable. -1 prints all.
+  --ep=LIST             EPs in priority order, e.g. cuda,cpu.        (not available yet)
+  --report[=json]       Table of placements and decline reasons.    (not available yet)
+  --allow-unclaimed     Keep nodes no EP claims as plain ONNX nodes. (not available yet)
+  --embed, --no-embed   Blobs inline in the model or in sidecar files. (not available yet)
+  --cpu=NAME            Target CPU: host, x86-64-v3, x86-64-v4.     (not available yet)
+  -h, --help            Show this help.
+
+Errors are one line naming the file and the node, initializer or value, with
+exit status 1; command-line errors and options not available yet exit with 2.
+)";
+}
+
+namespace {
+
+// Splits "--name=value" or takes the value from the next argument.
+bool takeValue(const std::vector<std::string> &args, size_t &i, const std::string &name,
+               std::string &value) {
+  const std::string &arg = args[i];
+  if (arg.size() > name.size() && arg.compare(0, name.size() + 1, name + "=") == 0) {
+    value = arg.substr(name.size() + 1);
+    return true;
+  }
+  if (arg == name) {
+    if (i + 1 >= args.size()) {
+      printError("option " + name + " needs a value");
+      return false;
+    }
+    value = args[++i];
+    return true;
+  }
+  return false;
+}
+
+bool matches(const std::string &arg, const std::string &name) {
+  return arg == name || arg.compare(0, name.size() + 1, name + "=") == 0;
+}
+
+// Writes `text` to `path` through a temporary file and a rename, so that a
+// failure never leaves a partial output behind.
+bool writeFileAtomically(const std::string &path, const std::string &text) {
+  std::string tmp = path + ".tmp-ortc";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      printError(path + ": cannot write: " + ec.message());
+      return false;
+    }
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      printError(path + ": write failed: " + os.error().message());
+      os.clear_error();
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    printError(path + ": cannot rename the temporary file into place");
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int runCompile(const std::vector<std::string> &args) {
+  CompileOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    std::string value;
+    if (arg == "-h" || arg == "--help") {
+      printCompileHelp();
+      return kExitOk;
+    }
+    if (takeValue(args, i, "-o", value) || takeValue(args, i, "--output", value)) {
+      options.output = value;
+      continue;
+    }
+    if (takeValue(args, i, "--emit", value)) {
+      options.emit = value;
+      continue;
+    }
+    if (takeValue(args, i, "--print-resources-limit", value)) {
+      try {
+        size_t used = 0;
+        options.printResourcesLimit = std::stoll(value, &used);
+        if (used != value.size())
+          throw std::invalid_argument(value);
+      } catch (const std::exception &) {
+        printError("--print-resources-limit needs an integer, got '" + value + "'");
+        return kExitUsage;
+      }
+      continue;
+    }
+    bool planned = false;
+    for (const PlannedOption &option : kPlannedOptions) {
+      if (!matches(arg, option.name))
+        continue;
+      printError(std::string("option ") + option.name + " is not available yet (it arrives with " +
+                 option.arrivesWith + ")");
+      return kExitUsage;
+    }
+    if (planned)
+      continue;
+    if (!arg.empty() && arg[0] == '-') {
+      printError("unknown option '" + arg + "' for 'ortc compile' (try 'ortc compile --help')");
+      return kExitUsage;
+    }
+    if (!options.input.empty()) {
+      printError("more than one input model: '" + options.input + "' and '" + arg + "'");
+      return kExitUsage;
+    }
+    options.input = arg;
+  }
+  if (options.input.empty()) {
+    printError("no input model (usage: ortc compile MODEL.onnx [options])");
+    return kExitUsage;
+  }
+  if (options.emit == "optimized-mlir" || options.emit == "partitioned-mlir" ||
+      options.emit == "epcontext") {
+    printError("--emit=" + options.emit + (options.emit == "epcontext" ? " (the default)" : "") +
+               " is not available yet; this build can --emit=onnx-mlir");
+    return kExitUsage;
+  }
+  if (options.emit != "onnx-mlir") {
+    printError("unknown --emit kind '" + options.emit +
+               "' (onnx-mlir, optimized-mlir, partitioned-mlir, epcontext)");
+    return kExitUsage;
+  }
+
+  mlir::MLIRContext context;
+  context.disableMultithreading(); // import is serial; spare the thread pool
+  std::string error;
+  auto module = importOnnxModelFile(context, options.input, error);
+  if (!module) {
+    printError(error);
+    return kExitFailed;
+  }
+
+  mlir::OpPrintingFlags flags;
+  if (options.printResourcesLimit >= 0)
+    flags.elideLargeResourceString(options.printResourcesLimit);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, flags);
+  os.flush();
+  if (options.output.empty() || options.output == "-") {
+    std::cout << text;
+    std::cout.flush();
+    return std::cout ? kExitOk : kExitFailed;
+  }
+  return writeFileAtomically(options.output, text) ? kExitOk : kExitFailed;
+}
+
+} // namespace ortc::cli

@@ -1,0 +1,89 @@
+//===- ortc.cpp - the ortc command line -----------------------------------===//
+//
+//   ortc compile model.onnx [options]    (see `ortc compile --help`)
+//   ortc run | inspect | bench ...       (not available yet)
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/ortc/Commands.h"
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+using namespace ortc::cli;
+
+namespace {
+
+constexpr const char *kVersion = "0.1.0";
+
+void printHelp() {
+  std::cout <<
+      R"(ortc: an ahead-of-time compiler for ONNX models
+
+Usage: ortc <command> [options]
+
+Commands:
+  compile   Compile model.onnx. Today it imports the model into MLIR and prints
+            it (--emit=onnx-mlir); writing model_ctx.onnx with EPContext nodes
+            is not available yet.
+  run       Run a compiled model on .npy/.pb inputs.        (not available yet)
+  inspect   List the partitions, EPs and blobs of a model.   (not available yet)
+  bench     Time loading and running a compiled model.       (not available yet)
+  help      Show this help, or `ortc help <command>`.
+
+Options:
+  -h, --help     Show this help.
+  --version      Print the version.
+
+Exit status: 0 on success, 1 when the model cannot be compiled (the message
+names the file and node), 2 for a bad command line or a feature that is not
+available yet.
+)";
+}
+
+int notAvailable(const std::string &command, const char *what) {
+  printError("'ortc " + command + "' is not available yet: " + what);
+  return kExitUsage;
+}
+
+} // namespace
+
+namespace ortc::cli {
+void printError(const std::string &message) { std::cerr << "ortc: " << message << "\n"; }
+} // namespace ortc::cli
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    printHelp();
+    return kExitUsage;
+  }
+  std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "-h" || command == "--help") {
+    printHelp();
+    return kExitOk;
+  }
+  if (command == "--version") {
+    std::cout << "ortc " << kVersion << "\n";
+    return kExitOk;
+  }
+  if (command == "help") {
+    if (!args.empty() && args[0] == "compile") {
+      printCompileHelp();
+      return kExitOk;
+    }
+    printHelp();
+    return kExitOk;
+  }
+  if (command == "compile")
+    return runCompile(args);
+  if (command == "run")
+    return notAvailable(command, "the runtime arrives with the runtime issue");
+  if (command == "inspect")
+    return notAvailable(command, "it needs compiled EPContext models (CPU EP issue)");
+  if (command == "bench")
+    return notAvailable(command, "the runtime arrives with the runtime issue");
+  printError("unknown command '" + command + "' (try 'ortc --help')");
+  return kExitUsage;
+}
