@@ -86,6 +86,7 @@ private:
                                        int kindOverride, const std::string &what);
   Type outputType(const onnx::NodeProto &node, unsigned index, const od::OnnxOpSchema *schema,
                   ArrayRef<Value> operands);
+  Type constantType(const onnx::NodeProto &node);
   Location nodeLocation(const onnx::NodeProto &node, int index);
 
   MLIRContext &context;
@@ -335,6 +336,43 @@ LogicalResult Importer::importNodes(onnx::GraphProto &graph) {
   return success();
 }
 
+// The type a Constant node's value attribute gives its output.
+Type Importer::constantType(const onnx::NodeProto &node) {
+  for (const auto &attr : node.attribute()) {
+    const std::string &name = attr.name();
+    auto vector = [&](Type elem, int64_t n) { return RankedTensorType::get({n}, elem); };
+    if (name == "value" && attr.has_t()) {
+      Type elem = tensorElementType(context, attr.t().data_type());
+      if (!elem)
+        return nullptr;
+      return RankedTensorType::get(SmallVector<int64_t>(attr.t().dims().begin(),
+                                                        attr.t().dims().end()),
+                                   elem);
+    }
+    if (name == "sparse_value") {
+      Type elem = tensorElementType(context, attr.sparse_tensor().values().data_type());
+      if (!elem)
+        return nullptr;
+      return RankedTensorType::get(SmallVector<int64_t>(attr.sparse_tensor().dims().begin(),
+                                                        attr.sparse_tensor().dims().end()),
+                                   elem);
+    }
+    if (name == "value_float")
+      return RankedTensorType::get({}, builder.getF32Type());
+    if (name == "value_int")
+      return RankedTensorType::get({}, builder.getI64Type());
+    if (name == "value_string")
+      return RankedTensorType::get({}, od::StringType::get(&context));
+    if (name == "value_floats")
+      return vector(builder.getF32Type(), attr.floats_size());
+    if (name == "value_ints")
+      return vector(builder.getI64Type(), attr.ints_size());
+    if (name == "value_strings")
+      return vector(od::StringType::get(&context), attr.strings_size());
+  }
+  return nullptr;
+}
+
 Type Importer::outputType(const onnx::NodeProto &node, unsigned index,
                           const od::OnnxOpSchema *schema, ArrayRef<Value> operands) {
   const std::string &name = node.output(index);
@@ -354,6 +392,21 @@ Type Importer::outputType(const onnx::NodeProto &node, unsigned index,
       if (attr.name() == "to" || attr.name() == "dtype")
         if (Type elem = tensorElementType(context, attr.i()))
           return UnrankedTensorType::get(elem);
+  }
+  if (schema && node.op_type() == "Constant" && index == 0) {
+    if (Type type = constantType(node))
+      return type;
+  }
+  if (schema && node.op_type() == "Optional") {
+    for (const auto &attr : node.attribute())
+      if (attr.name() == "type") {
+        auto type = importValueType(attr.tp(), "attribute 'type'", nullptr);
+        if (succeeded(type))
+          return od::OptType::get(&context, *type);
+        firstError.clear();
+      }
+    if (!operands.empty() && !isa<NoneType>(operands[0].getType()))
+      return od::OptType::get(&context, operands[0].getType());
   }
   if (schema) {
     // Walk to the schema entry of this output (the last one repeats if variadic).
@@ -530,6 +583,14 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
     if (failed(importSubgraph(*graphs[i].second, op->getRegion(i),
                               what + " attribute '" + graphs[i].first + "'")))
       return failure();
+  }
+  // An If whose outputs have no declared type takes its branches' types.
+  if (schema && node.op_type() == "If" && op->getNumRegions() == 2 &&
+      !op->getRegion(0).empty()) {
+    Operation *yield = op->getRegion(0).front().getTerminator();
+    for (unsigned i = 0; i < op->getNumResults() && i < yield->getNumOperands(); ++i)
+      if (isa<od::UnknownType>(op->getResult(i).getType()))
+        op->getResult(i).setType(yield->getOperand(i).getType());
   }
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())

@@ -20,23 +20,23 @@ struct CompileOptions {
   std::string input;
   std::string output;
   std::string emit = "epcontext";
-  int64_t printResourcesLimit = 1024;
+  int64_t printResourcesLimit = 64 * 1024;
+  bool printLocations = false;
 };
 
 // Options that later issues implement. Accepted on the command line so that the
 // message can say what is missing rather than "unknown option".
 struct PlannedOption {
   const char *name;
-  bool takesValue;
   const char *arrivesWith;
 };
 constexpr PlannedOption kPlannedOptions[] = {
-    {"--ep", true, "the EP-contract and partitioner issue"},
-    {"--report", false, "the EP-contract and partitioner issue"},
-    {"--allow-unclaimed", false, "the EP-contract and partitioner issue"},
-    {"--embed", false, "the CPU EP and EPContext writer issue"},
-    {"--no-embed", false, "the CPU EP and EPContext writer issue"},
-    {"--cpu", true, "the CPU EP issue"},
+    {"--ep", "the EP-contract and partitioner issue"},
+    {"--report", "the EP-contract and partitioner issue"},
+    {"--allow-unclaimed", "the EP-contract and partitioner issue"},
+    {"--embed", "the CPU EP and EPContext writer issue"},
+    {"--no-embed", "the CPU EP and EPContext writer issue"},
+    {"--cpu", "the CPU EP issue"},
 };
 
 } // namespace
@@ -60,8 +60,10 @@ Options:
                                            the default                (not available yet)
   --print-resources-limit=N
                         In MLIR output, print tensor blobs up to N bytes
-                        (default 1024); larger ones are shown as elided, which
-                        keeps the output small but not parseable. -1 prints all.
+                        (default 65536) in the dialect_resources section and
+                        leave larger ones out, which keeps the output small
+                        (but not parseable again). -1 prints every blob.
+  --print-locations     Print locations: each op's is its ONNX node name.
   --ep=LIST             EPs in priority order, e.g. cuda,cpu.        (not available yet)
   --report[=json]       Table of placements and decline reasons.    (not available yet)
   --allow-unclaimed     Keep nodes no EP claims as plain ONNX nodes. (not available yet)
@@ -158,7 +160,10 @@ int runCompile(const std::vector<std::string> &args) {
       }
       continue;
     }
-    bool planned = false;
+    if (arg == "--print-locations") {
+      options.printLocations = true;
+      continue;
+    }
     for (const PlannedOption &option : kPlannedOptions) {
       if (!matches(arg, option.name))
         continue;
@@ -166,8 +171,6 @@ int runCompile(const std::vector<std::string> &args) {
                  option.arrivesWith + ")");
       return kExitUsage;
     }
-    if (planned)
-      continue;
     if (!arg.empty() && arg[0] == '-') {
       printError("unknown option '" + arg + "' for 'ortc compile' (try 'ortc compile --help')");
       return kExitUsage;
@@ -206,6 +209,8 @@ int runCompile(const std::vector<std::string> &args) {
   mlir::OpPrintingFlags flags;
   if (options.printResourcesLimit >= 0)
     flags.elideLargeResourceString(options.printResourcesLimit);
+  if (options.printLocations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os, flags);
