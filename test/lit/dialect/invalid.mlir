@@ -1,0 +1,62 @@
+// Negative cases: the verifiers reject malformed onnx ops.
+// RUN: ortc-opt %s -split-input-file -verify-diagnostics
+
+func.func @generic_region_names_mismatch(%x: tensor<f32>) {
+  // expected-error @+1 {{'onnx.Generic' op has 1 regions but 0 region_names}}
+  "onnx.Generic"(%x) <{domain = "", onnx_attrs = {}, op_type = "X", since_version = 1 : i64}> ({
+    "onnx.Yield"() : () -> ()
+  }) : (tensor<f32>) -> ()
+  return
+}
+
+// -----
+
+func.func @generic_empty_op_type() {
+  // expected-error @+1 {{'onnx.Generic' op needs a non-empty op_type}}
+  "onnx.Generic"() <{domain = "", onnx_attrs = {}, op_type = "", since_version = 1 : i64}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @typed_missing_required_attribute(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'onnx.Concat' op requires attribute 'axis'}}
+  %0 = "onnx.Concat"(%x, %x) : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @typed_wrong_operand_count(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'onnx.Add' op expected 2 operands, but found 1}}
+  %0 = "onnx.Add"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @typed_wrong_attribute_kind(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'onnx.LeakyRelu' op attribute 'alpha' failed to satisfy constraint: 32-bit float attribute}}
+  %0 = "onnx.LeakyRelu"(%x) {alpha = 1 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @novalue_must_be_none() {
+  // expected-error @+1 {{'onnx.NoValue' op result #0 must be none type}}
+  %0 = "onnx.NoValue"() : () -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @region_needs_terminator(%c: tensor<i1>, %x: tensor<f32>) {
+  %0 = "onnx.If"(%c) ({
+    // expected-error @+1 {{block with no terminator}}
+    %1 = "onnx.Neg"(%x) : (tensor<f32>) -> tensor<f32>
+  }, {
+    "onnx.Yield"(%x) : (tensor<f32>) -> ()
+  }) : (tensor<i1>) -> tensor<f32>
+  return
+}
