@@ -4,6 +4,9 @@
 
 #include "compiler/Import/OnnxImporter.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/FileSystem.h"
@@ -20,7 +23,7 @@ struct CompileOptions {
   std::string input;
   std::string output;
   std::string emit = "epcontext";
-  int64_t printResourcesLimit = 64 * 1024;
+  int64_t elideConstantsAbove = 4096;
   bool printLocations = false;
 };
 
@@ -58,11 +61,11 @@ Options:
                           partitioned-mlir after partitioning        (not available yet)
                           epcontext        model_ctx.onnx with EPContext nodes;
                                            the default                (not available yet)
-  --print-resources-limit=N
-                        In MLIR output, print tensor blobs up to N bytes
-                        (default 65536) in the dialect_resources section and
-                        leave larger ones out, which keeps the output small
-                        (but not parseable again). -1 prints every blob.
+  --elide-constants-above=N
+                        In MLIR output, print constants of more than N
+                        elements (default 4096) as dense_resource<NAME__elided>
+                        without their bytes, which are then not even read
+                        from disk. -1 prints every constant in full.
   --print-locations     Print locations: each op's is its ONNX node name.
   --ep=LIST             EPs in priority order, e.g. cuda,cpu.        (not available yet)
   --report[=json]       Table of placements and decline reasons.    (not available yet)
@@ -129,6 +132,24 @@ bool writeFileAtomically(const std::string &path, const std::string &text) {
   return true;
 }
 
+// Points every constant of more than `limit` elements at a fresh resource
+// handle with no blob (key "<name>__elided"), so that the printer neither
+// prints nor reads its bytes: mapped external weights stay on disk. MLIR's own
+// eliding flags render a blob to hex before dropping it.
+void elideLargeConstants(mlir::ModuleOp module, int64_t limit) {
+  auto &manager = mlir::DenseResourceElementsHandle::getManagerInterface(module.getContext());
+  module.walk([&](mlir::Operation *op) {
+    for (mlir::NamedAttribute named : op->getAttrDictionary()) {
+      auto resource = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(named.getValue());
+      if (!resource || resource.getNumElements() <= limit)
+        continue;
+      std::string key = resource.getRawHandle().getKey().str() + "__elided";
+      auto handle = manager.insert(key);
+      op->setAttr(named.getName(), mlir::DenseResourceElementsAttr::get(resource.getType(), handle));
+    }
+  });
+}
+
 } // namespace
 
 int runCompile(const std::vector<std::string> &args) {
@@ -148,14 +169,14 @@ int runCompile(const std::vector<std::string> &args) {
       options.emit = value;
       continue;
     }
-    if (takeValue(args, i, "--print-resources-limit", value)) {
+    if (takeValue(args, i, "--elide-constants-above", value)) {
       try {
         size_t used = 0;
-        options.printResourcesLimit = std::stoll(value, &used);
+        options.elideConstantsAbove = std::stoll(value, &used);
         if (used != value.size())
           throw std::invalid_argument(value);
       } catch (const std::exception &) {
-        printError("--print-resources-limit needs an integer, got '" + value + "'");
+        printError("--elide-constants-above needs an integer, got '" + value + "'");
         return kExitUsage;
       }
       continue;
@@ -207,8 +228,8 @@ int runCompile(const std::vector<std::string> &args) {
   }
 
   mlir::OpPrintingFlags flags;
-  if (options.printResourcesLimit >= 0)
-    flags.elideLargeResourceString(options.printResourcesLimit);
+  if (options.elideConstantsAbove >= 0)
+    elideLargeConstants(*module, options.elideConstantsAbove);
   if (options.printLocations)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   std::string text;
