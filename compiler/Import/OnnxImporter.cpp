@@ -446,9 +446,12 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
   if (schema && version < schema->compatibleSince)
     schema = nullptr;
   if (schema) {
-    for (const auto &attr : node.attribute())
-      if (!schema->findAttribute(attr.name()))
+    for (const auto &attr : node.attribute()) {
+      if (!schema->findAttribute(attr.name())) {
         schema = nullptr; // an attribute of another version: keep it generic
+        break;
+      }
+    }
   }
 
   SmallVector<Value> operands;
