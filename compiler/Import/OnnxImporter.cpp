@@ -74,19 +74,19 @@ private:
 
   LogicalResult importOpsets();
   LogicalResult importMainGraph(ModuleOp module);
-  LogicalResult collectValueInfo(const onnx::GraphProto &graph);
+  void collectValueInfo(const onnx::GraphProto &graph);
   LogicalResult importInitializers(onnx::GraphProto &graph);
   LogicalResult importNodes(onnx::GraphProto &graph);
   LogicalResult importNode(onnx::NodeProto &node, int index);
-  LogicalResult importSubgraph(onnx::GraphProto &graph, Region &region,
-                               const std::string &owner);
+  LogicalResult importSubgraph(onnx::GraphProto &graph, Region &region, const std::string &owner);
   FailureOr<Type> importValueType(const onnx::TypeProto &type, const std::string &what,
                                   SmallVectorImpl<Attribute> *dimParams);
-  FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr,
-                                       int kindOverride, const std::string &what);
+  FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr, int kindOverride,
+                                       const std::string &what);
   Type outputType(const onnx::NodeProto &node, unsigned index, const od::OnnxOpSchema *schema,
                   ArrayRef<Value> operands);
   Type constantType(const onnx::NodeProto &node);
+  DictionaryAttr interfaceAttrs(const std::string &name, ArrayRef<Attribute> dimParams);
   Location nodeLocation(const onnx::NodeProto &node, int index);
 
   MLIRContext &context;
@@ -113,8 +113,7 @@ FailureOr<Type> Importer::importValueType(const onnx::TypeProto &type, const std
     const auto &tensor = type.tensor_type();
     Type elem = tensorElementType(context, tensor.elem_type());
     if (!elem)
-      return fail(what + " has unknown element type " +
-                          std::to_string(tensor.elem_type()));
+      return fail(what + " has unknown element type " + std::to_string(tensor.elem_type()));
     if (!tensor.has_shape())
       return Type(UnrankedTensorType::get(elem));
     SmallVector<int64_t> shape;
@@ -123,8 +122,7 @@ FailureOr<Type> Importer::importValueType(const onnx::TypeProto &type, const std
     for (const auto &dim : tensor.shape().dim()) {
       if (dim.has_dim_value()) {
         if (dim.dim_value() < 0)
-          return fail(what + " has negative dimension " +
-                              std::to_string(dim.dim_value()));
+          return fail(what + " has negative dimension " + std::to_string(dim.dim_value()));
         shape.push_back(dim.dim_value());
         params.push_back(builder.getStringAttr(""));
       } else {
@@ -137,27 +135,27 @@ FailureOr<Type> Importer::importValueType(const onnx::TypeProto &type, const std
       dimParams->assign(params.begin(), params.end());
     return Type(RankedTensorType::get(shape, elem));
   }
-  case onnx::TypeProto::kSequenceType: {
-    if (!type.sequence_type().has_elem_type())
-      return Type(od::SeqType::get(&context, od::UnknownType::get(&context)));
-    auto elem = importValueType(type.sequence_type().elem_type(), what, nullptr);
-    if (failed(elem))
-      return failure();
-    return Type(od::SeqType::get(&context, *elem));
-  }
+  case onnx::TypeProto::kSequenceType:
   case onnx::TypeProto::kOptionalType: {
-    if (!type.optional_type().has_elem_type())
-      return Type(od::OptType::get(&context, od::UnknownType::get(&context)));
-    auto elem = importValueType(type.optional_type().elem_type(), what, nullptr);
+    bool isSeq = type.value_case() == onnx::TypeProto::kSequenceType;
+    bool hasElem =
+        isSeq ? type.sequence_type().has_elem_type() : type.optional_type().has_elem_type();
+    FailureOr<Type> elem = Type(od::UnknownType::get(&context));
+    if (hasElem)
+      elem = importValueType(isSeq ? type.sequence_type().elem_type()
+                                   : type.optional_type().elem_type(),
+                             what, nullptr);
     if (failed(elem))
       return failure();
+    if (isSeq)
+      return Type(od::SeqType::get(&context, *elem));
     return Type(od::OptType::get(&context, *elem));
   }
   case onnx::TypeProto::kMapType: {
     Type key = tensorElementType(context, type.map_type().key_type());
     if (!key)
       return fail(what + " has a map with unknown key type " +
-                          std::to_string(type.map_type().key_type()));
+                  std::to_string(type.map_type().key_type()));
     auto value = importValueType(type.map_type().value_type(), what, nullptr);
     if (failed(value))
       return failure();
@@ -175,36 +173,48 @@ FailureOr<Type> Importer::importValueType(const onnx::TypeProto &type, const std
 //===----------------------------------------------------------------------===//
 
 // Kinds of AttributeProto.type, mapped to the schema's AttrKind where one exists.
-FailureOr<Attribute> Importer::importAttribute(const onnx::AttributeProto &attr,
-                                               int kindOverride, const std::string &what) {
+FailureOr<Attribute> Importer::importAttribute(const onnx::AttributeProto &attr, int kindOverride,
+                                               const std::string &what) {
   using AP = onnx::AttributeProto;
   int kind = attr.type();
   if (kind == AP::UNDEFINED) {
     // Old exporters leave the type out; the field that is set tells it.
-    if (attr.has_f()) kind = AP::FLOAT;
-    else if (attr.has_i()) kind = AP::INT;
-    else if (attr.has_s()) kind = AP::STRING;
-    else if (attr.has_t()) kind = AP::TENSOR;
-    else if (attr.has_g()) kind = AP::GRAPH;
-    else if (attr.floats_size()) kind = AP::FLOATS;
-    else if (attr.ints_size()) kind = AP::INTS;
-    else if (attr.strings_size()) kind = AP::STRINGS;
-    else if (attr.tensors_size()) kind = AP::TENSORS;
-    else if (attr.graphs_size()) kind = AP::GRAPHS;
-    else if (attr.has_tp()) kind = AP::TYPE_PROTO;
-    else if (attr.has_sparse_tensor()) kind = AP::SPARSE_TENSOR;
+    if (attr.has_f())
+      kind = AP::FLOAT;
+    else if (attr.has_i())
+      kind = AP::INT;
+    else if (attr.has_s())
+      kind = AP::STRING;
+    else if (attr.has_t())
+      kind = AP::TENSOR;
+    else if (attr.has_g())
+      kind = AP::GRAPH;
+    else if (attr.floats_size())
+      kind = AP::FLOATS;
+    else if (attr.ints_size())
+      kind = AP::INTS;
+    else if (attr.strings_size())
+      kind = AP::STRINGS;
+    else if (attr.tensors_size())
+      kind = AP::TENSORS;
+    else if (attr.graphs_size())
+      kind = AP::GRAPHS;
+    else if (attr.has_tp())
+      kind = AP::TYPE_PROTO;
+    else if (attr.has_sparse_tensor())
+      kind = AP::SPARSE_TENSOR;
   }
   if (kindOverride >= 0 && kind != kindOverride) {
     // An empty list carries no type information of its own.
-    bool emptyList = (kind == AP::INTS || kind == AP::FLOATS || kind == AP::STRINGS) &&
-                     (kindOverride == AP::INTS || kindOverride == AP::FLOATS ||
-                      kindOverride == AP::STRINGS) &&
-                     attr.ints_size() + attr.floats_size() + attr.strings_size() == 0;
+    bool emptyList =
+        (kind == AP::INTS || kind == AP::FLOATS || kind == AP::STRINGS) &&
+        (kindOverride == AP::INTS || kindOverride == AP::FLOATS || kindOverride == AP::STRINGS) &&
+        attr.ints_size() + attr.floats_size() + attr.strings_size() == 0;
     if (!emptyList)
       return fail(what + ": attribute '" + attr.name() + "' has type " +
-                          AP::AttributeType_Name(static_cast<AP::AttributeType>(kind)) +
-                          ", the schema expects " +
-                          AP::AttributeType_Name(static_cast<AP::AttributeType>(kindOverride)));
+                  AP::AttributeType_Name(static_cast<AP::AttributeType>(kind)) +
+                  ", the schema expects " +
+                  AP::AttributeType_Name(static_cast<AP::AttributeType>(kindOverride)));
     kind = kindOverride;
   }
   std::string attrWhat = what + ": attribute '" + attr.name() + "'";
@@ -216,8 +226,8 @@ FailureOr<Attribute> Importer::importAttribute(const onnx::AttributeProto &attr,
   case AP::STRING:
     return Attribute(builder.getStringAttr(attr.s()));
   case AP::INTS:
-    return Attribute(builder.getDenseI64ArrayAttr(
-        SmallVector<int64_t>(attr.ints().begin(), attr.ints().end())));
+    return Attribute(
+        builder.getDenseI64ArrayAttr(SmallVector<int64_t>(attr.ints().begin(), attr.ints().end())));
   case AP::FLOATS:
     return Attribute(builder.getDenseF32ArrayAttr(
         SmallVector<float>(attr.floats().begin(), attr.floats().end())));
@@ -263,8 +273,7 @@ FailureOr<Attribute> Importer::importAttribute(const onnx::AttributeProto &attr,
     return Attribute(TypeAttr::get(*type));
   }
   default:
-    return fail(attrWhat + " has unsupported attribute type " +
-                        std::to_string(kind));
+    return fail(attrWhat + " has unsupported attribute type " + std::to_string(kind));
   }
 }
 
@@ -285,20 +294,18 @@ LogicalResult Importer::importOpsets() {
   return success();
 }
 
-LogicalResult Importer::collectValueInfo(const onnx::GraphProto &graph) {
+void Importer::collectValueInfo(const onnx::GraphProto &graph) {
   for (const auto &info : graph.value_info())
     if (info.has_type())
       declaredTypes[info.name()] = &info.type();
   for (const auto &info : graph.output())
     if (info.has_type())
       declaredTypes[info.name()] = &info.type();
-  return success();
 }
 
 Location Importer::nodeLocation(const onnx::NodeProto &node, int index) {
-  std::string name = node.name().empty()
-                         ? node.op_type() + "#" + std::to_string(index)
-                         : node.name();
+  std::string name =
+      node.name().empty() ? node.op_type() + "#" + std::to_string(index) : node.name();
   return NameLoc::get(builder.getStringAttr(name), FileLineColLoc::get(&context, path, 0, 0));
 }
 
@@ -314,8 +321,8 @@ LogicalResult Importer::importInitializers(onnx::GraphProto &graph) {
     auto value = tensors.importTensor(init, what);
     if (failed(value))
       return fail(tensors.takeError());
-    auto loc = NameLoc::get(builder.getStringAttr(init.name()),
-                            FileLineColLoc::get(&context, path, 0, 0));
+    auto loc =
+        NameLoc::get(builder.getStringAttr(init.name()), FileLineColLoc::get(&context, path, 0, 0));
     OperationState state(loc, "onnx.Constant");
     state.addAttribute("value", *value);
     state.addTypes(cast<TypedAttr>(*value).getType());
@@ -324,8 +331,7 @@ LogicalResult Importer::importInitializers(onnx::GraphProto &graph) {
       return failure();
   }
   for (const auto &sparse : graph.sparse_initializer())
-    return fail("sparse initializer '" + sparse.values().name() +
-                "' is not supported yet");
+    return fail("sparse initializer '" + sparse.values().name() + "' is not supported yet");
   return success();
 }
 
@@ -345,9 +351,8 @@ Type Importer::constantType(const onnx::NodeProto &node) {
       Type elem = tensorElementType(context, attr.t().data_type());
       if (!elem)
         return nullptr;
-      return RankedTensorType::get(SmallVector<int64_t>(attr.t().dims().begin(),
-                                                        attr.t().dims().end()),
-                                   elem);
+      return RankedTensorType::get(
+          SmallVector<int64_t>(attr.t().dims().begin(), attr.t().dims().end()), elem);
     }
     if (name == "sparse_value") {
       Type elem = tensorElementType(context, attr.sparse_tensor().values().data_type());
@@ -512,9 +517,8 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
     }
   } else {
     for (int i = 0; i < node.output_size(); ++i)
-      resultTypes.push_back(node.output(i).empty()
-                                ? Type(builder.getNoneType())
-                                : outputType(node, i, nullptr, operands));
+      resultTypes.push_back(node.output(i).empty() ? Type(builder.getNoneType())
+                                                   : outputType(node, i, nullptr, operands));
   }
 
   OperationState state(loc, schema ? schema->mlirName : "onnx.Generic");
@@ -533,8 +537,7 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
     }
     if (attr.type() == AP::GRAPHS) {
       for (int g = 0; g < attr.graphs_size(); ++g)
-        graphs.emplace_back(attr.name() + "[" + std::to_string(g) + "]",
-                            attr.mutable_graphs(g));
+        graphs.emplace_back(attr.name() + "[" + std::to_string(g) + "]", attr.mutable_graphs(g));
       continue;
     }
     if (!attr.ref_attr_name().empty())
@@ -542,10 +545,9 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
                   "' refers to a function attribute outside of a function");
     int expected = -1;
     if (schema) {
-      static const int kindToProto[] = {AP::INT,     AP::FLOAT,         AP::STRING,
-                                        AP::INTS,    AP::FLOATS,        AP::STRINGS,
-                                        AP::TENSOR,  AP::SPARSE_TENSOR, AP::TYPE_PROTO,
-                                        AP::GRAPH};
+      static const int kindToProto[] = {AP::INT,        AP::FLOAT,   AP::STRING, AP::INTS,
+                                        AP::FLOATS,     AP::STRINGS, AP::TENSOR, AP::SPARSE_TENSOR,
+                                        AP::TYPE_PROTO, AP::GRAPH};
       expected = kindToProto[static_cast<int>(schema->findAttribute(attr.name())->kind)];
     }
     auto value = importAttribute(attr, expected, what);
@@ -557,8 +559,8 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
     for (const od::OnnxAttrInfo *a = schema->attributes; a->name; ++a) {
       if (!a->required)
         continue;
-      bool present = llvm::any_of(node.attribute(),
-                                  [&](const auto &attr) { return attr.name() == a->name; });
+      bool present =
+          llvm::any_of(node.attribute(), [&](const auto &attr) { return attr.name() == a->name; });
       if (!present)
         return fail(what + ": missing required attribute '" + std::string(a->name) + "'");
     }
@@ -588,8 +590,7 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
       return failure();
   }
   // An If whose outputs have no declared type takes its branches' types.
-  if (schema && node.op_type() == "If" && op->getNumRegions() == 2 &&
-      !op->getRegion(0).empty()) {
+  if (schema && node.op_type() == "If" && op->getNumRegions() == 2 && !op->getRegion(0).empty()) {
     Operation *yield = op->getRegion(0).front().getTerminator();
     for (unsigned i = 0; i < op->getNumResults() && i < yield->getNumOperands(); ++i)
       if (isa<od::UnknownType>(op->getResult(i).getType()))
@@ -608,11 +609,11 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
                                        const std::string &owner) {
   Block *block = builder.createBlock(&region);
   scopes.emplace_back();
-  auto popScope = llvm::make_scope_exit([&] { scopes.pop_back(); });
+  llvm::scope_exit popScope([&] { scopes.pop_back(); });
   collectValueInfo(graph);
   for (const auto &input : graph.input()) {
-    auto type = importValueType(input.type(), owner + ": subgraph input '" + input.name() + "'",
-                                nullptr);
+    auto type =
+        importValueType(input.type(), owner + ": subgraph input '" + input.name() + "'", nullptr);
     if (failed(type))
       return failure();
     Value arg = block->addArgument(*type, NameLoc::get(builder.getStringAttr(input.name())));
@@ -632,6 +633,14 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
   yield.addOperands(results);
   builder.create(yield);
   return success();
+}
+
+// Attributes of a graph input or output: its ONNX name and dim_params.
+DictionaryAttr Importer::interfaceAttrs(const std::string &name, ArrayRef<Attribute> dimParams) {
+  SmallVector<NamedAttribute> attrs{builder.getNamedAttr("onnx.name", builder.getStringAttr(name))};
+  if (!dimParams.empty())
+    attrs.push_back(builder.getNamedAttr("onnx.dim_params", builder.getArrayAttr(dimParams)));
+  return builder.getDictionaryAttr(attrs);
 }
 
 LogicalResult Importer::importMainGraph(ModuleOp module) {
@@ -655,12 +664,8 @@ LogicalResult Importer::importMainGraph(ModuleOp module) {
     auto type = importValueType(input.type(), "graph input '" + input.name() + "'", &dimParams);
     if (failed(type))
       return failure();
-    SmallVector<NamedAttribute> attrs{
-        builder.getNamedAttr("onnx.name", builder.getStringAttr(input.name()))};
-    if (!dimParams.empty())
-      attrs.push_back(builder.getNamedAttr("onnx.dim_params", builder.getArrayAttr(dimParams)));
     argTypes.push_back(*type);
-    argAttrs.push_back(builder.getDictionaryAttr(attrs));
+    argAttrs.push_back(interfaceAttrs(input.name(), dimParams));
     args.push_back(&input);
   }
   SmallVector<Type> resultTypes;
@@ -669,16 +674,11 @@ LogicalResult Importer::importMainGraph(ModuleOp module) {
     SmallVector<Attribute> dimParams;
     FailureOr<Type> type = Type();
     if (output.has_type()) // A graph output without a type takes its producer's.
-      type = importValueType(output.type(), "graph output '" + output.name() + "'",
-                             &dimParams);
+      type = importValueType(output.type(), "graph output '" + output.name() + "'", &dimParams);
     if (failed(type))
       return failure();
-    SmallVector<NamedAttribute> attrs{
-        builder.getNamedAttr("onnx.name", builder.getStringAttr(output.name()))};
-    if (!dimParams.empty())
-      attrs.push_back(builder.getNamedAttr("onnx.dim_params", builder.getArrayAttr(dimParams)));
     resultTypes.push_back(*type);
-    resultAttrs.push_back(builder.getDictionaryAttr(attrs));
+    resultAttrs.push_back(interfaceAttrs(output.name(), dimParams));
   }
 
   builder.setInsertionPointToEnd(module.getBody());
@@ -687,16 +687,17 @@ LogicalResult Importer::importMainGraph(ModuleOp module) {
   SmallVector<Type> provisionalResults;
   for (Type t : resultTypes)
     provisionalResults.push_back(t ? t : od::UnknownType::get(&context));
-  auto func = builder.create<func::FuncOp>(
-      loc, "main_graph", builder.getFunctionType(argTypes, provisionalResults));
+  auto func = func::FuncOp::create(builder, loc, "main_graph",
+                                   builder.getFunctionType(argTypes, provisionalResults));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs);
   if (!graph.name().empty())
     func->setAttr("onnx.graph_name", builder.getStringAttr(graph.name()));
   Block *entry = func.addEntryBlock();
   builder.setInsertionPointToStart(entry);
-  noValue = builder.create(OperationState(builder.getUnknownLoc(), "onnx.NoValue",
-                                          ValueRange{}, TypeRange{builder.getNoneType()}))
+  noValue = builder
+                .create(OperationState(builder.getUnknownLoc(), "onnx.NoValue", ValueRange{},
+                                       TypeRange{builder.getNoneType()}))
                 ->getResult(0);
 
   scopes.emplace_back();
@@ -736,7 +737,7 @@ LogicalResult Importer::importMainGraph(ModuleOp module) {
     }
     results.push_back(value);
   }
-  builder.create<func::ReturnOp>(builder.getUnknownLoc(), results);
+  func::ReturnOp::create(builder, builder.getUnknownLoc(), results);
   func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
   if (noValue.use_empty()) {
     noValue.getDefiningOp()->erase();
@@ -763,11 +764,11 @@ OwningOpRef<ModuleOp> Importer::run(std::string &error) {
   module.get()->setAttr("onnx.opset_import", builder.getDictionaryAttr(opsetAttrs));
   module.get()->setAttr("onnx.ir_version", builder.getI64IntegerAttr(model.ir_version()));
   if (!model.producer_name().empty())
-    module.get()->setAttr("onnx.producer",
-                          builder.getStringAttr(model.producer_name() +
-                                                (model.producer_version().empty()
-                                                     ? ""
-                                                     : " " + model.producer_version())));
+    module.get()->setAttr(
+        "onnx.producer",
+        builder.getStringAttr(model.producer_name() + (model.producer_version().empty()
+                                                           ? ""
+                                                           : " " + model.producer_version())));
   if (model.functions_size()) {
     // Model-local functions are not inlined yet: their call sites import as
     // onnx.Generic with the function's domain, which must be in opset_import.
@@ -792,8 +793,8 @@ OwningOpRef<ModuleOp> Importer::run(std::string &error) {
       return success();
     });
     if (failed(verify(*module))) {
-      error = path + ": " + (verifyMessage.empty() ? "the imported IR does not verify"
-                                                   : verifyMessage);
+      error =
+          path + ": " + (verifyMessage.empty() ? "the imported IR does not verify" : verifyMessage);
       return nullptr;
     }
   }

@@ -30,15 +30,13 @@ namespace ortc {
 /// Reads and imports the model file at `path`. On failure returns null and a
 /// one-line message naming the file (and node, initializer or value) in `error`.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModelFile(mlir::MLIRContext &context,
-                                                      const std::string &path,
-                                                      std::string &error);
+                                                      const std::string &path, std::string &error);
 
 /// Imports an already parsed model. `path` names it in messages and anchors
 /// relative external-data locations. Inline tensor bytes are moved out of
 /// `model` into the module's resources.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
-                                                  onnx::ModelProto &model,
-                                                  const std::string &path,
+                                                  onnx::ModelProto &model, const std::string &path,
                                                   std::string &error);
 
 /// Loads every dialect the imported IR uses.

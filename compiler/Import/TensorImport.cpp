@@ -24,36 +24,65 @@ Type tensorElementType(MLIRContext &context, int code) {
   Builder b(&context);
   using TP = onnx::TensorProto;
   switch (code) {
-  case TP::FLOAT: return b.getF32Type();
-  case TP::UINT8: return b.getIntegerType(8, /*isSigned=*/false);
-  case TP::INT8: return b.getIntegerType(8);
-  case TP::UINT16: return b.getIntegerType(16, false);
-  case TP::INT16: return b.getIntegerType(16);
-  case TP::INT32: return b.getIntegerType(32);
-  case TP::INT64: return b.getIntegerType(64);
-  case TP::STRING: return onnx_dialect::StringType::get(&context);
-  case TP::BOOL: return b.getI1Type();
-  case TP::FLOAT16: return b.getF16Type();
-  case TP::DOUBLE: return b.getF64Type();
-  case TP::UINT32: return b.getIntegerType(32, false);
-  case TP::UINT64: return b.getIntegerType(64, false);
-  case TP::COMPLEX64: return ComplexType::get(b.getF32Type());
-  case TP::COMPLEX128: return ComplexType::get(b.getF64Type());
-  case TP::BFLOAT16: return b.getBF16Type();
+  case TP::FLOAT:
+    return b.getF32Type();
+  case TP::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case TP::INT8:
+    return b.getIntegerType(8);
+  case TP::UINT16:
+    return b.getIntegerType(16, false);
+  case TP::INT16:
+    return b.getIntegerType(16);
+  case TP::INT32:
+    return b.getIntegerType(32);
+  case TP::INT64:
+    return b.getIntegerType(64);
+  case TP::STRING:
+    return onnx_dialect::StringType::get(&context);
+  case TP::BOOL:
+    return b.getI1Type();
+  case TP::FLOAT16:
+    return b.getF16Type();
+  case TP::DOUBLE:
+    return b.getF64Type();
+  case TP::UINT32:
+    return b.getIntegerType(32, false);
+  case TP::UINT64:
+    return b.getIntegerType(64, false);
+  case TP::COMPLEX64:
+    return ComplexType::get(b.getF32Type());
+  case TP::COMPLEX128:
+    return ComplexType::get(b.getF64Type());
+  case TP::BFLOAT16:
+    return b.getBF16Type();
   // Codes newer than the onnx.proto that Debian ships (1.12) are spelled out.
-  case 17: return Float8E4M3FNType::get(&context);
-  case 18: return Float8E4M3FNUZType::get(&context);
-  case 19: return Float8E5M2Type::get(&context);
-  case 20: return Float8E5M2FNUZType::get(&context);
-  case 21: return b.getIntegerType(4, false);
-  case 22: return b.getIntegerType(4);
-  case 23: return Float4E2M1FNType::get(&context);
-  case 24: return Float8E8M0FNUType::get(&context);
-  case 25: return b.getIntegerType(2, false);
-  case 26: return b.getIntegerType(2);
-  case 27: return Float6E2M3FNType::get(&context);
-  case 28: return Float6E3M2FNType::get(&context);
-  default: return nullptr;
+  case 17:
+    return Float8E4M3FNType::get(&context);
+  case 18:
+    return Float8E4M3FNUZType::get(&context);
+  case 19:
+    return Float8E5M2Type::get(&context);
+  case 20:
+    return Float8E5M2FNUZType::get(&context);
+  case 21:
+    return b.getIntegerType(4, false);
+  case 22:
+    return b.getIntegerType(4);
+  case 23:
+    return Float4E2M1FNType::get(&context);
+  case 24:
+    return Float8E8M0FNUType::get(&context);
+  case 25:
+    return b.getIntegerType(2, false);
+  case 26:
+    return b.getIntegerType(2);
+  case 27:
+    return Float6E2M3FNType::get(&context);
+  case 28:
+    return Float6E3M2FNType::get(&context);
+  default:
+    return nullptr;
   }
 }
 
@@ -68,14 +97,40 @@ struct Layout {
 
 Layout layoutOf(int code) {
   switch (code) {
-  case 1: case 6: case 12: return {4, 1};
-  case 2: case 3: case 9: case 17: case 18: case 19: case 20: case 24: return {1, 1};
-  case 4: case 5: case 10: case 16: return {2, 1};
-  case 7: case 11: case 13: case 14: return {8, 1};
-  case 15: return {16, 1};
-  case 21: case 22: case 23: return {1, 2};
-  case 25: case 26: return {1, 4};
-  default: return {0, 0}; // string, float6 (no packing defined here yet)
+  case 1:
+  case 6:
+  case 12:
+    return {4, 1};
+  case 2:
+  case 3:
+  case 9:
+  case 17:
+  case 18:
+  case 19:
+  case 20:
+  case 24:
+    return {1, 1};
+  case 4:
+  case 5:
+  case 10:
+  case 16:
+    return {2, 1};
+  case 7:
+  case 11:
+  case 13:
+  case 14:
+    return {8, 1};
+  case 15:
+    return {16, 1};
+  case 21:
+  case 22:
+  case 23:
+    return {1, 2};
+  case 25:
+  case 26:
+    return {1, 4};
+  default:
+    return {0, 0}; // string, float6 (no packing defined here yet)
   }
 }
 
@@ -148,7 +203,7 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
       return fail(what + ": string tensors in external data are not supported");
     if (tensor.string_data_size() != count)
       return fail(what + ": has " + std::to_string(tensor.string_data_size()) +
-                          " strings, the shape needs " + std::to_string(count));
+                  " strings, the shape needs " + std::to_string(count));
     SmallVector<StringRef> strings(tensor.string_data().begin(), tensor.string_data().end());
     return Attribute(DenseStringElementsAttr::get(type, strings));
   }
@@ -156,7 +211,7 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
   Layout layout = layoutOf(code);
   if (!layout.storageBytes)
     return fail(what + ": tensors of type " + onnx_dialect::onnxDataTypeName(code) +
-                        " cannot be imported yet");
+                " cannot be imported yet");
   const size_t storageSize = static_cast<size_t>(count) * layout.storageBytes;
   const size_t rawSize = layout.elementsPerRawByte == 1
                              ? storageSize
@@ -165,8 +220,8 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
   std::string key = blobKey(tensor.name());
 
   // Builds the attribute over bytes that are already in ONNX's packed layout.
-  auto fromRawBytes = [&](const char *data, AsmResourceBlob::DeleterFn deleter)
-      -> FailureOr<Attribute> {
+  auto fromRawBytes = [&](const char *data,
+                          AsmResourceBlob::DeleterFn deleter) -> FailureOr<Attribute> {
     if (layout.elementsPerRawByte == 1 && isAligned(data, alignment)) {
       AsmResourceBlob blob(ArrayRef<char>(data, storageSize), alignment, std::move(deleter),
                            /*dataIsMutable=*/false);
@@ -199,8 +254,8 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
           hasLength = true;
         }
       } catch (const std::exception &) {
-        return fail(what + ": external data field '" + entry.key() +
-                            "' is not a number: '" + entry.value() + "'");
+        return fail(what + ": external data field '" + entry.key() + "' is not a number: '" +
+                    entry.value() + "'");
       }
     }
     if (location.empty())
@@ -212,15 +267,15 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
       length = rawSize;
     if (length != rawSize)
       return fail(what + ": external data length " + std::to_string(length) +
-                          " does not match the " + std::to_string(rawSize) +
-                          " bytes its shape and type need");
+                  " does not match the " + std::to_string(rawSize) +
+                  " bytes its shape and type need");
     if (offset > (*file)->size() || length > (*file)->size() - offset)
       return fail(what + ": external data [" + std::to_string(offset) + ", +" +
-                          std::to_string(length) + ") is past the end of '" + location +
-                          "' (" + std::to_string((*file)->size()) + " bytes)");
+                  std::to_string(length) + ") is past the end of '" + location + "' (" +
+                  std::to_string((*file)->size()) + " bytes)");
     if (rawSize == 0)
-      return Attribute(DenseResourceElementsAttr::get(
-          type, key, HeapAsmResourceBlob::allocate(0, alignment)));
+      return Attribute(
+          DenseResourceElementsAttr::get(type, key, HeapAsmResourceBlob::allocate(0, alignment)));
     std::shared_ptr<MappedFile> keepAlive = *file;
     return fromRawBytes((*file)->data() + offset,
                         [keepAlive](void *, size_t, size_t) mutable { keepAlive.reset(); });
@@ -229,10 +284,10 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
   if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != rawSize)
       return fail(what + ": raw_data has " + std::to_string(tensor.raw_data().size()) +
-                          " bytes, its shape and type need " + std::to_string(rawSize));
+                  " bytes, its shape and type need " + std::to_string(rawSize));
     if (rawSize == 0)
-      return Attribute(DenseResourceElementsAttr::get(
-          type, key, HeapAsmResourceBlob::allocate(0, alignment)));
+      return Attribute(
+          DenseResourceElementsAttr::get(type, key, HeapAsmResourceBlob::allocate(0, alignment)));
     // Take the bytes out of the proto: the blob owns them from here on.
     std::string *raw = tensor.release_raw_data();
     return fromRawBytes(raw->data(), [raw](void *, size_t, size_t) { delete raw; });

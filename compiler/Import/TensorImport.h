@@ -36,8 +36,7 @@ public:
 
   /// Imports `tensor` (its inline bytes may be moved out). On failure the
   /// message, which starts with `what`, is available from takeError().
-  mlir::FailureOr<mlir::Attribute> importTensor(onnx::TensorProto &tensor,
-                                                const std::string &what);
+  mlir::FailureOr<mlir::Attribute> importTensor(onnx::TensorProto &tensor, const std::string &what);
   std::string takeError() { return std::move(error); }
 
 private:

@@ -15,8 +15,8 @@ LogicalResult GenericOp::verify() {
     return emitOpError("needs a non-empty op_type");
   size_t numNames = getRegionNames() ? getRegionNames()->size() : 0;
   if (numNames != getGraphs().size())
-    return emitOpError("has ") << getGraphs().size() << " regions but "
-                               << numNames << " region_names";
+    return emitOpError("has ") << getGraphs().size() << " regions but " << numNames
+                               << " region_names";
   return success();
 }
 

@@ -37,11 +37,11 @@ const OnnxOpSchema *lookupOnnxSchema(std::string_view domain, std::string_view o
 
 const char *onnxDataTypeName(int code) {
   static const char *const names[] = {
-      "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32", "INT64",
-      "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64", "COMPLEX64",
-      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-      "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2",
-      "INT2", "FLOAT6E2M3", "FLOAT6E3M2"};
+      "UNDEFINED",      "FLOAT",      "UINT8",          "INT8",       "UINT16",    "INT16",
+      "INT32",          "INT64",      "STRING",         "BOOL",       "FLOAT16",   "DOUBLE",
+      "UINT32",         "UINT64",     "COMPLEX64",      "COMPLEX128", "BFLOAT16",  "FLOAT8E4M3FN",
+      "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",      "INT4",      "FLOAT4E2M1",
+      "FLOAT8E8M0",     "UINT2",      "INT2",           "FLOAT6E2M3", "FLOAT6E3M2"};
   if (code < 0 || code >= static_cast<int>(std::size(names)))
     return nullptr;
   return names[code];

@@ -16,7 +16,16 @@ namespace ortc::onnx_dialect {
 enum class ParamKind { Single, Optional, Variadic };
 
 enum class AttrKind {
-  Int, Float, String, Ints, Floats, Strings, Tensor, SparseTensor, TypeProto, Graph
+  Int,
+  Float,
+  String,
+  Ints,
+  Floats,
+  Strings,
+  Tensor,
+  SparseTensor,
+  TypeProto,
+  Graph
 };
 
 struct OnnxParamInfo {

@@ -47,7 +47,8 @@ bool resolveFileBesideModel(const std::string &modelDir, const std::string &loca
     return false;
   }
   if (location.front() == '/' || location.front() == '\\') {
-    error = "location '" + location + "' is an absolute path; only paths relative to "
+    error = "location '" + location +
+            "' is an absolute path; only paths relative to "
             "the model's folder are allowed";
     return false;
   }
@@ -56,7 +57,8 @@ bool resolveFileBesideModel(const std::string &modelDir, const std::string &loca
     return false;
   }
   if (hasDotDotComponent(location)) {
-    error = "location '" + location + "' contains a '..' component; it must stay in "
+    error = "location '" + location +
+            "' contains a '..' component; it must stay in "
             "the model's folder";
     return false;
   }

@@ -12,6 +12,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
 namespace {
 
 onnx::ValueInfoProto *addValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> *list,
@@ -141,6 +146,60 @@ TEST(ImporterTest, UnknownOpsBecomeGeneric) {
   EXPECT_EQ(mlir::cast<mlir::StringAttr>(generic->getAttr("domain")).getValue(), "com.microsoft");
   auto attrs = mlir::cast<mlir::DictionaryAttr>(generic->getAttr("onnx_attrs"));
   EXPECT_TRUE(attrs.get("alpha"));
+}
+
+// True if `ptr` lies in a mapping of a file whose path ends with `suffix`.
+bool isInFileMapping(const void *ptr, const std::string &suffix) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  auto address = reinterpret_cast<uintptr_t>(ptr);
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, dev, inode, path;
+    fields >> range >> perms >> offset >> dev >> inode >> path;
+    size_t dash = range.find('-');
+    uintptr_t begin = std::stoull(range.substr(0, dash), nullptr, 16);
+    uintptr_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (address >= begin && address < end)
+      return path.size() >= suffix.size() &&
+             path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  }
+  return false;
+}
+
+TEST(ImporterTest, ExternalDataIsMappedNotCopied) {
+  char tmpl[] = "/tmp/ortc-import-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  std::string dir = tmpl;
+  float values[4] = {1, 2, 3, 4};
+  std::ofstream(dir + "/weights.bin", std::ios::binary)
+      .write(reinterpret_cast<char *>(values), sizeof(values));
+
+  mlir::MLIRContext context;
+  onnx::ModelProto model = makeAddModel();
+  auto *w = model.mutable_graph()->mutable_initializer(0);
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *location = w->add_external_data();
+  location->set_key("location");
+  location->set_value("weights.bin");
+  std::string error;
+  auto module = ortc::importOnnxModel(context, model, dir + "/model.onnx", error);
+  ASSERT_TRUE(module) << error;
+  mlir::Operation *constant = nullptr;
+  module->walk([&](mlir::Operation *op) {
+    if (op->getName().getStringRef() == "onnx.Constant")
+      constant = op;
+  });
+  ASSERT_NE(constant, nullptr);
+  auto resource = mlir::cast<mlir::DenseResourceElementsAttr>(constant->getAttr("value"));
+  mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  ASSERT_NE(blob, nullptr);
+  ASSERT_EQ(blob->getData().size(), sizeof(values));
+  EXPECT_EQ(std::memcmp(blob->getData().data(), values, sizeof(values)), 0);
+  EXPECT_TRUE(isInFileMapping(blob->getData().data(), "/weights.bin"));
+  module = nullptr;
+  std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 } // namespace

@@ -16,6 +16,5 @@ int main(int argc, char **argv) {
   registry.insert<mlir::func::FuncDialect, ortc::onnx_dialect::OnnxDialect>();
   // Generic MLIR passes (canonicalize, cse, symbol-dce, ...) for tests.
   mlir::registerTransformsPasses();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "ortc optimizer driver\n", registry));
+  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "ortc optimizer driver\n", registry));
 }

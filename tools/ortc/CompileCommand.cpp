@@ -145,7 +145,8 @@ void elideLargeConstants(mlir::ModuleOp module, int64_t limit) {
         continue;
       std::string key = resource.getRawHandle().getKey().str() + "__elided";
       auto handle = manager.insert(key);
-      op->setAttr(named.getName(), mlir::DenseResourceElementsAttr::get(resource.getType(), handle));
+      op->setAttr(named.getName(),
+                  mlir::DenseResourceElementsAttr::get(resource.getType(), handle));
     }
   });
 }
