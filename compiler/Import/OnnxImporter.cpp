@@ -78,6 +78,8 @@ private:
   LogicalResult importInitializers(onnx::GraphProto &graph);
   LogicalResult importNodes(onnx::GraphProto &graph);
   LogicalResult importNode(onnx::NodeProto &node, int index);
+  FailureOr<SmallVector<Value>> importGraphBody(onnx::GraphProto &graph,
+                                                const std::string &outputWhat);
   LogicalResult importSubgraph(onnx::GraphProto &graph, Region &region, const std::string &owner);
   FailureOr<Type> importValueType(const onnx::TypeProto &type, const std::string &what,
                                   SmallVectorImpl<Attribute> *dimParams);
@@ -605,6 +607,22 @@ LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
   return success();
 }
 
+// Imports a graph's initializers and nodes into the current block and returns
+// the values of its outputs.
+FailureOr<SmallVector<Value>> Importer::importGraphBody(onnx::GraphProto &graph,
+                                                        const std::string &outputWhat) {
+  if (failed(importInitializers(graph)) || failed(importNodes(graph)))
+    return failure();
+  SmallVector<Value> results;
+  for (const auto &output : graph.output()) {
+    Value value = lookup(output.name());
+    if (!value)
+      return fail(outputWhat + " '" + output.name() + "' is never produced");
+    results.push_back(value);
+  }
+  return results;
+}
+
 LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
                                        const std::string &owner) {
   Block *block = builder.createBlock(&region);
@@ -620,17 +638,11 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
     if (failed(define(input.name(), arg, owner)))
       return failure();
   }
-  if (failed(importInitializers(graph)) || failed(importNodes(graph)))
+  auto results = importGraphBody(graph, owner + ": subgraph output");
+  if (failed(results))
     return failure();
-  SmallVector<Value> results;
-  for (const auto &output : graph.output()) {
-    Value value = lookup(output.name());
-    if (!value)
-      return fail(owner + ": subgraph output '" + output.name() + "' is never produced");
-    results.push_back(value);
-  }
   OperationState yield(builder.getUnknownLoc(), "onnx.Yield");
-  yield.addOperands(results);
+  yield.addOperands(*results);
   builder.create(yield);
   return success();
 }
@@ -706,14 +718,14 @@ LogicalResult Importer::importMainGraph(ModuleOp module) {
     if (failed(define(args[i]->name(), entry->getArgument(i), "graph input")))
       return failure();
   }
-  if (failed(importInitializers(graph)) || failed(importNodes(graph)))
+  auto produced = importGraphBody(graph, "graph output");
+  if (failed(produced))
     return failure();
 
   SmallVector<Value> results;
-  for (const auto &output : graph.output()) {
-    Value value = lookup(output.name());
-    if (!value)
-      return fail("graph output '" + output.name() + "' is never produced");
+  for (int i = 0; i < graph.output_size(); ++i) {
+    const onnx::ValueInfoProto &output = graph.output(i);
+    Value value = (*produced)[i];
     Type &declared = resultTypes[results.size()];
     if (!declared)
       declared = value.getType();
