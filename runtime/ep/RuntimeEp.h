@@ -1,0 +1,113 @@
+//===- RuntimeEp.h - the runtime half of the EP contract --------*- C++ -*-===//
+//
+// What the runtime asks of an execution provider once a model is compiled:
+// lifecycle, memory, transfers, device-graph capture, and loading the EPContext
+// blobs it wrote at compile time. Plain C++17; links nothing heavy, so the
+// runtime never pulls in MLIR, LLVM or NVRTC. Errors are values (Status).
+//
+// The EP decides none of: request priority, batching, global model residency,
+// sampling or model-family behaviour.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_RUNTIME_EP_RUNTIMEEP_H
+#define ORTC_RUNTIME_EP_RUNTIMEEP_H
+
+#include "runtime/ep/DeviceBuffer.h"
+#include "runtime/ep/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ortc {
+
+struct EpConfig {
+  int intraOpThreads = 0; // 0: the EP's default
+  std::map<std::string, std::string> options;
+};
+
+/// Completion of asynchronous work; wait() blocks until it is done.
+class Fence {
+public:
+  virtual ~Fence() = default;
+  virtual Status wait() = 0;
+  virtual bool isDone() const = 0;
+};
+
+/// A fence for work that finished before the call returned.
+class ReadyFence final : public Fence {
+public:
+  Status wait() override { return Status::ok(); }
+  bool isDone() const override { return true; }
+};
+
+/// One EPContext node as the runtime hands it to an EP: the blob bytes (inline
+/// or mapped from a sidecar) and the node's attributes.
+struct EpContextView {
+  std::string source;
+  std::string partitionName;
+  std::string hardwareArchitecture;
+  std::string epSdkVersion;
+  const char *data = nullptr;
+  size_t size = 0;
+};
+
+/// A partition restored from its context, ready to run.
+class LoadedPartition {
+public:
+  virtual ~LoadedPartition() = default;
+};
+
+class RuntimeEp {
+public:
+  virtual ~RuntimeEp() = default;
+
+  // Identity.
+  virtual const EpIdentity &identity() const = 0;
+  const std::string &name() const { return identity().name; }
+
+  // Lifecycle.
+  virtual Status initialize(const EpConfig &config) = 0;
+  virtual Status shutdown() = 0;
+
+  // Allocation. deallocate() refuses buffers it did not allocate.
+  virtual Result<DeviceBuffer> allocate(size_t size, size_t alignment) = 0;
+  virtual Status deallocate(DeviceBuffer &&buffer) = 0;
+
+  // Transfer: host<->device or device<->device, `size` bytes.
+  virtual Status copy(const DeviceBuffer &src, DeviceBuffer &dst, size_t size) = 0;
+  virtual Result<std::unique_ptr<Fence>> copyAsync(const DeviceBuffer &src, DeviceBuffer &dst,
+                                                   size_t size) = 0;
+  virtual Status sync() = 0;
+
+  // EPContext. The keys come from the EP itself (its configuration or build),
+  // never from the loader; empty means the EP takes no EPContext nodes.
+  virtual std::vector<std::string> contextSourceKeys() const { return {}; }
+  virtual Result<std::unique_ptr<LoadedPartition>> loadContext(const EpContextView &context) {
+    return Status::error(StatusCode::Unsupported, name() +
+                                                      " does not load EPContext blobs (source '" +
+                                                      context.source + "')");
+  }
+
+  // Device-graph capture; EPs without it say so.
+  virtual Status beginCapture() { return unsupportedCapture(); }
+  virtual Status endCapture() { return unsupportedCapture(); }
+  virtual Status abortCapture() { return unsupportedCapture(); }
+  virtual Status replay() { return unsupportedCapture(); }
+
+protected:
+  /// Checks that `buffer` is an owned buffer of this EP; deallocate() starts here.
+  Status checkOwnership(const DeviceBuffer &buffer) const;
+
+private:
+  Status unsupportedCapture() const {
+    return Status::error(StatusCode::Unsupported, name() + " has no device-graph capture");
+  }
+};
+
+} // namespace ortc
+
+#endif // ORTC_RUNTIME_EP_RUNTIMEEP_H
