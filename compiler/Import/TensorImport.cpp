@@ -21,69 +21,7 @@ using namespace mlir;
 namespace ortc {
 
 Type tensorElementType(MLIRContext &context, int code) {
-  Builder b(&context);
-  using TP = onnx::TensorProto;
-  switch (code) {
-  case TP::FLOAT:
-    return b.getF32Type();
-  case TP::UINT8:
-    return b.getIntegerType(8, /*isSigned=*/false);
-  case TP::INT8:
-    return b.getIntegerType(8);
-  case TP::UINT16:
-    return b.getIntegerType(16, false);
-  case TP::INT16:
-    return b.getIntegerType(16);
-  case TP::INT32:
-    return b.getIntegerType(32);
-  case TP::INT64:
-    return b.getIntegerType(64);
-  case TP::STRING:
-    return onnx_dialect::StringType::get(&context);
-  case TP::BOOL:
-    return b.getI1Type();
-  case TP::FLOAT16:
-    return b.getF16Type();
-  case TP::DOUBLE:
-    return b.getF64Type();
-  case TP::UINT32:
-    return b.getIntegerType(32, false);
-  case TP::UINT64:
-    return b.getIntegerType(64, false);
-  case TP::COMPLEX64:
-    return ComplexType::get(b.getF32Type());
-  case TP::COMPLEX128:
-    return ComplexType::get(b.getF64Type());
-  case TP::BFLOAT16:
-    return b.getBF16Type();
-  // Codes newer than the onnx.proto that Debian ships (1.12) are spelled out.
-  case 17:
-    return Float8E4M3FNType::get(&context);
-  case 18:
-    return Float8E4M3FNUZType::get(&context);
-  case 19:
-    return Float8E5M2Type::get(&context);
-  case 20:
-    return Float8E5M2FNUZType::get(&context);
-  case 21:
-    return b.getIntegerType(4, false);
-  case 22:
-    return b.getIntegerType(4);
-  case 23:
-    return Float4E2M1FNType::get(&context);
-  case 24:
-    return Float8E8M0FNUType::get(&context);
-  case 25:
-    return b.getIntegerType(2, false);
-  case 26:
-    return b.getIntegerType(2);
-  case 27:
-    return Float6E2M3FNType::get(&context);
-  case 28:
-    return Float6E3M2FNType::get(&context);
-  default:
-    return nullptr;
-  }
+  return onnx_dialect::elementTypeForOnnxCode(&context, code);
 }
 
 namespace {

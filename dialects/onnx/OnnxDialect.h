@@ -17,6 +17,9 @@
 #include "dialects/onnx/OnnxTypes.h.inc"
 
 namespace ortc::onnx_dialect {
+/// The MLIR element type of an ONNX TensorProto.DataType code, or null.
+mlir::Type elementTypeForOnnxCode(mlir::MLIRContext *context, int code);
+
 // Registers the op shards; each lives in its own translation unit.
 void registerOpsShard0(OnnxDialect &dialect);
 void registerOpsShard1(OnnxDialect &dialect);

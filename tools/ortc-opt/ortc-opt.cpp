@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/Passes.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,5 +17,6 @@ int main(int argc, char **argv) {
   registry.insert<mlir::func::FuncDialect, ortc::onnx_dialect::OnnxDialect>();
   // Generic MLIR passes (canonicalize, cse, symbol-dce, ...) for tests.
   mlir::registerTransformsPasses();
+  ortc::registerOnnxGenericPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "ortc optimizer driver\n", registry));
 }

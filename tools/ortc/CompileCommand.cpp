@@ -3,6 +3,9 @@
 #include "tools/ortc/Commands.h"
 
 #include "compiler/Import/OnnxImporter.h"
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -57,7 +60,8 @@ Options:
                         Files are written whole or not at all.
   --emit=KIND           What to produce:
                           onnx-mlir        the imported IR in the onnx dialect
-                          optimized-mlir   after the generic passes  (not available yet)
+                          optimized-mlir   after the generic passes (canonicalize,
+                                           shape inference, dead-code elimination)
                           partitioned-mlir after partitioning        (not available yet)
                           epcontext        model_ctx.onnx with EPContext nodes;
                                            the default                (not available yet)
@@ -207,13 +211,12 @@ int runCompile(const std::vector<std::string> &args) {
     printError("no input model (usage: ortc compile MODEL.onnx [options])");
     return kExitUsage;
   }
-  if (options.emit == "optimized-mlir" || options.emit == "partitioned-mlir" ||
-      options.emit == "epcontext") {
+  if (options.emit == "partitioned-mlir" || options.emit == "epcontext") {
     printError("--emit=" + options.emit + (options.emit == "epcontext" ? " (the default)" : "") +
-               " is not available yet; this build can --emit=onnx-mlir");
+               " is not available yet; this build can --emit=onnx-mlir or optimized-mlir");
     return kExitUsage;
   }
-  if (options.emit != "onnx-mlir") {
+  if (options.emit != "onnx-mlir" && options.emit != "optimized-mlir") {
     printError("unknown --emit kind '" + options.emit +
                "' (onnx-mlir, optimized-mlir, partitioned-mlir, epcontext)");
     return kExitUsage;
@@ -226,6 +229,26 @@ int runCompile(const std::vector<std::string> &args) {
   if (!module) {
     printError(error);
     return kExitFailed;
+  }
+
+  if (options.emit == "optimized-mlir") {
+    mlir::PassManager pm(&context);
+    buildGenericOnnxPipeline(pm);
+    // Pass diagnostics carry the node's location; print them as one line each.
+    std::string firstError;
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+      if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty()) {
+        std::string where;
+        if (auto name = mlir::dyn_cast<mlir::NameLoc>(diag.getLocation()))
+          where = "node '" + name.getName().str() + "': ";
+        firstError = options.input + ": " + where + diag.str();
+      }
+      return mlir::success();
+    });
+    if (mlir::failed(pm.run(*module))) {
+      printError(firstError.empty() ? options.input + ": the generic passes failed" : firstError);
+      return kExitFailed;
+    }
   }
 
   mlir::OpPrintingFlags flags;

@@ -25,8 +25,9 @@ Usage: ortc <command> [options]
 
 Commands:
   compile   Compile model.onnx. Today it imports the model into MLIR and prints
-            it (--emit=onnx-mlir); writing model_ctx.onnx with EPContext nodes
-            is not available yet.
+            it (--emit=onnx-mlir), optionally after the generic passes
+            (--emit=optimized-mlir); writing model_ctx.onnx with EPContext
+            nodes is not available yet.
   run       Run a compiled model on .npy/.pb inputs.        (not available yet)
   inspect   List the partitions, EPs and blobs of a model.   (not available yet)
   bench     Time loading and running a compiled model.       (not available yet)

@@ -1,0 +1,28 @@
+//===- Passes.h - generic passes over the onnx dialect ----------*- C++ -*-===//
+
+#ifndef ORTC_COMPILER_TRANSFORMS_PASSES_H
+#define ORTC_COMPILER_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace mlir::func {
+class FuncOp;
+}
+
+namespace ortc {
+
+#define GEN_PASS_DECL
+#include "compiler/Transforms/Passes.h.inc"
+
+/// Adds the generic pipeline (canonicalize, shape inference, DCE) on every
+/// function of a module.
+void buildGenericOnnxPipeline(mlir::OpPassManager &pm);
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/Transforms/Passes.h.inc"
+
+} // namespace ortc
+
+#endif // ORTC_COMPILER_TRANSFORMS_PASSES_H

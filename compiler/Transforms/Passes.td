@@ -1,0 +1,59 @@
+//===- Passes.td - generic passes over the onnx dialect -----*- tablegen -*-===//
+//
+// Passes that every model goes through before partitioning, whatever the EPs.
+// One pass per file, patterns beside their pass, lit tests in
+// test/lit/transforms/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_COMPILER_TRANSFORMS_PASSES
+#define ORTC_COMPILER_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def OnnxDeadCodeElimination : Pass<"onnx-dce", "mlir::func::FuncOp"> {
+  let summary = "Remove onnx ops whose results are never used";
+  let description = [{
+    ONNX ops have no side effects, so an op none of whose results is used
+    (directly or through other dead ops, inside subgraph regions too) is
+    removed. Values the function returns or that region terminators yield are
+    live.
+  }];
+  let statistics = [
+    Statistic<"numErased", "num-erased", "Number of dead ops removed">
+  ];
+}
+
+def OnnxCanonicalize : Pass<"onnx-canonicalize", "mlir::func::FuncOp"> {
+  let summary = "Local simplifications of onnx ops";
+  let description = [{
+    Applies, to a fixed point:
+    - Identity whose input has the result's type is removed;
+    - Transpose with the identity permutation is removed; Transpose of a
+      Transpose becomes one Transpose with the composed permutation;
+    - Reshape of a Reshape becomes one Reshape when the outer target shape is
+      a constant with no 0 entries (a 0 would copy a dim of the inner result);
+    - Cast to the input's own type is removed; Cast of a lossless Cast (such as
+      f16 to f32, or i8 to i32) becomes one Cast, or nothing when it casts back.
+    Rewrites never change a value's type: where the replacement's type differs
+    the pattern does not apply.
+  }];
+  let dependentDialects = ["ortc::onnx_dialect::OnnxDialect"];
+}
+
+def OnnxShapeInference : Pass<"onnx-shape-inference", "mlir::func::FuncOp"> {
+  let summary = "Infer static shapes and element types of onnx op results";
+  let description = [{
+    Propagates element types and shapes forward from the function's arguments
+    and constants, refining each result to the most precise type the inputs
+    allow (symbolic dims stay `?`). A declared type that contradicts the
+    inferred one is an error naming the node. The function's result types are
+    refined to match what it returns. Ops without a shape function keep their
+    types.
+  }];
+  let statistics = [
+    Statistic<"numRefined", "num-refined", "Number of results whose type was refined">
+  ];
+}
+
+#endif // ORTC_COMPILER_TRANSFORMS_PASSES

@@ -1,0 +1,15 @@
+//===- Pipeline.cpp - the generic pass pipeline ---------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+
+void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm) {
+  auto &fn = pm.nest<mlir::func::FuncOp>();
+  fn.addPass(createOnnxCanonicalize());
+  fn.addPass(createOnnxShapeInference());
+  // Shapes known now may let more patterns apply (identity Casts, Identity).
+  fn.addPass(createOnnxCanonicalize());
+  fn.addPass(createOnnxDeadCodeElimination());
+}

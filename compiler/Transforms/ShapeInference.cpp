@@ -1,0 +1,746 @@
+//===- ShapeInference.cpp - onnx-shape-inference --------------------------===//
+//
+// Forward inference of result types. Each shape function looks at operand
+// types (and constant operands or attributes) and proposes a type per result;
+// the pass joins it with what the result already has: a static dim or a rank
+// known on either side wins, and two static dims that disagree are an error
+// on the node.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "compiler/Transforms/ConstantValues.h"
+#include "dialects/onnx/OnnxDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <functional>
+
+namespace ortc {
+#define GEN_PASS_DEF_ONNXSHAPEINFERENCE
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace ortc
+
+using namespace mlir;
+namespace od = ortc::onnx_dialect;
+
+namespace {
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+Type elementOf(Value v) {
+  if (auto t = dyn_cast<TensorType>(v.getType()))
+    return t.getElementType();
+  return nullptr;
+}
+
+std::optional<SmallVector<int64_t>> shapeOf(Value v) {
+  if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+    return SmallVector<int64_t>(t.getShape());
+  return std::nullopt;
+}
+
+bool isAbsent(Value v) { return !v || isa<NoneType>(v.getType()); }
+
+int64_t intAttr(Operation *op, StringRef name, int64_t fallback) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return fallback;
+}
+
+std::optional<SmallVector<int64_t>> intsAttr(Operation *op, StringRef name) {
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+    return SmallVector<int64_t>(a.asArrayRef());
+  return std::nullopt;
+}
+
+StringRef strAttr(Operation *op, StringRef name, StringRef fallback) {
+  if (auto a = op->getAttrOfType<StringAttr>(name))
+    return a.getValue();
+  return fallback;
+}
+
+std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return std::nullopt;
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Multidirectional (numpy) broadcasting; failure if two static dims clash.
+FailureOr<SmallVector<int64_t>> broadcast(ArrayRef<SmallVector<int64_t>> shapes) {
+  size_t rank = 0;
+  for (const auto &s : shapes)
+    rank = std::max(rank, s.size());
+  SmallVector<int64_t> out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    bool anyDynamic = false;
+    int64_t staticDim = 1;
+    for (const auto &s : shapes) {
+      if (i + s.size() < rank)
+        continue;
+      int64_t d = s[i + s.size() - rank];
+      if (d == kDyn) {
+        anyDynamic = true;
+      } else if (d != 1) {
+        if (staticDim != 1 && staticDim != d)
+          return failure();
+        staticDim = d;
+      }
+    }
+    out[i] = staticDim != 1 ? staticDim : (anyDynamic ? kDyn : 1);
+  }
+  return out;
+}
+
+Type tensorType(std::optional<SmallVector<int64_t>> shape, Type elem) {
+  if (!elem)
+    return nullptr;
+  if (!shape)
+    return UnrankedTensorType::get(elem);
+  return RankedTensorType::get(*shape, elem);
+}
+
+// Proposals: one type per result (null: no opinion), or a failure that has
+// already been reported on the op.
+using Proposal = SmallVector<Type, 2>;
+using ShapeFn = std::function<FailureOr<Proposal>(Operation *)>;
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+FailureOr<Proposal> sameAsInput0(Operation *op) {
+  Proposal p(op->getNumResults());
+  p[0] = op->getOperand(0).getType();
+  return p;
+}
+
+FailureOr<Proposal> broadcastOperands(Operation *op, Type elem) {
+  SmallVector<SmallVector<int64_t>> shapes;
+  Proposal p(op->getNumResults());
+  for (Value v : op->getOperands()) {
+    if (isAbsent(v))
+      continue;
+    auto s = shapeOf(v);
+    if (!s) {
+      p[0] = tensorType(std::nullopt, elem);
+      return p;
+    }
+    shapes.push_back(*s);
+  }
+  auto out = broadcast(shapes);
+  if (failed(out)) {
+    op->emitError("input shapes cannot be broadcast together");
+    return failure();
+  }
+  p[0] = tensorType(*out, elem);
+  return p;
+}
+
+FailureOr<Proposal> numericBroadcast(Operation *op) {
+  return broadcastOperands(op, elementOf(op->getOperand(0)));
+}
+FailureOr<Proposal> compareBroadcast(Operation *op) {
+  return broadcastOperands(op, IntegerType::get(op->getContext(), 1));
+}
+
+FailureOr<Proposal> inferWhere(Operation *op) {
+  auto p = broadcastOperands(op, elementOf(op->getOperand(1)));
+  return p;
+}
+
+FailureOr<Proposal> inferCast(Operation *op) {
+  Proposal p(1);
+  Type elem = od::elementTypeForOnnxCode(op->getContext(), intAttr(op, "to", 0));
+  p[0] = tensorType(shapeOf(op->getOperand(0)), elem);
+  return p;
+}
+
+FailureOr<Proposal> inferCastLike(Operation *op) {
+  Proposal p(1);
+  p[0] = tensorType(shapeOf(op->getOperand(0)), elementOf(op->getOperand(1)));
+  return p;
+}
+
+FailureOr<Proposal> inferDropout(Operation *op) {
+  Proposal p(op->getNumResults());
+  auto shape = shapeOf(op->getOperand(0));
+  p[0] = op->getOperand(0).getType();
+  if (p.size() > 1 && !isa<NoneType>(op->getResult(1).getType()))
+    p[1] = tensorType(shape, IntegerType::get(op->getContext(), 1));
+  return p;
+}
+
+FailureOr<Proposal> inferMatMul(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto a = shapeOf(op->getOperand(0)), b = shapeOf(op->getOperand(1));
+  if (!a || !b || a->empty() || b->empty()) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  bool aVector = a->size() == 1, bVector = b->size() == 1;
+  SmallVector<int64_t> as = *a, bs = *b;
+  if (aVector)
+    as.insert(as.begin(), 1);
+  if (bVector)
+    bs.push_back(1);
+  int64_t k1 = as.back(), k2 = bs[bs.size() - 2];
+  if (k1 != kDyn && k2 != kDyn && k1 != k2) {
+    op->emitError("inner dimensions differ: ") << k1 << " and " << k2;
+    return failure();
+  }
+  SmallVector<SmallVector<int64_t>> batch{SmallVector<int64_t>(as.begin(), as.end() - 2),
+                                          SmallVector<int64_t>(bs.begin(), bs.end() - 2)};
+  auto out = broadcast(batch);
+  if (failed(out)) {
+    op->emitError("batch dimensions cannot be broadcast together");
+    return failure();
+  }
+  if (!aVector)
+    out->push_back(as[as.size() - 2]);
+  if (!bVector)
+    out->push_back(bs.back());
+  p[0] = tensorType(*out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferGemm(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto a = shapeOf(op->getOperand(0)), b = shapeOf(op->getOperand(1));
+  if (!a || !b || a->size() != 2 || b->size() != 2) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  bool ta = intAttr(op, "transA", 0), tb = intAttr(op, "transB", 0);
+  int64_t m = ta ? (*a)[1] : (*a)[0], k1 = ta ? (*a)[0] : (*a)[1];
+  int64_t k2 = tb ? (*b)[1] : (*b)[0], n = tb ? (*b)[0] : (*b)[1];
+  if (k1 != kDyn && k2 != kDyn && k1 != k2) {
+    op->emitError("inner dimensions differ: ") << k1 << " and " << k2;
+    return failure();
+  }
+  p[0] = tensorType(SmallVector<int64_t>{m, n}, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferTranspose(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  if (!in) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  auto perm = intsAttr(op, "perm");
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < in->size(); ++i) {
+    int64_t from = perm ? ((i < perm->size()) ? (*perm)[i] : -1) : in->size() - 1 - i;
+    if (from < 0 || from >= static_cast<int64_t>(in->size()) ||
+        (perm && perm->size() != in->size())) {
+      op->emitError("perm does not permute the ") << in->size() << " input dims";
+      return failure();
+    }
+    out.push_back((*in)[from]);
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferReshape(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto target = ortc::getConstantIntValues(op->getOperand(1));
+  if (!target) {
+    // The rank is the length of the shape tensor, when that is static.
+    auto shapeShape = shapeOf(op->getOperand(1));
+    if (shapeShape && shapeShape->size() == 1 && (*shapeShape)[0] != kDyn)
+      p[0] = tensorType(SmallVector<int64_t>((*shapeShape)[0], kDyn), elem);
+    else
+      p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  auto in = shapeOf(op->getOperand(0));
+  bool allowZero = intAttr(op, "allowzero", 0);
+  SmallVector<int64_t> out;
+  int64_t inferred = -1, known = 1;
+  for (size_t i = 0; i < target->size(); ++i) {
+    int64_t d = (*target)[i];
+    if (d == 0 && !allowZero) {
+      if (!in || i >= in->size()) {
+        out.push_back(kDyn);
+        known = kDyn;
+        continue;
+      }
+      d = (*in)[i];
+    }
+    if (d == -1) {
+      if (inferred >= 0) {
+        op->emitError("shape has more than one -1");
+        return failure();
+      }
+      inferred = out.size();
+      out.push_back(kDyn);
+      continue;
+    }
+    if (d < -1) {
+      op->emitError("shape has the invalid dimension ") << d;
+      return failure();
+    }
+    out.push_back(d);
+    if (d == kDyn || known == kDyn)
+      known = kDyn;
+    else
+      known *= d;
+  }
+  if (inferred >= 0 && in && known != kDyn && known != 0 &&
+      llvm::none_of(*in, [](int64_t d) { return d == kDyn; })) {
+    int64_t total = 1;
+    for (int64_t d : *in)
+      total *= d;
+    if (total % known != 0) {
+      op->emitError("cannot reshape ") << total << " elements into the target shape";
+      return failure();
+    }
+    out[inferred] = total / known;
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferFlatten(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  if (!in) {
+    p[0] = tensorType(SmallVector<int64_t>{kDyn, kDyn}, elem);
+    return p;
+  }
+  int64_t rank = in->size();
+  int64_t axis = intAttr(op, "axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank) {
+    op->emitError("axis is out of range for rank ") << rank;
+    return failure();
+  }
+  auto product = [&](int64_t from, int64_t to) {
+    int64_t n = 1;
+    for (int64_t i = from; i < to; ++i) {
+      if ((*in)[i] == kDyn)
+        return kDyn;
+      n *= (*in)[i];
+    }
+    return n;
+  };
+  p[0] = tensorType(SmallVector<int64_t>{product(0, axis), product(axis, rank)}, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferUnsqueeze(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  auto axes = ortc::getConstantIntValues(op->getOperand(1));
+  if (!in || !axes) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  int64_t rank = in->size() + axes->size();
+  SmallVector<bool> inserted(rank, false);
+  for (int64_t a : *axes) {
+    auto axis = normalizeAxis(a, rank);
+    if (!axis || inserted[*axis]) {
+      op->emitError("axes are out of range or repeated");
+      return failure();
+    }
+    inserted[*axis] = true;
+  }
+  SmallVector<int64_t> out;
+  size_t next = 0;
+  for (int64_t i = 0; i < rank; ++i)
+    out.push_back(inserted[i] ? 1 : (*in)[next++]);
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferSqueeze(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  if (!in) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  int64_t rank = in->size();
+  SmallVector<bool> removed(rank, false);
+  if (op->getNumOperands() > 1 && !isAbsent(op->getOperand(1))) {
+    auto axes = ortc::getConstantIntValues(op->getOperand(1));
+    if (!axes) {
+      p[0] = tensorType(std::nullopt, elem);
+      return p;
+    }
+    for (int64_t a : *axes) {
+      auto axis = normalizeAxis(a, rank);
+      if (!axis || ((*in)[*axis] != 1 && (*in)[*axis] != kDyn)) {
+        op->emitError("cannot squeeze axis ") << a << " of a tensor of rank " << rank;
+        return failure();
+      }
+      removed[*axis] = true;
+    }
+  } else {
+    for (int64_t i = 0; i < rank; ++i) {
+      if ((*in)[i] == kDyn) { // it may or may not be 1: the rank is unknown
+        p[0] = tensorType(std::nullopt, elem);
+        return p;
+      }
+      removed[i] = (*in)[i] == 1;
+    }
+  }
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!removed[i])
+      out.push_back((*in)[i]);
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferConcat(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  SmallVector<SmallVector<int64_t>> shapes;
+  for (Value v : op->getOperands()) {
+    auto s = shapeOf(v);
+    if (!s) {
+      p[0] = tensorType(std::nullopt, elem);
+      return p;
+    }
+    shapes.push_back(*s);
+  }
+  int64_t rank = shapes[0].size();
+  auto axis = normalizeAxis(intAttr(op, "axis", 0), rank);
+  if (!axis) {
+    op->emitError("axis is out of range for rank ") << rank;
+    return failure();
+  }
+  SmallVector<int64_t> out = shapes[0];
+  for (size_t n = 1; n < shapes.size(); ++n) {
+    if (static_cast<int64_t>(shapes[n].size()) != rank) {
+      op->emitError("inputs have different ranks");
+      return failure();
+    }
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t d = shapes[n][i];
+      if (i == *axis)
+        out[i] = (out[i] == kDyn || d == kDyn) ? kDyn : out[i] + d;
+      else if (out[i] == kDyn)
+        out[i] = d;
+      else if (d != kDyn && d != out[i]) {
+        op->emitError("inputs differ in dim ") << i << ": " << out[i] << " and " << d;
+        return failure();
+      }
+    }
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferShape(Operation *op) {
+  Proposal p(1);
+  Type i64 = IntegerType::get(op->getContext(), 64);
+  auto in = shapeOf(op->getOperand(0));
+  if (!in) {
+    p[0] = tensorType(SmallVector<int64_t>{kDyn}, i64);
+    return p;
+  }
+  int64_t rank = in->size();
+  int64_t start = intAttr(op, "start", 0), end = intAttr(op, "end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  p[0] = tensorType(SmallVector<int64_t>{std::max<int64_t>(end - start, 0)}, i64);
+  return p;
+}
+
+/// Output spatial size of a convolution or pooling window.
+int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
+                     int64_t padEnd, StringRef autoPad, bool ceilMode) {
+  if (in == kDyn || kernel == kDyn)
+    return kDyn;
+  int64_t effective = (kernel - 1) * dilation + 1;
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+    return (in + stride - 1) / stride;
+  if (autoPad == "VALID")
+    return (in - effective) / stride + 1;
+  int64_t span = in + padBegin + padEnd - effective;
+  if (span < 0)
+    return -1;
+  return (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+}
+
+FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {
+  Proposal p(op->getNumResults());
+  Type elem = elementOf(op->getOperand(0));
+  auto x = shapeOf(op->getOperand(0));
+  if (!x || x->size() < 3) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  size_t spatial = x->size() - 2;
+  SmallVector<int64_t> kernel;
+  int64_t channels = (*x)[1];
+  if (isConv) {
+    auto w = shapeOf(op->getOperand(1));
+    if (!w || w->size() != x->size()) {
+      p[0] = tensorType(std::nullopt, elem);
+      return p;
+    }
+    channels = (*w)[0];
+    kernel.assign(w->begin() + 2, w->end());
+  }
+  if (auto ks = intsAttr(op, "kernel_shape"))
+    kernel = *ks;
+  if (kernel.size() != spatial) {
+    op->emitError("kernel_shape has ")
+        << kernel.size() << " dims, the input has " << spatial << " spatial dims";
+    return failure();
+  }
+  auto strides = intsAttr(op, "strides").value_or(SmallVector<int64_t>(spatial, 1));
+  auto dilations = intsAttr(op, "dilations").value_or(SmallVector<int64_t>(spatial, 1));
+  auto pads = intsAttr(op, "pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) {
+    op->emitError("strides, dilations or pads do not match the ") << spatial << " spatial dims";
+    return failure();
+  }
+  StringRef autoPad = strAttr(op, "auto_pad", "NOTSET");
+  bool ceilMode = intAttr(op, "ceil_mode", 0);
+  SmallVector<int64_t> out{(*x)[0], channels};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t d = windowOutput((*x)[i + 2], kernel[i], strides[i], dilations[i], pads[i],
+                             pads[i + spatial], autoPad, ceilMode);
+    if (d != kDyn && d <= 0) {
+      op->emitError("the window is larger than the padded input in spatial dim ") << i;
+      return failure();
+    }
+    out.push_back(d);
+  }
+  p[0] = tensorType(out, elem);
+  // MaxPool's optional Indices output has the same shape, as int64.
+  if (p.size() > 1 && !isa<NoneType>(op->getResult(1).getType()))
+    p[1] = tensorType(out, IntegerType::get(op->getContext(), 64));
+  return p;
+}
+
+FailureOr<Proposal> inferGlobalPool(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto x = shapeOf(op->getOperand(0));
+  if (!x || x->size() < 2) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  SmallVector<int64_t> out{(*x)[0], (*x)[1]};
+  out.append(x->size() - 2, 1);
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferReduce(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  if (!in) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  int64_t rank = in->size();
+  std::optional<SmallVector<int64_t>> axes = intsAttr(op, "axes"); // before opset 18
+  if (op->getNumOperands() > 1 && !isAbsent(op->getOperand(1))) {
+    axes = ortc::getConstantIntValues(op->getOperand(1));
+    if (!axes) {
+      p[0] = tensorType(std::nullopt, elem);
+      return p;
+    }
+  }
+  bool keepDims = intAttr(op, "keepdims", 1);
+  SmallVector<bool> reduced(rank, false);
+  if (!axes || axes->empty()) {
+    if (intAttr(op, "noop_with_empty_axes", 0)) {
+      p[0] = op->getOperand(0).getType();
+      return p;
+    }
+    reduced.assign(rank, true);
+  }
+  for (int64_t a : axes.value_or(SmallVector<int64_t>())) {
+    auto axis = normalizeAxis(a, rank);
+    if (!axis) {
+      op->emitError("axis ") << a << " is out of range for rank " << rank;
+      return failure();
+    }
+    reduced[*axis] = true;
+  }
+  SmallVector<int64_t> out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i])
+      out.push_back((*in)[i]);
+    else if (keepDims)
+      out.push_back(1);
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferGather(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto data = shapeOf(op->getOperand(0)), indices = shapeOf(op->getOperand(1));
+  if (!data || !indices) {
+    p[0] = tensorType(std::nullopt, elem);
+    return p;
+  }
+  auto axis = normalizeAxis(intAttr(op, "axis", 0), data->size());
+  if (!axis) {
+    op->emitError("axis is out of range for rank ") << data->size();
+    return failure();
+  }
+  SmallVector<int64_t> out(data->begin(), data->begin() + *axis);
+  out.append(indices->begin(), indices->end());
+  out.append(data->begin() + *axis + 1, data->end());
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+FailureOr<Proposal> inferNormalization(Operation *op) {
+  Proposal p(op->getNumResults());
+  p[0] = op->getOperand(0).getType();
+  return p;
+}
+
+llvm::StringMap<ShapeFn> buildShapeFunctions() {
+  llvm::StringMap<ShapeFn> fns;
+  for (const char *name :
+       {"Abs",       "Acos",     "Acosh",      "Asin",  "Asinh",      "Atan",
+        "Atanh",     "Ceil",     "Celu",       "Clip",  "Cos",        "Cosh",
+        "Elu",       "Erf",      "Exp",        "Floor", "Gelu",       "HardSigmoid",
+        "HardSwish", "Identity", "LeakyRelu",  "Log",   "LogSoftmax", "Mish",
+        "Neg",       "Not",      "Reciprocal", "Relu",  "Round",      "Selu",
+        "Shrink",    "Sigmoid",  "Sign",       "Sin",   "Sinh",       "Softmax",
+        "Softplus",  "Softsign", "Sqrt",       "Tan",   "Tanh",       "ThresholdedRelu",
+        "Hardmax"})
+    fns[std::string("onnx.") + name] = sameAsInput0;
+  for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
+                           "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
+    fns[std::string("onnx.") + name] = numericBroadcast;
+  for (const char *name :
+       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"})
+    fns[std::string("onnx.") + name] = compareBroadcast;
+  fns["onnx.Where"] = inferWhere;
+  fns["onnx.Cast"] = inferCast;
+  fns["onnx.CastLike"] = inferCastLike;
+  fns["onnx.Dropout"] = inferDropout;
+  fns["onnx.MatMul"] = inferMatMul;
+  fns["onnx.Gemm"] = inferGemm;
+  fns["onnx.Transpose"] = inferTranspose;
+  fns["onnx.Reshape"] = inferReshape;
+  fns["onnx.Flatten"] = inferFlatten;
+  fns["onnx.Unsqueeze"] = inferUnsqueeze;
+  fns["onnx.Squeeze"] = inferSqueeze;
+  fns["onnx.Concat"] = inferConcat;
+  fns["onnx.Shape"] = inferShape;
+  fns["onnx.Conv"] = [](Operation *op) { return inferWindowed(op, /*isConv=*/true); };
+  for (const char *name : {"MaxPool", "AveragePool", "LpPool"})
+    fns[std::string("onnx.") + name] = [](Operation *op) {
+      return inferWindowed(op, /*isConv=*/false);
+    };
+  for (const char *name : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
+    fns[std::string("onnx.") + name] = inferGlobalPool;
+  for (const char *name :
+       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+    fns[std::string("onnx.") + name] = inferReduce;
+  fns["onnx.Gather"] = inferGather;
+  for (const char *name :
+       {"BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization"})
+    fns[std::string("onnx.") + name] = inferNormalization;
+  return fns;
+}
+
+//===----------------------------------------------------------------------===//
+// Joining a proposal with what a result has
+//===----------------------------------------------------------------------===//
+
+/// The more precise of two types of one value, or failure if they disagree.
+FailureOr<Type> join(Type have, Type proposed) {
+  if (!proposed || have == proposed)
+    return have;
+  if (isa<od::UnknownType>(have))
+    return proposed;
+  auto haveTensor = dyn_cast<TensorType>(have), newTensor = dyn_cast<TensorType>(proposed);
+  if (!haveTensor || !newTensor)
+    return have;
+  if (haveTensor.getElementType() != newTensor.getElementType())
+    return failure();
+  if (!newTensor.hasRank())
+    return have;
+  if (!haveTensor.hasRank())
+    return proposed;
+  if (haveTensor.getRank() != newTensor.getRank())
+    return failure();
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < haveTensor.getRank(); ++i) {
+    int64_t a = haveTensor.getDimSize(i), b = newTensor.getDimSize(i);
+    if (a != kDyn && b != kDyn && a != b)
+      return failure();
+    dims.push_back(a != kDyn ? a : b);
+  }
+  return Type(RankedTensorType::get(dims, haveTensor.getElementType()));
+}
+
+struct OnnxShapeInference : ortc::impl::OnnxShapeInferenceBase<OnnxShapeInference> {
+  void runOnOperation() override {
+    static const llvm::StringMap<ShapeFn> shapeFns = buildShapeFunctions();
+    func::FuncOp func = getOperation();
+    bool failedAny = false;
+    func.walk([&](Operation *op) {
+      auto fn = shapeFns.find(op->getName().getStringRef());
+      if (fn == shapeFns.end())
+        return;
+      FailureOr<Proposal> proposal = fn->second(op);
+      if (failed(proposal)) {
+        failedAny = true;
+        return;
+      }
+      for (unsigned i = 0; i < op->getNumResults() && i < proposal->size(); ++i) {
+        Type have = op->getResult(i).getType();
+        FailureOr<Type> joined = join(have, (*proposal)[i]);
+        if (failed(joined)) {
+          op->emitError("result ")
+              << i << " is declared as " << have << " but its inputs give " << (*proposal)[i];
+          failedAny = true;
+          continue;
+        }
+        if (*joined != have) {
+          op->getResult(i).setType(*joined);
+          ++numRefined;
+        }
+      }
+    });
+    if (failedAny)
+      return signalPassFailure();
+    // The function returns what its body computes.
+    Operation *ret = func.getBody().back().getTerminator();
+    SmallVector<Type> results(ret->getOperandTypes());
+    if (TypeRange(results) != func.getResultTypes())
+      func.setFunctionType(FunctionType::get(&getContext(), func.getArgumentTypes(), results));
+  }
+};
+
+} // namespace

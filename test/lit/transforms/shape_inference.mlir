@@ -1,0 +1,145 @@
+// RUN: ortc-opt %s -split-input-file -verify-diagnostics -onnx-shape-inference | FileCheck %s
+
+// Elementwise ops broadcast; symbolic dims stay dynamic; MatMul and Gemm.
+// CHECK-LABEL: func.func @mlp
+// CHECK: "onnx.MatMul"{{.*}} -> tensor<?x16xf32>
+// CHECK: "onnx.Add"{{.*}} -> tensor<?x16xf32>
+// CHECK: "onnx.Relu"{{.*}} -> tensor<?x16xf32>
+// CHECK: "onnx.Gemm"{{.*}} -> tensor<16x3xf32>
+// CHECK: "onnx.Less"{{.*}} -> tensor<?x16xi1>
+// CHECK: "onnx.Where"{{.*}} -> tensor<?x16xf32>
+// CHECK: return {{.*}} : tensor<?x16xf32>, tensor<16x3xf32>
+func.func @mlp(%x: tensor<?x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %g: tensor<4x16xf32>, %h: tensor<4x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %0 = "onnx.MatMul"(%x, %w) : (tensor<?x8xf32>, tensor<8x16xf32>) -> tensor<*xf32>
+  %1 = "onnx.Add"(%0, %b) : (tensor<*xf32>, tensor<16xf32>) -> tensor<*xf32>
+  %2 = "onnx.Relu"(%1) : (tensor<*xf32>) -> tensor<*xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %3 = "onnx.Gemm"(%g, %h, %none) {transA = 1 : i64} : (tensor<4x16xf32>, tensor<4x3xf32>, none) -> tensor<*xf32>
+  %4 = "onnx.Less"(%2, %b) : (tensor<*xf32>, tensor<16xf32>) -> tensor<*xi1>
+  %5 = "onnx.Where"(%4, %2, %1) : (tensor<*xi1>, tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+  return %5, %3 : tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// Batched MatMul with broadcasting and a vector operand.
+// CHECK-LABEL: func.func @matmul_batch
+// CHECK: "onnx.MatMul"{{.*}} -> tensor<5x2x3x7xf32>
+// CHECK: "onnx.MatMul"{{.*}} -> tensor<2x3xf32>
+func.func @matmul_batch(%a: tensor<2x3x4xf32>, %b: tensor<5x1x4x7xf32>, %v: tensor<4xf32>) {
+  %0 = "onnx.MatMul"(%a, %b) : (tensor<2x3x4xf32>, tensor<5x1x4x7xf32>) -> tensor<*xf32>
+  %1 = "onnx.MatMul"(%a, %v) : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// Shape-changing ops with constant operands.
+// CHECK-LABEL: func.func @shapes
+// CHECK: "onnx.Reshape"{{.*}} -> tensor<6x4xf32>
+// CHECK: "onnx.Reshape"{{.*}} -> tensor<2x12xf32>
+// CHECK: "onnx.Transpose"{{.*}} -> tensor<4x2x3xf32>
+// CHECK: "onnx.Flatten"{{.*}} -> tensor<6x4xf32>
+// CHECK: "onnx.Unsqueeze"{{.*}} -> tensor<1x2x3x4x1xf32>
+// CHECK: "onnx.Squeeze"{{.*}} -> tensor<2x3x4xf32>
+// CHECK: "onnx.Concat"{{.*}} -> tensor<2x6x4xf32>
+// CHECK: "onnx.Shape"{{.*}} -> tensor<3xi64>
+// CHECK: "onnx.Gather"{{.*}} -> tensor<2x5x4xf32>
+// CHECK: "onnx.Cast"{{.*}} -> tensor<2x3x4xf16>
+func.func @shapes(%x: tensor<2x3x4xf32>, %idx: tensor<5xi64>) {
+  %s = "onnx.Constant"() {value_ints = array<i64: -1, 4>} : () -> tensor<2xi64>
+  %0 = "onnx.Reshape"(%x, %s) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %s0 = "onnx.Constant"() {value_ints = array<i64: 0, -1>} : () -> tensor<2xi64>
+  %1 = "onnx.Reshape"(%x, %s0) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %2 = "onnx.Transpose"(%x) {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<*xf32>
+  %3 = "onnx.Flatten"(%x) {axis = 2 : i64} : (tensor<2x3x4xf32>) -> tensor<*xf32>
+  %axes = "onnx.Constant"() {value_ints = array<i64: 0, -1>} : () -> tensor<2xi64>
+  %4 = "onnx.Unsqueeze"(%x, %axes) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %5 = "onnx.Squeeze"(%4, %axes) : (tensor<*xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %6 = "onnx.Concat"(%x, %x) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<*xf32>
+  %7 = "onnx.Shape"(%x) : (tensor<2x3x4xf32>) -> tensor<*xi64>
+  %8 = "onnx.Gather"(%x, %idx) {axis = 1 : i64} : (tensor<2x3x4xf32>, tensor<5xi64>) -> tensor<*xf32>
+  %9 = "onnx.Cast"(%x) {to = 10 : i64} : (tensor<2x3x4xf32>) -> tensor<*xf16>
+  return
+}
+
+// -----
+
+// Convolution and pooling, with pads, strides, groups and auto_pad.
+// CHECK-LABEL: func.func @cnn
+// CHECK: "onnx.Conv"{{.*}} -> tensor<?x16x16x16xf32>
+// CHECK: "onnx.MaxPool"{{.*}} -> (tensor<?x16x8x8xf32>, none)
+// CHECK: "onnx.Conv"{{.*}} -> tensor<?x16x8x8xf32>
+// CHECK: "onnx.AveragePool"{{.*}} -> tensor<?x16x3x3xf32>
+// CHECK: "onnx.GlobalAveragePool"{{.*}} -> tensor<?x16x1x1xf32>
+// CHECK: "onnx.ReduceMean"{{.*}} -> tensor<?x16xf32>
+func.func @cnn(%x: tensor<?x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, %dw: tensor<16x1x3x3xf32>) {
+  %none = "onnx.NoValue"() : () -> none
+  %0 = "onnx.Conv"(%x, %w, %none) {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x32x32xf32>, tensor<16x3x3x3xf32>, none) -> tensor<*xf32>
+  %1:2 = "onnx.MaxPool"(%0) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<*xf32>) -> (tensor<*xf32>, none)
+  %2 = "onnx.Conv"(%1#0, %dw, %none) {group = 16 : i64, auto_pad = "SAME_UPPER"} : (tensor<*xf32>, tensor<16x1x3x3xf32>, none) -> tensor<*xf32>
+  %3 = "onnx.AveragePool"(%2) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 3, 3>, ceil_mode = 1 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  %4 = "onnx.GlobalAveragePool"(%3) : (tensor<*xf32>) -> tensor<*xf32>
+  %axes = "onnx.Constant"() {value_ints = array<i64: 2, 3>} : () -> tensor<2xi64>
+  %5 = "onnx.ReduceMean"(%4, %axes) {keepdims = 0 : i64} : (tensor<*xf32>, tensor<2xi64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// A declared static dim is kept; an unknown type is replaced.
+// CHECK-LABEL: func.func @join
+// CHECK: "onnx.Relu"{{.*}} -> tensor<2x3xf32>
+// CHECK: "onnx.Neg"{{.*}} -> tensor<2x3xf32>
+func.func @join(%x: tensor<?x3xf32>) {
+  %0 = "onnx.Relu"(%x) : (tensor<?x3xf32>) -> tensor<2x3xf32>
+  %1 = "onnx.Neg"(%0) : (tensor<2x3xf32>) -> !onnx.unknown
+  return
+}
+
+// -----
+
+// Negative: ops without a shape function, and unknown inputs, keep their types.
+// CHECK-LABEL: func.func @unknowns
+// CHECK: "onnx.Generic"{{.*}} -> !onnx.unknown
+// CHECK: "onnx.Relu"{{.*}} -> tensor<*xf32>
+// CHECK: "onnx.TopK"{{.*}} -> (tensor<*xf32>, tensor<*xi64>)
+func.func @unknowns(%x: tensor<*xf32>, %k: tensor<1xi64>) {
+  %0 = "onnx.Generic"(%x) <{domain = "com.microsoft", onnx_attrs = {}, op_type = "X", since_version = 1 : i64}> : (tensor<*xf32>) -> !onnx.unknown
+  %1 = "onnx.Relu"(%x) : (tensor<*xf32>) -> tensor<*xf32>
+  %2:2 = "onnx.TopK"(%x, %k) : (tensor<*xf32>, tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>)
+  return
+}
+
+// -----
+
+func.func @broadcast_mismatch(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{input shapes cannot be broadcast together}}
+  %0 = "onnx.Add"(%a, %b) : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_mismatch(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{inner dimensions differ: 3 and 4}}
+  %0 = "onnx.MatMul"(%a, %b) : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @declared_contradiction(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{result 0 is declared as 'tensor<3x2xf32>' but its inputs give 'tensor<2x3xf32>'}}
+  %0 = "onnx.Relu"(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_bad(%x: tensor<2x3xf32>) {
+  %s = "onnx.Constant"() {value_ints = array<i64: 4, -1>} : () -> tensor<2xi64>
+  // expected-error @+1 {{cannot reshape 6 elements into the target shape}}
+  %0 = "onnx.Reshape"(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<*xf32>
+  return
+}
