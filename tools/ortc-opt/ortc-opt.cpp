@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Partition/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/onnx/OnnxDialect.h"
 
@@ -18,5 +19,6 @@ int main(int argc, char **argv) {
   // Generic MLIR passes (canonicalize, cse, symbol-dce, ...) for tests.
   mlir::registerTransformsPasses();
   ortc::registerOnnxGenericPasses();
+  ortc::registerOrtcPartitionPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "ortc optimizer driver\n", registry));
 }

@@ -1,0 +1,86 @@
+//===- SpecEp.cpp ----------------------------------------------------------===//
+
+#include "compiler/Partition/SpecEp.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace ortc {
+
+std::unique_ptr<SpecEp> SpecEp::parse(const std::string &spec, std::string &error) {
+  SmallVector<StringRef> parts;
+  StringRef(spec).split(parts, ':');
+  auto ep = std::make_unique<SpecEp>();
+  auto [name, device] = parts[0].split('@');
+  if (name.empty() || (device != "cpu" && device != "cuda")) {
+    error = "EP spec '" + spec + "' must start with <name>@cpu or <name>@cuda";
+    return nullptr;
+  }
+  ep->identity_ = {name.str(), device == "cuda" ? DeviceType::Cuda : DeviceType::Cpu, 0};
+  for (StringRef part : llvm::drop_begin(parts)) {
+    if (part.consume_front("!")) {
+      ep->rejectedDTypes.insert(part.str());
+      continue;
+    }
+    auto [op, cost] = part.split('=');
+    double value;
+    if (op.empty() || cost.getAsDouble(value)) {
+      error = "EP spec '" + spec + "': '" + part.str() + "' is not <Op>=<cost> or !<dtype>";
+      return nullptr;
+    }
+    ep->costs[op.str()] = value;
+  }
+  return ep;
+}
+
+KernelMatch SpecEp::supportsOp(const NodeQuery &query) const {
+  for (Type type : query.inputTypes) {
+    auto tensor = dyn_cast<TensorType>(type);
+    if (!tensor)
+      continue;
+    std::string dtype;
+    llvm::raw_string_ostream(dtype) << tensor.getElementType();
+    if (rejectedDTypes.count(dtype)) {
+      std::string accepts;
+      for (const auto &[op, cost] : costs)
+        accepts += (accepts.empty() ? "" : ", ") + op;
+      return KernelMatch::unsupported(query.decline(
+          name(), RejectedKind::DType, "an input has dtype " + dtype,
+          "these ops without " + dtype + " inputs: " + accepts, "cast the input to f32"));
+    }
+  }
+  auto cost = costs.find(query.opType);
+  if (cost == costs.end())
+    cost = costs.find("*");
+  if (cost == costs.end() || query.domain != "ai.onnx") {
+    std::string accepts;
+    for (const auto &[op, c] : costs)
+      accepts += (accepts.empty() ? "" : ", ") + op;
+    return KernelMatch::unsupported(query.decline(
+        name(), RejectedKind::OpType, "op " + query.domain + "::" + query.opType + " has no kernel",
+        "ai.onnx ops " + (accepts.empty() ? std::string("(none)") : accepts)));
+  }
+  KernelCost k;
+  k.computeNs = cost->second;
+  return KernelMatch::supported(k);
+}
+
+std::vector<Operation *> SpecEp::claimNodes(func::FuncOp graph) const {
+  std::vector<Operation *> claimed;
+  for (Operation &op : graph.getBody().front())
+    if (claims.count(onnxOpTypeAndDomain(&op).first))
+      claimed.push_back(&op);
+  return claimed;
+}
+
+FailureOr<std::unique_ptr<CompiledPartition>> SpecEp::compilePartition(func::FuncOp partition) {
+  return partition.emitError(name() + " is a test EP and compiles nothing");
+}
+
+FailureOr<EpContextBlob> SpecEp::saveContext(const CompiledPartition &) { return failure(); }
+
+} // namespace ortc
