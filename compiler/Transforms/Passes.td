@@ -56,4 +56,26 @@ def OnnxShapeInference : Pass<"onnx-shape-inference", "mlir::func::FuncOp"> {
   ];
 }
 
+def OnnxFoldConstants : Pass<"onnx-fold-constants", "mlir::func::FuncOp"> {
+  let summary = "Evaluate small constant subgraphs at compile time";
+  let description = [{
+    Replaces a single-result op by an onnx.Constant when its inputs are
+    constants of f32, f64, i32, i64 or i1 with at most `max-elements`
+    elements (and so is the result): Add, Sub, Mul, Div, Neg, Equal, Less,
+    Greater, Where, Cast, Concat, Gather, Slice, Range, ConstantOfShape, and
+    the relabelling ops Identity, Reshape, Squeeze, Unsqueeze, Flatten, Expand
+    (which need a static result type, from shape inference). Shape and Size
+    fold whenever their input's shape is static. Ops whose result would be
+    undefined (integer division by zero, out-of-range indices or casts) are
+    left for run time.
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"65536",
+           "Largest constant, in elements, that folding reads or writes">,
+  ];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Number of ops replaced by constants">
+  ];
+}
+
 #endif // ORTC_COMPILER_TRANSFORMS_PASSES

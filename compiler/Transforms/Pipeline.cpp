@@ -9,6 +9,9 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm) {
   auto &fn = pm.nest<mlir::func::FuncOp>();
   fn.addPass(createOnnxCanonicalize());
   fn.addPass(createOnnxShapeInference());
+  // Static shapes let shape arithmetic fold; folded shapes refine more types.
+  fn.addPass(createOnnxFoldConstants());
+  fn.addPass(createOnnxShapeInference());
   // Shapes known now may let more patterns apply (identity Casts, Identity).
   fn.addPass(createOnnxCanonicalize());
   fn.addPass(createOnnxDeadCodeElimination());

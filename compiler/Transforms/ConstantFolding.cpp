@@ -1,0 +1,499 @@
+//===- ConstantFolding.cpp - onnx-fold-constants --------------------------===//
+//
+// Evaluates single-result onnx ops whose inputs are small constants (or, for
+// Shape and Size, whose input shape is static) and replaces them with an
+// onnx.Constant. This is what turns exported shape arithmetic
+// (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) into static shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "compiler/Transforms/HostTensor.h"
+#include "dialects/onnx/OnnxDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+#include <functional>
+
+namespace ortc {
+#define GEN_PASS_DEF_ONNXFOLDCONSTANTS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace ortc
+
+using namespace mlir;
+using ortc::HostTensor;
+
+namespace {
+
+using Inputs = SmallVector<std::optional<HostTensor>>;
+using Folder = std::function<std::optional<HostTensor>(Operation *, Inputs &, int64_t)>;
+
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// Index into `shape` (broadcast against `outShape`) of the element at linear
+/// position `linear` of the output.
+int64_t broadcastIndex(int64_t linear, ArrayRef<int64_t> outShape, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> outStrides = stridesOf(outShape), inStrides = stridesOf(shape);
+  int64_t offset = outShape.size() - shape.size(), index = 0;
+  for (size_t d = 0; d < outShape.size(); ++d) {
+    int64_t coord = (linear / outStrides[d]) % outShape[d];
+    if (static_cast<int64_t>(d) >= offset && shape[d - offset] != 1)
+      index += coord * inStrides[d - offset];
+  }
+  return index;
+}
+
+std::optional<SmallVector<int64_t>> broadcastShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+    int64_t y = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t intAttr(Operation *op, StringRef name, int64_t fallback) {
+  if (auto a = op->getAttrOfType<IntegerAttr>(name))
+    return a.getInt();
+  return fallback;
+}
+
+std::optional<SmallVector<int64_t>> staticResultShape(Operation *op) {
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return SmallVector<int64_t>(type.getShape());
+}
+
+/// Elementwise binary op with broadcasting; `fn` returns nullopt to refuse
+/// (integer division by zero).
+std::optional<HostTensor> binary(Inputs &in, Type resultElem, int64_t limit,
+                                 std::function<std::optional<double>(double, double)> floatFn,
+                                 std::function<std::optional<int64_t>(int64_t, int64_t)> intFn) {
+  if (in.size() != 2 || !in[0] || !in[1] || in[0]->elementType != in[1]->elementType)
+    return std::nullopt;
+  auto shape = broadcastShape(in[0]->shape, in[1]->shape);
+  if (!shape || product(*shape) > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make(*shape, resultElem);
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t ia = broadcastIndex(i, *shape, in[0]->shape);
+    int64_t ib = broadcastIndex(i, *shape, in[1]->shape);
+    if (in[0]->isFloat()) {
+      auto v = floatFn(in[0]->floats[ia], in[1]->floats[ib]);
+      if (!v)
+        return std::nullopt;
+      if (out.isFloat())
+        out.floats[i] = in[0]->elementType.isF32() ? double(float(*v)) : *v;
+      else
+        out.ints[i] = *v != 0;
+    } else {
+      auto v = intFn(in[0]->ints[ia], in[1]->ints[ib]);
+      if (!v)
+        return std::nullopt;
+      out.ints[i] = in[0]->elementType.isSignlessInteger(32) ? int64_t(int32_t(*v)) : *v;
+    }
+  }
+  return out;
+}
+
+std::optional<HostTensor> arithmetic(Operation *op, Inputs &in, int64_t limit, char kind) {
+  if (!in[0])
+    return std::nullopt;
+  Type elem = in[0]->elementType;
+  return binary(
+      in, elem, limit,
+      [kind](double a, double b) -> std::optional<double> {
+        switch (kind) {
+        case '+':
+          return a + b;
+        case '-':
+          return a - b;
+        case '*':
+          return a * b;
+        default:
+          return a / b;
+        }
+      },
+      [kind](int64_t a, int64_t b) -> std::optional<int64_t> {
+        switch (kind) {
+        case '+':
+          return a + b;
+        case '-':
+          return a - b;
+        case '*':
+          return a * b;
+        default:
+          if (b == 0)
+            return std::nullopt;
+          return a / b; // truncates toward zero, as ONNX runtimes do
+        }
+      });
+}
+
+std::optional<HostTensor> comparison(Inputs &in, int64_t limit, char kind) {
+  Type i1 = in[0] ? IntegerType::get(in[0]->elementType.getContext(), 1) : Type();
+  if (!i1)
+    return std::nullopt;
+  auto cmp = [kind](auto a, auto b) { return kind == '=' ? a == b : kind == '<' ? a < b : a > b; };
+  return binary(
+      in, i1, limit, [&](double a, double b) -> std::optional<double> { return cmp(a, b); },
+      [&](int64_t a, int64_t b) -> std::optional<int64_t> { return cmp(a, b); });
+}
+
+std::optional<HostTensor> foldShape(Operation *op, Inputs &, int64_t limit) {
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t rank = type.getRank();
+  int64_t start = intAttr(op, "start", 0), end = intAttr(op, "end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  int64_t n = std::max<int64_t>(end - start, 0);
+  if (n > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make({n}, IntegerType::get(op->getContext(), 64));
+  for (int64_t i = 0; i < n; ++i)
+    out.ints[i] = type.getDimSize(start + i);
+  return out;
+}
+
+std::optional<HostTensor> foldSize(Operation *op, Inputs &, int64_t) {
+  auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  HostTensor out = HostTensor::make({}, IntegerType::get(op->getContext(), 64));
+  out.ints[0] = type.getNumElements();
+  return out;
+}
+
+/// Same data, the result's (static) shape: Identity, Reshape, Squeeze, ...
+std::optional<HostTensor> foldRelabel(Operation *op, Inputs &in, int64_t) {
+  auto shape = staticResultShape(op);
+  if (!in[0] || !shape || product(*shape) != in[0]->numElements())
+    return std::nullopt;
+  HostTensor out = *in[0];
+  out.shape = *shape;
+  return out;
+}
+
+std::optional<HostTensor> foldCast(Operation *op, Inputs &in, int64_t) {
+  Type to = ortc::onnx_dialect::elementTypeForOnnxCode(op->getContext(), intAttr(op, "to", 0));
+  if (!in[0] || !ortc::isHostElementType(to))
+    return std::nullopt;
+  HostTensor out = HostTensor::make(in[0]->shape, to);
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    if (to.isSignlessInteger(1)) {
+      out.ints[i] = in[0]->floatAt(i) != 0;
+    } else if (out.isFloat()) {
+      double v = in[0]->floatAt(i);
+      out.floats[i] = to.isF32() ? double(float(v)) : v;
+    } else {
+      if (in[0]->isFloat()) {
+        double v = in[0]->floats[i];
+        if (!std::isfinite(v) || std::fabs(v) > 9.2e18)
+          return std::nullopt; // out of range: undefined in ONNX, leave it
+        out.ints[i] = static_cast<int64_t>(v);
+      } else {
+        out.ints[i] = in[0]->ints[i];
+      }
+      if (to.isSignlessInteger(32))
+        out.ints[i] = int64_t(int32_t(out.ints[i]));
+    }
+  }
+  return out;
+}
+
+std::optional<HostTensor> foldNeg(Operation *, Inputs &in, int64_t) {
+  if (!in[0] || in[0]->elementType.isSignlessInteger(1))
+    return std::nullopt;
+  HostTensor out = *in[0];
+  for (double &v : out.floats)
+    v = -v;
+  for (int64_t &v : out.ints)
+    v = -v;
+  return out;
+}
+
+std::optional<HostTensor> foldConcat(Operation *op, Inputs &in, int64_t limit) {
+  for (auto &t : in)
+    if (!t || t->elementType != in[0]->elementType || t->shape.size() != in[0]->shape.size())
+      return std::nullopt;
+  int64_t rank = in[0]->shape.size();
+  int64_t axis = intAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  SmallVector<int64_t> shape = in[0]->shape;
+  shape[axis] = 0;
+  for (auto &t : in) {
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && t->shape[d] != shape[d])
+        return std::nullopt;
+    shape[axis] += t->shape[axis];
+  }
+  if (product(shape) > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make(shape, in[0]->elementType);
+  int64_t outer = product(ArrayRef<int64_t>(shape).take_front(axis));
+  int64_t inner = product(ArrayRef<int64_t>(shape).drop_front(axis + 1));
+  int64_t k = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto &t : in)
+      for (int64_t j = 0; j < t->shape[axis] * inner; ++j, ++k) {
+        int64_t src = o * t->shape[axis] * inner + j;
+        if (out.isFloat())
+          out.floats[k] = t->floats[src];
+        else
+          out.ints[k] = t->ints[src];
+      }
+  return out;
+}
+
+std::optional<HostTensor> foldGather(Operation *op, Inputs &in, int64_t limit) {
+  if (!in[0] || !in[1] || in[1]->isFloat())
+    return std::nullopt;
+  const HostTensor &data = *in[0], &indices = *in[1];
+  int64_t rank = data.shape.size();
+  int64_t axis = intAttr(op, "axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  SmallVector<int64_t> shape(data.shape.begin(), data.shape.begin() + axis);
+  shape.append(indices.shape.begin(), indices.shape.end());
+  shape.append(data.shape.begin() + axis + 1, data.shape.end());
+  if (product(shape) > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make(shape, data.elementType);
+  int64_t outer = product(ArrayRef<int64_t>(data.shape).take_front(axis));
+  int64_t inner = product(ArrayRef<int64_t>(data.shape).drop_front(axis + 1));
+  int64_t n = data.shape[axis], k = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t idx : indices.ints) {
+      if (idx < -n || idx >= n)
+        return std::nullopt; // out of range: an error at run time, not ours to fold
+      idx = idx < 0 ? idx + n : idx;
+      for (int64_t j = 0; j < inner; ++j, ++k) {
+        int64_t src = (o * n + idx) * inner + j;
+        if (out.isFloat())
+          out.floats[k] = data.floats[src];
+        else
+          out.ints[k] = data.ints[src];
+      }
+    }
+  return out;
+}
+
+std::optional<HostTensor> foldSlice(Operation *op, Inputs &in, int64_t limit) {
+  if (!in[0] || in.size() < 3 || !in[1] || !in[2])
+    return std::nullopt;
+  const HostTensor &data = *in[0];
+  int64_t rank = data.shape.size();
+  size_t count = in[1]->ints.size();
+  if (in[2]->ints.size() != count)
+    return std::nullopt;
+  SmallVector<int64_t> axes, steps(count, 1);
+  for (size_t i = 0; i < count; ++i)
+    axes.push_back(i);
+  if (in.size() > 3 && in[3])
+    axes = SmallVector<int64_t>(in[3]->ints);
+  else if (in.size() > 3 && !in[3] && !isa<NoneType>(op->getOperand(3).getType()))
+    return std::nullopt;
+  if (in.size() > 4 && in[4])
+    steps = SmallVector<int64_t>(in[4]->ints);
+  else if (in.size() > 4 && !in[4] && !isa<NoneType>(op->getOperand(4).getType()))
+    return std::nullopt;
+  if (axes.size() != count || steps.size() != count)
+    return std::nullopt;
+  SmallVector<int64_t> start(rank, 0), step(rank, 1), shape = data.shape;
+  for (size_t i = 0; i < count; ++i) {
+    int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank || steps[i] == 0)
+      return std::nullopt;
+    int64_t dim = data.shape[axis], s = steps[i];
+    int64_t b = in[1]->ints[i], e = in[2]->ints[i];
+    b = b < 0 ? b + dim : b;
+    e = e < 0 ? e + dim : e;
+    if (s > 0) {
+      b = std::clamp<int64_t>(b, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      shape[axis] = e > b ? (e - b + s - 1) / s : 0;
+    } else {
+      b = std::clamp<int64_t>(b, -1, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      shape[axis] = b > e ? (b - e - s - 1) / -s : 0;
+    }
+    start[axis] = b;
+    step[axis] = s;
+  }
+  if (product(shape) > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make(shape, data.elementType);
+  SmallVector<int64_t> outStrides = stridesOf(shape), inStrides = stridesOf(data.shape);
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      src += (start[d] + ((i / outStrides[d]) % shape[d]) * step[d]) * inStrides[d];
+    if (out.isFloat())
+      out.floats[i] = data.floats[src];
+    else
+      out.ints[i] = data.ints[src];
+  }
+  return out;
+}
+
+std::optional<HostTensor> foldConstantOfShape(Operation *op, Inputs &in, int64_t limit) {
+  if (!in[0] || in[0]->isFloat())
+    return std::nullopt;
+  SmallVector<int64_t> shape(in[0]->ints);
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }) || product(shape) > limit)
+    return std::nullopt;
+  Type elem = Float32Type::get(op->getContext());
+  double fill = 0;
+  if (auto value = op->getAttrOfType<DenseElementsAttr>("value")) {
+    elem = value.getElementType();
+    if (!ortc::isHostElementType(elem) || value.getNumElements() != 1)
+      return std::nullopt;
+    fill = isa<FloatType>(elem) ? (*value.getValues<APFloat>().begin()).convertToDouble()
+                                : double((*value.getValues<APInt>().begin()).getSExtValue());
+  } else if (op->getAttr("value")) {
+    return std::nullopt; // a resource-backed value: rare, leave it
+  }
+  HostTensor out = HostTensor::make(shape, elem);
+  for (double &v : out.floats)
+    v = fill;
+  for (int64_t &v : out.ints)
+    v = static_cast<int64_t>(fill);
+  return out;
+}
+
+std::optional<HostTensor> foldRange(Operation *op, Inputs &in, int64_t limit) {
+  if (!in[0] || !in[1] || !in[2] || in[0]->numElements() != 1 || in[1]->numElements() != 1 ||
+      in[2]->numElements() != 1)
+    return std::nullopt;
+  double start = in[0]->floatAt(0), end = in[1]->floatAt(0), delta = in[2]->floatAt(0);
+  if (delta == 0)
+    return std::nullopt;
+  int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((end - start) / delta)), 0);
+  if (n > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make({n}, in[0]->elementType);
+  for (int64_t i = 0; i < n; ++i) {
+    if (out.isFloat())
+      out.floats[i] = start + i * delta;
+    else
+      out.ints[i] = in[0]->ints[0] + i * in[2]->ints[0];
+  }
+  return out;
+}
+
+std::optional<HostTensor> foldWhere(Operation *, Inputs &in, int64_t limit) {
+  if (in.size() != 3 || !in[0] || !in[1] || !in[2] || in[1]->elementType != in[2]->elementType)
+    return std::nullopt;
+  auto shape = broadcastShape(in[0]->shape, in[1]->shape);
+  if (shape)
+    shape = broadcastShape(*shape, in[2]->shape);
+  if (!shape || product(*shape) > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make(*shape, in[1]->elementType);
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    bool c = in[0]->intAt(broadcastIndex(i, *shape, in[0]->shape)) != 0;
+    const HostTensor &src = c ? *in[1] : *in[2];
+    int64_t j = broadcastIndex(i, *shape, src.shape);
+    if (out.isFloat())
+      out.floats[i] = src.floats[j];
+    else
+      out.ints[i] = src.ints[j];
+  }
+  return out;
+}
+
+llvm::StringMap<Folder> buildFolders() {
+  llvm::StringMap<Folder> f;
+  f["onnx.Shape"] = foldShape;
+  f["onnx.Size"] = foldSize;
+  for (const char *name : {"onnx.Identity", "onnx.Reshape", "onnx.Squeeze", "onnx.Unsqueeze",
+                           "onnx.Flatten", "onnx.Expand"})
+    f[name] = foldRelabel;
+  f["onnx.Cast"] = foldCast;
+  f["onnx.Neg"] = foldNeg;
+  f["onnx.Add"] = [](Operation *op, Inputs &in, int64_t l) { return arithmetic(op, in, l, '+'); };
+  f["onnx.Sub"] = [](Operation *op, Inputs &in, int64_t l) { return arithmetic(op, in, l, '-'); };
+  f["onnx.Mul"] = [](Operation *op, Inputs &in, int64_t l) { return arithmetic(op, in, l, '*'); };
+  f["onnx.Div"] = [](Operation *op, Inputs &in, int64_t l) { return arithmetic(op, in, l, '/'); };
+  f["onnx.Equal"] = [](Operation *, Inputs &in, int64_t l) { return comparison(in, l, '='); };
+  f["onnx.Less"] = [](Operation *, Inputs &in, int64_t l) { return comparison(in, l, '<'); };
+  f["onnx.Greater"] = [](Operation *, Inputs &in, int64_t l) { return comparison(in, l, '>'); };
+  f["onnx.Concat"] = foldConcat;
+  f["onnx.Gather"] = foldGather;
+  f["onnx.Slice"] = foldSlice;
+  f["onnx.ConstantOfShape"] = foldConstantOfShape;
+  f["onnx.Range"] = foldRange;
+  f["onnx.Where"] = foldWhere;
+  return f;
+}
+
+struct OnnxFoldConstants : ortc::impl::OnnxFoldConstantsBase<OnnxFoldConstants> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    static const llvm::StringMap<Folder> folders = buildFolders();
+    func::FuncOp func = getOperation();
+    SmallVector<Operation *> ops;
+    func.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
+    for (Operation *op : ops) {
+      auto folder = folders.find(op->getName().getStringRef());
+      if (folder == folders.end() || op->getNumResults() != 1)
+        continue;
+      // Reshape/Squeeze/Unsqueeze/Expand read only their data as a tensor.
+      Inputs inputs;
+      for (Value operand : op->getOperands())
+        inputs.push_back(isa<NoneType>(operand.getType())
+                             ? std::nullopt
+                             : ortc::readHostTensor(operand, maxElements));
+      std::optional<HostTensor> result = folder->second(op, inputs, maxElements);
+      if (!result)
+        continue;
+      OpBuilder builder(op);
+      OperationState state(op->getLoc(), "onnx.Constant");
+      Attribute value = result->toAttribute();
+      state.addAttribute("value", value);
+      state.addTypes(cast<TypedAttr>(value).getType());
+      Operation *constant = builder.create(state);
+      op->getResult(0).replaceAllUsesWith(constant->getResult(0));
+      op->erase();
+      ++numFolded;
+    }
+    // A folded value that the function returns has a more precise type now.
+    Operation *ret = func.getBody().back().getTerminator();
+    SmallVector<Type> results(ret->getOperandTypes());
+    if (TypeRange(results) != func.getResultTypes())
+      func.setFunctionType(FunctionType::get(&getContext(), func.getArgumentTypes(), results));
+  }
+};
+
+} // namespace
