@@ -78,4 +78,26 @@ def OnnxFoldConstants : Pass<"onnx-fold-constants", "mlir::func::FuncOp"> {
   ];
 }
 
+def OnnxFuseMatMulAdd : Pass<"onnx-fuse-matmul-add", "mlir::func::FuncOp"> {
+  let summary = "Fold a bias Add into a 2-D MatMul or Gemm";
+  let description = [{
+    Add(MatMul(A, B), C) becomes Gemm(A, B, C) when A and B are 2-D float
+    tensors and C broadcasts one way to the [M, N] result; Add(Gemm(A, B), C)
+    with no C and beta 1 takes C. The Add must not broadcast past [M, N] and
+    the product must have no other user.
+  }];
+  let dependentDialects = ["ortc::onnx_dialect::OnnxDialect"];
+}
+
+def OnnxFoldConvBatchNorm : Pass<"onnx-fold-conv-bn", "mlir::func::FuncOp"> {
+  let summary = "Fold inference BatchNormalization into the Conv before it";
+  let description = [{
+    When a BatchNormalization in inference mode reads a Conv used only there,
+    and the Conv's weights and bias and the normalization's scale, B, mean and
+    var are f32 constants, the per-channel affine transform is folded into new
+    Conv weights and bias (new resource blobs) and the normalization goes.
+  }];
+  let dependentDialects = ["ortc::onnx_dialect::OnnxDialect"];
+}
+
 #endif // ORTC_COMPILER_TRANSFORMS_PASSES

@@ -12,6 +12,8 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm) {
   // Static shapes let shape arithmetic fold; folded shapes refine more types.
   fn.addPass(createOnnxFoldConstants());
   fn.addPass(createOnnxShapeInference());
+  fn.addPass(createOnnxFoldConvBatchNorm());
+  fn.addPass(createOnnxFuseMatMulAdd());
   // Shapes known now may let more patterns apply (identity Casts, Identity).
   fn.addPass(createOnnxCanonicalize());
   fn.addPass(createOnnxDeadCodeElimination());
