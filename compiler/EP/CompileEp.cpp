@@ -21,6 +21,8 @@ std::pair<std::string, std::string> onnxOpTypeAndDomain(Operation *op) {
     std::string d = domain ? domain.getValue().str() : "";
     return {type ? type.getValue().str() : "", d.empty() ? "ai.onnx" : d};
   }
+  if (name.consume_front("ortc."))
+    return {name.str(), "ortc"};
   if (name.consume_front("onnx.ml."))
     return {name.str(), "ai.onnx.ml"};
   if (name.consume_front("onnx."))

@@ -26,8 +26,10 @@ bool isFreeOp(Operation *op) {
   return name == "onnx.Constant" || name == "onnx.NoValue";
 }
 
+// onnx ops and the fused ortc ops are placed; partition calls and returns not.
 bool isPlaceable(Operation *op) {
-  return op->getDialect() && op->getDialect()->getNamespace() == "onnx" && !isFreeOp(op) &&
+  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+  return (dialect == "onnx" || dialect == "ortc") && !isFreeOp(op) &&
          !op->hasTrait<OpTrait::IsTerminator>();
 }
 

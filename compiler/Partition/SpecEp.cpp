@@ -56,7 +56,7 @@ KernelMatch SpecEp::supportsOp(const NodeQuery &query) const {
   auto cost = costs.find(query.opType);
   if (cost == costs.end())
     cost = costs.find("*");
-  if (cost == costs.end() || query.domain != "ai.onnx") {
+  if (cost == costs.end() || (query.domain != "ai.onnx" && query.domain != "ortc")) {
     std::string accepts;
     for (const auto &[op, c] : costs)
       accepts += (accepts.empty() ? "" : ", ") + op;

@@ -15,9 +15,11 @@ using namespace mlir;
 namespace {
 
 bool isRemovableOnnxOp(Operation *op) {
-  // ONNX ops have no side effects; terminators keep their operands live.
-  return op->getDialect() && op->getDialect()->getNamespace() == "onnx" &&
-         op->getName().getStringRef() != "onnx.Yield" && op->use_empty();
+  // ONNX ops and the fused ortc ops have no side effects; terminators keep
+  // their operands live.
+  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+  return (dialect == "onnx" || dialect == "ortc") && op->getName().getStringRef() != "onnx.Yield" &&
+         op->use_empty();
 }
 
 struct OnnxDeadCodeElimination : ortc::impl::OnnxDeadCodeEliminationBase<OnnxDeadCodeElimination> {

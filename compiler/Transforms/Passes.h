@@ -10,6 +10,12 @@
 namespace mlir::func {
 class FuncOp;
 }
+namespace ortc::onnx_dialect {
+class OnnxDialect;
+}
+namespace ortc::fused {
+class OrtcDialect;
+}
 
 namespace ortc {
 

@@ -12,9 +12,10 @@
 include "mlir/Pass/PassBase.td"
 
 def OnnxDeadCodeElimination : Pass<"onnx-dce", "mlir::func::FuncOp"> {
-  let summary = "Remove onnx ops whose results are never used";
+  let summary = "Remove onnx and ortc ops whose results are never used";
   let description = [{
-    ONNX ops have no side effects, so an op none of whose results is used
+    ONNX ops (and the fused ortc ops) have no side effects, so an op none of
+    whose results is used
     (directly or through other dead ops, inside subgraph regions too) is
     removed. Values the function returns or that region terminators yield are
     live.
@@ -98,6 +99,22 @@ def OnnxFoldConvBatchNorm : Pass<"onnx-fold-conv-bn", "mlir::func::FuncOp"> {
     Conv weights and bias (new resource blobs) and the normalization goes.
   }];
   let dependentDialects = ["ortc::onnx_dialect::OnnxDialect"];
+}
+
+def OnnxRecognizeFusedOps : Pass<"onnx-recognize-fused-ops", "mlir::func::FuncOp"> {
+  let summary = "Rewrite exported LayerNorm, GELU and attention subgraphs into ortc ops";
+  let description = [{
+    - (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps), optionally times a
+      constant scale and plus a constant bias, over trailing axes, and
+      onnx.LayerNormalization: ortc.layer_norm;
+    - 0.5 * x * (1 + erf(x / sqrt 2)) in its exported orders, and onnx.Gelu:
+      ortc.gelu;
+    - MatMul(Softmax(MatMul(q, Transpose(k)) scaled [+ mask]), v) with the
+      softmax over the last axis and the transpose swapping the last two
+      dims: ortc.attention.
+    Only the subgraph's final value is replaced; run onnx-dce after.
+  }];
+  let dependentDialects = ["ortc::onnx_dialect::OnnxDialect", "ortc::fused::OrtcDialect"];
 }
 
 #endif // ORTC_COMPILER_TRANSFORMS_PASSES

@@ -14,6 +14,7 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm) {
   fn.addPass(createOnnxShapeInference());
   fn.addPass(createOnnxFoldConvBatchNorm());
   fn.addPass(createOnnxFuseMatMulAdd());
+  fn.addPass(createOnnxRecognizeFusedOps());
   // Shapes known now may let more patterns apply (identity Casts, Identity).
   fn.addPass(createOnnxCanonicalize());
   fn.addPass(createOnnxDeadCodeElimination());

@@ -7,6 +7,7 @@
 #include "compiler/Partition/Passes.h"
 #include "compiler/Transforms/Passes.h"
 #include "dialects/onnx/OnnxDialect.h"
+#include "dialects/ortc/OrtcDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -15,7 +16,8 @@
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
-  registry.insert<mlir::func::FuncDialect, ortc::onnx_dialect::OnnxDialect>();
+  registry
+      .insert<mlir::func::FuncDialect, ortc::onnx_dialect::OnnxDialect, ortc::fused::OrtcDialect>();
   // Generic MLIR passes (canonicalize, cse, symbol-dce, ...) for tests.
   mlir::registerTransformsPasses();
   ortc::registerOnnxGenericPasses();

@@ -78,8 +78,20 @@ func.func @main_graph(%c: tensor<i1>, %x: tensor<4xf32>) -> tensor<4xf32> {
 
 module attributes {onnx.opset_import = {ai.onnx = 17 : i64, com.microsoft = 1 : i64}} {
 func.func @main_graph(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{no EP claims this node; gpu_ep declines node 'FusedGelu' (com.microsoft::FusedGelu, opset 1): op: op com.microsoft::FusedGelu has no kernel; accepts ai.onnx ops Add, MatMul; cpu_ep declines node 'FusedGelu' (com.microsoft::FusedGelu, opset 1): op: op com.microsoft::FusedGelu has no kernel; accepts ai.onnx ops *}}
+  // expected-error @+1 {{no EP claims this node; gpu_ep declines node 'FusedGelu' (com.microsoft::FusedGelu, opset 1): op: op com.microsoft::FusedGelu has no kernel; accepts ai.onnx and ortc ops Add, MatMul; cpu_ep declines node 'FusedGelu' (com.microsoft::FusedGelu, opset 1): op: op com.microsoft::FusedGelu has no kernel; accepts ai.onnx and ortc ops *}}
   %0 = "onnx.Generic"(%x) <{domain = "com.microsoft", onnx_attrs = {}, op_type = "FusedGelu", since_version = 1 : i64}> : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+}
+
+// -----
+
+// Fused ortc ops are placed like onnx ops; a spec EP names them by mnemonic.
+// CHECK-LABEL: func.func private @cpu_ep_p0
+// CHECK: ortc.gelu
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+func.func @main_graph(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ortc.gelu %x {approximate = "none"} : tensor<4xf32> -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 }

@@ -1,0 +1,299 @@
+//===- RecognizeFusedOps.cpp - onnx-recognize-fused-ops -------------------===//
+//
+// Rewrites the subgraphs that converters export for layer normalization, GELU
+// and scaled dot-product attention (and the ONNX ops LayerNormalization and
+// Gelu) into ortc.layer_norm, ortc.gelu and ortc.attention. Each pattern
+// anchors on the op in the middle of the subgraph that is rarest elsewhere
+// (Div over a Sqrt, Erf, Softmax) and replaces only the subgraph's final
+// value; intermediates that lose their last user are left to onnx-dce.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Transforms/Passes.h"
+
+#include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/HostTensor.h"
+#include "dialects/onnx/OnnxOps.h"
+#include "dialects/ortc/OrtcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace ortc {
+#define GEN_PASS_DEF_ONNXRECOGNIZEFUSEDOPS
+#include "compiler/Transforms/Passes.h.inc"
+} // namespace ortc
+
+using namespace mlir;
+namespace od = ortc::onnx_dialect;
+namespace fused = ortc::fused;
+
+namespace {
+
+/// The value of a constant whose elements are all equal (a scalar in effect).
+std::optional<double> scalarConstant(Value v) {
+  auto t = ortc::readHostTensor(v, 1);
+  if (!t || t->numElements() != 1)
+    return std::nullopt;
+  return t->floatAt(0);
+}
+
+bool isScalarNear(Value v, double expected, double tolerance = 1e-4) {
+  auto s = scalarConstant(v);
+  return s && std::fabs(*s - expected) <= tolerance * std::max(1.0, std::fabs(expected));
+}
+
+/// For a binary op, the operand that is not `known`, or null.
+Value otherOperand(Operation *op, Value known) {
+  if (op->getNumOperands() != 2)
+    return nullptr;
+  if (op->getOperand(0) == known)
+    return op->getOperand(1);
+  if (op->getOperand(1) == known)
+    return op->getOperand(0);
+  return nullptr;
+}
+
+/// The single user of `v`, if it has exactly one use.
+Operation *singleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
+
+/// If a ReduceMean's (constant) axes are exactly the trailing dims from some
+/// axis on, that axis.
+std::optional<int64_t> trailingReduceAxis(od::ReduceMeanOp op) {
+  auto type = dyn_cast<RankedTensorType>(op.getData().getType());
+  if (!type || op.getKeepdims() != 1)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> axes;
+  if (!od::isNoValue(op.getAxes()))
+    axes = ortc::getConstantIntValues(op.getAxes());
+  if (!axes || axes->empty())
+    return std::nullopt;
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> sorted;
+  for (int64_t a : *axes)
+    sorted.push_back(a < 0 ? a + rank : a);
+  llvm::sort(sorted);
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted[i] != rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(i))
+      return std::nullopt;
+  return sorted.front();
+}
+
+/// (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* scale] [+ bias]
+struct RecognizeLayerNorm : OpRewritePattern<od::DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(od::DivOp div, PatternRewriter &rewriter) const override {
+    auto sub = div.getA().getDefiningOp<od::SubOp>();
+    auto sqrt = div.getB().getDefiningOp<od::SqrtOp>();
+    if (!sub || !sqrt)
+      return failure();
+    auto mean = sub.getB().getDefiningOp<od::ReduceMeanOp>();
+    if (!mean || mean.getData() != sub.getA())
+      return failure();
+    Value x = sub.getA(), centered = sub.getC();
+    auto addEps = sqrt.getX().getDefiningOp<od::AddOp>();
+    if (!addEps)
+      return failure();
+    Value variance = addEps.getA(), epsValue = addEps.getB();
+    if (!variance.getDefiningOp<od::ReduceMeanOp>())
+      std::swap(variance, epsValue);
+    auto var = variance.getDefiningOp<od::ReduceMeanOp>();
+    auto epsilon = scalarConstant(epsValue);
+    if (!var || !epsilon)
+      return failure();
+    Operation *square = var.getData().getDefiningOp();
+    bool isSquare = square && ((isa<od::PowOp>(square) && square->getOperand(0) == centered &&
+                                isScalarNear(square->getOperand(1), 2.0)) ||
+                               (isa<od::MulOp>(square) && square->getOperand(0) == centered &&
+                                square->getOperand(1) == centered));
+    auto axis = trailingReduceAxis(mean);
+    if (!isSquare || !axis || trailingReduceAxis(var) != axis)
+      return rewriter.notifyMatchFailure(div, "not a layer normalization");
+
+    // Optional affine part: a Mul by a constant, then an Add of a constant.
+    Value result = div.getC(), scale, bias;
+    if (Operation *mul = singleUser(result); mul && isa<od::MulOp>(mul)) {
+      Value other = otherOperand(mul, result);
+      if (other && other.getDefiningOp<od::ConstantOp>()) {
+        scale = other;
+        result = mul->getResult(0);
+        if (Operation *add = singleUser(result); add && isa<od::AddOp>(add)) {
+          Value b = otherOperand(add, result);
+          if (b && b.getDefiningOp<od::ConstantOp>()) {
+            bias = b;
+            result = add->getResult(0);
+          }
+        }
+      }
+    }
+    if (result.use_empty())
+      return failure(); // already rewritten; the rest is left to onnx-dce
+    Operation *last = result.getDefiningOp();
+    rewriter.setInsertionPoint(last);
+    auto fusedOp = fused::LayerNormOp::create(rewriter, last->getLoc(), result.getType(), x, scale,
+                                              bias, rewriter.getI64IntegerAttr(*axis),
+                                              rewriter.getF32FloatAttr(*epsilon));
+    rewriter.replaceAllUsesWith(result, fusedOp.getResult());
+    return success();
+  }
+};
+
+/// onnx.LayerNormalization whose mean and inverse std-dev outputs are unused.
+struct ConvertLayerNormalization : OpRewritePattern<od::LayerNormalizationOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(od::LayerNormalizationOp op,
+                                PatternRewriter &rewriter) const override {
+    for (unsigned i = 1; i < op->getNumResults(); ++i)
+      if (!op->getResult(i).use_empty())
+        return rewriter.notifyMatchFailure(op, "statistics outputs are used");
+    Value bias = od::isNoValue(op.getB()) ? Value() : op.getB();
+    auto fusedOp = fused::LayerNormOp::create(
+        rewriter, op.getLoc(), op->getResult(0).getType(), op.getX(), op.getScale(), bias,
+        rewriter.getI64IntegerAttr(static_cast<int64_t>(op.getAxis())),
+        rewriter.getF32FloatAttr(op.getEpsilon().convertToFloat()));
+    rewriter.replaceAllUsesWith(op->getResult(0), fusedOp.getResult());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// 0.5 * x * (1 + erf(x / sqrt(2))), in the orders converters write it.
+struct RecognizeErfGelu : OpRewritePattern<od::ErfOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(od::ErfOp erf, PatternRewriter &rewriter) const override {
+    Operation *scaled = erf.getInput().getDefiningOp();
+    if (!scaled)
+      return failure();
+    Value x;
+    if (isa<od::DivOp>(scaled) && isScalarNear(scaled->getOperand(1), std::sqrt(2.0)))
+      x = scaled->getOperand(0);
+    else if (isa<od::MulOp>(scaled) && isScalarNear(scaled->getOperand(1), std::sqrt(0.5)))
+      x = scaled->getOperand(0);
+    else if (isa<od::MulOp>(scaled) && isScalarNear(scaled->getOperand(0), std::sqrt(0.5)))
+      x = scaled->getOperand(1);
+    if (!x)
+      return rewriter.notifyMatchFailure(erf, "erf input is not x / sqrt(2)");
+    Operation *plusOne = singleUser(erf.getOutput());
+    if (!plusOne || !isa<od::AddOp>(plusOne) ||
+        !isScalarNear(otherOperand(plusOne, erf.getOutput()), 1.0))
+      return rewriter.notifyMatchFailure(erf, "erf is not followed by + 1");
+    Value c = plusOne->getResult(0);
+    Operation *mul = singleUser(c);
+    if (!mul || !isa<od::MulOp>(mul))
+      return failure();
+    Value other = otherOperand(mul, c), result;
+    if (other == x) { // (x * c) * 0.5
+      Operation *half = singleUser(mul->getResult(0));
+      if (half && isa<od::MulOp>(half) && isScalarNear(otherOperand(half, mul->getResult(0)), 0.5))
+        result = half->getResult(0);
+    } else if (auto halfX = other ? other.getDefiningOp<od::MulOp>() : nullptr) { // (0.5 x) * c
+      if (otherOperand(halfX, x) && isScalarNear(otherOperand(halfX, x), 0.5))
+        result = mul->getResult(0);
+    } else if (other && isScalarNear(other, 0.5)) { // (c * 0.5) * x
+      Operation *timesX = singleUser(mul->getResult(0));
+      if (timesX && isa<od::MulOp>(timesX) && otherOperand(timesX, mul->getResult(0)) == x)
+        result = timesX->getResult(0);
+    }
+    if (!result)
+      return rewriter.notifyMatchFailure(erf, "no 0.5 * x * (1 + erf) product");
+    if (result.use_empty())
+      return failure(); // already rewritten
+    Operation *last = result.getDefiningOp();
+    rewriter.setInsertionPoint(last);
+    auto gelu = fused::GeluOp::create(rewriter, last->getLoc(), result.getType(), x,
+                                      rewriter.getStringAttr("none"));
+    rewriter.replaceAllUsesWith(result, gelu.getResult());
+    return success();
+  }
+};
+
+struct ConvertGelu : OpRewritePattern<od::GeluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(od::GeluOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<fused::GeluOp>(op, op.getType(), op.getX(),
+                                               rewriter.getStringAttr(op.getApproximate()));
+    return success();
+  }
+};
+
+bool swapsLastTwoDims(od::TransposeOp op) {
+  auto perm = op.getPerm();
+  auto type = dyn_cast<RankedTensorType>(op.getData().getType());
+  if (!type || type.getRank() < 2)
+    return false;
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> expected;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    expected.push_back(i);
+  expected.push_back(rank - 1);
+  expected.push_back(rank - 2);
+  if (!perm)
+    return rank == 2;
+  return llvm::equal(*perm, expected);
+}
+
+/// MatMul(Softmax(MatMul(q, Transpose(k)) [* s | / s] [+ mask]), v)
+struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(od::SoftmaxOp softmax, PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(softmax.getInput().getType());
+    if (!type || (softmax.getAxis() != -1 && softmax.getAxis() != type.getRank() - 1))
+      return failure();
+    Operation *outMatMul = singleUser(softmax.getOutput());
+    if (!outMatMul || !isa<od::MatMulOp>(outMatMul) ||
+        outMatMul->getOperand(0) != softmax.getOutput())
+      return failure();
+    Value v = outMatMul->getOperand(1), scores = softmax.getInput(), mask;
+    if (auto add = scores.getDefiningOp<od::AddOp>()) {
+      // The mask is the side that is not the scaled product.
+      Value a = add.getA(), b = add.getB();
+      bool aIsProduct = a.getDefiningOp<od::MatMulOp>() || a.getDefiningOp<od::MulOp>() ||
+                        a.getDefiningOp<od::DivOp>();
+      scores = aIsProduct ? a : b;
+      mask = aIsProduct ? b : a;
+    }
+    double scale = 1.0;
+    if (auto mul = scores.getDefiningOp<od::MulOp>()) {
+      bool productFirst = static_cast<bool>(mul.getA().getDefiningOp<od::MatMulOp>());
+      auto s = scalarConstant(productFirst ? mul.getB() : mul.getA());
+      if (!s)
+        return failure();
+      scale = *s;
+      scores = productFirst ? mul.getA() : mul.getB();
+    } else if (auto div = scores.getDefiningOp<od::DivOp>()) {
+      auto s = scalarConstant(div.getB());
+      if (!s || *s == 0)
+        return failure();
+      scale = 1.0 / *s;
+      scores = div.getA();
+    }
+    auto qk = scores.getDefiningOp<od::MatMulOp>();
+    auto kt = qk ? qk.getB().getDefiningOp<od::TransposeOp>() : nullptr;
+    if (!qk || !kt || !swapsLastTwoDims(kt))
+      return rewriter.notifyMatchFailure(softmax, "not softmax(q k^T) v");
+    if (outMatMul->getResult(0).use_empty())
+      return failure(); // already rewritten
+    rewriter.setInsertionPoint(outMatMul);
+    auto attention = fused::AttentionOp::create(
+        rewriter, outMatMul->getLoc(), outMatMul->getResult(0).getType(), qk.getA(), kt.getData(),
+        v, mask, rewriter.getF32FloatAttr(static_cast<float>(scale)));
+    rewriter.replaceAllUsesWith(outMatMul->getResult(0), attention.getResult());
+    return success();
+  }
+};
+
+struct OnnxRecognizeFusedOps : ortc::impl::OnnxRecognizeFusedOpsBase<OnnxRecognizeFusedOps> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<RecognizeLayerNorm, ConvertLayerNormalization, RecognizeErfGelu, ConvertGelu,
+                 RecognizeAttention>(&getContext());
+    // Matched subgraphs lose their users and are left to onnx-dce.
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,66 @@
+//===- OrtcOps.td - the ortc dialect: fused ops and partitions -*- tablegen -*-===//
+//
+// Ops that ONNX spells as subgraphs but kernels want whole. The generic
+// recognition pass (onnx-recognize-fused-ops) rewrites the exported patterns,
+// and the ONNX ops that already mean the same (LayerNormalization-17,
+// Gelu-20), into these, so that each EP claims one form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_ORTC_OPS
+#define ORTC_ORTC_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Ortc_Dialect : Dialect {
+  let name = "ortc";
+  let cppNamespace = "::ortc::fused";
+  let summary = "ortc's own ops: fused patterns that EPs claim whole";
+}
+
+class Ortc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Ortc_Dialect, mnemonic, traits>;
+
+def Ortc_LayerNormOp : Ortc_Op<"layer_norm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "normalize over the trailing dims from `axis`, then scale and shift";
+  let description = [{
+    y = (x - mean) / sqrt(var + epsilon) * scale + bias, with mean and var
+    over dims [axis, rank). Same meaning as ONNX LayerNormalization-17.
+  }];
+  let arguments = (ins AnyTensor:$input, Optional<AnyTensor>:$scale,
+                       Optional<AnyTensor>:$bias, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs AnyTensor:$output);
+  let assemblyFormat = [{
+    $input (`scale` $scale^ `:` type($scale))? (`bias` $bias^ `:` type($bias))? attr-dict
+    `:` type($input) `->` type($output)
+  }];
+}
+
+def Ortc_GeluOp : Ortc_Op<"gelu", [Pure]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    approximate = "none": 0.5 x (1 + erf(x / sqrt 2));
+    approximate = "tanh": 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+  }];
+  let arguments = (ins AnyTensor:$input, StrAttr:$approximate);
+  let results = (outs AnyTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Ortc_AttentionOp : Ortc_Op<"attention", [Pure]> {
+  let summary = "scaled dot-product attention: softmax(q k^T scale + mask) v";
+  let description = [{
+    q: [..., Sq, D], k: [..., Sk, D], v: [..., Sk, Dv]; the optional additive
+    mask broadcasts to [..., Sq, Sk]; softmax runs over the last axis.
+  }];
+  let arguments = (ins AnyTensor:$query, AnyTensor:$key, AnyTensor:$value,
+                       Optional<AnyTensor>:$mask, F32Attr:$scale);
+  let results = (outs AnyTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^ `:` type($mask))? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `->` type($output)
+  }];
+}
+
+#endif // ORTC_ORTC_OPS
