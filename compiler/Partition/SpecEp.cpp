@@ -62,7 +62,7 @@ KernelMatch SpecEp::supportsOp(const NodeQuery &query) const {
       accepts += (accepts.empty() ? "" : ", ") + op;
     return KernelMatch::unsupported(query.decline(
         name(), RejectedKind::OpType, "op " + query.domain + "::" + query.opType + " has no kernel",
-        "ai.onnx ops " + (accepts.empty() ? std::string("(none)") : accepts)));
+        "ai.onnx and ortc ops " + (accepts.empty() ? std::string("(none)") : accepts)));
   }
   KernelCost k;
   k.computeNs = cost->second;
