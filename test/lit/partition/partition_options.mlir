@@ -32,7 +32,7 @@
 // UNCLAIMED: %[[S:.*]] = "onnx.Sqrt"(%[[A]])
 // UNCLAIMED: call @b_ep_p0(%[[S]])
 // JSON: {"placements": [{"node": "add", "op": "Add", "ep": "a_ep", "how": "cost", "partition": "a_ep_p0", "score_ns": 5.0}, {"node": "sqrt", "op": "Sqrt", "ep": null, "how": "unclaimed", "partition": null, "score_ns": 0.0}, {"node": "relu", "op": "Relu", "ep": "b_ep", "how": "cost", "partition": "b_ep_p0", "score_ns": 5.0}], "partitions": [{"name": "a_ep_p0", "ep": "a_ep", "ops": 1, "inputs": 1, "outputs": 1}, {"name": "b_ep_p0", "ep": "b_ep", "ops": 1, "inputs": 1, "outputs": 1}], "declines": [
-// JSON-SAME: {"node": "sqrt", "op": "Sqrt", "domain": "ai.onnx", "opset": 17, "ep": "a_ep", "kind": "op", "rejected": "op ai.onnx::Sqrt has no kernel", "accepts": "ai.onnx ops Add, Neg", "remediation": ""}
+// JSON-SAME: {"node": "sqrt", "op": "Sqrt", "domain": "ai.onnx", "opset": 17, "ep": "a_ep", "kind": "op", "rejected": "op ai.onnx::Sqrt has no kernel", "accepts": "ai.onnx and ortc ops Add, Neg", "remediation": ""}
 module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
 func.func @main_graph(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "onnx.Add"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("add")
