@@ -98,22 +98,41 @@ def default_signature(attr):
     return dv.SerializeToString() if dv is not None and dv.ListFields() else b""
 
 
-def signature(schema):
-    return (
-        tuple((i.name, int(i.option)) for i in schema.inputs),
-        tuple((o.name, int(o.option)) for o in schema.outputs),
-        tuple(sorted((n, int(a.type), a.required, default_signature(a))
-                     for n, a in schema.attributes.items())),
-    )
+def is_upgradable(old, new):
+    """A node of schema `old` means the same as one of `new` with the same inputs,
+    outputs and attributes: `new` only adds trailing optional inputs and outputs
+    and attributes that are optional, and keeps every attribute's type and
+    default. (Changes of meaning without a change of signature, like the
+    Softmax axis default, show up as a changed default.)"""
+
+    def params_fit(olds, news):
+        if len(olds) > len(news):
+            return False
+        for o, n in zip(olds, news):
+            if o.name != n.name:
+                return False
+            if o.option != n.option and not (o.option == P.Single and n.option == P.Optional):
+                return False
+        return all(n.option != P.Single for n in news[len(olds):])
+
+    if not params_fit(old.inputs, new.inputs) or not params_fit(old.outputs, new.outputs):
+        return False
+    for name, a in old.attributes.items():
+        b = new.attributes.get(name)
+        if b is None or b.type != a.type or default_signature(a) != default_signature(b):
+            return False
+    return all(not b.required for name, b in new.attributes.items()
+               if name not in old.attributes)
 
 
 def compatible_since(history):
-    """Oldest since-version whose signature matches the latest one without a break."""
+    """Oldest since-version from which every schema up to the latest imports
+    as the latest typed op without a change of meaning."""
     history = sorted(history, key=lambda s: s.since_version)
-    latest = signature(history[-1])
-    since = history[-1].since_version
+    latest = history[-1]
+    since = latest.since_version
     for s in reversed(history[:-1]):
-        if signature(s) != latest:
+        if not is_upgradable(s, latest):
             break
         since = s.since_version
     return since
@@ -208,7 +227,7 @@ def gen_td(s, since):
         "  let description = [{",
         f"    Typed form of `{s.name}` from the ONNX schema since version"
         f" {s.since_version}; imported for models whose opset is at least {since}"
-        " (older versions have another signature and import as `onnx.Generic`).",
+        " (older versions differ in signature or meaning and import as `onnx.Generic`).",
         "    Optional inputs that a node leaves out are values of type `none` from"
         " `onnx.NoValue`; outputs it leaves out have type `none`.",
         "  }];",

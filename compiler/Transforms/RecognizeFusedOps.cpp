@@ -240,7 +240,8 @@ struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(od::SoftmaxOp softmax, PatternRewriter &rewriter) const override {
     auto type = dyn_cast<RankedTensorType>(softmax.getInput().getType());
-    if (!type || (softmax.getAxis() != -1 && softmax.getAxis() != type.getRank() - 1))
+    int64_t axis = static_cast<int64_t>(softmax.getAxis());
+    if (!type || (axis != -1 && axis != type.getRank() - 1))
       return failure();
     Operation *outMatMul = singleUser(softmax.getOutput());
     if (!outMatMul || !isa<od::MatMulOp>(outMatMul) ||

@@ -9,7 +9,7 @@ include "OnnxBase.td"
 def ONNX_AbsOp : ONNX_Op<"Abs"> {
   let summary = "ONNX Abs (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Abs` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Abs` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -26,7 +26,7 @@ def ONNX_AbsOp : ONNX_Op<"Abs"> {
 def ONNX_AcosOp : ONNX_Op<"Acos"> {
   let summary = "ONNX Acos (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Acos` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Acos` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -43,7 +43,7 @@ def ONNX_AcosOp : ONNX_Op<"Acos"> {
 def ONNX_AcoshOp : ONNX_Op<"Acosh"> {
   let summary = "ONNX Acosh (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Acosh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Acosh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -60,7 +60,7 @@ def ONNX_AcoshOp : ONNX_Op<"Acosh"> {
 def ONNX_AddOp : ONNX_Op<"Add"> {
   let summary = "ONNX Add (domain ai.onnx, opset 14)";
   let description = [{
-    Typed form of `Add` from the ONNX schema since version 14; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Add` from the ONNX schema since version 14; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -78,7 +78,7 @@ def ONNX_AddOp : ONNX_Op<"Add"> {
 def ONNX_AffineGridOp : ONNX_Op<"AffineGrid"> {
   let summary = "ONNX AffineGrid (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `AffineGrid` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `AffineGrid` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -97,7 +97,7 @@ def ONNX_AffineGridOp : ONNX_Op<"AffineGrid"> {
 def ONNX_AndOp : ONNX_Op<"And"> {
   let summary = "ONNX And (domain ai.onnx, opset 7)";
   let description = [{
-    Typed form of `And` from the ONNX schema since version 7; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `And` from the ONNX schema since version 7; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -115,7 +115,7 @@ def ONNX_AndOp : ONNX_Op<"And"> {
 def ONNX_ArgMaxOp : ONNX_Op<"ArgMax"> {
   let summary = "ONNX ArgMax (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `ArgMax` from the ONNX schema since version 13; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ArgMax` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -127,7 +127,7 @@ def ONNX_ArgMaxOp : ONNX_Op<"ArgMax"> {
     AnyType:$reduced);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 13;
-    static constexpr int kCompatibleSince = 12;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -135,7 +135,7 @@ def ONNX_ArgMaxOp : ONNX_Op<"ArgMax"> {
 def ONNX_ArgMinOp : ONNX_Op<"ArgMin"> {
   let summary = "ONNX ArgMin (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `ArgMin` from the ONNX schema since version 13; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ArgMin` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -147,7 +147,7 @@ def ONNX_ArgMinOp : ONNX_Op<"ArgMin"> {
     AnyType:$reduced);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 13;
-    static constexpr int kCompatibleSince = 12;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -155,7 +155,7 @@ def ONNX_ArgMinOp : ONNX_Op<"ArgMin"> {
 def ONNX_AsinOp : ONNX_Op<"Asin"> {
   let summary = "ONNX Asin (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Asin` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Asin` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -172,7 +172,7 @@ def ONNX_AsinOp : ONNX_Op<"Asin"> {
 def ONNX_AsinhOp : ONNX_Op<"Asinh"> {
   let summary = "ONNX Asinh (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Asinh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Asinh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -189,7 +189,7 @@ def ONNX_AsinhOp : ONNX_Op<"Asinh"> {
 def ONNX_AtanOp : ONNX_Op<"Atan"> {
   let summary = "ONNX Atan (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Atan` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Atan` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -206,7 +206,7 @@ def ONNX_AtanOp : ONNX_Op<"Atan"> {
 def ONNX_AtanhOp : ONNX_Op<"Atanh"> {
   let summary = "ONNX Atanh (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Atanh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Atanh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -223,7 +223,7 @@ def ONNX_AtanhOp : ONNX_Op<"Atanh"> {
 def ONNX_AttentionOp : ONNX_Op<"Attention"> {
   let summary = "ONNX Attention (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Attention` from the ONNX schema since version 25; imported for models whose opset is at least 25 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Attention` from the ONNX schema since version 25; imported for models whose opset is at least 23 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -250,7 +250,7 @@ def ONNX_AttentionOp : ONNX_Op<"Attention"> {
     AnyType:$qk_matmul_output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 25;
-    static constexpr int kCompatibleSince = 25;
+    static constexpr int kCompatibleSince = 23;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -258,7 +258,7 @@ def ONNX_AttentionOp : ONNX_Op<"Attention"> {
 def ONNX_AveragePoolOp : ONNX_Op<"AveragePool"> {
   let summary = "ONNX AveragePool (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `AveragePool` from the ONNX schema since version 22; imported for models whose opset is at least 19 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `AveragePool` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -274,7 +274,7 @@ def ONNX_AveragePoolOp : ONNX_Op<"AveragePool"> {
     AnyType:$Y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 22;
-    static constexpr int kCompatibleSince = 19;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -282,7 +282,7 @@ def ONNX_AveragePoolOp : ONNX_Op<"AveragePool"> {
 def ONNX_BatchNormalizationOp : ONNX_Op<"BatchNormalization"> {
   let summary = "ONNX BatchNormalization (domain ai.onnx, opset 15)";
   let description = [{
-    Typed form of `BatchNormalization` from the ONNX schema since version 15; imported for models whose opset is at least 14 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `BatchNormalization` from the ONNX schema since version 15; imported for models whose opset is at least 14 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -308,7 +308,7 @@ def ONNX_BatchNormalizationOp : ONNX_Op<"BatchNormalization"> {
 def ONNX_BernoulliOp : ONNX_Op<"Bernoulli"> {
   let summary = "ONNX Bernoulli (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Bernoulli` from the ONNX schema since version 22; imported for models whose opset is at least 15 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Bernoulli` from the ONNX schema since version 22; imported for models whose opset is at least 15 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -327,7 +327,7 @@ def ONNX_BernoulliOp : ONNX_Op<"Bernoulli"> {
 def ONNX_BitCastOp : ONNX_Op<"BitCast"> {
   let summary = "ONNX BitCast (domain ai.onnx, opset 26)";
   let description = [{
-    Typed form of `BitCast` from the ONNX schema since version 26; imported for models whose opset is at least 26 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `BitCast` from the ONNX schema since version 26; imported for models whose opset is at least 26 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -345,7 +345,7 @@ def ONNX_BitCastOp : ONNX_Op<"BitCast"> {
 def ONNX_BitShiftOp : ONNX_Op<"BitShift"> {
   let summary = "ONNX BitShift (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `BitShift` from the ONNX schema since version 28; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `BitShift` from the ONNX schema since version 28; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -364,7 +364,7 @@ def ONNX_BitShiftOp : ONNX_Op<"BitShift"> {
 def ONNX_BitwiseAndOp : ONNX_Op<"BitwiseAnd"> {
   let summary = "ONNX BitwiseAnd (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `BitwiseAnd` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `BitwiseAnd` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -382,7 +382,7 @@ def ONNX_BitwiseAndOp : ONNX_Op<"BitwiseAnd"> {
 def ONNX_BitwiseNotOp : ONNX_Op<"BitwiseNot"> {
   let summary = "ONNX BitwiseNot (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `BitwiseNot` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `BitwiseNot` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -399,7 +399,7 @@ def ONNX_BitwiseNotOp : ONNX_Op<"BitwiseNot"> {
 def ONNX_BitwiseOrOp : ONNX_Op<"BitwiseOr"> {
   let summary = "ONNX BitwiseOr (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `BitwiseOr` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `BitwiseOr` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -417,7 +417,7 @@ def ONNX_BitwiseOrOp : ONNX_Op<"BitwiseOr"> {
 def ONNX_BitwiseXorOp : ONNX_Op<"BitwiseXor"> {
   let summary = "ONNX BitwiseXor (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `BitwiseXor` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `BitwiseXor` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -435,7 +435,7 @@ def ONNX_BitwiseXorOp : ONNX_Op<"BitwiseXor"> {
 def ONNX_BlackmanWindowOp : ONNX_Op<"BlackmanWindow"> {
   let summary = "ONNX BlackmanWindow (domain ai.onnx, opset 17)";
   let description = [{
-    Typed form of `BlackmanWindow` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `BlackmanWindow` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -454,7 +454,7 @@ def ONNX_BlackmanWindowOp : ONNX_Op<"BlackmanWindow"> {
 def ONNX_CastOp : ONNX_Op<"Cast"> {
   let summary = "ONNX Cast (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `Cast` from the ONNX schema since version 28; imported for models whose opset is at least 24 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Cast` from the ONNX schema since version 28; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -466,7 +466,7 @@ def ONNX_CastOp : ONNX_Op<"Cast"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 28;
-    static constexpr int kCompatibleSince = 24;
+    static constexpr int kCompatibleSince = 6;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -474,7 +474,7 @@ def ONNX_CastOp : ONNX_Op<"Cast"> {
 def ONNX_CastLikeOp : ONNX_Op<"CastLike"> {
   let summary = "ONNX CastLike (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `CastLike` from the ONNX schema since version 25; imported for models whose opset is at least 24 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `CastLike` from the ONNX schema since version 25; imported for models whose opset is at least 15 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -486,7 +486,7 @@ def ONNX_CastLikeOp : ONNX_Op<"CastLike"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 25;
-    static constexpr int kCompatibleSince = 24;
+    static constexpr int kCompatibleSince = 15;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -494,7 +494,7 @@ def ONNX_CastLikeOp : ONNX_Op<"CastLike"> {
 def ONNX_CausalConvWithStateOp : ONNX_Op<"CausalConvWithState"> {
   let summary = "ONNX CausalConvWithState (domain ai.onnx, opset 27)";
   let description = [{
-    Typed form of `CausalConvWithState` from the ONNX schema since version 27; imported for models whose opset is at least 27 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `CausalConvWithState` from the ONNX schema since version 27; imported for models whose opset is at least 27 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -516,7 +516,7 @@ def ONNX_CausalConvWithStateOp : ONNX_Op<"CausalConvWithState"> {
 def ONNX_CeilOp : ONNX_Op<"Ceil"> {
   let summary = "ONNX Ceil (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Ceil` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Ceil` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -533,7 +533,7 @@ def ONNX_CeilOp : ONNX_Op<"Ceil"> {
 def ONNX_CeluOp : ONNX_Op<"Celu"> {
   let summary = "ONNX Celu (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `Celu` from the ONNX schema since version 28; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Celu` from the ONNX schema since version 28; imported for models whose opset is at least 12 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -551,7 +551,7 @@ def ONNX_CeluOp : ONNX_Op<"Celu"> {
 def ONNX_CenterCropPadOp : ONNX_Op<"CenterCropPad"> {
   let summary = "ONNX CenterCropPad (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `CenterCropPad` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `CenterCropPad` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -570,7 +570,7 @@ def ONNX_CenterCropPadOp : ONNX_Op<"CenterCropPad"> {
 def ONNX_ClipOp : ONNX_Op<"Clip"> {
   let summary = "ONNX Clip (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Clip` from the ONNX schema since version 13; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Clip` from the ONNX schema since version 13; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -589,7 +589,7 @@ def ONNX_ClipOp : ONNX_Op<"Clip"> {
 def ONNX_Col2ImOp : ONNX_Op<"Col2Im"> {
   let summary = "ONNX Col2Im (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `Col2Im` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Col2Im` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -611,7 +611,7 @@ def ONNX_Col2ImOp : ONNX_Op<"Col2Im"> {
 def ONNX_CompressOp : ONNX_Op<"Compress"> {
   let summary = "ONNX Compress (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `Compress` from the ONNX schema since version 28; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Compress` from the ONNX schema since version 28; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -630,7 +630,7 @@ def ONNX_CompressOp : ONNX_Op<"Compress"> {
 def ONNX_ConcatOp : ONNX_Op<"Concat"> {
   let summary = "ONNX Concat (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Concat` from the ONNX schema since version 13; imported for models whose opset is at least 4 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Concat` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -640,7 +640,7 @@ def ONNX_ConcatOp : ONNX_Op<"Concat"> {
     AnyType:$concat_result);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 13;
-    static constexpr int kCompatibleSince = 4;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -648,7 +648,7 @@ def ONNX_ConcatOp : ONNX_Op<"Concat"> {
 def ONNX_ConcatFromSequenceOp : ONNX_Op<"ConcatFromSequence"> {
   let summary = "ONNX ConcatFromSequence (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `ConcatFromSequence` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ConcatFromSequence` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -667,7 +667,7 @@ def ONNX_ConcatFromSequenceOp : ONNX_Op<"ConcatFromSequence"> {
 def ONNX_ConstantOp : ONNX_Op<"Constant"> {
   let summary = "ONNX Constant (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Constant` from the ONNX schema since version 25; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Constant` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -683,7 +683,7 @@ def ONNX_ConstantOp : ONNX_Op<"Constant"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 25;
-    static constexpr int kCompatibleSince = 12;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -691,7 +691,7 @@ def ONNX_ConstantOp : ONNX_Op<"Constant"> {
 def ONNX_ConstantOfShapeOp : ONNX_Op<"ConstantOfShape"> {
   let summary = "ONNX ConstantOfShape (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `ConstantOfShape` from the ONNX schema since version 25; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ConstantOfShape` from the ONNX schema since version 25; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -709,7 +709,7 @@ def ONNX_ConstantOfShapeOp : ONNX_Op<"ConstantOfShape"> {
 def ONNX_ConvOp : ONNX_Op<"Conv"> {
   let summary = "ONNX Conv (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Conv` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Conv` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -734,7 +734,7 @@ def ONNX_ConvOp : ONNX_Op<"Conv"> {
 def ONNX_ConvIntegerOp : ONNX_Op<"ConvInteger"> {
   let summary = "ONNX ConvInteger (domain ai.onnx, opset 10)";
   let description = [{
-    Typed form of `ConvInteger` from the ONNX schema since version 10; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ConvInteger` from the ONNX schema since version 10; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -760,7 +760,7 @@ def ONNX_ConvIntegerOp : ONNX_Op<"ConvInteger"> {
 def ONNX_ConvTransposeOp : ONNX_Op<"ConvTranspose"> {
   let summary = "ONNX ConvTranspose (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `ConvTranspose` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ConvTranspose` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -787,7 +787,7 @@ def ONNX_ConvTransposeOp : ONNX_Op<"ConvTranspose"> {
 def ONNX_CosOp : ONNX_Op<"Cos"> {
   let summary = "ONNX Cos (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Cos` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Cos` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -804,7 +804,7 @@ def ONNX_CosOp : ONNX_Op<"Cos"> {
 def ONNX_CoshOp : ONNX_Op<"Cosh"> {
   let summary = "ONNX Cosh (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Cosh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Cosh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -821,7 +821,7 @@ def ONNX_CoshOp : ONNX_Op<"Cosh"> {
 def ONNX_CumProdOp : ONNX_Op<"CumProd"> {
   let summary = "ONNX CumProd (domain ai.onnx, opset 26)";
   let description = [{
-    Typed form of `CumProd` from the ONNX schema since version 26; imported for models whose opset is at least 26 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `CumProd` from the ONNX schema since version 26; imported for models whose opset is at least 26 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -841,7 +841,7 @@ def ONNX_CumProdOp : ONNX_Op<"CumProd"> {
 def ONNX_CumSumOp : ONNX_Op<"CumSum"> {
   let summary = "ONNX CumSum (domain ai.onnx, opset 14)";
   let description = [{
-    Typed form of `CumSum` from the ONNX schema since version 14; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `CumSum` from the ONNX schema since version 14; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -861,7 +861,7 @@ def ONNX_CumSumOp : ONNX_Op<"CumSum"> {
 def ONNX_DFTOp : ONNX_Op<"DFT"> {
   let summary = "ONNX DFT (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `DFT` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `DFT` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -882,7 +882,7 @@ def ONNX_DFTOp : ONNX_Op<"DFT"> {
 def ONNX_DeformConvOp : ONNX_Op<"DeformConv"> {
   let summary = "ONNX DeformConv (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `DeformConv` from the ONNX schema since version 22; imported for models whose opset is at least 19 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `DeformConv` from the ONNX schema since version 22; imported for models whose opset is at least 19 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -909,7 +909,7 @@ def ONNX_DeformConvOp : ONNX_Op<"DeformConv"> {
 def ONNX_DepthToSpaceOp : ONNX_Op<"DepthToSpace"> {
   let summary = "ONNX DepthToSpace (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `DepthToSpace` from the ONNX schema since version 28; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `DepthToSpace` from the ONNX schema since version 28; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -920,7 +920,7 @@ def ONNX_DepthToSpaceOp : ONNX_Op<"DepthToSpace"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 28;
-    static constexpr int kCompatibleSince = 11;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -928,7 +928,7 @@ def ONNX_DepthToSpaceOp : ONNX_Op<"DepthToSpace"> {
 def ONNX_DequantizeLinearOp : ONNX_Op<"DequantizeLinear"> {
   let summary = "ONNX DequantizeLinear (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `DequantizeLinear` from the ONNX schema since version 28; imported for models whose opset is at least 23 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `DequantizeLinear` from the ONNX schema since version 28; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -942,7 +942,7 @@ def ONNX_DequantizeLinearOp : ONNX_Op<"DequantizeLinear"> {
     AnyType:$y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 28;
-    static constexpr int kCompatibleSince = 23;
+    static constexpr int kCompatibleSince = 10;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -950,7 +950,7 @@ def ONNX_DequantizeLinearOp : ONNX_Op<"DequantizeLinear"> {
 def ONNX_DetOp : ONNX_Op<"Det"> {
   let summary = "ONNX Det (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Det` from the ONNX schema since version 22; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Det` from the ONNX schema since version 22; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -967,7 +967,7 @@ def ONNX_DetOp : ONNX_Op<"Det"> {
 def ONNX_DivOp : ONNX_Op<"Div"> {
   let summary = "ONNX Div (domain ai.onnx, opset 14)";
   let description = [{
-    Typed form of `Div` from the ONNX schema since version 14; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Div` from the ONNX schema since version 14; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -985,7 +985,7 @@ def ONNX_DivOp : ONNX_Op<"Div"> {
 def ONNX_DropoutOp : ONNX_Op<"Dropout"> {
   let summary = "ONNX Dropout (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Dropout` from the ONNX schema since version 22; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Dropout` from the ONNX schema since version 22; imported for models whose opset is at least 12 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1006,7 +1006,7 @@ def ONNX_DropoutOp : ONNX_Op<"Dropout"> {
 def ONNX_DynamicQuantizeLinearOp : ONNX_Op<"DynamicQuantizeLinear"> {
   let summary = "ONNX DynamicQuantizeLinear (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `DynamicQuantizeLinear` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `DynamicQuantizeLinear` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1025,7 +1025,7 @@ def ONNX_DynamicQuantizeLinearOp : ONNX_Op<"DynamicQuantizeLinear"> {
 def ONNX_EinsumOp : ONNX_Op<"Einsum"> {
   let summary = "ONNX Einsum (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `Einsum` from the ONNX schema since version 28; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Einsum` from the ONNX schema since version 28; imported for models whose opset is at least 12 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1043,7 +1043,7 @@ def ONNX_EinsumOp : ONNX_Op<"Einsum"> {
 def ONNX_EluOp : ONNX_Op<"Elu"> {
   let summary = "ONNX Elu (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Elu` from the ONNX schema since version 22; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Elu` from the ONNX schema since version 22; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1061,7 +1061,7 @@ def ONNX_EluOp : ONNX_Op<"Elu"> {
 def ONNX_EqualOp : ONNX_Op<"Equal"> {
   let summary = "ONNX Equal (domain ai.onnx, opset 19)";
   let description = [{
-    Typed form of `Equal` from the ONNX schema since version 19; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Equal` from the ONNX schema since version 19; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1079,7 +1079,7 @@ def ONNX_EqualOp : ONNX_Op<"Equal"> {
 def ONNX_ErfOp : ONNX_Op<"Erf"> {
   let summary = "ONNX Erf (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Erf` from the ONNX schema since version 13; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Erf` from the ONNX schema since version 13; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins

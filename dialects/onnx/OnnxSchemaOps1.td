@@ -9,7 +9,7 @@ include "OnnxBase.td"
 def ONNX_ExpOp : ONNX_Op<"Exp"> {
   let summary = "ONNX Exp (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Exp` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Exp` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -26,7 +26,7 @@ def ONNX_ExpOp : ONNX_Op<"Exp"> {
 def ONNX_ExpandOp : ONNX_Op<"Expand"> {
   let summary = "ONNX Expand (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Expand` from the ONNX schema since version 13; imported for models whose opset is at least 8 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Expand` from the ONNX schema since version 13; imported for models whose opset is at least 8 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -44,7 +44,7 @@ def ONNX_ExpandOp : ONNX_Op<"Expand"> {
 def ONNX_EyeLikeOp : ONNX_Op<"EyeLike"> {
   let summary = "ONNX EyeLike (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `EyeLike` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `EyeLike` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -63,7 +63,7 @@ def ONNX_EyeLikeOp : ONNX_Op<"EyeLike"> {
 def ONNX_FlattenOp : ONNX_Op<"Flatten"> {
   let summary = "ONNX Flatten (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Flatten` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Flatten` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -81,7 +81,7 @@ def ONNX_FlattenOp : ONNX_Op<"Flatten"> {
 def ONNX_FloorOp : ONNX_Op<"Floor"> {
   let summary = "ONNX Floor (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Floor` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Floor` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -98,7 +98,7 @@ def ONNX_FloorOp : ONNX_Op<"Floor"> {
 def ONNX_GRUOp : ONNX_Op<"GRU"> {
   let summary = "ONNX GRU (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `GRU` from the ONNX schema since version 22; imported for models whose opset is at least 14 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GRU` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -121,7 +121,7 @@ def ONNX_GRUOp : ONNX_Op<"GRU"> {
     AnyType:$Y_h);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 22;
-    static constexpr int kCompatibleSince = 14;
+    static constexpr int kCompatibleSince = 7;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -129,7 +129,7 @@ def ONNX_GRUOp : ONNX_Op<"GRU"> {
 def ONNX_GatherOp : ONNX_Op<"Gather"> {
   let summary = "ONNX Gather (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Gather` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Gather` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -148,7 +148,7 @@ def ONNX_GatherOp : ONNX_Op<"Gather"> {
 def ONNX_GatherElementsOp : ONNX_Op<"GatherElements"> {
   let summary = "ONNX GatherElements (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `GatherElements` from the ONNX schema since version 13; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GatherElements` from the ONNX schema since version 13; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -167,7 +167,7 @@ def ONNX_GatherElementsOp : ONNX_Op<"GatherElements"> {
 def ONNX_GatherNDOp : ONNX_Op<"GatherND"> {
   let summary = "ONNX GatherND (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `GatherND` from the ONNX schema since version 13; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GatherND` from the ONNX schema since version 13; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -178,7 +178,7 @@ def ONNX_GatherNDOp : ONNX_Op<"GatherND"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 13;
-    static constexpr int kCompatibleSince = 12;
+    static constexpr int kCompatibleSince = 11;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -186,7 +186,7 @@ def ONNX_GatherNDOp : ONNX_Op<"GatherND"> {
 def ONNX_GeluOp : ONNX_Op<"Gelu"> {
   let summary = "ONNX Gelu (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `Gelu` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Gelu` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -204,7 +204,7 @@ def ONNX_GeluOp : ONNX_Op<"Gelu"> {
 def ONNX_GemmOp : ONNX_Op<"Gemm"> {
   let summary = "ONNX Gemm (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Gemm` from the ONNX schema since version 13; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Gemm` from the ONNX schema since version 13; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -219,7 +219,7 @@ def ONNX_GemmOp : ONNX_Op<"Gemm"> {
     AnyType:$Y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 13;
-    static constexpr int kCompatibleSince = 11;
+    static constexpr int kCompatibleSince = 7;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -227,7 +227,7 @@ def ONNX_GemmOp : ONNX_Op<"Gemm"> {
 def ONNX_GlobalAveragePoolOp : ONNX_Op<"GlobalAveragePool"> {
   let summary = "ONNX GlobalAveragePool (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `GlobalAveragePool` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GlobalAveragePool` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -244,7 +244,7 @@ def ONNX_GlobalAveragePoolOp : ONNX_Op<"GlobalAveragePool"> {
 def ONNX_GlobalLpPoolOp : ONNX_Op<"GlobalLpPool"> {
   let summary = "ONNX GlobalLpPool (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `GlobalLpPool` from the ONNX schema since version 22; imported for models whose opset is at least 2 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GlobalLpPool` from the ONNX schema since version 22; imported for models whose opset is at least 2 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -262,7 +262,7 @@ def ONNX_GlobalLpPoolOp : ONNX_Op<"GlobalLpPool"> {
 def ONNX_GlobalMaxPoolOp : ONNX_Op<"GlobalMaxPool"> {
   let summary = "ONNX GlobalMaxPool (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `GlobalMaxPool` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GlobalMaxPool` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -279,7 +279,7 @@ def ONNX_GlobalMaxPoolOp : ONNX_Op<"GlobalMaxPool"> {
 def ONNX_GreaterOp : ONNX_Op<"Greater"> {
   let summary = "ONNX Greater (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Greater` from the ONNX schema since version 13; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Greater` from the ONNX schema since version 13; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -297,7 +297,7 @@ def ONNX_GreaterOp : ONNX_Op<"Greater"> {
 def ONNX_GreaterOrEqualOp : ONNX_Op<"GreaterOrEqual"> {
   let summary = "ONNX GreaterOrEqual (domain ai.onnx, opset 16)";
   let description = [{
-    Typed form of `GreaterOrEqual` from the ONNX schema since version 16; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GreaterOrEqual` from the ONNX schema since version 16; imported for models whose opset is at least 12 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -315,7 +315,7 @@ def ONNX_GreaterOrEqualOp : ONNX_Op<"GreaterOrEqual"> {
 def ONNX_GridSampleOp : ONNX_Op<"GridSample"> {
   let summary = "ONNX GridSample (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `GridSample` from the ONNX schema since version 22; imported for models whose opset is at least 20 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GridSample` from the ONNX schema since version 22; imported for models whose opset is at least 20 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -336,7 +336,7 @@ def ONNX_GridSampleOp : ONNX_Op<"GridSample"> {
 def ONNX_GroupNormalizationOp : ONNX_Op<"GroupNormalization"> {
   let summary = "ONNX GroupNormalization (domain ai.onnx, opset 21)";
   let description = [{
-    Typed form of `GroupNormalization` from the ONNX schema since version 21; imported for models whose opset is at least 21 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `GroupNormalization` from the ONNX schema since version 21; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -350,7 +350,7 @@ def ONNX_GroupNormalizationOp : ONNX_Op<"GroupNormalization"> {
     AnyType:$Y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 21;
-    static constexpr int kCompatibleSince = 21;
+    static constexpr int kCompatibleSince = 18;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -358,7 +358,7 @@ def ONNX_GroupNormalizationOp : ONNX_Op<"GroupNormalization"> {
 def ONNX_HammingWindowOp : ONNX_Op<"HammingWindow"> {
   let summary = "ONNX HammingWindow (domain ai.onnx, opset 17)";
   let description = [{
-    Typed form of `HammingWindow` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `HammingWindow` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -377,7 +377,7 @@ def ONNX_HammingWindowOp : ONNX_Op<"HammingWindow"> {
 def ONNX_HannWindowOp : ONNX_Op<"HannWindow"> {
   let summary = "ONNX HannWindow (domain ai.onnx, opset 17)";
   let description = [{
-    Typed form of `HannWindow` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `HannWindow` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -396,7 +396,7 @@ def ONNX_HannWindowOp : ONNX_Op<"HannWindow"> {
 def ONNX_HardSigmoidOp : ONNX_Op<"HardSigmoid"> {
   let summary = "ONNX HardSigmoid (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `HardSigmoid` from the ONNX schema since version 22; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `HardSigmoid` from the ONNX schema since version 22; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -415,7 +415,7 @@ def ONNX_HardSigmoidOp : ONNX_Op<"HardSigmoid"> {
 def ONNX_HardSwishOp : ONNX_Op<"HardSwish"> {
   let summary = "ONNX HardSwish (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `HardSwish` from the ONNX schema since version 22; imported for models whose opset is at least 14 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `HardSwish` from the ONNX schema since version 22; imported for models whose opset is at least 14 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -432,7 +432,7 @@ def ONNX_HardSwishOp : ONNX_Op<"HardSwish"> {
 def ONNX_HardmaxOp : ONNX_Op<"Hardmax"> {
   let summary = "ONNX Hardmax (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Hardmax` from the ONNX schema since version 13; imported for models whose opset is at least 13 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Hardmax` from the ONNX schema since version 13; imported for models whose opset is at least 13 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -450,7 +450,7 @@ def ONNX_HardmaxOp : ONNX_Op<"Hardmax"> {
 def ONNX_IdentityOp : ONNX_Op<"Identity"> {
   let summary = "ONNX Identity (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Identity` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Identity` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -467,7 +467,7 @@ def ONNX_IdentityOp : ONNX_Op<"Identity"> {
 def ONNX_IfOp : ONNX_Op<"If"> {
   let summary = "ONNX If (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `If` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `If` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -485,7 +485,7 @@ def ONNX_IfOp : ONNX_Op<"If"> {
 def ONNX_ImageDecoderOp : ONNX_Op<"ImageDecoder"> {
   let summary = "ONNX ImageDecoder (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `ImageDecoder` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ImageDecoder` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -503,7 +503,7 @@ def ONNX_ImageDecoderOp : ONNX_Op<"ImageDecoder"> {
 def ONNX_InstanceNormalizationOp : ONNX_Op<"InstanceNormalization"> {
   let summary = "ONNX InstanceNormalization (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `InstanceNormalization` from the ONNX schema since version 22; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `InstanceNormalization` from the ONNX schema since version 22; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -523,7 +523,7 @@ def ONNX_InstanceNormalizationOp : ONNX_Op<"InstanceNormalization"> {
 def ONNX_IsInfOp : ONNX_Op<"IsInf"> {
   let summary = "ONNX IsInf (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `IsInf` from the ONNX schema since version 20; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `IsInf` from the ONNX schema since version 20; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -542,7 +542,7 @@ def ONNX_IsInfOp : ONNX_Op<"IsInf"> {
 def ONNX_IsNaNOp : ONNX_Op<"IsNaN"> {
   let summary = "ONNX IsNaN (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `IsNaN` from the ONNX schema since version 20; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `IsNaN` from the ONNX schema since version 20; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -559,7 +559,7 @@ def ONNX_IsNaNOp : ONNX_Op<"IsNaN"> {
 def ONNX_LRNOp : ONNX_Op<"LRN"> {
   let summary = "ONNX LRN (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `LRN` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LRN` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -580,7 +580,7 @@ def ONNX_LRNOp : ONNX_Op<"LRN"> {
 def ONNX_LSTMOp : ONNX_Op<"LSTM"> {
   let summary = "ONNX LSTM (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `LSTM` from the ONNX schema since version 22; imported for models whose opset is at least 14 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LSTM` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -606,7 +606,7 @@ def ONNX_LSTMOp : ONNX_Op<"LSTM"> {
     AnyType:$Y_c);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 22;
-    static constexpr int kCompatibleSince = 14;
+    static constexpr int kCompatibleSince = 7;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -614,7 +614,7 @@ def ONNX_LSTMOp : ONNX_Op<"LSTM"> {
 def ONNX_LayerNormalizationOp : ONNX_Op<"LayerNormalization"> {
   let summary = "ONNX LayerNormalization (domain ai.onnx, opset 17)";
   let description = [{
-    Typed form of `LayerNormalization` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LayerNormalization` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -638,7 +638,7 @@ def ONNX_LayerNormalizationOp : ONNX_Op<"LayerNormalization"> {
 def ONNX_LeakyReluOp : ONNX_Op<"LeakyRelu"> {
   let summary = "ONNX LeakyRelu (domain ai.onnx, opset 16)";
   let description = [{
-    Typed form of `LeakyRelu` from the ONNX schema since version 16; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LeakyRelu` from the ONNX schema since version 16; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -656,7 +656,7 @@ def ONNX_LeakyReluOp : ONNX_Op<"LeakyRelu"> {
 def ONNX_LessOp : ONNX_Op<"Less"> {
   let summary = "ONNX Less (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Less` from the ONNX schema since version 13; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Less` from the ONNX schema since version 13; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -674,7 +674,7 @@ def ONNX_LessOp : ONNX_Op<"Less"> {
 def ONNX_LessOrEqualOp : ONNX_Op<"LessOrEqual"> {
   let summary = "ONNX LessOrEqual (domain ai.onnx, opset 16)";
   let description = [{
-    Typed form of `LessOrEqual` from the ONNX schema since version 16; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LessOrEqual` from the ONNX schema since version 16; imported for models whose opset is at least 12 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -692,7 +692,7 @@ def ONNX_LessOrEqualOp : ONNX_Op<"LessOrEqual"> {
 def ONNX_LinearAttentionOp : ONNX_Op<"LinearAttention"> {
   let summary = "ONNX LinearAttention (domain ai.onnx, opset 27)";
   let description = [{
-    Typed form of `LinearAttention` from the ONNX schema since version 27; imported for models whose opset is at least 27 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LinearAttention` from the ONNX schema since version 27; imported for models whose opset is at least 27 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -720,7 +720,7 @@ def ONNX_LinearAttentionOp : ONNX_Op<"LinearAttention"> {
 def ONNX_LogOp : ONNX_Op<"Log"> {
   let summary = "ONNX Log (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Log` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Log` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -737,7 +737,7 @@ def ONNX_LogOp : ONNX_Op<"Log"> {
 def ONNX_LogSoftmaxOp : ONNX_Op<"LogSoftmax"> {
   let summary = "ONNX LogSoftmax (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `LogSoftmax` from the ONNX schema since version 13; imported for models whose opset is at least 13 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LogSoftmax` from the ONNX schema since version 13; imported for models whose opset is at least 13 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -755,7 +755,7 @@ def ONNX_LogSoftmaxOp : ONNX_Op<"LogSoftmax"> {
 def ONNX_LoopOp : ONNX_Op<"Loop"> {
   let summary = "ONNX Loop (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Loop` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Loop` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -775,7 +775,7 @@ def ONNX_LoopOp : ONNX_Op<"Loop"> {
 def ONNX_LpNormalizationOp : ONNX_Op<"LpNormalization"> {
   let summary = "ONNX LpNormalization (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `LpNormalization` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LpNormalization` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -794,7 +794,7 @@ def ONNX_LpNormalizationOp : ONNX_Op<"LpNormalization"> {
 def ONNX_LpPoolOp : ONNX_Op<"LpPool"> {
   let summary = "ONNX LpPool (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `LpPool` from the ONNX schema since version 22; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LpPool` from the ONNX schema since version 22; imported for models whose opset is at least 2 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -810,7 +810,7 @@ def ONNX_LpPoolOp : ONNX_Op<"LpPool"> {
     AnyType:$Y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 22;
-    static constexpr int kCompatibleSince = 18;
+    static constexpr int kCompatibleSince = 2;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -818,7 +818,7 @@ def ONNX_LpPoolOp : ONNX_Op<"LpPool"> {
 def ONNX_MatMulOp : ONNX_Op<"MatMul"> {
   let summary = "ONNX MatMul (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `MatMul` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `MatMul` from the ONNX schema since version 13; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -836,7 +836,7 @@ def ONNX_MatMulOp : ONNX_Op<"MatMul"> {
 def ONNX_MatMulIntegerOp : ONNX_Op<"MatMulInteger"> {
   let summary = "ONNX MatMulInteger (domain ai.onnx, opset 10)";
   let description = [{
-    Typed form of `MatMulInteger` from the ONNX schema since version 10; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `MatMulInteger` from the ONNX schema since version 10; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -856,7 +856,7 @@ def ONNX_MatMulIntegerOp : ONNX_Op<"MatMulInteger"> {
 def ONNX_MaxOp : ONNX_Op<"Max"> {
   let summary = "ONNX Max (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Max` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Max` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -873,7 +873,7 @@ def ONNX_MaxOp : ONNX_Op<"Max"> {
 def ONNX_MaxPoolOp : ONNX_Op<"MaxPool"> {
   let summary = "ONNX MaxPool (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `MaxPool` from the ONNX schema since version 22; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `MaxPool` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -890,7 +890,7 @@ def ONNX_MaxPoolOp : ONNX_Op<"MaxPool"> {
     AnyType:$Indices);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 22;
-    static constexpr int kCompatibleSince = 10;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -898,7 +898,7 @@ def ONNX_MaxPoolOp : ONNX_Op<"MaxPool"> {
 def ONNX_MaxRoiPoolOp : ONNX_Op<"MaxRoiPool"> {
   let summary = "ONNX MaxRoiPool (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `MaxRoiPool` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `MaxRoiPool` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -918,7 +918,7 @@ def ONNX_MaxRoiPoolOp : ONNX_Op<"MaxRoiPool"> {
 def ONNX_MaxUnpoolOp : ONNX_Op<"MaxUnpool"> {
   let summary = "ONNX MaxUnpool (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `MaxUnpool` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `MaxUnpool` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -940,7 +940,7 @@ def ONNX_MaxUnpoolOp : ONNX_Op<"MaxUnpool"> {
 def ONNX_MeanOp : ONNX_Op<"Mean"> {
   let summary = "ONNX Mean (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Mean` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Mean` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -957,7 +957,7 @@ def ONNX_MeanOp : ONNX_Op<"Mean"> {
 def ONNX_MeanVarianceNormalizationOp : ONNX_Op<"MeanVarianceNormalization"> {
   let summary = "ONNX MeanVarianceNormalization (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `MeanVarianceNormalization` from the ONNX schema since version 13; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `MeanVarianceNormalization` from the ONNX schema since version 13; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -975,7 +975,7 @@ def ONNX_MeanVarianceNormalizationOp : ONNX_Op<"MeanVarianceNormalization"> {
 def ONNX_MelWeightMatrixOp : ONNX_Op<"MelWeightMatrix"> {
   let summary = "ONNX MelWeightMatrix (domain ai.onnx, opset 17)";
   let description = [{
-    Typed form of `MelWeightMatrix` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `MelWeightMatrix` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -997,7 +997,7 @@ def ONNX_MelWeightMatrixOp : ONNX_Op<"MelWeightMatrix"> {
 def ONNX_MinOp : ONNX_Op<"Min"> {
   let summary = "ONNX Min (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Min` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Min` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1014,7 +1014,7 @@ def ONNX_MinOp : ONNX_Op<"Min"> {
 def ONNX_MishOp : ONNX_Op<"Mish"> {
   let summary = "ONNX Mish (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Mish` from the ONNX schema since version 22; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Mish` from the ONNX schema since version 22; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1031,7 +1031,7 @@ def ONNX_MishOp : ONNX_Op<"Mish"> {
 def ONNX_ModOp : ONNX_Op<"Mod"> {
   let summary = "ONNX Mod (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `Mod` from the ONNX schema since version 28; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Mod` from the ONNX schema since version 28; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1050,7 +1050,7 @@ def ONNX_ModOp : ONNX_Op<"Mod"> {
 def ONNX_MulOp : ONNX_Op<"Mul"> {
   let summary = "ONNX Mul (domain ai.onnx, opset 14)";
   let description = [{
-    Typed form of `Mul` from the ONNX schema since version 14; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Mul` from the ONNX schema since version 14; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins

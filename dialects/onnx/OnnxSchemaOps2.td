@@ -9,7 +9,7 @@ include "OnnxBase.td"
 def ONNX_MultinomialOp : ONNX_Op<"Multinomial"> {
   let summary = "ONNX Multinomial (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Multinomial` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Multinomial` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -29,7 +29,7 @@ def ONNX_MultinomialOp : ONNX_Op<"Multinomial"> {
 def ONNX_NegOp : ONNX_Op<"Neg"> {
   let summary = "ONNX Neg (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Neg` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Neg` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -46,7 +46,7 @@ def ONNX_NegOp : ONNX_Op<"Neg"> {
 def ONNX_NegativeLogLikelihoodLossOp : ONNX_Op<"NegativeLogLikelihoodLoss"> {
   let summary = "ONNX NegativeLogLikelihoodLoss (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `NegativeLogLikelihoodLoss` from the ONNX schema since version 22; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `NegativeLogLikelihoodLoss` from the ONNX schema since version 22; imported for models whose opset is at least 12 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -67,7 +67,7 @@ def ONNX_NegativeLogLikelihoodLossOp : ONNX_Op<"NegativeLogLikelihoodLoss"> {
 def ONNX_NonMaxSuppressionOp : ONNX_Op<"NonMaxSuppression"> {
   let summary = "ONNX NonMaxSuppression (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `NonMaxSuppression` from the ONNX schema since version 11; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `NonMaxSuppression` from the ONNX schema since version 11; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -89,7 +89,7 @@ def ONNX_NonMaxSuppressionOp : ONNX_Op<"NonMaxSuppression"> {
 def ONNX_NonZeroOp : ONNX_Op<"NonZero"> {
   let summary = "ONNX NonZero (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `NonZero` from the ONNX schema since version 13; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `NonZero` from the ONNX schema since version 13; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -106,7 +106,7 @@ def ONNX_NonZeroOp : ONNX_Op<"NonZero"> {
 def ONNX_NotOp : ONNX_Op<"Not"> {
   let summary = "ONNX Not (domain ai.onnx, opset 1)";
   let description = [{
-    Typed form of `Not` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Not` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -123,7 +123,7 @@ def ONNX_NotOp : ONNX_Op<"Not"> {
 def ONNX_OneHotOp : ONNX_Op<"OneHot"> {
   let summary = "ONNX OneHot (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `OneHot` from the ONNX schema since version 28; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `OneHot` from the ONNX schema since version 28; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -143,7 +143,7 @@ def ONNX_OneHotOp : ONNX_Op<"OneHot"> {
 def ONNX_OptionalOp : ONNX_Op<"Optional"> {
   let summary = "ONNX Optional (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `Optional` from the ONNX schema since version 28; imported for models whose opset is at least 15 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Optional` from the ONNX schema since version 28; imported for models whose opset is at least 15 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -161,7 +161,7 @@ def ONNX_OptionalOp : ONNX_Op<"Optional"> {
 def ONNX_OptionalGetElementOp : ONNX_Op<"OptionalGetElement"> {
   let summary = "ONNX OptionalGetElement (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `OptionalGetElement` from the ONNX schema since version 28; imported for models whose opset is at least 15 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `OptionalGetElement` from the ONNX schema since version 28; imported for models whose opset is at least 15 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -178,7 +178,7 @@ def ONNX_OptionalGetElementOp : ONNX_Op<"OptionalGetElement"> {
 def ONNX_OptionalHasElementOp : ONNX_Op<"OptionalHasElement"> {
   let summary = "ONNX OptionalHasElement (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `OptionalHasElement` from the ONNX schema since version 28; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `OptionalHasElement` from the ONNX schema since version 28; imported for models whose opset is at least 15 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -187,7 +187,7 @@ def ONNX_OptionalHasElementOp : ONNX_Op<"OptionalHasElement"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 28;
-    static constexpr int kCompatibleSince = 18;
+    static constexpr int kCompatibleSince = 15;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -195,7 +195,7 @@ def ONNX_OptionalHasElementOp : ONNX_Op<"OptionalHasElement"> {
 def ONNX_OrOp : ONNX_Op<"Or"> {
   let summary = "ONNX Or (domain ai.onnx, opset 7)";
   let description = [{
-    Typed form of `Or` from the ONNX schema since version 7; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Or` from the ONNX schema since version 7; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -213,7 +213,7 @@ def ONNX_OrOp : ONNX_Op<"Or"> {
 def ONNX_PReluOp : ONNX_Op<"PRelu"> {
   let summary = "ONNX PRelu (domain ai.onnx, opset 16)";
   let description = [{
-    Typed form of `PRelu` from the ONNX schema since version 16; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `PRelu` from the ONNX schema since version 16; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -231,7 +231,7 @@ def ONNX_PReluOp : ONNX_Op<"PRelu"> {
 def ONNX_PadOp : ONNX_Op<"Pad"> {
   let summary = "ONNX Pad (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Pad` from the ONNX schema since version 25; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Pad` from the ONNX schema since version 25; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -244,7 +244,7 @@ def ONNX_PadOp : ONNX_Op<"Pad"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 25;
-    static constexpr int kCompatibleSince = 18;
+    static constexpr int kCompatibleSince = 11;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -252,7 +252,7 @@ def ONNX_PadOp : ONNX_Op<"Pad"> {
 def ONNX_PowOp : ONNX_Op<"Pow"> {
   let summary = "ONNX Pow (domain ai.onnx, opset 15)";
   let description = [{
-    Typed form of `Pow` from the ONNX schema since version 15; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Pow` from the ONNX schema since version 15; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -270,7 +270,7 @@ def ONNX_PowOp : ONNX_Op<"Pow"> {
 def ONNX_QLinearConvOp : ONNX_Op<"QLinearConv"> {
   let summary = "ONNX QLinearConv (domain ai.onnx, opset 10)";
   let description = [{
-    Typed form of `QLinearConv` from the ONNX schema since version 10; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `QLinearConv` from the ONNX schema since version 10; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -301,7 +301,7 @@ def ONNX_QLinearConvOp : ONNX_Op<"QLinearConv"> {
 def ONNX_QLinearMatMulOp : ONNX_Op<"QLinearMatMul"> {
   let summary = "ONNX QLinearMatMul (domain ai.onnx, opset 21)";
   let description = [{
-    Typed form of `QLinearMatMul` from the ONNX schema since version 21; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `QLinearMatMul` from the ONNX schema since version 21; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -325,7 +325,7 @@ def ONNX_QLinearMatMulOp : ONNX_Op<"QLinearMatMul"> {
 def ONNX_QuantizeLinearOp : ONNX_Op<"QuantizeLinear"> {
   let summary = "ONNX QuantizeLinear (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `QuantizeLinear` from the ONNX schema since version 28; imported for models whose opset is at least 23 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `QuantizeLinear` from the ONNX schema since version 28; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -341,7 +341,7 @@ def ONNX_QuantizeLinearOp : ONNX_Op<"QuantizeLinear"> {
     AnyType:$y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 28;
-    static constexpr int kCompatibleSince = 23;
+    static constexpr int kCompatibleSince = 10;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -349,7 +349,7 @@ def ONNX_QuantizeLinearOp : ONNX_Op<"QuantizeLinear"> {
 def ONNX_RMSNormalizationOp : ONNX_Op<"RMSNormalization"> {
   let summary = "ONNX RMSNormalization (domain ai.onnx, opset 23)";
   let description = [{
-    Typed form of `RMSNormalization` from the ONNX schema since version 23; imported for models whose opset is at least 23 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RMSNormalization` from the ONNX schema since version 23; imported for models whose opset is at least 23 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -370,7 +370,7 @@ def ONNX_RMSNormalizationOp : ONNX_Op<"RMSNormalization"> {
 def ONNX_RNNOp : ONNX_Op<"RNN"> {
   let summary = "ONNX RNN (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `RNN` from the ONNX schema since version 22; imported for models whose opset is at least 14 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RNN` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -392,7 +392,7 @@ def ONNX_RNNOp : ONNX_Op<"RNN"> {
     AnyType:$Y_h);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 22;
-    static constexpr int kCompatibleSince = 14;
+    static constexpr int kCompatibleSince = 7;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -400,7 +400,7 @@ def ONNX_RNNOp : ONNX_Op<"RNN"> {
 def ONNX_RandomNormalOp : ONNX_Op<"RandomNormal"> {
   let summary = "ONNX RandomNormal (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `RandomNormal` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RandomNormal` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -421,7 +421,7 @@ def ONNX_RandomNormalOp : ONNX_Op<"RandomNormal"> {
 def ONNX_RandomNormalLikeOp : ONNX_Op<"RandomNormalLike"> {
   let summary = "ONNX RandomNormalLike (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `RandomNormalLike` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RandomNormalLike` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -442,7 +442,7 @@ def ONNX_RandomNormalLikeOp : ONNX_Op<"RandomNormalLike"> {
 def ONNX_RandomUniformOp : ONNX_Op<"RandomUniform"> {
   let summary = "ONNX RandomUniform (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `RandomUniform` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RandomUniform` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -463,7 +463,7 @@ def ONNX_RandomUniformOp : ONNX_Op<"RandomUniform"> {
 def ONNX_RandomUniformLikeOp : ONNX_Op<"RandomUniformLike"> {
   let summary = "ONNX RandomUniformLike (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `RandomUniformLike` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RandomUniformLike` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -484,7 +484,7 @@ def ONNX_RandomUniformLikeOp : ONNX_Op<"RandomUniformLike"> {
 def ONNX_RangeOp : ONNX_Op<"Range"> {
   let summary = "ONNX Range (domain ai.onnx, opset 27)";
   let description = [{
-    Typed form of `Range` from the ONNX schema since version 27; imported for models whose opset is at least 27 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Range` from the ONNX schema since version 27; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -496,7 +496,7 @@ def ONNX_RangeOp : ONNX_Op<"Range"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 27;
-    static constexpr int kCompatibleSince = 27;
+    static constexpr int kCompatibleSince = 11;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -504,7 +504,7 @@ def ONNX_RangeOp : ONNX_Op<"Range"> {
 def ONNX_ReciprocalOp : ONNX_Op<"Reciprocal"> {
   let summary = "ONNX Reciprocal (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Reciprocal` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Reciprocal` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -521,7 +521,7 @@ def ONNX_ReciprocalOp : ONNX_Op<"Reciprocal"> {
 def ONNX_ReduceL1Op : ONNX_Op<"ReduceL1"> {
   let summary = "ONNX ReduceL1 (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `ReduceL1` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceL1` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -541,7 +541,7 @@ def ONNX_ReduceL1Op : ONNX_Op<"ReduceL1"> {
 def ONNX_ReduceL2Op : ONNX_Op<"ReduceL2"> {
   let summary = "ONNX ReduceL2 (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `ReduceL2` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceL2` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -561,7 +561,7 @@ def ONNX_ReduceL2Op : ONNX_Op<"ReduceL2"> {
 def ONNX_ReduceLogSumOp : ONNX_Op<"ReduceLogSum"> {
   let summary = "ONNX ReduceLogSum (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `ReduceLogSum` from the ONNX schema since version 28; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceLogSum` from the ONNX schema since version 28; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -581,7 +581,7 @@ def ONNX_ReduceLogSumOp : ONNX_Op<"ReduceLogSum"> {
 def ONNX_ReduceLogSumExpOp : ONNX_Op<"ReduceLogSumExp"> {
   let summary = "ONNX ReduceLogSumExp (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `ReduceLogSumExp` from the ONNX schema since version 28; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceLogSumExp` from the ONNX schema since version 28; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -601,7 +601,7 @@ def ONNX_ReduceLogSumExpOp : ONNX_Op<"ReduceLogSumExp"> {
 def ONNX_ReduceMaxOp : ONNX_Op<"ReduceMax"> {
   let summary = "ONNX ReduceMax (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `ReduceMax` from the ONNX schema since version 20; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceMax` from the ONNX schema since version 20; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -621,7 +621,7 @@ def ONNX_ReduceMaxOp : ONNX_Op<"ReduceMax"> {
 def ONNX_ReduceMeanOp : ONNX_Op<"ReduceMean"> {
   let summary = "ONNX ReduceMean (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `ReduceMean` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceMean` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -641,7 +641,7 @@ def ONNX_ReduceMeanOp : ONNX_Op<"ReduceMean"> {
 def ONNX_ReduceMinOp : ONNX_Op<"ReduceMin"> {
   let summary = "ONNX ReduceMin (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `ReduceMin` from the ONNX schema since version 20; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceMin` from the ONNX schema since version 20; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -661,7 +661,7 @@ def ONNX_ReduceMinOp : ONNX_Op<"ReduceMin"> {
 def ONNX_ReduceProdOp : ONNX_Op<"ReduceProd"> {
   let summary = "ONNX ReduceProd (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `ReduceProd` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceProd` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -681,7 +681,7 @@ def ONNX_ReduceProdOp : ONNX_Op<"ReduceProd"> {
 def ONNX_ReduceSumOp : ONNX_Op<"ReduceSum"> {
   let summary = "ONNX ReduceSum (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `ReduceSum` from the ONNX schema since version 13; imported for models whose opset is at least 13 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceSum` from the ONNX schema since version 13; imported for models whose opset is at least 13 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -701,7 +701,7 @@ def ONNX_ReduceSumOp : ONNX_Op<"ReduceSum"> {
 def ONNX_ReduceSumSquareOp : ONNX_Op<"ReduceSumSquare"> {
   let summary = "ONNX ReduceSumSquare (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `ReduceSumSquare` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReduceSumSquare` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -721,7 +721,7 @@ def ONNX_ReduceSumSquareOp : ONNX_Op<"ReduceSumSquare"> {
 def ONNX_RegexFullMatchOp : ONNX_Op<"RegexFullMatch"> {
   let summary = "ONNX RegexFullMatch (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `RegexFullMatch` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RegexFullMatch` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -739,7 +739,7 @@ def ONNX_RegexFullMatchOp : ONNX_Op<"RegexFullMatch"> {
 def ONNX_ReluOp : ONNX_Op<"Relu"> {
   let summary = "ONNX Relu (domain ai.onnx, opset 14)";
   let description = [{
-    Typed form of `Relu` from the ONNX schema since version 14; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Relu` from the ONNX schema since version 14; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -756,7 +756,7 @@ def ONNX_ReluOp : ONNX_Op<"Relu"> {
 def ONNX_ReshapeOp : ONNX_Op<"Reshape"> {
   let summary = "ONNX Reshape (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Reshape` from the ONNX schema since version 25; imported for models whose opset is at least 14 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Reshape` from the ONNX schema since version 25; imported for models whose opset is at least 5 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -767,7 +767,7 @@ def ONNX_ReshapeOp : ONNX_Op<"Reshape"> {
     AnyType:$reshaped);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 25;
-    static constexpr int kCompatibleSince = 14;
+    static constexpr int kCompatibleSince = 5;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -775,7 +775,7 @@ def ONNX_ReshapeOp : ONNX_Op<"Reshape"> {
 def ONNX_ResizeOp : ONNX_Op<"Resize"> {
   let summary = "ONNX Resize (domain ai.onnx, opset 19)";
   let description = [{
-    Typed form of `Resize` from the ONNX schema since version 19; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Resize` from the ONNX schema since version 19; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -796,7 +796,7 @@ def ONNX_ResizeOp : ONNX_Op<"Resize"> {
     AnyType:$Y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 19;
-    static constexpr int kCompatibleSince = 18;
+    static constexpr int kCompatibleSince = 11;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -804,7 +804,7 @@ def ONNX_ResizeOp : ONNX_Op<"Resize"> {
 def ONNX_ReverseSequenceOp : ONNX_Op<"ReverseSequence"> {
   let summary = "ONNX ReverseSequence (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `ReverseSequence` from the ONNX schema since version 28; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ReverseSequence` from the ONNX schema since version 28; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -824,7 +824,7 @@ def ONNX_ReverseSequenceOp : ONNX_Op<"ReverseSequence"> {
 def ONNX_RoiAlignOp : ONNX_Op<"RoiAlign"> {
   let summary = "ONNX RoiAlign (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `RoiAlign` from the ONNX schema since version 22; imported for models whose opset is at least 16 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RoiAlign` from the ONNX schema since version 22; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -841,7 +841,7 @@ def ONNX_RoiAlignOp : ONNX_Op<"RoiAlign"> {
     AnyType:$Y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 22;
-    static constexpr int kCompatibleSince = 16;
+    static constexpr int kCompatibleSince = 10;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -849,7 +849,7 @@ def ONNX_RoiAlignOp : ONNX_Op<"RoiAlign"> {
 def ONNX_RotaryEmbeddingOp : ONNX_Op<"RotaryEmbedding"> {
   let summary = "ONNX RotaryEmbedding (domain ai.onnx, opset 23)";
   let description = [{
-    Typed form of `RotaryEmbedding` from the ONNX schema since version 23; imported for models whose opset is at least 23 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `RotaryEmbedding` from the ONNX schema since version 23; imported for models whose opset is at least 23 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -872,7 +872,7 @@ def ONNX_RotaryEmbeddingOp : ONNX_Op<"RotaryEmbedding"> {
 def ONNX_RoundOp : ONNX_Op<"Round"> {
   let summary = "ONNX Round (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Round` from the ONNX schema since version 22; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Round` from the ONNX schema since version 22; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -889,7 +889,7 @@ def ONNX_RoundOp : ONNX_Op<"Round"> {
 def ONNX_STFTOp : ONNX_Op<"STFT"> {
   let summary = "ONNX STFT (domain ai.onnx, opset 17)";
   let description = [{
-    Typed form of `STFT` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `STFT` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -910,7 +910,7 @@ def ONNX_STFTOp : ONNX_Op<"STFT"> {
 def ONNX_ScanOp : ONNX_Op<"Scan"> {
   let summary = "ONNX Scan (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Scan` from the ONNX schema since version 25; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Scan` from the ONNX schema since version 25; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -933,7 +933,7 @@ def ONNX_ScanOp : ONNX_Op<"Scan"> {
 def ONNX_ScatterElementsOp : ONNX_Op<"ScatterElements"> {
   let summary = "ONNX ScatterElements (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `ScatterElements` from the ONNX schema since version 18; imported for models whose opset is at least 16 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ScatterElements` from the ONNX schema since version 18; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -946,7 +946,7 @@ def ONNX_ScatterElementsOp : ONNX_Op<"ScatterElements"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 18;
-    static constexpr int kCompatibleSince = 16;
+    static constexpr int kCompatibleSince = 11;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -954,7 +954,7 @@ def ONNX_ScatterElementsOp : ONNX_Op<"ScatterElements"> {
 def ONNX_ScatterNDOp : ONNX_Op<"ScatterND"> {
   let summary = "ONNX ScatterND (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `ScatterND` from the ONNX schema since version 18; imported for models whose opset is at least 16 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ScatterND` from the ONNX schema since version 18; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -966,7 +966,7 @@ def ONNX_ScatterNDOp : ONNX_Op<"ScatterND"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 18;
-    static constexpr int kCompatibleSince = 16;
+    static constexpr int kCompatibleSince = 11;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -974,7 +974,7 @@ def ONNX_ScatterNDOp : ONNX_Op<"ScatterND"> {
 def ONNX_SeluOp : ONNX_Op<"Selu"> {
   let summary = "ONNX Selu (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Selu` from the ONNX schema since version 22; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Selu` from the ONNX schema since version 22; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -993,7 +993,7 @@ def ONNX_SeluOp : ONNX_Op<"Selu"> {
 def ONNX_SequenceAtOp : ONNX_Op<"SequenceAt"> {
   let summary = "ONNX SequenceAt (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `SequenceAt` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SequenceAt` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1011,7 +1011,7 @@ def ONNX_SequenceAtOp : ONNX_Op<"SequenceAt"> {
 def ONNX_SequenceConstructOp : ONNX_Op<"SequenceConstruct"> {
   let summary = "ONNX SequenceConstruct (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `SequenceConstruct` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SequenceConstruct` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1028,7 +1028,7 @@ def ONNX_SequenceConstructOp : ONNX_Op<"SequenceConstruct"> {
 def ONNX_SequenceEmptyOp : ONNX_Op<"SequenceEmpty"> {
   let summary = "ONNX SequenceEmpty (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `SequenceEmpty` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SequenceEmpty` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1045,7 +1045,7 @@ def ONNX_SequenceEmptyOp : ONNX_Op<"SequenceEmpty"> {
 def ONNX_SequenceEraseOp : ONNX_Op<"SequenceErase"> {
   let summary = "ONNX SequenceErase (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `SequenceErase` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SequenceErase` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1063,7 +1063,7 @@ def ONNX_SequenceEraseOp : ONNX_Op<"SequenceErase"> {
 def ONNX_SequenceInsertOp : ONNX_Op<"SequenceInsert"> {
   let summary = "ONNX SequenceInsert (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `SequenceInsert` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SequenceInsert` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1082,7 +1082,7 @@ def ONNX_SequenceInsertOp : ONNX_Op<"SequenceInsert"> {
 def ONNX_SequenceLengthOp : ONNX_Op<"SequenceLength"> {
   let summary = "ONNX SequenceLength (domain ai.onnx, opset 11)";
   let description = [{
-    Typed form of `SequenceLength` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SequenceLength` from the ONNX schema since version 11; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1099,7 +1099,7 @@ def ONNX_SequenceLengthOp : ONNX_Op<"SequenceLength"> {
 def ONNX_SequenceMapOp : ONNX_Op<"SequenceMap"> {
   let summary = "ONNX SequenceMap (domain ai.onnx, opset 17)";
   let description = [{
-    Typed form of `SequenceMap` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SequenceMap` from the ONNX schema since version 17; imported for models whose opset is at least 17 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins

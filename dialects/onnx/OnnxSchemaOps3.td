@@ -9,7 +9,7 @@ include "OnnxBase.td"
 def ONNX_ShapeOp : ONNX_Op<"Shape"> {
   let summary = "ONNX Shape (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Shape` from the ONNX schema since version 25; imported for models whose opset is at least 15 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Shape` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -20,7 +20,7 @@ def ONNX_ShapeOp : ONNX_Op<"Shape"> {
     AnyType:$shape);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 25;
-    static constexpr int kCompatibleSince = 15;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -28,7 +28,7 @@ def ONNX_ShapeOp : ONNX_Op<"Shape"> {
 def ONNX_ShrinkOp : ONNX_Op<"Shrink"> {
   let summary = "ONNX Shrink (domain ai.onnx, opset 9)";
   let description = [{
-    Typed form of `Shrink` from the ONNX schema since version 9; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Shrink` from the ONNX schema since version 9; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -47,7 +47,7 @@ def ONNX_ShrinkOp : ONNX_Op<"Shrink"> {
 def ONNX_SigmoidOp : ONNX_Op<"Sigmoid"> {
   let summary = "ONNX Sigmoid (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Sigmoid` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Sigmoid` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -64,7 +64,7 @@ def ONNX_SigmoidOp : ONNX_Op<"Sigmoid"> {
 def ONNX_SignOp : ONNX_Op<"Sign"> {
   let summary = "ONNX Sign (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Sign` from the ONNX schema since version 13; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Sign` from the ONNX schema since version 13; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -81,7 +81,7 @@ def ONNX_SignOp : ONNX_Op<"Sign"> {
 def ONNX_SinOp : ONNX_Op<"Sin"> {
   let summary = "ONNX Sin (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Sin` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Sin` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -98,7 +98,7 @@ def ONNX_SinOp : ONNX_Op<"Sin"> {
 def ONNX_SinhOp : ONNX_Op<"Sinh"> {
   let summary = "ONNX Sinh (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Sinh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Sinh` from the ONNX schema since version 22; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -115,7 +115,7 @@ def ONNX_SinhOp : ONNX_Op<"Sinh"> {
 def ONNX_SizeOp : ONNX_Op<"Size"> {
   let summary = "ONNX Size (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Size` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Size` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -132,7 +132,7 @@ def ONNX_SizeOp : ONNX_Op<"Size"> {
 def ONNX_SliceOp : ONNX_Op<"Slice"> {
   let summary = "ONNX Slice (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Slice` from the ONNX schema since version 13; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Slice` from the ONNX schema since version 13; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -153,7 +153,7 @@ def ONNX_SliceOp : ONNX_Op<"Slice"> {
 def ONNX_SoftmaxOp : ONNX_Op<"Softmax"> {
   let summary = "ONNX Softmax (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Softmax` from the ONNX schema since version 13; imported for models whose opset is at least 13 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Softmax` from the ONNX schema since version 13; imported for models whose opset is at least 13 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -171,7 +171,7 @@ def ONNX_SoftmaxOp : ONNX_Op<"Softmax"> {
 def ONNX_SoftmaxCrossEntropyLossOp : ONNX_Op<"SoftmaxCrossEntropyLoss"> {
   let summary = "ONNX SoftmaxCrossEntropyLoss (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `SoftmaxCrossEntropyLoss` from the ONNX schema since version 13; imported for models whose opset is at least 12 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SoftmaxCrossEntropyLoss` from the ONNX schema since version 13; imported for models whose opset is at least 12 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -193,7 +193,7 @@ def ONNX_SoftmaxCrossEntropyLossOp : ONNX_Op<"SoftmaxCrossEntropyLoss"> {
 def ONNX_SoftplusOp : ONNX_Op<"Softplus"> {
   let summary = "ONNX Softplus (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Softplus` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Softplus` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -210,7 +210,7 @@ def ONNX_SoftplusOp : ONNX_Op<"Softplus"> {
 def ONNX_SoftsignOp : ONNX_Op<"Softsign"> {
   let summary = "ONNX Softsign (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Softsign` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Softsign` from the ONNX schema since version 22; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -227,7 +227,7 @@ def ONNX_SoftsignOp : ONNX_Op<"Softsign"> {
 def ONNX_SpaceToDepthOp : ONNX_Op<"SpaceToDepth"> {
   let summary = "ONNX SpaceToDepth (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `SpaceToDepth` from the ONNX schema since version 28; imported for models whose opset is at least 28 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SpaceToDepth` from the ONNX schema since version 28; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -238,7 +238,7 @@ def ONNX_SpaceToDepthOp : ONNX_Op<"SpaceToDepth"> {
     AnyType:$output);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 28;
-    static constexpr int kCompatibleSince = 28;
+    static constexpr int kCompatibleSince = 1;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -246,7 +246,7 @@ def ONNX_SpaceToDepthOp : ONNX_Op<"SpaceToDepth"> {
 def ONNX_SplitOp : ONNX_Op<"Split"> {
   let summary = "ONNX Split (domain ai.onnx, opset 18)";
   let description = [{
-    Typed form of `Split` from the ONNX schema since version 18; imported for models whose opset is at least 18 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Split` from the ONNX schema since version 18; imported for models whose opset is at least 13 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -258,7 +258,7 @@ def ONNX_SplitOp : ONNX_Op<"Split"> {
     Variadic<AnyType>:$outputs);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 18;
-    static constexpr int kCompatibleSince = 18;
+    static constexpr int kCompatibleSince = 13;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -266,7 +266,7 @@ def ONNX_SplitOp : ONNX_Op<"Split"> {
 def ONNX_SplitToSequenceOp : ONNX_Op<"SplitToSequence"> {
   let summary = "ONNX SplitToSequence (domain ai.onnx, opset 24)";
   let description = [{
-    Typed form of `SplitToSequence` from the ONNX schema since version 24; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SplitToSequence` from the ONNX schema since version 24; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -286,7 +286,7 @@ def ONNX_SplitToSequenceOp : ONNX_Op<"SplitToSequence"> {
 def ONNX_SqrtOp : ONNX_Op<"Sqrt"> {
   let summary = "ONNX Sqrt (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Sqrt` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Sqrt` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -303,7 +303,7 @@ def ONNX_SqrtOp : ONNX_Op<"Sqrt"> {
 def ONNX_SqueezeOp : ONNX_Op<"Squeeze"> {
   let summary = "ONNX Squeeze (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Squeeze` from the ONNX schema since version 25; imported for models whose opset is at least 13 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Squeeze` from the ONNX schema since version 25; imported for models whose opset is at least 13 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -321,7 +321,7 @@ def ONNX_SqueezeOp : ONNX_Op<"Squeeze"> {
 def ONNX_StringConcatOp : ONNX_Op<"StringConcat"> {
   let summary = "ONNX StringConcat (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `StringConcat` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `StringConcat` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -339,7 +339,7 @@ def ONNX_StringConcatOp : ONNX_Op<"StringConcat"> {
 def ONNX_StringNormalizerOp : ONNX_Op<"StringNormalizer"> {
   let summary = "ONNX StringNormalizer (domain ai.onnx, opset 10)";
   let description = [{
-    Typed form of `StringNormalizer` from the ONNX schema since version 10; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `StringNormalizer` from the ONNX schema since version 10; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -360,7 +360,7 @@ def ONNX_StringNormalizerOp : ONNX_Op<"StringNormalizer"> {
 def ONNX_StringSplitOp : ONNX_Op<"StringSplit"> {
   let summary = "ONNX StringSplit (domain ai.onnx, opset 20)";
   let description = [{
-    Typed form of `StringSplit` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `StringSplit` from the ONNX schema since version 20; imported for models whose opset is at least 20 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -380,7 +380,7 @@ def ONNX_StringSplitOp : ONNX_Op<"StringSplit"> {
 def ONNX_SubOp : ONNX_Op<"Sub"> {
   let summary = "ONNX Sub (domain ai.onnx, opset 14)";
   let description = [{
-    Typed form of `Sub` from the ONNX schema since version 14; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Sub` from the ONNX schema since version 14; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -398,7 +398,7 @@ def ONNX_SubOp : ONNX_Op<"Sub"> {
 def ONNX_SumOp : ONNX_Op<"Sum"> {
   let summary = "ONNX Sum (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Sum` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Sum` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -415,7 +415,7 @@ def ONNX_SumOp : ONNX_Op<"Sum"> {
 def ONNX_SwiGLUOp : ONNX_Op<"SwiGLU"> {
   let summary = "ONNX SwiGLU (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `SwiGLU` from the ONNX schema since version 28; imported for models whose opset is at least 28 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SwiGLU` from the ONNX schema since version 28; imported for models whose opset is at least 28 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -434,7 +434,7 @@ def ONNX_SwiGLUOp : ONNX_Op<"SwiGLU"> {
 def ONNX_SwishOp : ONNX_Op<"Swish"> {
   let summary = "ONNX Swish (domain ai.onnx, opset 24)";
   let description = [{
-    Typed form of `Swish` from the ONNX schema since version 24; imported for models whose opset is at least 24 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Swish` from the ONNX schema since version 24; imported for models whose opset is at least 24 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -452,7 +452,7 @@ def ONNX_SwishOp : ONNX_Op<"Swish"> {
 def ONNX_TanOp : ONNX_Op<"Tan"> {
   let summary = "ONNX Tan (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `Tan` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Tan` from the ONNX schema since version 22; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -469,7 +469,7 @@ def ONNX_TanOp : ONNX_Op<"Tan"> {
 def ONNX_TanhOp : ONNX_Op<"Tanh"> {
   let summary = "ONNX Tanh (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Tanh` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Tanh` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -486,7 +486,7 @@ def ONNX_TanhOp : ONNX_Op<"Tanh"> {
 def ONNX_TensorScatterOp : ONNX_Op<"TensorScatter"> {
   let summary = "ONNX TensorScatter (domain ai.onnx, opset 24)";
   let description = [{
-    Typed form of `TensorScatter` from the ONNX schema since version 24; imported for models whose opset is at least 24 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `TensorScatter` from the ONNX schema since version 24; imported for models whose opset is at least 24 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -507,7 +507,7 @@ def ONNX_TensorScatterOp : ONNX_Op<"TensorScatter"> {
 def ONNX_TfIdfVectorizerOp : ONNX_Op<"TfIdfVectorizer"> {
   let summary = "ONNX TfIdfVectorizer (domain ai.onnx, opset 9)";
   let description = [{
-    Typed form of `TfIdfVectorizer` from the ONNX schema since version 9; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `TfIdfVectorizer` from the ONNX schema since version 9; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -533,7 +533,7 @@ def ONNX_TfIdfVectorizerOp : ONNX_Op<"TfIdfVectorizer"> {
 def ONNX_ThresholdedReluOp : ONNX_Op<"ThresholdedRelu"> {
   let summary = "ONNX ThresholdedRelu (domain ai.onnx, opset 22)";
   let description = [{
-    Typed form of `ThresholdedRelu` from the ONNX schema since version 22; imported for models whose opset is at least 10 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ThresholdedRelu` from the ONNX schema since version 22; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -551,7 +551,7 @@ def ONNX_ThresholdedReluOp : ONNX_Op<"ThresholdedRelu"> {
 def ONNX_TileOp : ONNX_Op<"Tile"> {
   let summary = "ONNX Tile (domain ai.onnx, opset 13)";
   let description = [{
-    Typed form of `Tile` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Tile` from the ONNX schema since version 13; imported for models whose opset is at least 6 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -569,7 +569,7 @@ def ONNX_TileOp : ONNX_Op<"Tile"> {
 def ONNX_TopKOp : ONNX_Op<"TopK"> {
   let summary = "ONNX TopK (domain ai.onnx, opset 24)";
   let description = [{
-    Typed form of `TopK` from the ONNX schema since version 24; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `TopK` from the ONNX schema since version 24; imported for models whose opset is at least 10 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -583,7 +583,7 @@ def ONNX_TopKOp : ONNX_Op<"TopK"> {
     AnyType:$Indices);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 24;
-    static constexpr int kCompatibleSince = 11;
+    static constexpr int kCompatibleSince = 10;
     static constexpr const char *kOnnxDomain = "";
   }];
 }
@@ -591,7 +591,7 @@ def ONNX_TopKOp : ONNX_Op<"TopK"> {
 def ONNX_TransposeOp : ONNX_Op<"Transpose"> {
   let summary = "ONNX Transpose (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Transpose` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Transpose` from the ONNX schema since version 25; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -609,7 +609,7 @@ def ONNX_TransposeOp : ONNX_Op<"Transpose"> {
 def ONNX_TriluOp : ONNX_Op<"Trilu"> {
   let summary = "ONNX Trilu (domain ai.onnx, opset 14)";
   let description = [{
-    Typed form of `Trilu` from the ONNX schema since version 14; imported for models whose opset is at least 14 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Trilu` from the ONNX schema since version 14; imported for models whose opset is at least 14 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -628,7 +628,7 @@ def ONNX_TriluOp : ONNX_Op<"Trilu"> {
 def ONNX_UniqueOp : ONNX_Op<"Unique"> {
   let summary = "ONNX Unique (domain ai.onnx, opset 28)";
   let description = [{
-    Typed form of `Unique` from the ONNX schema since version 28; imported for models whose opset is at least 11 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Unique` from the ONNX schema since version 28; imported for models whose opset is at least 11 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -650,7 +650,7 @@ def ONNX_UniqueOp : ONNX_Op<"Unique"> {
 def ONNX_UnsqueezeOp : ONNX_Op<"Unsqueeze"> {
   let summary = "ONNX Unsqueeze (domain ai.onnx, opset 25)";
   let description = [{
-    Typed form of `Unsqueeze` from the ONNX schema since version 25; imported for models whose opset is at least 13 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Unsqueeze` from the ONNX schema since version 25; imported for models whose opset is at least 13 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -668,7 +668,7 @@ def ONNX_UnsqueezeOp : ONNX_Op<"Unsqueeze"> {
 def ONNX_WhereOp : ONNX_Op<"Where"> {
   let summary = "ONNX Where (domain ai.onnx, opset 16)";
   let description = [{
-    Typed form of `Where` from the ONNX schema since version 16; imported for models whose opset is at least 9 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Where` from the ONNX schema since version 16; imported for models whose opset is at least 9 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -687,7 +687,7 @@ def ONNX_WhereOp : ONNX_Op<"Where"> {
 def ONNX_XorOp : ONNX_Op<"Xor"> {
   let summary = "ONNX Xor (domain ai.onnx, opset 7)";
   let description = [{
-    Typed form of `Xor` from the ONNX schema since version 7; imported for models whose opset is at least 7 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Xor` from the ONNX schema since version 7; imported for models whose opset is at least 7 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -705,7 +705,7 @@ def ONNX_XorOp : ONNX_Op<"Xor"> {
 def ONNX_MLArrayFeatureExtractorOp : ONNX_Op<"ml.ArrayFeatureExtractor"> {
   let summary = "ONNX ArrayFeatureExtractor (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `ArrayFeatureExtractor` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ArrayFeatureExtractor` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -723,7 +723,7 @@ def ONNX_MLArrayFeatureExtractorOp : ONNX_Op<"ml.ArrayFeatureExtractor"> {
 def ONNX_MLBinarizerOp : ONNX_Op<"ml.Binarizer"> {
   let summary = "ONNX Binarizer (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `Binarizer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Binarizer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -741,7 +741,7 @@ def ONNX_MLBinarizerOp : ONNX_Op<"ml.Binarizer"> {
 def ONNX_MLCastMapOp : ONNX_Op<"ml.CastMap"> {
   let summary = "ONNX CastMap (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `CastMap` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `CastMap` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -761,7 +761,7 @@ def ONNX_MLCastMapOp : ONNX_Op<"ml.CastMap"> {
 def ONNX_MLCategoryMapperOp : ONNX_Op<"ml.CategoryMapper"> {
   let summary = "ONNX CategoryMapper (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `CategoryMapper` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `CategoryMapper` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -782,7 +782,7 @@ def ONNX_MLCategoryMapperOp : ONNX_Op<"ml.CategoryMapper"> {
 def ONNX_MLDictVectorizerOp : ONNX_Op<"ml.DictVectorizer"> {
   let summary = "ONNX DictVectorizer (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `DictVectorizer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `DictVectorizer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -801,7 +801,7 @@ def ONNX_MLDictVectorizerOp : ONNX_Op<"ml.DictVectorizer"> {
 def ONNX_MLFeatureVectorizerOp : ONNX_Op<"ml.FeatureVectorizer"> {
   let summary = "ONNX FeatureVectorizer (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `FeatureVectorizer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `FeatureVectorizer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -819,7 +819,7 @@ def ONNX_MLFeatureVectorizerOp : ONNX_Op<"ml.FeatureVectorizer"> {
 def ONNX_MLImputerOp : ONNX_Op<"ml.Imputer"> {
   let summary = "ONNX Imputer (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `Imputer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Imputer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -840,7 +840,7 @@ def ONNX_MLImputerOp : ONNX_Op<"ml.Imputer"> {
 def ONNX_MLLabelEncoderOp : ONNX_Op<"ml.LabelEncoder"> {
   let summary = "ONNX LabelEncoder (domain ai.onnx.ml, opset 4)";
   let description = [{
-    Typed form of `LabelEncoder` from the ONNX schema since version 4; imported for models whose opset is at least 4 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LabelEncoder` from the ONNX schema since version 4; imported for models whose opset is at least 2 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -861,7 +861,7 @@ def ONNX_MLLabelEncoderOp : ONNX_Op<"ml.LabelEncoder"> {
     AnyType:$Y);
   let extraClassDeclaration = [{
     static constexpr int kSinceVersion = 4;
-    static constexpr int kCompatibleSince = 4;
+    static constexpr int kCompatibleSince = 2;
     static constexpr const char *kOnnxDomain = "ai.onnx.ml";
   }];
 }
@@ -869,7 +869,7 @@ def ONNX_MLLabelEncoderOp : ONNX_Op<"ml.LabelEncoder"> {
 def ONNX_MLLinearClassifierOp : ONNX_Op<"ml.LinearClassifier"> {
   let summary = "ONNX LinearClassifier (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `LinearClassifier` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LinearClassifier` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -893,7 +893,7 @@ def ONNX_MLLinearClassifierOp : ONNX_Op<"ml.LinearClassifier"> {
 def ONNX_MLLinearRegressorOp : ONNX_Op<"ml.LinearRegressor"> {
   let summary = "ONNX LinearRegressor (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `LinearRegressor` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `LinearRegressor` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -914,7 +914,7 @@ def ONNX_MLLinearRegressorOp : ONNX_Op<"ml.LinearRegressor"> {
 def ONNX_MLNormalizerOp : ONNX_Op<"ml.Normalizer"> {
   let summary = "ONNX Normalizer (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `Normalizer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Normalizer` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -932,7 +932,7 @@ def ONNX_MLNormalizerOp : ONNX_Op<"ml.Normalizer"> {
 def ONNX_MLOneHotEncoderOp : ONNX_Op<"ml.OneHotEncoder"> {
   let summary = "ONNX OneHotEncoder (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `OneHotEncoder` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `OneHotEncoder` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -952,7 +952,7 @@ def ONNX_MLOneHotEncoderOp : ONNX_Op<"ml.OneHotEncoder"> {
 def ONNX_MLSVMClassifierOp : ONNX_Op<"ml.SVMClassifier"> {
   let summary = "ONNX SVMClassifier (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `SVMClassifier` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SVMClassifier` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -981,7 +981,7 @@ def ONNX_MLSVMClassifierOp : ONNX_Op<"ml.SVMClassifier"> {
 def ONNX_MLSVMRegressorOp : ONNX_Op<"ml.SVMRegressor"> {
   let summary = "ONNX SVMRegressor (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `SVMRegressor` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `SVMRegressor` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1006,7 +1006,7 @@ def ONNX_MLSVMRegressorOp : ONNX_Op<"ml.SVMRegressor"> {
 def ONNX_MLScalerOp : ONNX_Op<"ml.Scaler"> {
   let summary = "ONNX Scaler (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `Scaler` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `Scaler` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1025,7 +1025,7 @@ def ONNX_MLScalerOp : ONNX_Op<"ml.Scaler"> {
 def ONNX_MLTreeEnsembleOp : ONNX_Op<"ml.TreeEnsemble"> {
   let summary = "ONNX TreeEnsemble (domain ai.onnx.ml, opset 5)";
   let description = [{
-    Typed form of `TreeEnsemble` from the ONNX schema since version 5; imported for models whose opset is at least 5 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `TreeEnsemble` from the ONNX schema since version 5; imported for models whose opset is at least 5 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
@@ -1058,7 +1058,7 @@ def ONNX_MLTreeEnsembleOp : ONNX_Op<"ml.TreeEnsemble"> {
 def ONNX_MLZipMapOp : ONNX_Op<"ml.ZipMap"> {
   let summary = "ONNX ZipMap (domain ai.onnx.ml, opset 1)";
   let description = [{
-    Typed form of `ZipMap` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions have another signature and import as `onnx.Generic`).
+    Typed form of `ZipMap` from the ONNX schema since version 1; imported for models whose opset is at least 1 (older versions differ in signature or meaning and import as `onnx.Generic`).
     Optional inputs that a node leaves out are values of type `none` from `onnx.NoValue`; outputs it leaves out have type `none`.
   }];
   let arguments = (ins
