@@ -2,7 +2,10 @@
 
 #include "tools/ortc/Commands.h"
 
+#include "compiler/EP/AvailableEps.h"
 #include "compiler/Import/OnnxImporter.h"
+#include "compiler/Partition/Partitioner.h"
+#include "compiler/Partition/SpecEp.h"
 #include "compiler/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -28,6 +31,10 @@ struct CompileOptions {
   std::string emit = "epcontext";
   int64_t elideConstantsAbove = 4096;
   bool printLocations = false;
+  std::vector<std::string> eps;     // --ep, in priority order
+  std::vector<std::string> testEps; // --test-ep specs, after --ep
+  std::string report;               // "", "text" or "json"
+  bool allowUnclaimed = false;
 };
 
 // Options that later issues implement. Accepted on the command line so that the
@@ -37,9 +44,6 @@ struct PlannedOption {
   const char *arrivesWith;
 };
 constexpr PlannedOption kPlannedOptions[] = {
-    {"--ep", "the EP-contract and partitioner issue"},
-    {"--report", "the EP-contract and partitioner issue"},
-    {"--allow-unclaimed", "the EP-contract and partitioner issue"},
     {"--embed", "the CPU EP and EPContext writer issue"},
     {"--no-embed", "the CPU EP and EPContext writer issue"},
     {"--cpu", "the CPU EP issue"},
@@ -61,8 +65,10 @@ Options:
   --emit=KIND           What to produce:
                           onnx-mlir        the imported IR in the onnx dialect
                           optimized-mlir   after the generic passes (canonicalize,
-                                           shape inference, dead-code elimination)
-                          partitioned-mlir after partitioning        (not available yet)
+                                           shape inference, constant folding,
+                                           fusions, dead-code elimination)
+                          partitioned-mlir after partitioning over --ep: one
+                                           function per partition
                           epcontext        model_ctx.onnx with EPContext nodes;
                                            the default                (not available yet)
   --elide-constants-above=N
@@ -71,9 +77,17 @@ Options:
                         without their bytes, which are then not even read
                         from disk. -1 prints every constant in full.
   --print-locations     Print locations: each op's is its ONNX node name.
-  --ep=LIST             EPs in priority order, e.g. cuda,cpu.        (not available yet)
-  --report[=json]       Table of placements and decline reasons.    (not available yet)
-  --allow-unclaimed     Keep nodes no EP claims as plain ONNX nodes. (not available yet)
+  --ep=LIST             EPs in priority order, e.g. cuda,cpu. This build
+                        has none yet: the CPU and CUDA EPs arrive with their
+                        issues, and naming one says so.
+  --test-ep=SPEC        For testing the partitioner: an EP described by SPEC,
+                        e.g. gpu_ep@cuda:MatMul=100:*=4000 (op costs in ns; see
+                        compiler/Partition/SpecEp.h). Repeat for more EPs; they
+                        come after --ep in priority. It compiles nothing.
+  --report[=text|json]  Print the placements, partitions and decline reasons
+                        to stderr (needs --emit=partitioned-mlir or later).
+  --allow-unclaimed     Keep nodes no EP supports as plain ONNX nodes instead
+                        of stopping with the decline table.
   --embed, --no-embed   Blobs inline in the model or in sidecar files. (not available yet)
   --cpu=NAME            Target CPU: host, x86-64-v3, x86-64-v4.     (not available yet)
   -h, --help            Show this help.
@@ -190,6 +204,39 @@ int runCompile(const std::vector<std::string> &args) {
       options.printLocations = true;
       continue;
     }
+    if (takeValue(args, i, "--ep", value)) {
+      size_t start = 0;
+      while (start <= value.size()) {
+        size_t comma = value.find(',', start);
+        std::string name =
+            value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (name.empty()) {
+          printError("--ep needs a comma-separated list of EP names, got '" + value + "'");
+          return kExitUsage;
+        }
+        options.eps.push_back(name);
+        if (comma == std::string::npos)
+          break;
+        start = comma + 1;
+      }
+      continue;
+    }
+    if (takeValue(args, i, "--test-ep", value)) {
+      options.testEps.push_back(value);
+      continue;
+    }
+    if (arg == "--report" || arg == "--report=text" || arg == "--report=json") {
+      options.report = arg == "--report=json" ? "json" : "text";
+      continue;
+    }
+    if (arg.compare(0, 9, "--report=") == 0) {
+      printError("--report takes text or json, got '" + arg.substr(9) + "'");
+      return kExitUsage;
+    }
+    if (arg == "--allow-unclaimed") {
+      options.allowUnclaimed = true;
+      continue;
+    }
     for (const PlannedOption &option : kPlannedOptions) {
       if (!matches(arg, option.name))
         continue;
@@ -211,12 +258,43 @@ int runCompile(const std::vector<std::string> &args) {
     printError("no input model (usage: ortc compile MODEL.onnx [options])");
     return kExitUsage;
   }
-  if (options.emit == "partitioned-mlir" || options.emit == "epcontext") {
+  if (options.emit == "epcontext") {
     printError("--emit=" + options.emit + (options.emit == "epcontext" ? " (the default)" : "") +
-               " is not available yet; this build can --emit=onnx-mlir or optimized-mlir");
+               " is not available yet; this build can --emit=onnx-mlir, optimized-mlir or "
+               "partitioned-mlir");
     return kExitUsage;
   }
-  if (options.emit != "onnx-mlir" && options.emit != "optimized-mlir") {
+  bool partition = options.emit == "partitioned-mlir";
+  if (!partition && (!options.report.empty() || options.allowUnclaimed || !options.eps.empty() ||
+                     !options.testEps.empty())) {
+    printError("--ep, --test-ep, --report and --allow-unclaimed need --emit=partitioned-mlir");
+    return kExitUsage;
+  }
+  // Resolve the EPs before the (possibly long) import.
+  std::vector<std::unique_ptr<CompileEp>> eps;
+  for (const std::string &name : options.eps) {
+    std::string error;
+    auto ep = createCompileEp(name, error);
+    if (!ep) {
+      printError("--ep: " + error);
+      return kExitUsage;
+    }
+    eps.push_back(std::move(ep));
+  }
+  for (const std::string &spec : options.testEps) {
+    std::string error;
+    auto ep = SpecEp::parse(spec, error);
+    if (!ep) {
+      printError("--test-ep: " + error);
+      return kExitUsage;
+    }
+    eps.push_back(std::move(ep));
+  }
+  if (partition && eps.empty()) {
+    printError("--emit=partitioned-mlir needs at least one EP (--ep=...)");
+    return kExitUsage;
+  }
+  if (options.emit != "onnx-mlir" && options.emit != "optimized-mlir" && !partition) {
     printError("unknown --emit kind '" + options.emit +
                "' (onnx-mlir, optimized-mlir, partitioned-mlir, epcontext)");
     return kExitUsage;
@@ -231,22 +309,40 @@ int runCompile(const std::vector<std::string> &args) {
     return kExitFailed;
   }
 
-  if (options.emit == "optimized-mlir") {
+  // Pass diagnostics carry the node's location; report the first as one line.
+  std::string firstError;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty()) {
+      std::string where;
+      if (auto name = mlir::dyn_cast<mlir::NameLoc>(diag.getLocation()))
+        where = "node '" + name.getName().str() + "': ";
+      firstError = options.input + ": " + where + diag.str();
+    }
+    return mlir::success();
+  });
+  if (options.emit != "onnx-mlir") {
     mlir::PassManager pm(&context);
     buildGenericOnnxPipeline(pm);
-    // Pass diagnostics carry the node's location; print them as one line each.
-    std::string firstError;
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-      if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty()) {
-        std::string where;
-        if (auto name = mlir::dyn_cast<mlir::NameLoc>(diag.getLocation()))
-          where = "node '" + name.getName().str() + "': ";
-        firstError = options.input + ": " + where + diag.str();
-      }
-      return mlir::success();
-    });
     if (mlir::failed(pm.run(*module))) {
       printError(firstError.empty() ? options.input + ": the generic passes failed" : firstError);
+      return kExitFailed;
+    }
+  }
+  if (partition) {
+    std::vector<CompileEp *> epList;
+    for (auto &ep : eps)
+      epList.push_back(ep.get());
+    PartitionOptions partitionOptions;
+    partitionOptions.allowUnclaimed = options.allowUnclaimed;
+    PartitionReport report;
+    bool ok = mlir::succeeded(partitionModule(*module, epList, partitionOptions, report));
+    // A refusal shows the whole decline table, whatever --report says.
+    if (options.report == "json")
+      std::cerr << report.formatJson() << "\n";
+    else if (!options.report.empty() || !ok)
+      std::cerr << report.formatText();
+    if (!ok) {
+      printError(firstError.empty() ? options.input + ": partitioning failed" : firstError);
       return kExitFailed;
     }
   }
