@@ -2,6 +2,7 @@
 
 #include "compiler/Import/OnnxImporter.h"
 
+#include "compiler/Import/OpsetUpgrade.h"
 #include "compiler/Import/TensorImport.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxSchema.h"
@@ -101,6 +102,7 @@ private:
   SmallVector<Scope> scopes;
   // value_info of every graph level, by name: the declared types of node outputs.
   std::map<std::string, const onnx::TypeProto *> declaredTypes;
+  int numUpgradeConstants = 0;
   Value noValue;
 };
 
@@ -439,19 +441,49 @@ Type Importer::outputType(const onnx::NodeProto &node, unsigned index,
   return od::UnknownType::get(&context);
 }
 
-LogicalResult Importer::importNode(onnx::NodeProto &node, int index) {
-  std::string what = describeNode(node, index);
-  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
+  std::string what = describeNode(originalNode, index);
+  std::string domain = originalNode.domain() == "ai.onnx" ? "" : originalNode.domain();
   auto opset = opsets.find(domain);
   if (opset == opsets.end())
     return fail(what + ": domain '" + domain + "' is not in the model's opset_import");
   int64_t version = opset->second;
 
-  // Typed op only when the node's opset resolves to a schema version with the
-  // same signature as the one the op was generated from.
-  const od::OnnxOpSchema *schema = od::lookupOnnxSchema(domain, node.op_type());
-  if (schema && version < schema->compatibleSince)
-    schema = nullptr;
+  // Typed op when the node's opset is one the typed op stands for, or when an
+  // older signature can be rewritten into it (OpsetUpgrade.h).
+  const od::OnnxOpSchema *schema = od::lookupOnnxSchema(domain, originalNode.op_type());
+  onnx::NodeProto upgraded;
+  bool isUpgraded = false;
+  if (schema && version < schema->compatibleSince) {
+    UpgradeInputInfo info;
+    if (originalNode.input_size() > 0 && !originalNode.input(0).empty())
+      if (Value first = lookup(originalNode.input(0))) {
+        if (auto ranked = dyn_cast<RankedTensorType>(first.getType()))
+          info.rank = ranked.getRank();
+        if (auto tensor = dyn_cast<TensorType>(first.getType()))
+          info.isF32 = tensor.getElementType().isF32();
+      }
+    std::vector<UpgradeConstant> constants;
+    isUpgraded =
+        domain.empty() && upgradeOlderNode(originalNode, version, info, upgraded, constants);
+    if (!isUpgraded)
+      schema = nullptr;
+    for (UpgradeConstant &constant : constants) {
+      auto value = tensors.importTensor(constant.value, what + ": upgraded attribute");
+      if (failed(value))
+        return fail(tensors.takeError());
+      OperationState state(nodeLocation(originalNode, index), "onnx.Constant");
+      state.addAttribute("value", *value);
+      state.addTypes(cast<TypedAttr>(*value).getType());
+      std::string name = "__ortc_upgrade_" + std::to_string(numUpgradeConstants++);
+      if (failed(define(name, builder.create(state)->getResult(0), what)))
+        return failure();
+      while (upgraded.input_size() <= constant.index)
+        upgraded.add_input("");
+      upgraded.set_input(constant.index, name);
+    }
+  }
+  onnx::NodeProto &node = isUpgraded ? upgraded : originalNode;
   if (schema) {
     for (const auto &attr : node.attribute()) {
       if (!schema->findAttribute(attr.name())) {

@@ -618,6 +618,46 @@ FailureOr<Proposal> inferGather(Operation *op) {
   return p;
 }
 
+FailureOr<Proposal> inferSplit(Operation *op) {
+  Proposal p(op->getNumResults());
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  unsigned n = op->getNumResults();
+  if (!in || n == 0)
+    return p;
+  auto axis = normalizeAxis(intAttr(op, "axis", 0), in->size());
+  if (!axis) {
+    op->emitError("axis is out of range for rank ") << in->size();
+    return failure();
+  }
+  SmallVector<int64_t> sizes;
+  if (op->getNumOperands() > 1 && !isAbsent(op->getOperand(1))) {
+    auto split = ortc::getConstantIntValues(op->getOperand(1));
+    if (!split)
+      return p;
+    sizes = *split;
+    if (sizes.size() != n) {
+      op->emitError("split has ") << sizes.size() << " sizes for " << n << " outputs";
+      return failure();
+    }
+  } else {
+    int64_t dim = (*in)[*axis];
+    if (dim == kDyn)
+      sizes.assign(n, kDyn);
+    else // equal parts, the last one smaller (num_outputs semantics)
+      for (unsigned i = 0; i < n; ++i) {
+        int64_t chunk = (dim + n - 1) / n;
+        sizes.push_back(std::max<int64_t>(std::min(chunk, dim - chunk * i), 0));
+      }
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    SmallVector<int64_t> shape = *in;
+    shape[*axis] = sizes[i];
+    p[i] = tensorType(shape, elem);
+  }
+  return p;
+}
+
 FailureOr<Proposal> inferNormalization(Operation *op) {
   Proposal p(op->getNumResults());
   p[0] = op->getOperand(0).getType();
@@ -667,6 +707,7 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     fns[std::string("onnx.") + name] = inferReduce;
   fns["onnx.Gather"] = inferGather;
+  fns["onnx.Split"] = inferSplit;
   for (const char *name :
        {"BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization"})
     fns[std::string("onnx.") + name] = inferNormalization;
