@@ -231,42 +231,53 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
     return fromRawBytes(raw->data(), [raw](void *, size_t, size_t) { delete raw; });
   }
 
-  // Typed repeated fields: convert into a fresh blob.
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(storageSize, alignment);
-  char *dst = blob.getMutableData().data();
-  auto expect = [&](int64_t have, int64_t want, const char *field) -> LogicalResult {
-    if (have == want)
-      return success();
+  // Typed repeated fields: check the count before allocating anything (the
+  // dims of a hostile tensor can claim any size), then convert.
+  using TP = onnx::TensorProto;
+  int64_t have = 0, want = count;
+  const char *field = "int32_data";
+  switch (code) {
+  case TP::FLOAT:
+  case TP::COMPLEX64:
+    have = tensor.float_data_size(), field = "float_data";
+    want = code == TP::FLOAT ? count : 2 * count;
+    break;
+  case TP::DOUBLE:
+  case TP::COMPLEX128:
+    have = tensor.double_data_size(), field = "double_data";
+    want = code == TP::DOUBLE ? count : 2 * count;
+    break;
+  case TP::INT64:
+    have = tensor.int64_data_size(), field = "int64_data";
+    break;
+  case TP::UINT32:
+  case TP::UINT64:
+    have = tensor.uint64_data_size(), field = "uint64_data";
+    break;
+  default:
+    have = tensor.int32_data_size();
+    want = layout.elementsPerRawByte == 1 ? count : static_cast<int64_t>(rawSize);
+  }
+  if (have != want)
     return fail(what + ": " + field + " has " + std::to_string(have) +
                 " values, its shape and type need " + std::to_string(want));
-  };
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(storageSize, alignment);
+  char *dst = blob.getMutableData().data();
   using TP = onnx::TensorProto;
   switch (code) {
   case TP::FLOAT:
-  case TP::COMPLEX64: {
-    int64_t want = code == TP::FLOAT ? count : 2 * count;
-    if (failed(expect(tensor.float_data_size(), want, "float_data")))
-      return failure();
+  case TP::COMPLEX64:
     std::memcpy(dst, tensor.float_data().data(), storageSize);
     break;
-  }
   case TP::DOUBLE:
-  case TP::COMPLEX128: {
-    int64_t want = code == TP::DOUBLE ? count : 2 * count;
-    if (failed(expect(tensor.double_data_size(), want, "double_data")))
-      return failure();
+  case TP::COMPLEX128:
     std::memcpy(dst, tensor.double_data().data(), storageSize);
     break;
-  }
   case TP::INT64:
-    if (failed(expect(tensor.int64_data_size(), count, "int64_data")))
-      return failure();
     std::memcpy(dst, tensor.int64_data().data(), storageSize);
     break;
   case TP::UINT32:
   case TP::UINT64:
-    if (failed(expect(tensor.uint64_data_size(), count, "uint64_data")))
-      return failure();
     for (int64_t i = 0; i < count; ++i) {
       uint64_t v = tensor.uint64_data(i);
       std::memcpy(dst + i * layout.storageBytes, &v, layout.storageBytes);
@@ -275,9 +286,6 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
   default: {
     // int32_data holds every narrower type, one element (or, for sub-byte
     // types, one packed byte) per entry, little end first.
-    int64_t want = layout.elementsPerRawByte == 1 ? count : static_cast<int64_t>(rawSize);
-    if (failed(expect(tensor.int32_data_size(), want, "int32_data")))
-      return failure();
     if (layout.elementsPerRawByte == 1) {
       for (int64_t i = 0; i < count; ++i) {
         int32_t v = tensor.int32_data(i);

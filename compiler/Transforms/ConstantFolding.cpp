@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace ortc {
 #define GEN_PASS_DEF_ONNXFOLDCONSTANTS
@@ -67,10 +68,14 @@ std::optional<SmallVector<int64_t>> broadcastShape(ArrayRef<int64_t> a, ArrayRef
   return out;
 }
 
+/// Element count, saturating instead of overflowing on hostile shapes.
 int64_t product(ArrayRef<int64_t> shape) {
   int64_t n = 1;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / std::max<int64_t>(d, 1))
+      return std::numeric_limits<int64_t>::max();
     n *= d;
+  }
   return n;
 }
 
@@ -396,7 +401,8 @@ std::optional<HostTensor> foldRange(Operation *op, Inputs &in, int64_t limit) {
       in[2]->numElements() != 1)
     return std::nullopt;
   double start = in[0]->floatAt(0), end = in[1]->floatAt(0), delta = in[2]->floatAt(0);
-  if (delta == 0)
+  double count = std::ceil((end - start) / delta);
+  if (delta == 0 || !std::isfinite(count) || count > double(limit))
     return std::nullopt;
   int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((end - start) / delta)), 0);
   if (n > limit)

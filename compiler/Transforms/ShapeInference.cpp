@@ -520,6 +520,13 @@ FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {
     op->emitError("strides, dilations or pads do not match the ") << spatial << " spatial dims";
     return failure();
   }
+  for (size_t i = 0; i < spatial; ++i) {
+    if (strides[i] <= 0 || dilations[i] <= 0 || (kernel[i] != kDyn && kernel[i] <= 0) ||
+        pads[i] < 0 || pads[i + spatial] < 0) {
+      op->emitError("strides, dilations and kernel sizes must be positive and pads not negative");
+      return failure();
+    }
+  }
   StringRef autoPad = strAttr(op, "auto_pad", "NOTSET");
   bool ceilMode = intAttr(op, "ceil_mode", 0);
   SmallVector<int64_t> out{(*x)[0], channels};

@@ -5,7 +5,9 @@ each, and fails if any run crashes (dies by a signal), hangs, exits with a
 status other than 0 or 1, or prints an error that is not one line naming the
 file. Deterministic for a given seed.
 
-usage: mutate_models.py ORTC WORKDIR COUNT SEED MODEL.onnx [MODEL.onnx ...]
+usage: mutate_models.py ORTC WORKDIR COUNT SEED EMIT MODEL.onnx [MODEL.onnx ...]
+EMIT is the --emit kind (onnx-mlir imports only; optimized-mlir runs the
+generic passes too).
 """
 import os
 import random
@@ -31,7 +33,8 @@ def mutate(data, rng):
 
 def main():
     ortc, workdir, count, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    models = [open(p, "rb").read() for p in sys.argv[5:]]
+    emit = sys.argv[5]
+    models = [open(p, "rb").read() for p in sys.argv[6:]]
     rng = random.Random(seed)
     os.makedirs(workdir, exist_ok=True)
     path = os.path.join(workdir, "mutant.onnx")
@@ -40,7 +43,7 @@ def main():
         with open(path, "wb") as f:
             f.write(mutate(rng.choice(models), rng))
         try:
-            proc = subprocess.run([ortc, "compile", path, "--emit=onnx-mlir", "-o",
+            proc = subprocess.run([ortc, "compile", path, "--emit=" + emit, "-o",
                                    os.path.join(workdir, "out.mlir")],
                                   capture_output=True, timeout=30)
         except subprocess.TimeoutExpired:
