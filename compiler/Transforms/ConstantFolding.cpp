@@ -270,10 +270,7 @@ std::optional<HostTensor> foldConcat(Operation *op, Inputs &in, int64_t limit) {
     for (auto &t : in)
       for (int64_t j = 0; j < t->shape[axis] * inner; ++j, ++k) {
         int64_t src = o * t->shape[axis] * inner + j;
-        if (out.isFloat())
-          out.floats[k] = t->floats[src];
-        else
-          out.ints[k] = t->ints[src];
+        out.copyElement(k, *t, src);
       }
   return out;
 }
@@ -304,10 +301,7 @@ std::optional<HostTensor> foldGather(Operation *op, Inputs &in, int64_t limit) {
       idx = idx < 0 ? idx + n : idx;
       for (int64_t j = 0; j < inner; ++j, ++k) {
         int64_t src = (o * n + idx) * inner + j;
-        if (out.isFloat())
-          out.floats[k] = data.floats[src];
-        else
-          out.ints[k] = data.ints[src];
+        out.copyElement(k, data, src);
       }
     }
   return out;
@@ -363,10 +357,7 @@ std::optional<HostTensor> foldSlice(Operation *op, Inputs &in, int64_t limit) {
     int64_t src = 0;
     for (int64_t d = 0; d < rank; ++d)
       src += (start[d] + ((i / outStrides[d]) % shape[d]) * step[d]) * inStrides[d];
-    if (out.isFloat())
-      out.floats[i] = data.floats[src];
-    else
-      out.ints[i] = data.ints[src];
+    out.copyElement(i, data, src);
   }
   return out;
 }
@@ -430,10 +421,7 @@ std::optional<HostTensor> foldWhere(Operation *, Inputs &in, int64_t limit) {
     bool c = in[0]->intAt(broadcastIndex(i, *shape, in[0]->shape)) != 0;
     const HostTensor &src = c ? *in[1] : *in[2];
     int64_t j = broadcastIndex(i, *shape, src.shape);
-    if (out.isFloat())
-      out.floats[i] = src.floats[j];
-    else
-      out.ints[i] = src.ints[j];
+    out.copyElement(i, src, j);
   }
   return out;
 }

@@ -32,6 +32,14 @@ struct HostTensor {
   double floatAt(int64_t i) const { return isFloat() ? floats[i] : double(ints[i]); }
   int64_t intAt(int64_t i) const { return isFloat() ? int64_t(floats[i]) : ints[i]; }
 
+  /// Sets element `i` to element `j` of `src` (of the same element type).
+  void copyElement(int64_t i, const HostTensor &src, int64_t j) {
+    if (isFloat())
+      floats[i] = src.floats[j];
+    else
+      ints[i] = src.ints[j];
+  }
+
   /// A tensor of `shape` and `elementType` with room for every element.
   static HostTensor make(llvm::ArrayRef<int64_t> shape, mlir::Type elementType);
   /// The dense attribute holding these values.

@@ -112,6 +112,12 @@ Type tensorType(std::optional<SmallVector<int64_t>> shape, Type elem) {
 // Proposals: one type per result (null: no opinion), or a failure that has
 // already been reported on the op.
 using Proposal = SmallVector<Type, 2>;
+
+/// The proposal when only the element type of result 0 is known.
+Proposal unknownShape(Proposal p, Type elem) {
+  p[0] = tensorType(std::nullopt, elem);
+  return p;
+}
 using ShapeFn = std::function<FailureOr<Proposal>(Operation *)>;
 
 //===----------------------------------------------------------------------===//
@@ -131,10 +137,8 @@ FailureOr<Proposal> broadcastOperands(Operation *op, Type elem) {
     if (isAbsent(v))
       continue;
     auto s = shapeOf(v);
-    if (!s) {
-      p[0] = tensorType(std::nullopt, elem);
-      return p;
-    }
+    if (!s)
+      return unknownShape(p, elem);
     shapes.push_back(*s);
   }
   auto out = broadcast(shapes);
@@ -184,10 +188,8 @@ FailureOr<Proposal> inferMatMul(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto a = shapeOf(op->getOperand(0)), b = shapeOf(op->getOperand(1));
-  if (!a || !b || a->empty() || b->empty()) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!a || !b || a->empty() || b->empty())
+    return unknownShape(p, elem);
   bool aVector = a->size() == 1, bVector = b->size() == 1;
   SmallVector<int64_t> as = *a, bs = *b;
   if (aVector)
@@ -218,10 +220,8 @@ FailureOr<Proposal> inferGemm(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto a = shapeOf(op->getOperand(0)), b = shapeOf(op->getOperand(1));
-  if (!a || !b || a->size() != 2 || b->size() != 2) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!a || !b || a->size() != 2 || b->size() != 2)
+    return unknownShape(p, elem);
   bool ta = intAttr(op, "transA", 0), tb = intAttr(op, "transB", 0);
   int64_t m = ta ? (*a)[1] : (*a)[0], k1 = ta ? (*a)[0] : (*a)[1];
   int64_t k2 = tb ? (*b)[1] : (*b)[0], n = tb ? (*b)[0] : (*b)[1];
@@ -237,10 +237,8 @@ FailureOr<Proposal> inferTranspose(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto in = shapeOf(op->getOperand(0));
-  if (!in) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!in)
+    return unknownShape(p, elem);
   auto perm = intsAttr(op, "perm");
   SmallVector<int64_t> out;
   for (size_t i = 0; i < in->size(); ++i) {
@@ -351,10 +349,8 @@ FailureOr<Proposal> inferUnsqueeze(Operation *op) {
   Type elem = elementOf(op->getOperand(0));
   auto in = shapeOf(op->getOperand(0));
   auto axes = ortc::getConstantIntValues(op->getOperand(1));
-  if (!in || !axes) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!in || !axes)
+    return unknownShape(p, elem);
   int64_t rank = in->size() + axes->size();
   SmallVector<bool> inserted(rank, false);
   for (int64_t a : *axes) {
@@ -377,18 +373,14 @@ FailureOr<Proposal> inferSqueeze(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto in = shapeOf(op->getOperand(0));
-  if (!in) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!in)
+    return unknownShape(p, elem);
   int64_t rank = in->size();
   SmallVector<bool> removed(rank, false);
   if (op->getNumOperands() > 1 && !isAbsent(op->getOperand(1))) {
     auto axes = ortc::getConstantIntValues(op->getOperand(1));
-    if (!axes) {
-      p[0] = tensorType(std::nullopt, elem);
-      return p;
-    }
+    if (!axes)
+      return unknownShape(p, elem);
     for (int64_t a : *axes) {
       auto axis = normalizeAxis(a, rank);
       if (!axis || ((*in)[*axis] != 1 && (*in)[*axis] != kDyn)) {
@@ -420,10 +412,8 @@ FailureOr<Proposal> inferConcat(Operation *op) {
   SmallVector<SmallVector<int64_t>> shapes;
   for (Value v : op->getOperands()) {
     auto s = shapeOf(v);
-    if (!s) {
-      p[0] = tensorType(std::nullopt, elem);
-      return p;
-    }
+    if (!s)
+      return unknownShape(p, elem);
     shapes.push_back(*s);
   }
   int64_t rank = shapes[0].size();
@@ -490,19 +480,15 @@ FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {
   Proposal p(op->getNumResults());
   Type elem = elementOf(op->getOperand(0));
   auto x = shapeOf(op->getOperand(0));
-  if (!x || x->size() < 3) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!x || x->size() < 3)
+    return unknownShape(p, elem);
   size_t spatial = x->size() - 2;
   SmallVector<int64_t> kernel;
   int64_t channels = (*x)[1];
   if (isConv) {
     auto w = shapeOf(op->getOperand(1));
-    if (!w || w->size() != x->size()) {
-      p[0] = tensorType(std::nullopt, elem);
-      return p;
-    }
+    if (!w || w->size() != x->size())
+      return unknownShape(p, elem);
     channels = (*w)[0];
     kernel.assign(w->begin() + 2, w->end());
   }
@@ -550,10 +536,8 @@ FailureOr<Proposal> inferGlobalPool(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto x = shapeOf(op->getOperand(0));
-  if (!x || x->size() < 2) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!x || x->size() < 2)
+    return unknownShape(p, elem);
   SmallVector<int64_t> out{(*x)[0], (*x)[1]};
   out.append(x->size() - 2, 1);
   p[0] = tensorType(out, elem);
@@ -564,18 +548,14 @@ FailureOr<Proposal> inferReduce(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto in = shapeOf(op->getOperand(0));
-  if (!in) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!in)
+    return unknownShape(p, elem);
   int64_t rank = in->size();
   std::optional<SmallVector<int64_t>> axes = intsAttr(op, "axes"); // before opset 18
   if (op->getNumOperands() > 1 && !isAbsent(op->getOperand(1))) {
     axes = ortc::getConstantIntValues(op->getOperand(1));
-    if (!axes) {
-      p[0] = tensorType(std::nullopt, elem);
-      return p;
-    }
+    if (!axes)
+      return unknownShape(p, elem);
   }
   bool keepDims = intAttr(op, "keepdims", 1);
   SmallVector<bool> reduced(rank, false);
@@ -609,10 +589,8 @@ FailureOr<Proposal> inferGather(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto data = shapeOf(op->getOperand(0)), indices = shapeOf(op->getOperand(1));
-  if (!data || !indices) {
-    p[0] = tensorType(std::nullopt, elem);
-    return p;
-  }
+  if (!data || !indices)
+    return unknownShape(p, elem);
   auto axis = normalizeAxis(intAttr(op, "axis", 0), data->size());
   if (!axis) {
     op->emitError("axis is out of range for rank ") << data->size();
