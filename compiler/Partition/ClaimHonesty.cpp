@@ -1,0 +1,94 @@
+//===- ClaimHonesty.cpp ----------------------------------------------------===//
+
+#include "compiler/Partition/ClaimHonesty.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace ortc {
+namespace {
+
+bool isConstantLike(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return name == "onnx.Constant" || name == "onnx.NoValue";
+}
+
+/// A module holding `op` alone in `@<ep>_claim`, with its non-constant inputs
+/// as arguments and its results returned.
+OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, StringRef ep,
+                                        func::FuncOp &fn) {
+  OpBuilder builder(op->getContext());
+  OwningOpRef<ModuleOp> module = ModuleOp::create(op->getLoc());
+  module->getOperation()->setAttrs(original->getAttrDictionary());
+  llvm::SetVector<Value> inputs;
+  llvm::SetVector<Operation *> constants;
+  op->walk([&](Operation *nested) {
+    for (Value v : nested->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && (def == op || op->isAncestor(def)))
+        continue;
+      if (!def && op->isAncestor(v.getParentBlock()->getParentOp()))
+        continue;
+      if (def && isConstantLike(def))
+        constants.insert(def);
+      else
+        inputs.insert(v);
+    }
+  });
+  builder.setInsertionPointToEnd(module->getBody());
+  fn = func::FuncOp::create(
+      builder, op->getLoc(), (ep + "_claim").str(),
+      builder.getFunctionType(TypeRange(inputs.getArrayRef()), op->getResultTypes()));
+  fn->setAttr("ortc.ep", builder.getStringAttr(ep));
+  Block *entry = fn.addEntryBlock();
+  IRMapping mapping;
+  for (auto [value, arg] : llvm::zip(inputs, entry->getArguments()))
+    mapping.map(value, arg);
+  builder.setInsertionPointToStart(entry);
+  for (Operation *constant : constants)
+    builder.clone(*constant, mapping);
+  Operation *copy = builder.clone(*op, mapping);
+  func::ReturnOp::create(builder, op->getLoc(), copy->getResults());
+  return module;
+}
+
+} // namespace
+
+ClaimHonestyResult checkClaimHonesty(ModuleOp module, ArrayRef<CompileEp *> eps) {
+  ClaimHonestyResult result;
+  auto main = module.lookupSymbol<func::FuncOp>("main_graph");
+  if (!main || main.getBody().empty())
+    return result;
+  for (Operation &op : main.getBody().front()) {
+    StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+    if ((dialect != "onnx" && dialect != "ortc") || isConstantLike(&op) ||
+        op.hasTrait<OpTrait::IsTerminator>())
+      continue;
+    NodeQuery query = NodeQuery::fromOp(&op);
+    for (CompileEp *ep : eps) {
+      if (!ep->supportsOp(query).isSupported())
+        continue;
+      ++result.claims;
+      func::FuncOp fn;
+      OwningOpRef<ModuleOp> single = outlineSingleNode(module, &op, ep->name(), fn);
+      std::string message;
+      ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
+        if (message.empty())
+          message = diag.str();
+        return success();
+      });
+      if (failed(ep->compilePartition(fn)))
+        result.failures.push_back({ep->name(), query.node, query.opType,
+                                   message.empty() ? "compilePartition failed" : message});
+    }
+  }
+  return result;
+}
+
+} // namespace ortc

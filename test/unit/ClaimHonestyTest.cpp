@@ -1,0 +1,92 @@
+//===- ClaimHonestyTest.cpp - claimed nodes must compile ------------------===//
+
+#include "compiler/Partition/ClaimHonesty.h"
+#include "dialects/onnx/OnnxDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+
+namespace {
+
+// Claims Add and Relu; `honest` controls whether it declines f64 up front or
+// discovers the missing f64 kernel only when compiling (the bug to catch).
+class TestEp : public ortc::CompileEp {
+public:
+  TestEp(std::string name, bool honest) : id_{std::move(name)}, honest_(honest) {}
+  const ortc::EpIdentity &identity() const override { return id_; }
+  ortc::KernelMatch supportsOp(const ortc::NodeQuery &q) const override {
+    if (q.opType != "Add" && q.opType != "Relu")
+      return ortc::KernelMatch::unsupported(q.decline(
+          name(), ortc::RejectedKind::OpType, "op " + q.opType + " has no kernel", "Add, Relu"));
+    if (honest_ && hasF64(q.inputTypes))
+      return ortc::KernelMatch::unsupported(q.decline(
+          name(), ortc::RejectedKind::DType, "an input is f64", "f32 inputs", "cast to f32"));
+    return ortc::KernelMatch::supported({});
+  }
+  FailureOr<std::unique_ptr<ortc::CompiledPartition>>
+  compilePartition(func::FuncOp partition) override {
+    ++compiled;
+    if (hasF64(SmallVector<Type>(partition.getArgumentTypes())))
+      return partition.emitError("no f64 kernel");
+    return std::make_unique<ortc::CompiledPartition>();
+  }
+  FailureOr<ortc::EpContextBlob> saveContext(const ortc::CompiledPartition &) override {
+    return ortc::EpContextBlob{};
+  }
+  int compiled = 0;
+
+private:
+  static bool hasF64(ArrayRef<Type> types) {
+    return llvm::any_of(types, [](Type t) {
+      auto tensor = dyn_cast<TensorType>(t);
+      return tensor && tensor.getElementType().isF64();
+    });
+  }
+  ortc::EpIdentity id_;
+  bool honest_;
+};
+
+constexpr const char *kModel = R"mlir(
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+  func.func @main_graph(%x: tensor<4xf32>, %d: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf64>) {
+    %c = "onnx.Constant"() {value = dense<1.0> : tensor<4xf32>} : () -> tensor<4xf32>
+    %0 = "onnx.Add"(%x, %c) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> loc("add_f32")
+    %1 = "onnx.Relu"(%0) : (tensor<4xf32>) -> tensor<4xf32> loc("relu")
+    %2 = "onnx.Add"(%d, %d) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64> loc("add_f64")
+    %3 = "onnx.Sqrt"(%d) : (tensor<4xf64>) -> tensor<4xf64> loc("sqrt")
+    return %1, %2 : tensor<4xf32>, tensor<4xf64>
+  }
+}
+)mlir";
+
+TEST(ClaimHonestyTest, FindsNodesClaimedThenNotCompiled) {
+  MLIRContext context;
+  context.loadDialect<func::FuncDialect, ortc::onnx_dialect::OnnxDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kModel, &context);
+  ASSERT_TRUE(module);
+
+  TestEp honest("honest_ep", true), lying("lying_ep", false);
+  std::vector<ortc::CompileEp *> eps{&honest, &lying};
+  ortc::ClaimHonestyResult result = ortc::checkClaimHonesty(*module, eps);
+
+  // honest_ep claims add_f32 and relu; lying_ep also claims add_f64.
+  EXPECT_EQ(result.claims, 5);
+  EXPECT_EQ(honest.compiled, 2);
+  EXPECT_EQ(lying.compiled, 3);
+  ASSERT_EQ(result.failures.size(), 1u);
+  EXPECT_EQ(result.failures[0].ep, "lying_ep");
+  EXPECT_EQ(result.failures[0].node, "add_f64");
+  EXPECT_EQ(result.failures[0].op, "Add");
+  EXPECT_EQ(result.failures[0].message, "no f64 kernel");
+  // The module is untouched.
+  EXPECT_EQ(std::distance(module->getBody()->begin(), module->getBody()->end()), 1);
+}
+
+} // namespace
