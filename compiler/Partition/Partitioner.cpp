@@ -91,6 +91,7 @@ private:
   void placeByCost();
   LogicalResult reportUnclaimed();
   void formPartitions();
+  void mergeAdjacentPartitions();
   LogicalResult outline();
 
   func::FuncOp main;
@@ -232,6 +233,64 @@ void Partitioner::formPartitions() {
   }
 }
 
+void Partitioner::mergeAdjacentPartitions() {
+  // Partitions of one EP joined by an edge merge when no other path links
+  // them: the greedy pass above joins a node to one producer's partition only,
+  // so a node fed by two partitions of its EP would otherwise keep them apart.
+  auto producersOf = [&](size_t i) {
+    llvm::SmallSetVector<int, 4> producers;
+    for (Value v : externalInputs(nodes[i]))
+      if (int p = producerIndex(v); p >= 0)
+        producers.insert(p);
+    return producers;
+  };
+  std::vector<llvm::SmallSetVector<int, 4>> producers(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i)
+    producers[i] = producersOf(i);
+  bool merged = true;
+  while (merged) {
+    merged = false;
+    size_t numParts = partitionEp.size();
+    std::vector<llvm::SmallSetVector<int, 4>> succ(numParts);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      for (int p : producers[i])
+        if (partitionOf[p] != partitionOf[i])
+          succ[partitionOf[p]].insert(partitionOf[i]);
+    // Is `to` reachable from `from` other than by the direct edge?
+    auto indirectPath = [&](int from, int to) {
+      std::vector<char> seen(numParts, 0);
+      SmallVector<int> stack;
+      for (int next : succ[from])
+        if (next != to)
+          stack.push_back(next);
+      while (!stack.empty()) {
+        int part = stack.pop_back_val();
+        if (part == to)
+          return true;
+        if (seen[part])
+          continue;
+        seen[part] = 1;
+        for (int next : succ[part])
+          stack.push_back(next);
+      }
+      return false;
+    };
+    for (size_t a = 0; a < numParts && !merged; ++a) {
+      if (partitionEp[a] < 0)
+        continue;
+      for (int b : succ[a]) {
+        if (partitionEp[b] != partitionEp[a] || indirectPath(a, b))
+          continue;
+        for (int &part : partitionOf)
+          if (part == b)
+            part = a;
+        merged = true;
+        break;
+      }
+    }
+  }
+}
+
 LogicalResult Partitioner::outline() {
   MLIRContext *context = main.getContext();
   OpBuilder builder(context);
@@ -246,6 +305,8 @@ LogicalResult Partitioner::outline() {
     for (size_t i = 0; i < nodes.size(); ++i)
       if (partitionOf[i] == static_cast<int>(part))
         ops.push_back(nodes[i]);
+    if (ops.empty())
+      continue; // merged into another partition
     llvm::SmallPtrSet<Operation *, 16> opSet(ops.begin(), ops.end());
 
     llvm::SetVector<Value> inputs, outputs;
@@ -329,6 +390,7 @@ LogicalResult Partitioner::run() {
   if (failed(reportUnclaimed()))
     return failure();
   formPartitions();
+  mergeAdjacentPartitions();
   return outline();
 }
 

@@ -95,3 +95,39 @@ func.func @main_graph(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %0 : tensor<4xf32>
 }
 }
+
+// -----
+
+// Two GPU ops that start apart merge through the op that reads both: the
+// partitions are maximal, not just grown from one producer.
+// CHECK-LABEL: func.func private @gpu_ep_p0
+// CHECK-COUNT-3: "onnx.MatMul"
+// CHECK-NOT: func.func private @gpu_ep_p1
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+func.func @main_graph(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "onnx.MatMul"(%x, %x) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = "onnx.MatMul"(%x, %x) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = "onnx.MatMul"(%0, %1) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %2 : tensor<4x4xf32>
+}
+}
+
+// -----
+
+// Negative: a GPU -> CPU -> GPU path forbids merging the GPU partitions even
+// though a direct edge joins them too.
+// CHECK-LABEL: func.func private @gpu_ep_p0
+// CHECK: "onnx.MatMul"
+// CHECK-NOT: "onnx.MatMul"
+// CHECK-LABEL: func.func private @cpu_ep_p0
+// CHECK: "onnx.Relu"
+// CHECK-LABEL: func.func private @gpu_ep_p1
+// CHECK: "onnx.Add"
+module attributes {onnx.opset_import = {ai.onnx = 17 : i64}} {
+func.func @main_graph(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = "onnx.MatMul"(%x, %x) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = "onnx.Relu"(%0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %2 = "onnx.Add"(%0, %1) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %2 : tensor<4x4xf32>
+}
+}
