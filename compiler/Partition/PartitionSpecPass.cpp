@@ -53,7 +53,7 @@ struct OrtcPartitionWithSpecEps
       llvm::errs() << report.formatText();
     else if (reportFormat == "json")
       llvm::errs() << report.formatJson() << "\n";
-    if (failed(result))
+    if (failed(result) || failed(ortc::runEpCustomPasses(getOperation(), eps)))
       signalPassFailure();
   }
 };

@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
@@ -410,6 +411,21 @@ LogicalResult partitionModule(ModuleOp module, ArrayRef<CompileEp *> eps,
   if (eps.empty())
     return module.emitError("partitioning needs at least one EP");
   return Partitioner(main, eps, options, report).run();
+}
+
+LogicalResult runEpCustomPasses(ModuleOp module, ArrayRef<CompileEp *> eps) {
+  for (CompileEp *ep : eps) {
+    PassManager pm(module.getContext(), func::FuncOp::getOperationName());
+    ep->addCustomPasses(pm);
+    if (pm.size() == 0)
+      continue;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      auto tag = fn->getAttrOfType<StringAttr>("ortc.ep");
+      if (tag && tag.getValue() == ep->name() && failed(pm.run(fn)))
+        return failure();
+    }
+  }
+  return success();
 }
 
 std::string PartitionReport::formatText() const {

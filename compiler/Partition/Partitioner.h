@@ -70,6 +70,10 @@ struct PartitionReport {
 mlir::LogicalResult partitionModule(mlir::ModuleOp module, llvm::ArrayRef<CompileEp *> eps,
                                     const PartitionOptions &options, PartitionReport &report);
 
+/// Runs each EP's custom passes (CompileEp::addCustomPasses) on the
+/// partitions tagged with its name, after partitioning.
+mlir::LogicalResult runEpCustomPasses(mlir::ModuleOp module, llvm::ArrayRef<CompileEp *> eps);
+
 } // namespace ortc
 
 #endif // ORTC_COMPILER_PARTITION_PARTITIONER_H

@@ -4,6 +4,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -22,6 +24,10 @@ std::unique_ptr<SpecEp> SpecEp::parse(const std::string &spec, std::string &erro
   }
   ep->identity_ = {name.str(), device == "cuda" ? DeviceType::Cuda : DeviceType::Cpu, 0};
   for (StringRef part : llvm::drop_begin(parts)) {
+    if (part.consume_front("+")) {
+      ep->customPasses.push_back(part.str());
+      continue;
+    }
     if (part.consume_front("!")) {
       ep->rejectedDTypes.insert(part.str());
       continue;
@@ -79,6 +85,12 @@ std::vector<Operation *> SpecEp::claimNodes(func::FuncOp graph) const {
 
 FailureOr<std::unique_ptr<CompiledPartition>> SpecEp::compilePartition(func::FuncOp partition) {
   return partition.emitError(name() + " is a test EP and compiles nothing");
+}
+
+void SpecEp::addCustomPasses(OpPassManager &pm) const {
+  for (const std::string &pass : customPasses)
+    if (failed(parsePassPipeline(pass, pm)))
+      llvm::errs() << name() << ": unknown custom pass '" << pass << "'\n";
 }
 
 FailureOr<EpContextBlob> SpecEp::saveContext(const CompiledPartition &) { return failure(); }

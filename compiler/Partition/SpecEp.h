@@ -5,6 +5,7 @@
 // every other op at 50; ops it does not list (with no `*`) are declined with a
 // complete DeclineReason. An op may be declined for one dtype only:
 // "cpu_ep@cpu:Conv=5:!f64" declines any node with an f64 input.
+// "+<pass>" adds a custom pass by name: "cpu_ep@cpu:*=1:+onnx-canonicalize".
 // Its compilePartition fails: it is for placement tests only.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +19,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace ortc {
 
@@ -32,6 +34,7 @@ public:
   mlir::FailureOr<std::unique_ptr<CompiledPartition>>
   compilePartition(mlir::func::FuncOp partition) override;
   mlir::FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) override;
+  void addCustomPasses(mlir::OpPassManager &pm) const override;
 
   /// Op types this EP claims regardless of cost.
   std::set<std::string> claims;
@@ -40,6 +43,7 @@ private:
   EpIdentity identity_;
   std::map<std::string, double> costs; // op type (or "*") -> compute cost
   std::set<std::string> rejectedDTypes;
+  std::vector<std::string> customPasses;
 };
 
 } // namespace ortc

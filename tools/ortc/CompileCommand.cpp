@@ -172,6 +172,8 @@ void elideLargeConstants(mlir::ModuleOp module, int64_t limit) {
 } // namespace
 
 int runCompile(const std::vector<std::string> &args) {
+  // EPs name their custom passes; make ours known by name.
+  registerOnnxGenericPasses();
   CompileOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
@@ -343,6 +345,10 @@ int runCompile(const std::vector<std::string> &args) {
       std::cerr << report.formatText();
     if (!ok) {
       printError(firstError.empty() ? options.input + ": partitioning failed" : firstError);
+      return kExitFailed;
+    }
+    if (mlir::failed(runEpCustomPasses(*module, epList))) {
+      printError(firstError.empty() ? options.input + ": an EP's passes failed" : firstError);
       return kExitFailed;
     }
   }
