@@ -1,6 +1,7 @@
 //===- ClaimHonestyTest.cpp - claimed nodes must compile ------------------===//
 
 #include "compiler/Partition/ClaimHonesty.h"
+#include "compiler/Import/OnnxImporter.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -9,7 +10,14 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "onnx/onnx_pb.h"
+
+#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
+
+#include <dirent.h>
+#include <fstream>
+#include <sstream>
 
 using namespace mlir;
 
@@ -87,6 +95,46 @@ TEST(ClaimHonestyTest, FindsNodesClaimedThenNotCompiled) {
   EXPECT_EQ(result.failures[0].message, "no f64 kernel");
   // The module is untouched.
   EXPECT_EQ(std::distance(module->getBody()->begin(), module->getBody()->end()), 1);
+}
+
+// Every test model of the import suite, through the claims and compiles of
+// an honest EP and a float-only one: the harness as the EP issues will run it.
+TEST(ClaimHonestyTest, RunsOverTheTestModels) {
+  std::string dir = std::string(ORTC_SOURCE_DIR) + "/test/lit/import";
+  DIR *d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr) << dir;
+  std::vector<std::string> files;
+  while (dirent *entry = readdir(d)) {
+    std::string name = entry->d_name;
+    if (name.size() > 10 && name.compare(name.size() - 10, 10, ".textproto") == 0)
+      files.push_back(dir + "/" + name);
+  }
+  closedir(d);
+  ASSERT_GE(files.size(), 5u);
+
+  int models = 0, claims = 0;
+  for (const std::string &file : files) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    onnx::ModelProto model;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text.str(), &model)) << file;
+    MLIRContext context;
+    std::string error;
+    auto module = ortc::importOnnxModel(context, model, file, error);
+    if (!module)
+      continue; // a model that needs files beside it (external data)
+    ++models;
+    TestEp honest("honest_ep", true);
+    std::vector<ortc::CompileEp *> eps{&honest};
+    ortc::ClaimHonestyResult result = ortc::checkClaimHonesty(*module, eps);
+    claims += result.claims;
+    for (const auto &f : result.failures)
+      ADD_FAILURE() << file << ": " << f.ep << " claimed node '" << f.node << "' (" << f.op
+                    << ") and failed to compile it: " << f.message;
+  }
+  EXPECT_GE(models, 5);
+  EXPECT_GT(claims, 0);
 }
 
 } // namespace
