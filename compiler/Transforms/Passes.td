@@ -117,4 +117,17 @@ def OnnxRecognizeFusedOps : Pass<"onnx-recognize-fused-ops", "mlir::func::FuncOp
   let dependentDialects = ["ortc::onnx_dialect::OnnxDialect", "ortc::fused::OrtcDialect"];
 }
 
+def OnnxUpgradeGenericOps : Pass<"onnx-upgrade-generic-ops", "mlir::func::FuncOp"> {
+  let summary = "Turn older generic nodes into typed ops once their ranks are known";
+  let description = [{
+    Softmax, LogSoftmax and Hardmax before opset 13 (onnx.Generic) over the
+    last axis of a ranked input become the typed op with axis = -1; over any
+    other axis their meaning differs and they stay generic. Run it after
+    onnx-shape-inference.
+  }];
+  let statistics = [
+    Statistic<"numUpgraded", "num-upgraded", "Number of generic ops made typed">
+  ];
+}
+
 #endif // ORTC_COMPILER_TRANSFORMS_PASSES
