@@ -30,6 +30,17 @@ std::pair<std::string, std::string> onnxOpTypeAndDomain(Operation *op) {
   return {name.str(), op->getName().getDialectNamespace().str()};
 }
 
+bool isFreeOnnxOp(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return name == "onnx.Constant" || name == "onnx.NoValue";
+}
+
+bool isPlaceableOp(Operation *op) {
+  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+  return (dialect == "onnx" || dialect == "ortc") && !isFreeOnnxOp(op) &&
+         !op->hasTrait<OpTrait::IsTerminator>();
+}
+
 std::string onnxNodeName(Operation *op) {
   Location loc = op->getLoc();
   if (auto fused = dyn_cast<FusedLoc>(loc))

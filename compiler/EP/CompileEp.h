@@ -91,6 +91,14 @@ public:
 /// "onnx.ml.LabelEncoder"), onnx.Generic by its attributes.
 std::pair<std::string, std::string> onnxOpTypeAndDomain(mlir::Operation *op);
 
+/// onnx.Constant and onnx.NoValue: not placed on an EP; each partition that
+/// uses one gets a copy.
+bool isFreeOnnxOp(mlir::Operation *op);
+
+/// The ops EPs are asked about: onnx and ortc ops other than free ones and
+/// terminators.
+bool isPlaceableOp(mlir::Operation *op);
+
 /// The node name an op carries in its location, or "<OpType>" if none.
 std::string onnxNodeName(mlir::Operation *op);
 

@@ -14,11 +14,6 @@ using namespace mlir;
 namespace ortc {
 namespace {
 
-bool isConstantLike(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return name == "onnx.Constant" || name == "onnx.NoValue";
-}
-
 /// A module holding `op` alone in `@<ep>_claim`, with its non-constant inputs
 /// as arguments and its results returned.
 OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, StringRef ep,
@@ -35,7 +30,7 @@ OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, String
         continue;
       if (!def && op->isAncestor(v.getParentBlock()->getParentOp()))
         continue;
-      if (def && isConstantLike(def))
+      if (def && isFreeOnnxOp(def))
         constants.insert(def);
       else
         inputs.insert(v);
@@ -66,9 +61,7 @@ ClaimHonestyResult checkClaimHonesty(ModuleOp module, ArrayRef<CompileEp *> eps)
   if (!main || main.getBody().empty())
     return result;
   for (Operation &op : main.getBody().front()) {
-    StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
-    if ((dialect != "onnx" && dialect != "ortc") || isConstantLike(&op) ||
-        op.hasTrait<OpTrait::IsTerminator>())
+    if (!isPlaceableOp(&op))
       continue;
     NodeQuery query = NodeQuery::fromOp(&op);
     for (CompileEp *ep : eps) {

@@ -21,19 +21,6 @@ using namespace mlir;
 namespace ortc {
 namespace {
 
-// Constants and NoValue are not placed: each partition gets its own copy.
-bool isFreeOp(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return name == "onnx.Constant" || name == "onnx.NoValue";
-}
-
-// onnx ops and the fused ortc ops are placed; partition calls and returns not.
-bool isPlaceable(Operation *op) {
-  StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
-  return (dialect == "onnx" || dialect == "ortc") && !isFreeOp(op) &&
-         !op->hasTrait<OpTrait::IsTerminator>();
-}
-
 // Bytes of a value, counting dynamic dims as 1: transfers are estimates.
 double estimatedBytes(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -111,7 +98,7 @@ private:
 
 void Partitioner::queryEps() {
   for (Operation &op : body)
-    if (isPlaceable(&op)) {
+    if (isPlaceableOp(&op)) {
       index[&op] = nodes.size();
       nodes.push_back(&op);
     }
@@ -155,7 +142,7 @@ void Partitioner::placeByCost() {
       DeviceType device = eps[e]->identity().deviceType;
       for (Value v : externalInputs(nodes[i])) {
         // Constants are copied into each partition with its weights.
-        if (Operation *def = v.getDefiningOp(); def && isFreeOp(def))
+        if (Operation *def = v.getDefiningOp(); def && isFreeOnnxOp(def))
           continue;
         int producer = producerIndex(v);
         // Graph inputs and constants start on the host.
@@ -317,7 +304,7 @@ LogicalResult Partitioner::outline() {
         Operation *def = v.getDefiningOp();
         if (def && opSet.contains(topLevelOp(def, body)))
           continue;
-        if (def && isFreeOp(def))
+        if (def && isFreeOnnxOp(def))
           freeOps.insert(def);
         else
           inputs.insert(v);
@@ -378,7 +365,7 @@ LogicalResult Partitioner::outline() {
     return main.emitError("internal error: partitions form a cycle");
   // Constants whose users all moved into partitions are dead now.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-    if (isFreeOp(&op) && op.use_empty())
+    if (isFreeOnnxOp(&op) && op.use_empty())
       op.erase();
   (void)module;
   return success();

@@ -9,6 +9,7 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
 #include "dialects/onnx/OnnxDialect.h"
 
@@ -482,11 +483,7 @@ struct OnnxFoldConstants : ortc::impl::OnnxFoldConstantsBase<OnnxFoldConstants> 
       op->erase();
       ++numFolded;
     }
-    // A folded value that the function returns has a more precise type now.
-    Operation *ret = func.getBody().back().getTerminator();
-    SmallVector<Type> results(ret->getOperandTypes());
-    if (TypeRange(results) != func.getResultTypes())
-      func.setFunctionType(FunctionType::get(&getContext(), func.getArgumentTypes(), results));
+    ortc::syncFunctionResultTypes(func);
   }
 };
 

@@ -11,6 +11,7 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/FunctionTypes.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -761,11 +762,7 @@ struct OnnxShapeInference : ortc::impl::OnnxShapeInferenceBase<OnnxShapeInferenc
     });
     if (failedAny)
       return signalPassFailure();
-    // The function returns what its body computes.
-    Operation *ret = func.getBody().back().getTerminator();
-    SmallVector<Type> results(ret->getOperandTypes());
-    if (TypeRange(results) != func.getResultTypes())
-      func.setFunctionType(FunctionType::get(&getContext(), func.getArgumentTypes(), results));
+    ortc::syncFunctionResultTypes(func);
   }
 };
 

@@ -10,6 +10,7 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "compiler/Transforms/FunctionTypes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -65,12 +66,7 @@ struct OnnxUpgradeGenericOps : ortc::impl::OnnxUpgradeGenericOpsBase<OnnxUpgrade
       op->erase();
       ++numUpgraded;
     }
-    // A returned value may have a more precise type now.
-    func::FuncOp func = getOperation();
-    Operation *ret = func.getBody().back().getTerminator();
-    SmallVector<Type> results(ret->getOperandTypes());
-    if (TypeRange(results) != func.getResultTypes())
-      func.setFunctionType(FunctionType::get(&getContext(), func.getArgumentTypes(), results));
+    ortc::syncFunctionResultTypes(getOperation());
   }
 };
 
