@@ -644,6 +644,159 @@ FailureOr<Proposal> inferSplit(Operation *op) {
   return p;
 }
 
+/// Slice with constant starts, ends and (optional) axes and steps; dims it
+/// does not slice keep their size, sliced dynamic dims stay dynamic.
+FailureOr<Proposal> inferSlice(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  if (!in)
+    return unknownShape(p, elem);
+  int64_t rank = in->size();
+  auto starts = ortc::getConstantIntValues(op->getOperand(1));
+  auto ends = ortc::getConstantIntValues(op->getOperand(2));
+  std::optional<SmallVector<int64_t>> axes, steps;
+  if (op->getNumOperands() > 3 && !isAbsent(op->getOperand(3)))
+    axes = ortc::getConstantIntValues(op->getOperand(3));
+  if (op->getNumOperands() > 4 && !isAbsent(op->getOperand(4)))
+    steps = ortc::getConstantIntValues(op->getOperand(4));
+  bool axesKnown = op->getNumOperands() <= 3 || isAbsent(op->getOperand(3)) || axes;
+  bool stepsKnown = op->getNumOperands() <= 4 || isAbsent(op->getOperand(4)) || steps;
+  if (!starts || !ends || !axesKnown || !stepsKnown) {
+    p[0] = tensorType(SmallVector<int64_t>(rank, kDyn), elem);
+    return p;
+  }
+  size_t n = starts->size();
+  if (!axes) {
+    axes.emplace();
+    for (size_t i = 0; i < n; ++i)
+      axes->push_back(i);
+  }
+  if (!steps)
+    steps = SmallVector<int64_t>(n, 1);
+  if (ends->size() != n || axes->size() != n || steps->size() != n) {
+    op->emitError("starts, ends, axes and steps have different lengths");
+    return failure();
+  }
+  SmallVector<int64_t> out = *in;
+  for (size_t i = 0; i < n; ++i) {
+    auto axis = normalizeAxis((*axes)[i], rank);
+    int64_t step = (*steps)[i];
+    if (!axis || step == 0) {
+      op->emitError("slice axis out of range or step 0");
+      return failure();
+    }
+    int64_t dim = (*in)[*axis];
+    if (dim == kDyn) {
+      out[*axis] = kDyn;
+      continue;
+    }
+    int64_t b = (*starts)[i], e = (*ends)[i];
+    b = b < 0 ? b + dim : b;
+    e = e < 0 ? e + dim : e;
+    if (step > 0) {
+      b = std::clamp<int64_t>(b, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      out[*axis] = e > b ? (e - b + step - 1) / step : 0;
+    } else {
+      b = std::clamp<int64_t>(b, -1, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      out[*axis] = b > e ? (b - e - step - 1) / -step : 0;
+    }
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+/// Pad with constant pads (and axes): each padded dim grows by its two pads.
+FailureOr<Proposal> inferPad(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  if (!in)
+    return unknownShape(p, elem);
+  int64_t rank = in->size();
+  auto pads = ortc::getConstantIntValues(op->getOperand(1));
+  std::optional<SmallVector<int64_t>> axes;
+  if (op->getNumOperands() > 3 && !isAbsent(op->getOperand(3))) {
+    axes = ortc::getConstantIntValues(op->getOperand(3));
+    if (!axes)
+      pads.reset();
+  }
+  if (!pads) {
+    p[0] = tensorType(SmallVector<int64_t>(rank, kDyn), elem);
+    return p;
+  }
+  if (!axes) {
+    axes.emplace();
+    for (int64_t i = 0; i < rank; ++i)
+      axes->push_back(i);
+  }
+  size_t n = axes->size();
+  if (pads->size() != 2 * n) {
+    op->emitError("pads has ") << pads->size() << " values for " << n << " axes";
+    return failure();
+  }
+  SmallVector<int64_t> out = *in;
+  for (size_t i = 0; i < n; ++i) {
+    auto axis = normalizeAxis((*axes)[i], rank);
+    if (!axis) {
+      op->emitError("pad axis out of range");
+      return failure();
+    }
+    if (out[*axis] != kDyn) {
+      out[*axis] += (*pads)[i] + (*pads)[i + n];
+      if (out[*axis] < 0) {
+        op->emitError("negative pads remove more than dim ") << *axis << " holds";
+        return failure();
+      }
+    }
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+/// Expand broadcasts the input against a constant shape.
+FailureOr<Proposal> inferExpand(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  auto target = ortc::getConstantIntValues(op->getOperand(1));
+  if (!in || !target)
+    return unknownShape(p, elem);
+  auto out = broadcast({*in, *target});
+  if (failed(out)) {
+    op->emitError("the input cannot be expanded to the target shape");
+    return failure();
+  }
+  p[0] = tensorType(*out, elem);
+  return p;
+}
+
+/// Tile multiplies each dim by a constant repeat count.
+FailureOr<Proposal> inferTile(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto in = shapeOf(op->getOperand(0));
+  auto repeats = ortc::getConstantIntValues(op->getOperand(1));
+  if (!in || !repeats)
+    return unknownShape(p, elem);
+  if (repeats->size() != in->size()) {
+    op->emitError("repeats has ") << repeats->size() << " values for rank " << in->size();
+    return failure();
+  }
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < in->size(); ++i) {
+    if ((*repeats)[i] < 0) {
+      op->emitError("negative repeat count");
+      return failure();
+    }
+    out.push_back((*in)[i] == kDyn ? kDyn : (*in)[i] * (*repeats)[i]);
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
 FailureOr<Proposal> inferNormalization(Operation *op) {
   Proposal p(op->getNumResults());
   p[0] = op->getOperand(0).getType();
@@ -694,6 +847,10 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
     fns[std::string("onnx.") + name] = inferReduce;
   fns["onnx.Gather"] = inferGather;
   fns["onnx.Split"] = inferSplit;
+  fns["onnx.Slice"] = inferSlice;
+  fns["onnx.Pad"] = inferPad;
+  fns["onnx.Expand"] = inferExpand;
+  fns["onnx.Tile"] = inferTile;
   for (const char *name :
        {"BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization"})
     fns[std::string("onnx.") + name] = inferNormalization;

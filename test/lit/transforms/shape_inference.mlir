@@ -143,3 +143,41 @@ func.func @reshape_bad(%x: tensor<2x3xf32>) {
   %0 = "onnx.Reshape"(%x, %s) : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<*xf32>
   return
 }
+
+// -----
+
+// Slice, Pad, Expand and Tile with constant operands.
+// CHECK-LABEL: func.func @slicing
+// CHECK: "onnx.Slice"{{.*}} -> tensor<2x2x4xf32>
+// CHECK: "onnx.Slice"{{.*}} -> tensor<?x3xf32>
+// CHECK: "onnx.Pad"{{.*}} -> tensor<2x5x4xf32>
+// CHECK: "onnx.Expand"{{.*}} -> tensor<5x2x3x4xf32>
+// CHECK: "onnx.Tile"{{.*}} -> tensor<4x3x8xf32>
+func.func @slicing(%x: tensor<2x3x4xf32>, %d: tensor<?x6xf32>) {
+  %none = "onnx.NoValue"() : () -> none
+  %s = "onnx.Constant"() {value_ints = array<i64: 1>} : () -> tensor<1xi64>
+  %e = "onnx.Constant"() {value_ints = array<i64: 100>} : () -> tensor<1xi64>
+  %a = "onnx.Constant"() {value_ints = array<i64: 1>} : () -> tensor<1xi64>
+  %0 = "onnx.Slice"(%x, %s, %e, %a, %none) : (tensor<2x3x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, none) -> tensor<*xf32>
+  %st = "onnx.Constant"() {value_ints = array<i64: -1>} : () -> tensor<1xi64>
+  %en = "onnx.Constant"() {value_ints = array<i64: -7>} : () -> tensor<1xi64>
+  %stp = "onnx.Constant"() {value_ints = array<i64: -2>} : () -> tensor<1xi64>
+  %1 = "onnx.Slice"(%d, %st, %en, %a, %stp) : (tensor<?x6xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<*xf32>
+  %pads = "onnx.Constant"() {value_ints = array<i64: 0, 1, 0, 0, 1, 0>} : () -> tensor<6xi64>
+  %2 = "onnx.Pad"(%x, %pads, %none, %none) : (tensor<2x3x4xf32>, tensor<6xi64>, none, none) -> tensor<*xf32>
+  %shape = "onnx.Constant"() {value_ints = array<i64: 5, 1, 1, 4>} : () -> tensor<4xi64>
+  %3 = "onnx.Expand"(%x, %shape) : (tensor<2x3x4xf32>, tensor<4xi64>) -> tensor<*xf32>
+  %reps = "onnx.Constant"() {value_ints = array<i64: 2, 1, 2>} : () -> tensor<3xi64>
+  %4 = "onnx.Tile"(%x, %reps) : (tensor<2x3x4xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+func.func @pad_bad(%x: tensor<2x3xf32>) {
+  %none = "onnx.NoValue"() : () -> none
+  %pads = "onnx.Constant"() {value_ints = array<i64: 0, 1>} : () -> tensor<2xi64>
+  // expected-error @+1 {{pads has 2 values for 2 axes}}
+  %0 = "onnx.Pad"(%x, %pads, %none, %none) : (tensor<2x3xf32>, tensor<2xi64>, none, none) -> tensor<*xf32>
+  return
+}
