@@ -107,8 +107,9 @@ def OnnxRecognizeFusedOps : Pass<"onnx-recognize-fused-ops", "mlir::func::FuncOp
     - (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps), optionally times a
       constant scale and plus a constant bias, over trailing axes, and
       onnx.LayerNormalization: ortc.layer_norm;
-    - 0.5 * x * (1 + erf(x / sqrt 2)) in its exported orders, and onnx.Gelu:
-      ortc.gelu;
+    - 0.5 * x * (1 + erf(x / sqrt 2)) and
+      0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) in their exported
+      orders, and onnx.Gelu: ortc.gelu (approximate "none" or "tanh");
     - MatMul(Softmax(MatMul(q, Transpose(k)) scaled [+ mask]), v) with the
       softmax over the last axis and the transpose swapping the last two
       dims: ortc.attention.

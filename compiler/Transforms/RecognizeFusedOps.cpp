@@ -160,6 +160,32 @@ struct ConvertLayerNormalization : OpRewritePattern<od::LayerNormalizationOp> {
   }
 };
 
+/// Given t and x, the value of 0.5 * x * (1 + t) in the orders converters
+/// write it: (x * (1 + t)) * 0.5, (0.5 x) * (1 + t), ((1 + t) * 0.5) * x.
+Value matchHalfXTimesOnePlus(Value t, Value x) {
+  Operation *plusOne = singleUser(t);
+  if (!plusOne || !isa<od::AddOp>(plusOne) || !isScalarNear(otherOperand(plusOne, t), 1.0))
+    return nullptr;
+  Value c = plusOne->getResult(0);
+  Operation *mul = singleUser(c);
+  if (!mul || !isa<od::MulOp>(mul))
+    return nullptr;
+  Value other = otherOperand(mul, c);
+  if (other == x) { // (x * c) * 0.5
+    Operation *half = singleUser(mul->getResult(0));
+    if (half && isa<od::MulOp>(half) && isScalarNear(otherOperand(half, mul->getResult(0)), 0.5))
+      return half->getResult(0);
+  } else if (auto halfX = other ? other.getDefiningOp<od::MulOp>() : nullptr) { // (0.5 x) * c
+    if (otherOperand(halfX, x) && isScalarNear(otherOperand(halfX, x), 0.5))
+      return mul->getResult(0);
+  } else if (other && isScalarNear(other, 0.5)) { // (c * 0.5) * x
+    Operation *timesX = singleUser(mul->getResult(0));
+    if (timesX && isa<od::MulOp>(timesX) && otherOperand(timesX, mul->getResult(0)) == x)
+      return timesX->getResult(0);
+  }
+  return nullptr;
+}
+
 /// 0.5 * x * (1 + erf(x / sqrt(2))), in the orders converters write it.
 struct RecognizeErfGelu : OpRewritePattern<od::ErfOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -176,27 +202,7 @@ struct RecognizeErfGelu : OpRewritePattern<od::ErfOp> {
       x = scaled->getOperand(1);
     if (!x)
       return rewriter.notifyMatchFailure(erf, "erf input is not x / sqrt(2)");
-    Operation *plusOne = singleUser(erf.getOutput());
-    if (!plusOne || !isa<od::AddOp>(plusOne) ||
-        !isScalarNear(otherOperand(plusOne, erf.getOutput()), 1.0))
-      return rewriter.notifyMatchFailure(erf, "erf is not followed by + 1");
-    Value c = plusOne->getResult(0);
-    Operation *mul = singleUser(c);
-    if (!mul || !isa<od::MulOp>(mul))
-      return failure();
-    Value other = otherOperand(mul, c), result;
-    if (other == x) { // (x * c) * 0.5
-      Operation *half = singleUser(mul->getResult(0));
-      if (half && isa<od::MulOp>(half) && isScalarNear(otherOperand(half, mul->getResult(0)), 0.5))
-        result = half->getResult(0);
-    } else if (auto halfX = other ? other.getDefiningOp<od::MulOp>() : nullptr) { // (0.5 x) * c
-      if (otherOperand(halfX, x) && isScalarNear(otherOperand(halfX, x), 0.5))
-        result = mul->getResult(0);
-    } else if (other && isScalarNear(other, 0.5)) { // (c * 0.5) * x
-      Operation *timesX = singleUser(mul->getResult(0));
-      if (timesX && isa<od::MulOp>(timesX) && otherOperand(timesX, mul->getResult(0)) == x)
-        result = timesX->getResult(0);
-    }
+    Value result = matchHalfXTimesOnePlus(erf.getOutput(), x);
     if (!result)
       return rewriter.notifyMatchFailure(erf, "no 0.5 * x * (1 + erf) product");
     if (result.use_empty())
@@ -207,6 +213,46 @@ struct RecognizeErfGelu : OpRewritePattern<od::ErfOp> {
                                       rewriter.getStringAttr("none"));
     rewriter.replaceAllUsesWith(result, gelu.getResult());
     return success();
+  }
+};
+
+/// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), as exported for
+/// "gelu_new"/"gelu_pytorch_tanh".
+struct RecognizeTanhGelu : OpRewritePattern<od::TanhOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(od::TanhOp tanh, PatternRewriter &rewriter) const override {
+    auto scaled = tanh.getInput().getDefiningOp<od::MulOp>();
+    if (!scaled)
+      return failure();
+    Value inner = scaled.getA(), k = scaled.getB();
+    if (!isScalarNear(k, std::sqrt(2.0 / M_PI)))
+      std::swap(inner, k);
+    auto add = inner.getDefiningOp<od::AddOp>();
+    if (!isScalarNear(k, std::sqrt(2.0 / M_PI)) || !add)
+      return rewriter.notifyMatchFailure(tanh, "tanh input is not sqrt(2/pi) * (...)");
+    // add = x + 0.044715 * x^3, either operand order.
+    for (int side = 0; side < 2; ++side) {
+      Value x = add->getOperand(side);
+      auto cubic = add->getOperand(1 - side).getDefiningOp<od::MulOp>();
+      if (!cubic)
+        continue;
+      Value cube = cubic.getA(), c = cubic.getB();
+      if (!isScalarNear(c, 0.044715))
+        std::swap(cube, c);
+      auto pow = cube.getDefiningOp<od::PowOp>();
+      if (!isScalarNear(c, 0.044715) || !pow || pow.getX() != x || !isScalarNear(pow.getY(), 3.0))
+        continue;
+      Value result = matchHalfXTimesOnePlus(tanh.getOutput(), x);
+      if (!result || result.use_empty())
+        continue;
+      Operation *last = result.getDefiningOp();
+      rewriter.setInsertionPoint(last);
+      auto gelu = fused::GeluOp::create(rewriter, last->getLoc(), result.getType(), x,
+                                        rewriter.getStringAttr("tanh"));
+      rewriter.replaceAllUsesWith(result, gelu.getResult());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(tanh, "not x + 0.044715 x^3");
   }
 };
 
@@ -289,8 +335,8 @@ struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
 struct OnnxRecognizeFusedOps : ortc::impl::OnnxRecognizeFusedOpsBase<OnnxRecognizeFusedOps> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<RecognizeLayerNorm, ConvertLayerNormalization, RecognizeErfGelu, ConvertGelu,
-                 RecognizeAttention>(&getContext());
+    patterns.add<RecognizeLayerNorm, ConvertLayerNormalization, RecognizeErfGelu, RecognizeTanhGelu,
+                 ConvertGelu, RecognizeAttention>(&getContext());
     // Matched subgraphs lose their users and are left to onnx-dce.
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -153,3 +153,51 @@ func.func @not_attention(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>, %v: ten
   %o2 = "onnx.MatMul"(%p2, %v) : (tensor<4x8x8xf32>, tensor<4x8x16xf32>) -> tensor<4x8x16xf32>
   return %o, %o2 : tensor<4x8x16xf32>, tensor<4x8x16xf32>
 }
+
+// -----
+
+// GELU with tanh, as exported for gelu_new / gelu_pytorch_tanh.
+// CHECK-LABEL: func.func @tanh_gelu
+// CHECK-SAME: (%[[X:.*]]: tensor<8xf32>)
+// CHECK: %[[G:.*]] = ortc.gelu %[[X]] {approximate = "tanh"}
+// CHECK-NOT: "onnx.Tanh"
+// CHECK: return %[[G]]
+func.func @tanh_gelu(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %three = "onnx.Constant"() {value = dense<3.0> : tensor<f32>} : () -> tensor<f32>
+  %c = "onnx.Constant"() {value = dense<0.044715> : tensor<f32>} : () -> tensor<f32>
+  %k = "onnx.Constant"() {value = dense<0.797884583> : tensor<f32>} : () -> tensor<f32>
+  %one = "onnx.Constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %half = "onnx.Constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = "onnx.Pow"(%x, %three) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = "onnx.Mul"(%c, %0) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %2 = "onnx.Add"(%x, %1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %3 = "onnx.Mul"(%k, %2) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %4 = "onnx.Tanh"(%3) : (tensor<8xf32>) -> tensor<8xf32>
+  %5 = "onnx.Add"(%one, %4) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %6 = "onnx.Mul"(%half, %x) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %7 = "onnx.Mul"(%6, %5) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %7 : tensor<8xf32>
+}
+
+// -----
+
+// Negative: a cubic coefficient other than 0.044715 is not GELU.
+// CHECK-LABEL: func.func @not_tanh_gelu
+// CHECK-NOT: ortc.gelu
+// CHECK: "onnx.Tanh"
+func.func @not_tanh_gelu(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %three = "onnx.Constant"() {value = dense<3.0> : tensor<f32>} : () -> tensor<f32>
+  %c = "onnx.Constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %k = "onnx.Constant"() {value = dense<0.797884583> : tensor<f32>} : () -> tensor<f32>
+  %one = "onnx.Constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %half = "onnx.Constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %0 = "onnx.Pow"(%x, %three) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = "onnx.Mul"(%c, %0) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %2 = "onnx.Add"(%x, %1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %3 = "onnx.Mul"(%k, %2) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %4 = "onnx.Tanh"(%3) : (tensor<8xf32>) -> tensor<8xf32>
+  %5 = "onnx.Add"(%one, %4) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %6 = "onnx.Mul"(%half, %x) : (tensor<f32>, tensor<8xf32>) -> tensor<8xf32>
+  %7 = "onnx.Mul"(%6, %5) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %7 : tensor<8xf32>
+}
