@@ -11,6 +11,7 @@
 
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "compiler/Transforms/ShapeArithmetic.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <type_traits>
 
 namespace ortc {
 #define GEN_PASS_DEF_ONNXFOLDCONSTANTS
@@ -57,16 +59,7 @@ int64_t broadcastIndex(int64_t linear, ArrayRef<int64_t> outShape, ArrayRef<int6
 }
 
 std::optional<SmallVector<int64_t>> broadcastShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
-  size_t rank = std::max(a.size(), b.size());
-  SmallVector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
-    int64_t y = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
-    if (x != y && x != 1 && y != 1)
-      return std::nullopt;
-    out[i] = x == 1 ? y : x;
-  }
-  return out;
+  return ortc::broadcastShapes({SmallVector<int64_t>(a), SmallVector<int64_t>(b)});
 }
 
 /// Element count, saturating instead of overflowing on hostile shapes.
@@ -128,35 +121,24 @@ std::optional<HostTensor> binary(Inputs &in, Type resultElem, int64_t limit,
 std::optional<HostTensor> arithmetic(Operation *op, Inputs &in, int64_t limit, char kind) {
   if (!in[0])
     return std::nullopt;
-  Type elem = in[0]->elementType;
-  return binary(
-      in, elem, limit,
-      [kind](double a, double b) -> std::optional<double> {
-        switch (kind) {
-        case '+':
-          return a + b;
-        case '-':
-          return a - b;
-        case '*':
-          return a * b;
-        default:
-          return a / b;
-        }
-      },
-      [kind](int64_t a, int64_t b) -> std::optional<int64_t> {
-        switch (kind) {
-        case '+':
-          return a + b;
-        case '-':
-          return a - b;
-        case '*':
-          return a * b;
-        default:
-          if (b == 0)
-            return std::nullopt;
-          return a / b; // truncates toward zero, as ONNX runtimes do
-        }
-      });
+  // One body for doubles and int64s; integer division truncates toward zero,
+  // as ONNX runtimes do, and division by zero is left for run time.
+  auto apply = [kind](auto a, auto b) -> std::optional<decltype(a)> {
+    switch (kind) {
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    default:
+      if constexpr (std::is_integral_v<decltype(a)>)
+        if (b == 0)
+          return std::nullopt;
+      return a / b;
+    }
+  };
+  return binary(in, in[0]->elementType, limit, apply, apply);
 }
 
 std::optional<HostTensor> comparison(Inputs &in, int64_t limit, char kind) {
@@ -334,21 +316,11 @@ std::optional<HostTensor> foldSlice(Operation *op, Inputs &in, int64_t limit) {
     int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (axis < 0 || axis >= rank || steps[i] == 0)
       return std::nullopt;
-    int64_t dim = data.shape[axis], s = steps[i];
-    int64_t b = in[1]->ints[i], e = in[2]->ints[i];
-    b = b < 0 ? b + dim : b;
-    e = e < 0 ? e + dim : e;
-    if (s > 0) {
-      b = std::clamp<int64_t>(b, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      shape[axis] = e > b ? (e - b + s - 1) / s : 0;
-    } else {
-      b = std::clamp<int64_t>(b, -1, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      shape[axis] = b > e ? (b - e - s - 1) / -s : 0;
-    }
-    start[axis] = b;
-    step[axis] = s;
+    ortc::SliceRange range =
+        ortc::sliceRange(data.shape[axis], in[1]->ints[i], in[2]->ints[i], steps[i]);
+    shape[axis] = range.size;
+    start[axis] = range.begin;
+    step[axis] = steps[i];
   }
   if (product(shape) > limit)
     return std::nullopt;

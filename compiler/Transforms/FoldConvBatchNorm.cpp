@@ -89,7 +89,7 @@ struct FoldBatchNormIntoConv : OpRewritePattern<BatchNormalizationOp> {
     for (int64_t m = 0; m < channels; ++m) {
       double s = scale->floats[m] / std::sqrt(var->floats[m] + epsilon);
       for (int64_t k = 0; k < perChannel; ++k)
-        newW[m * perChannel + k] = double(float(w->floats[m * perChannel + k])) * s;
+        newW[m * perChannel + k] = w->floats[m * perChannel + k] * s;
       newB[m] = ((bias ? bias->floats[m] : 0.0) - mean->floats[m]) * s + shift->floats[m];
     }
     rewriter.setInsertionPoint(conv);

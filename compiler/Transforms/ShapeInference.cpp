@@ -12,6 +12,7 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/FunctionTypes.h"
+#include "compiler/Transforms/ShapeArithmetic.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -76,32 +77,6 @@ std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-/// Multidirectional (numpy) broadcasting; failure if two static dims clash.
-FailureOr<SmallVector<int64_t>> broadcast(ArrayRef<SmallVector<int64_t>> shapes) {
-  size_t rank = 0;
-  for (const auto &s : shapes)
-    rank = std::max(rank, s.size());
-  SmallVector<int64_t> out(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    bool anyDynamic = false;
-    int64_t staticDim = 1;
-    for (const auto &s : shapes) {
-      if (i + s.size() < rank)
-        continue;
-      int64_t d = s[i + s.size() - rank];
-      if (d == kDyn) {
-        anyDynamic = true;
-      } else if (d != 1) {
-        if (staticDim != 1 && staticDim != d)
-          return failure();
-        staticDim = d;
-      }
-    }
-    out[i] = staticDim != 1 ? staticDim : (anyDynamic ? kDyn : 1);
-  }
-  return out;
-}
-
 Type tensorType(std::optional<SmallVector<int64_t>> shape, Type elem) {
   if (!elem)
     return nullptr;
@@ -142,8 +117,8 @@ FailureOr<Proposal> broadcastOperands(Operation *op, Type elem) {
       return unknownShape(p, elem);
     shapes.push_back(*s);
   }
-  auto out = broadcast(shapes);
-  if (failed(out)) {
+  auto out = ortc::broadcastShapes(shapes);
+  if (!out) {
     op->emitError("input shapes cannot be broadcast together");
     return failure();
   }
@@ -204,8 +179,8 @@ FailureOr<Proposal> inferMatMul(Operation *op) {
   }
   SmallVector<SmallVector<int64_t>> batch{SmallVector<int64_t>(as.begin(), as.end() - 2),
                                           SmallVector<int64_t>(bs.begin(), bs.end() - 2)};
-  auto out = broadcast(batch);
-  if (failed(out)) {
+  auto out = ortc::broadcastShapes(batch);
+  if (!out) {
     op->emitError("batch dimensions cannot be broadcast together");
     return failure();
   }
@@ -552,7 +527,7 @@ FailureOr<Proposal> inferReduce(Operation *op) {
   if (!in)
     return unknownShape(p, elem);
   int64_t rank = in->size();
-  std::optional<SmallVector<int64_t>> axes = intsAttr(op, "axes"); // before opset 18
+  std::optional<SmallVector<int64_t>> axes;
   if (op->getNumOperands() > 1 && !isAbsent(op->getOperand(1))) {
     axes = ortc::getConstantIntValues(op->getOperand(1));
     if (!axes)
@@ -691,18 +666,7 @@ FailureOr<Proposal> inferSlice(Operation *op) {
       out[*axis] = kDyn;
       continue;
     }
-    int64_t b = (*starts)[i], e = (*ends)[i];
-    b = b < 0 ? b + dim : b;
-    e = e < 0 ? e + dim : e;
-    if (step > 0) {
-      b = std::clamp<int64_t>(b, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      out[*axis] = e > b ? (e - b + step - 1) / step : 0;
-    } else {
-      b = std::clamp<int64_t>(b, -1, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      out[*axis] = b > e ? (b - e - step - 1) / -step : 0;
-    }
+    out[*axis] = ortc::sliceRange(dim, (*starts)[i], (*ends)[i], step).size;
   }
   p[0] = tensorType(out, elem);
   return p;
@@ -764,8 +728,8 @@ FailureOr<Proposal> inferExpand(Operation *op) {
   auto target = ortc::getConstantIntValues(op->getOperand(1));
   if (!in || !target)
     return unknownShape(p, elem);
-  auto out = broadcast({*in, *target});
-  if (failed(out)) {
+  auto out = ortc::broadcastShapes({*in, *target});
+  if (!out) {
     op->emitError("the input cannot be expanded to the target shape");
     return failure();
   }
