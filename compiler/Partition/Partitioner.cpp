@@ -92,8 +92,12 @@ private:
   llvm::DenseMap<Operation *, int> index;
   std::vector<std::vector<KernelMatch>> matches; // [node][ep]
   std::vector<int> assigned;                     // node -> ep, or -1
-  std::vector<int> partitionOf;                  // node -> partition id
-  std::vector<int> partitionEp;                  // partition id -> ep, or -1 (unclaimed)
+  // Per node, taken once before outlining changes the IR: the values it
+  // reads from outside itself, and the placed nodes producing them.
+  std::vector<SmallVector<Value>> inputsOf;
+  std::vector<llvm::SmallSetVector<int, 4>> producersOf;
+  std::vector<int> partitionOf; // node -> partition id
+  std::vector<int> partitionEp; // partition id -> ep, or -1 (unclaimed)
 };
 
 void Partitioner::queryEps() {
@@ -102,6 +106,14 @@ void Partitioner::queryEps() {
       index[&op] = nodes.size();
       nodes.push_back(&op);
     }
+  inputsOf.resize(nodes.size());
+  producersOf.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    inputsOf[i] = externalInputs(nodes[i]);
+    for (Value v : inputsOf[i])
+      if (int p = producerIndex(v); p >= 0)
+        producersOf[i].insert(p);
+  }
   matches.resize(nodes.size());
   assigned.assign(nodes.size(), -1);
   report.placements.resize(nodes.size());
@@ -140,7 +152,7 @@ void Partitioner::placeByCost() {
         continue;
       double score = matches[i][e].cost().total();
       DeviceType device = eps[e]->identity().deviceType;
-      for (Value v : externalInputs(nodes[i])) {
+      for (Value v : inputsOf[i]) {
         // Constants are copied into each partition with its weights.
         if (Operation *def = v.getDefiningOp(); def && isFreeOnnxOp(def))
           continue;
@@ -185,10 +197,7 @@ void Partitioner::formPartitions() {
   std::vector<llvm::BitVector> ancestors(nodes.size());
   partitionOf.assign(nodes.size(), -1);
   for (size_t i = 0; i < nodes.size(); ++i) {
-    llvm::SmallSetVector<int, 4> producers;
-    for (Value v : externalInputs(nodes[i]))
-      if (int p = producerIndex(v); p >= 0)
-        producers.insert(p);
+    const llvm::SmallSetVector<int, 4> &producers = producersOf[i];
     llvm::BitVector deps(partitionEp.size() + 1);
     for (int p : producers) {
       deps.resize(std::max(deps.size(), ancestors[p].size()));
@@ -225,23 +234,13 @@ void Partitioner::mergeAdjacentPartitions() {
   // Partitions of one EP joined by an edge merge when no other path links
   // them: the greedy pass above joins a node to one producer's partition only,
   // so a node fed by two partitions of its EP would otherwise keep them apart.
-  auto producersOf = [&](size_t i) {
-    llvm::SmallSetVector<int, 4> producers;
-    for (Value v : externalInputs(nodes[i]))
-      if (int p = producerIndex(v); p >= 0)
-        producers.insert(p);
-    return producers;
-  };
-  std::vector<llvm::SmallSetVector<int, 4>> producers(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i)
-    producers[i] = producersOf(i);
   bool merged = true;
   while (merged) {
     merged = false;
     size_t numParts = partitionEp.size();
     std::vector<llvm::SmallSetVector<int, 4>> succ(numParts);
     for (size_t i = 0; i < nodes.size(); ++i)
-      for (int p : producers[i])
+      for (int p : producersOf[i])
         if (partitionOf[p] != partitionOf[i])
           succ[partitionOf[p]].insert(partitionOf[i]);
     // Is `to` reachable from `from` other than by the direct edge?
