@@ -89,6 +89,13 @@ private:
   Type outputType(const onnx::NodeProto &node, unsigned index, const od::OnnxOpSchema *schema,
                   ArrayRef<Value> operands);
   Type constantType(const onnx::NodeProto &node);
+  /// `type` as a hint for a result: null when unusable, never an error.
+  Type typeHint(const onnx::TypeProto &type) {
+    std::string saved = firstError;
+    FailureOr<Type> imported = importValueType(type, "type hint", nullptr);
+    firstError = saved;
+    return succeeded(imported) ? *imported : Type();
+  }
   DictionaryAttr interfaceAttrs(const std::string &name, ArrayRef<Attribute> dimParams);
   Location nodeLocation(const onnx::NodeProto &node, int index);
 
@@ -387,10 +394,8 @@ Type Importer::outputType(const onnx::NodeProto &node, unsigned index,
   const std::string &name = node.output(index);
   auto declared = declaredTypes.find(name);
   if (declared != declaredTypes.end()) {
-    auto type = importValueType(*declared->second, "value '" + name + "'", nullptr);
-    if (succeeded(type))
-      return *type;
-    firstError.clear(); // A bad value_info is only a missing hint.
+    if (Type type = typeHint(*declared->second))
+      return type;
   }
   // Cast and friends state the element type in an attribute.
   if (schema && (node.op_type() == "Cast" || node.op_type() == "CastLike" ||
@@ -409,10 +414,8 @@ Type Importer::outputType(const onnx::NodeProto &node, unsigned index,
   if (schema && node.op_type() == "Optional") {
     for (const auto &attr : node.attribute())
       if (attr.name() == "type") {
-        auto type = importValueType(attr.tp(), "attribute 'type'", nullptr);
-        if (succeeded(type))
-          return od::OptType::get(&context, *type);
-        firstError.clear();
+        if (Type type = typeHint(attr.tp()))
+          return od::OptType::get(&context, type);
       }
     if (!operands.empty() && !isa<NoneType>(operands[0].getType()))
       return od::OptType::get(&context, operands[0].getType());
