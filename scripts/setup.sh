@@ -10,6 +10,7 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev googletest
+  liblld-22-dev libflatbuffers-dev flatbuffers-compiler libxxhash-dev
   cmake ninja-build ccache g++ python3 python3-venv
 )
 

@@ -1,0 +1,47 @@
+//===- Gemm.h - single-precision matrix multiply for the CPU EP -*- C++ -*-===//
+//
+// C[M,N] (+)= A[M,K] * B[K,N], row-major, fp32. B is packed into column panels
+// of kGemmPanelWidth floats (the microkernel's register tile width); packing is
+// done once at compile time for constant B (the blob stores the packed bytes)
+// and per call for activations. The packed layout is part of the blob format:
+// changing it means bumping kCpuKernelAbi.
+//
+// The microkernel is picked at run time from the CPU's features (AVX-512,
+// AVX2+FMA, or portable C++); every variant reads the same packed layout.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CPU_KERNELS_GEMM_H
+#define ORTC_PROVIDERS_CPU_KERNELS_GEMM_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ortc::cpu {
+
+/// Version of the library kernels' packed-weight layouts and step attributes.
+constexpr uint32_t kCpuKernelAbi = 1;
+
+/// Width of one packed B panel, in floats.
+constexpr int64_t kGemmPanelWidth = 16;
+
+/// Floats needed to hold B[K,N] packed.
+size_t packedGemmBSize(int64_t K, int64_t N);
+
+/// Packs B into `packed` (packedGemmBSize(K, N) floats). B is [K,N] with row
+/// stride ldb, or [N,K] with row stride ldb when transB. `alpha` scales every
+/// element (Gemm's alpha folds in here).
+void packGemmB(const float *B, int64_t ldb, bool transB, int64_t K, int64_t N, float alpha,
+               float *packed);
+
+/// C = A * packedB, or C += A * packedB when accumulate. A is [M,K] with row
+/// stride lda, or [K,M] with row stride lda when transA; C has row stride ldc.
+void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
+                 const float *packedB, float *C, int64_t ldc, bool accumulate);
+
+/// The microkernel variant this CPU runs: "avx512", "avx2", or "generic".
+const char *sgemmVariant();
+
+} // namespace ortc::cpu
+
+#endif // ORTC_PROVIDERS_CPU_KERNELS_GEMM_H

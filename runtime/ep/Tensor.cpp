@@ -1,0 +1,76 @@
+//===- Tensor.cpp - element types and tensor views ------------------------===//
+
+#include "runtime/ep/Tensor.h"
+
+namespace ortc {
+
+size_t elementSize(ElementType type) {
+  switch (type) {
+  case ElementType::Float:
+  case ElementType::Int32:
+  case ElementType::UInt32:
+    return 4;
+  case ElementType::UInt8:
+  case ElementType::Int8:
+  case ElementType::Bool:
+    return 1;
+  case ElementType::UInt16:
+  case ElementType::Int16:
+  case ElementType::Float16:
+  case ElementType::BFloat16:
+    return 2;
+  case ElementType::Int64:
+  case ElementType::Double:
+  case ElementType::UInt64:
+    return 8;
+  case ElementType::Undefined:
+    return 0;
+  }
+  return 0;
+}
+
+std::string elementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::Float:
+    return "float32";
+  case ElementType::UInt8:
+    return "uint8";
+  case ElementType::Int8:
+    return "int8";
+  case ElementType::UInt16:
+    return "uint16";
+  case ElementType::Int16:
+    return "int16";
+  case ElementType::Int32:
+    return "int32";
+  case ElementType::Int64:
+    return "int64";
+  case ElementType::Bool:
+    return "bool";
+  case ElementType::Float16:
+    return "float16";
+  case ElementType::Double:
+    return "float64";
+  case ElementType::UInt32:
+    return "uint32";
+  case ElementType::UInt64:
+    return "uint64";
+  case ElementType::BFloat16:
+    return "bfloat16";
+  case ElementType::Undefined:
+    break;
+  }
+  return "type " + std::to_string(int(type));
+}
+
+std::string shapeToString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ",";
+    s += shape[i] < 0 ? "?" : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+} // namespace ortc

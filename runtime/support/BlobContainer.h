@@ -1,0 +1,70 @@
+//===- BlobContainer.h - the versioned, checksummed blob envelope -*- C++ -*-===//
+//
+// Every EPContext blob ortc writes has the same envelope, whatever the EP:
+//
+//   offset 0   magic "ORTCBLOB" (8 bytes)
+//          8   container version (u32, little endian), section count (u32)
+//         16   total size in bytes (u64)
+//         24   checksum (u64): XXH3-64 of the whole blob with these 8 bytes zero
+//         32   section directory: per section tag (4 chars), alignment (u32),
+//              offset (u64), size (u64)
+//   then the sections, each at an offset that is a multiple of its alignment.
+//
+// An EP defines its own sections (the CPU EP: "META" a FlatBuffer plan, "CODE"
+// a shared object, "WGHT" the packed weights). openBlob() verifies everything
+// the envelope promises before it hands out a byte: size, magic, version,
+// checksum, and that every section lies inside the blob, aligned and
+// overlapping no other. Section offsets are relative to the blob's start, so a
+// blob mapped at a page boundary keeps its 64-byte aligned sections aligned.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_RUNTIME_SUPPORT_BLOBCONTAINER_H
+#define ORTC_RUNTIME_SUPPORT_BLOBCONTAINER_H
+
+#include "runtime/ep/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ortc {
+
+constexpr uint32_t kBlobContainerVersion = 1;
+
+struct BlobSection {
+  std::string tag; // exactly four characters
+  uint32_t alignment = 64;
+  const char *data = nullptr; // writer: the bytes to copy; reader: into the blob
+  size_t size = 0;
+};
+
+/// Lays the sections out in order, each at its alignment, and fills in the
+/// checksum. Tags must be four characters and distinct; alignments powers of
+/// two no larger than 4096.
+Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections);
+
+/// A verified view of a blob; the sections point into the caller's bytes,
+/// which must outlive it.
+struct BlobView {
+  uint32_t version = 0;
+  std::vector<BlobSection> sections;
+
+  /// The section with `tag`, or nullptr.
+  const BlobSection *find(const std::string &tag) const;
+};
+
+/// Verifies and opens `size` bytes at `data`. `what` names the blob in errors
+/// ("partition cpu_ep_p0 (model_ctx_cpu_ep.bin)"). Refuses, with one line
+/// saying what is wrong: a blob shorter than its header or than its declared
+/// size, a wrong magic, an unknown version, a checksum mismatch, a section out
+/// of bounds, misaligned relative to the blob, or overlapping another.
+Result<BlobView> openBlob(const char *data, size_t size, const std::string &what);
+
+/// XXH3-64 of a byte range (exposed for tests and for `ortc inspect`).
+uint64_t blobChecksum(const char *data, size_t size);
+
+} // namespace ortc
+
+#endif // ORTC_RUNTIME_SUPPORT_BLOBCONTAINER_H
