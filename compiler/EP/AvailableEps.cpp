@@ -2,23 +2,31 @@
 
 #include "compiler/EP/AvailableEps.h"
 
+#include "providers/cpu/compile/CpuCompileEp.h"
+
 namespace ortc {
 
 std::vector<std::string> availableCompileEps() {
-  // The CPU EP (LLVM) and the CUDA EP (NVRTC, cuBLAS) add themselves here.
-  return {};
+  // The CUDA EP (NVRTC, cuBLAS) adds itself here when its issue lands.
+  return {"cpu_ep"};
+}
+
+std::unique_ptr<CompileEp> createCompileEp(const std::string &name, const EpOptions &options,
+                                           std::string &error) {
+  if (name == "cpu" || name == "cpu_ep") {
+    cpu::CpuCompileOptions cpuOptions;
+    cpuOptions.cpu = options.cpu;
+    return cpu::createCpuCompileEp(cpuOptions, error);
+  }
+  std::string list;
+  for (const std::string &n : availableCompileEps())
+    list += (list.empty() ? "" : ", ") + n;
+  error = "no EP named '" + name + "' in this build (available: " + list + ")";
+  return nullptr;
 }
 
 std::unique_ptr<CompileEp> createCompileEp(const std::string &name, std::string &error) {
-  std::vector<std::string> names = availableCompileEps();
-  std::string list;
-  for (const std::string &n : names)
-    list += (list.empty() ? "" : ", ") + n;
-  error = "no EP named '" + name + "' in this build (available: " +
-          (list.empty() ? std::string("none yet; the CPU and CUDA EPs arrive with their issues")
-                        : list) +
-          ")";
-  return nullptr;
+  return createCompileEp(name, EpOptions(), error);
 }
 
 } // namespace ortc

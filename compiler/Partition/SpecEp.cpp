@@ -28,14 +28,26 @@ std::unique_ptr<SpecEp> SpecEp::parse(const std::string &spec, std::string &erro
       ep->customPasses.push_back(part.str());
       continue;
     }
+    if (part == "!compile") {
+      ep->failCompile = true;
+      continue;
+    }
     if (part.consume_front("!")) {
       ep->rejectedDTypes.insert(part.str());
       continue;
     }
     auto [op, cost] = part.split('=');
+    if (op == "blob") {
+      if (cost.getAsInteger(10, ep->blobSize) || ep->blobSize < 0) {
+        error = "EP spec '" + spec + "': '" + part.str() + "' needs a byte count: blob=<N>";
+        return nullptr;
+      }
+      continue;
+    }
     double value;
     if (op.empty() || cost.getAsDouble(value)) {
-      error = "EP spec '" + spec + "': '" + part.str() + "' is not <Op>=<cost> or !<dtype>";
+      error = "EP spec '" + spec + "': '" + part.str() +
+              "' is not <Op>=<cost>, !<dtype>, !compile, blob=<N> or +<pass>";
       return nullptr;
     }
     ep->costs[op.str()] = value;
@@ -83,8 +95,27 @@ std::vector<Operation *> SpecEp::claimNodes(func::FuncOp graph) const {
   return claimed;
 }
 
+namespace {
+// A test EP's "compiled" partition: its IR as text.
+class SpecCompiledPartition : public CompiledPartition {
+public:
+  std::string partition;
+  std::string text;
+};
+} // namespace
+
 FailureOr<std::unique_ptr<CompiledPartition>> SpecEp::compilePartition(func::FuncOp partition) {
-  return partition.emitError(name() + " is a test EP and compiles nothing");
+  if (failCompile)
+    return partition.emitError(name() + " fails to compile " + partition.getSymName().str() +
+                               " (test EP spec !compile)");
+  auto compiled = std::make_unique<SpecCompiledPartition>();
+  compiled->partition = partition.getSymName().str();
+  llvm::raw_string_ostream os(compiled->text);
+  partition->print(os, OpPrintingFlags().elideLargeElementsAttrs(16).elideLargeResourceString(16));
+  os.flush();
+  if (blobSize >= 0)
+    compiled->text.resize(static_cast<size_t>(blobSize), '.');
+  return std::unique_ptr<CompiledPartition>(std::move(compiled));
 }
 
 void SpecEp::addCustomPasses(OpPassManager &pm) const {
@@ -93,6 +124,16 @@ void SpecEp::addCustomPasses(OpPassManager &pm) const {
       llvm::errs() << name() << ": unknown custom pass '" << pass << "'\n";
 }
 
-FailureOr<EpContextBlob> SpecEp::saveContext(const CompiledPartition &) { return failure(); }
+FailureOr<EpContextBlob> SpecEp::saveContext(const CompiledPartition &compiled) {
+  // Only this EP's compilePartition makes the partitions it is handed back.
+  const auto &partition = static_cast<const SpecCompiledPartition &>(compiled);
+  EpContextBlob blob;
+  blob.source = name();
+  blob.hardwareArchitecture = "test";
+  blob.epSdkVersion = "ortc-test";
+  blob.notes = "test EP " + name() + ": the printed IR of " + partition.partition;
+  blob.bytes.assign(partition.text.begin(), partition.text.end());
+  return blob;
+}
 
 } // namespace ortc

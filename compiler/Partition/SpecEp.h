@@ -6,7 +6,10 @@
 // complete DeclineReason. An op may be declined for one dtype only:
 // "cpu_ep@cpu:Conv=5:!f64" declines any node with an f64 input.
 // "+<pass>" adds a custom pass by name: "cpu_ep@cpu:*=1:+onnx-canonicalize".
-// Its compilePartition fails: it is for placement tests only.
+// compilePartition makes a test blob, so that the EPContext writer can be
+// tested end to end: the partition's printed IR, source key = the EP name,
+// hardware_architecture "test", ep_sdk_version "ortc-test". "blob=N" pads (or
+// cuts) the blob to exactly N bytes; "!compile" makes compilePartition fail.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +37,7 @@ public:
   mlir::FailureOr<std::unique_ptr<CompiledPartition>>
   compilePartition(mlir::func::FuncOp partition) override;
   mlir::FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) override;
+  std::vector<std::string> contextSourceKeys() const override { return {name()}; }
   void addCustomPasses(mlir::OpPassManager &pm) const override;
 
   /// Op types this EP claims regardless of cost.
@@ -44,6 +48,8 @@ private:
   std::map<std::string, double> costs; // op type (or "*") -> compute cost
   std::set<std::string> rejectedDTypes;
   std::vector<std::string> customPasses;
+  bool failCompile = false;
+  int64_t blobSize = -1; // -1: the IR as printed
 };
 
 } // namespace ortc

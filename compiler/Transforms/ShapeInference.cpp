@@ -256,6 +256,11 @@ FailureOr<Proposal> inferReshape(Operation *op) {
         continue;
       }
       d = (*in)[i];
+      if (d == kDyn) {
+        out.push_back(kDyn);
+        known = kDyn;
+        continue;
+      }
     }
     if (d == -1) {
       if (inferred >= 0) {

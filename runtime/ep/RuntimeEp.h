@@ -15,6 +15,7 @@
 
 #include "runtime/ep/DeviceBuffer.h"
 #include "runtime/ep/Status.h"
+#include "runtime/ep/Tensor.h"
 
 #include <cstdint>
 #include <map>
@@ -55,10 +56,24 @@ struct EpContextView {
   size_t size = 0;
 };
 
-/// A partition restored from its context, ready to run.
+/// A partition restored from its context, ready to run. Tensors are host
+/// views for CPU EPs; device EPs document what their views point to.
 class LoadedPartition {
 public:
   virtual ~LoadedPartition() = default;
+
+  virtual const std::vector<TensorSignature> &inputs() const = 0;
+  virtual const std::vector<TensorSignature> &outputs() const = 0;
+
+  /// Checks the inputs' element types and shapes against the signature, binds
+  /// the batch dimension, and returns the shape of every output.
+  virtual Result<std::vector<std::vector<int64_t>>>
+  outputShapes(const std::vector<TensorView> &inputs) const = 0;
+
+  /// Runs the partition. `outputs` are the caller's buffers, shaped as
+  /// outputShapes() said; inputs are checked again (cheaply).
+  virtual Status run(const std::vector<TensorView> &inputs,
+                     const std::vector<TensorView> &outputs) = 0;
 };
 
 class RuntimeEp {

@@ -1,1 +1,235 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- BlobContainer.cpp - the versioned, checksummed blob envelope -------===//
+//
+// Every field is read with memcpy from little-endian bytes: the blob may sit at
+// any address (a protobuf string, a memory map) and comes from a file we do
+// not trust until the checksum and the structure have been verified.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/support/BlobContainer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace ortc {
+namespace {
+
+constexpr char kMagic[8] = {'O', 'R', 'T', 'C', 'B', 'L', 'O', 'B'};
+constexpr size_t kHeaderSize = 32;
+constexpr size_t kChecksumOffset = 24;
+constexpr size_t kEntrySize = 24;
+constexpr uint32_t kMaxAlignment = 4096;
+
+uint32_t readU32(const char *p) {
+  unsigned char b[4];
+  std::memcpy(b, p, 4);
+  return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
+}
+
+uint64_t readU64(const char *p) {
+  return uint64_t(readU32(p)) | uint64_t(readU32(p + 4)) << 32;
+}
+
+void writeU32(char *p, uint32_t v) {
+  unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                        (unsigned char)(v >> 24)};
+  std::memcpy(p, b, 4);
+}
+
+void writeU64(char *p, uint64_t v) {
+  writeU32(p, uint32_t(v));
+  writeU32(p + 4, uint32_t(v >> 32));
+}
+
+bool isPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+bool isPrintableTag(const char *tag) {
+  for (int i = 0; i < 4; ++i)
+    if (tag[i] < 0x20 || tag[i] > 0x7e)
+      return false;
+  return true;
+}
+
+// Tags in messages: printable ones as they are, others as hex, so that hostile
+// bytes never reach a terminal.
+std::string tagForMessage(const char *tag) {
+  if (isPrintableTag(tag))
+    return "'" + std::string(tag, 4) + "'";
+  static const char digits[] = "0123456789abcdef";
+  std::string text = "0x";
+  for (int i = 0; i < 4; ++i) {
+    text += digits[(unsigned char)tag[i] >> 4];
+    text += digits[(unsigned char)tag[i] & 15];
+  }
+  return text;
+}
+
+// The checksum covers the whole blob with its own field read as zero; hashing
+// in three pieces avoids copying the blob.
+uint64_t envelopeChecksum(const char *data, size_t size) {
+  static const char zeros[8] = {};
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, data, kChecksumOffset);
+  XXH3_64bits_update(&state, zeros, 8);
+  XXH3_64bits_update(&state, data + kHeaderSize, size - kHeaderSize);
+  return XXH3_64bits_digest(&state);
+}
+
+Status invalid(const std::string &what, const std::string &message) {
+  return Status::error(StatusCode::InvalidArgument, what + ": " + message);
+}
+
+} // namespace
+
+uint64_t blobChecksum(const char *data, size_t size) { return XXH3_64bits(data, size); }
+
+const BlobSection *BlobView::find(const std::string &tag) const {
+  for (const BlobSection &section : sections)
+    if (section.tag == tag)
+      return &section;
+  return nullptr;
+}
+
+Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
+  const std::string what = "writing a blob";
+  if (sections.size() > (SIZE_MAX - kHeaderSize) / kEntrySize)
+    return invalid(what, "too many sections");
+  // Lay out first, so that a bad section fails before anything is allocated.
+  std::vector<uint64_t> offsets;
+  uint64_t cursor = kHeaderSize + sections.size() * kEntrySize;
+  for (size_t i = 0; i < sections.size(); ++i) {
+    const BlobSection &s = sections[i];
+    std::string name = "section " + std::to_string(i);
+    if (s.tag.size() != 4 || !isPrintableTag(s.tag.data()))
+      return invalid(what, name + ": tag '" + s.tag + "' is not four printable characters");
+    for (size_t j = 0; j < i; ++j)
+      if (sections[j].tag == s.tag)
+        return invalid(what, name + ": tag '" + s.tag + "' appears twice");
+    if (!isPowerOfTwo(s.alignment) || s.alignment > kMaxAlignment)
+      return invalid(what, name + " '" + s.tag + "': alignment " + std::to_string(s.alignment) +
+                               " is not a power of two up to 4096");
+    if (s.size && !s.data)
+      return invalid(what, name + " '" + s.tag + "': " + std::to_string(s.size) +
+                               " bytes but no data");
+    uint64_t offset = (cursor + s.alignment - 1) & ~uint64_t(s.alignment - 1);
+    if (offset < cursor || s.size > SIZE_MAX - offset)
+      return invalid(what, name + " '" + s.tag + "': the blob would exceed the address space");
+    offsets.push_back(offset);
+    cursor = offset + s.size;
+  }
+
+  std::vector<char> blob(cursor, 0);
+  char *p = blob.data();
+  std::memcpy(p, kMagic, 8);
+  writeU32(p + 8, kBlobContainerVersion);
+  writeU32(p + 12, uint32_t(sections.size()));
+  writeU64(p + 16, cursor);
+  for (size_t i = 0; i < sections.size(); ++i) {
+    char *entry = p + kHeaderSize + i * kEntrySize;
+    std::memcpy(entry, sections[i].tag.data(), 4);
+    writeU32(entry + 4, sections[i].alignment);
+    writeU64(entry + 8, offsets[i]);
+    writeU64(entry + 16, sections[i].size);
+    if (sections[i].size)
+      std::memcpy(p + offsets[i], sections[i].data, sections[i].size);
+  }
+  writeU64(p + kChecksumOffset, envelopeChecksum(p, blob.size()));
+  return blob;
+}
+
+Result<BlobView> openBlob(const char *data, size_t size, const std::string &what) {
+  if (!data || size < kHeaderSize)
+    return invalid(what, "blob truncated: " + std::to_string(size) +
+                             " bytes, shorter than the 32-byte header");
+  if (std::memcmp(data, kMagic, 8) != 0)
+    return invalid(what, "not an ortc blob (wrong magic)");
+  uint32_t version = readU32(data + 8);
+  if (version != kBlobContainerVersion)
+    return Status::error(StatusCode::Unsupported,
+                         what + ": blob container version " + std::to_string(version) +
+                             " is not supported (this build reads version " +
+                             std::to_string(kBlobContainerVersion) + "); recompile the model");
+  uint64_t declared = readU64(data + 16);
+  if (declared > size)
+    return invalid(what, "blob truncated: " + std::to_string(size) + " bytes of the " +
+                             std::to_string(declared) + " its header declares");
+  if (declared < size)
+    return invalid(what, "blob has " + std::to_string(size - declared) +
+                             " trailing bytes after the " + std::to_string(declared) +
+                             " its header declares");
+  uint64_t stored = readU64(data + kChecksumOffset);
+  if (envelopeChecksum(data, size) != stored)
+    return invalid(what, "blob checksum mismatch: the bytes are corrupted");
+
+  // The checksum only proves the bytes are what some writer wrote; the
+  // structure is checked as if they were hostile all the same.
+  uint32_t count = readU32(data + 12);
+  uint64_t directoryEnd = kHeaderSize + uint64_t(count) * kEntrySize;
+  if (directoryEnd > size)
+    return invalid(what, "section directory of " + std::to_string(count) +
+                             " entries runs past the end of the blob");
+
+  BlobView view;
+  view.version = version;
+  view.sections.reserve(count);
+  struct Range {
+    uint64_t begin, end;
+    size_t index;
+  };
+  std::vector<Range> ranges;
+  for (uint32_t i = 0; i < count; ++i) {
+    const char *entry = data + kHeaderSize + size_t(i) * kEntrySize;
+    std::string name = "section " + std::to_string(i) + " " + tagForMessage(entry);
+    if (!isPrintableTag(entry))
+      return invalid(what, name + ": tag is not four printable characters");
+    uint32_t alignment = readU32(entry + 4);
+    uint64_t offset = readU64(entry + 8);
+    uint64_t length = readU64(entry + 16);
+    if (!isPowerOfTwo(alignment) || alignment > kMaxAlignment)
+      return invalid(what, name + ": alignment " + std::to_string(alignment) +
+                               " is not a power of two up to 4096");
+    if (offset < directoryEnd || offset > size || length > size - offset)
+      return invalid(what, name + ": bytes [" + std::to_string(offset) + ", +" +
+                               std::to_string(length) + ") lie outside the blob's " +
+                               std::to_string(directoryEnd) + ".." + std::to_string(size) +
+                               " data area");
+    if (offset % alignment != 0)
+      return invalid(what, name + ": offset " + std::to_string(offset) +
+                               " is not a multiple of its alignment " +
+                               std::to_string(alignment));
+    BlobSection section;
+    section.tag.assign(entry, 4);
+    section.alignment = alignment;
+    section.data = data + offset;
+    section.size = size_t(length);
+    view.sections.push_back(std::move(section));
+    if (length)
+      ranges.push_back({offset, offset + length, i});
+  }
+  // Sorted, not pairwise: the count comes from the blob.
+  std::vector<std::pair<std::string, size_t>> tags;
+  for (size_t i = 0; i < view.sections.size(); ++i)
+    tags.push_back({view.sections[i].tag, i});
+  std::sort(tags.begin(), tags.end());
+  for (size_t i = 1; i < tags.size(); ++i)
+    if (tags[i].first == tags[i - 1].first)
+      return invalid(what, "sections " + std::to_string(tags[i - 1].second) + " and " +
+                               std::to_string(tags[i].second) + " share the tag '" +
+                               tags[i].first + "'");
+  std::sort(ranges.begin(), ranges.end(),
+            [](const Range &a, const Range &b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].begin < ranges[i - 1].end)
+      return invalid(what, "section " + std::to_string(ranges[i].index) + " '" +
+                               view.sections[ranges[i].index].tag + "' overlaps section " +
+                               std::to_string(ranges[i - 1].index) + " '" +
+                               view.sections[ranges[i - 1].index].tag + "'");
+  return view;
+}
+
+} // namespace ortc

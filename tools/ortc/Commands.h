@@ -15,6 +15,8 @@ constexpr int kExitUsage = 2;  // bad command line, or a feature not available y
 
 int runCompile(const std::vector<std::string> &args);
 void printCompileHelp();
+int runRun(const std::vector<std::string> &args);
+void printRunHelp();
 
 /// Prints "ortc: <message>" on stderr.
 void printError(const std::string &message);

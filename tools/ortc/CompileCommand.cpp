@@ -3,11 +3,14 @@
 #include "tools/ortc/Commands.h"
 
 #include "compiler/EP/AvailableEps.h"
+#include "compiler/EP/KernelMatch.h"
+#include "compiler/EPContext/EpContextWriter.h"
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Partition/Partitioner.h"
 #include "compiler/Partition/SpecEp.h"
 #include "compiler/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -18,6 +21,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -35,6 +39,8 @@ struct CompileOptions {
   std::vector<std::string> testEps; // --test-ep specs, after --ep
   std::string report;               // "", "text" or "json"
   bool allowUnclaimed = false;
+  std::string embed; // "", "--embed" or "--no-embed"
+  std::string cpu = "host";
 };
 
 // Options that later issues implement. Accepted on the command line so that the
@@ -44,9 +50,7 @@ struct PlannedOption {
   const char *arrivesWith;
 };
 constexpr PlannedOption kPlannedOptions[] = {
-    {"--embed", "the CPU EP and EPContext writer issue"},
-    {"--no-embed", "the CPU EP and EPContext writer issue"},
-    {"--cpu", "the CPU EP issue"},
+    {"--threads", "the runtime issue"},
 };
 
 } // namespace
@@ -59,9 +63,10 @@ Imports MODEL.onnx (inline or external weights), runs the compiler pipeline
 and writes the result.
 
 Options:
-  -o, --output PATH     Where to write. Default: stdout for --emit=onnx-mlir,
+  -o, --output PATH     Where to write. Default: stdout for the MLIR kinds,
                         MODEL_ctx.onnx beside the input for --emit=epcontext.
-                        Files are written whole or not at all.
+                        Files are written whole or not at all: a failed
+                        compile leaves no model, sidecar or temporary file.
   --emit=KIND           What to produce:
                           onnx-mlir        the imported IR in the onnx dialect
                           optimized-mlir   after the generic passes (canonicalize,
@@ -69,27 +74,41 @@ Options:
                                            fusions, dead-code elimination)
                           partitioned-mlir after partitioning over --ep: one
                                            function per partition
-                          epcontext        model_ctx.onnx with EPContext nodes;
-                                           the default                (not available yet)
+                          epcontext        the default: an ONNX model with one
+                                           com.microsoft::EPContext node per
+                                           partition, each EP's compiled blob
+                                           inline or in a sidecar file
   --elide-constants-above=N
                         In MLIR output, print constants of more than N
                         elements (default 4096) as dense_resource<NAME__elided>
                         without their bytes, which are then not even read
                         from disk. -1 prints every constant in full.
   --print-locations     Print locations: each op's is its ONNX node name.
-  --ep=LIST             EPs in priority order, e.g. cuda,cpu. This build
-                        has none yet: the CPU and CUDA EPs arrive with their
-                        issues, and naming one says so.
-  --test-ep=SPEC        For testing the partitioner: an EP described by SPEC,
-                        e.g. gpu_ep@cuda:MatMul=100:*=4000 (op costs in ns; see
+  --ep=LIST             EPs in priority order, e.g. cuda,cpu. Default: every
+                        EP this build has (today: cpu, alias cpu_ep).
+  --test-ep=SPEC        For testing: an EP described by SPEC, e.g.
+                        gpu_ep@cuda:MatMul=100:*=4000 (op costs in ns; see
                         compiler/Partition/SpecEp.h). Repeat for more EPs; they
-                        come after --ep in priority. It compiles nothing.
+                        come after --ep in priority. Its "blob" is the
+                        partition's IR; :!compile makes it fail.
   --report[=text|json]  Print the placements, partitions and decline reasons
-                        to stderr (needs --emit=partitioned-mlir or later).
+                        to stderr (needs --emit=partitioned-mlir or epcontext);
+                        with epcontext, also what each EP compiled: for the
+                        CPU EP the memory plan's arena bytes (per batch item
+                        and fixed), kernels, weights and code size.
   --allow-unclaimed     Keep nodes no EP supports as plain ONNX nodes instead
-                        of stopping with the decline table.
-  --embed, --no-embed   Blobs inline in the model or in sidecar files. (not available yet)
-  --cpu=NAME            Target CPU: host, x86-64-v3, x86-64-v4.     (not available yet)
+                        of stopping with the decline table (partitioned-mlir
+                        only: an EPContext model cannot hold them).
+  --embed, --no-embed   --emit=epcontext: blobs inline in the model (refused
+                        over 2 GB in all) or each in a sidecar file beside
+                        it, OUT_<ep>.bin, then OUT_<ep>_1.bin, ... (OUT: the
+                        output's name without .onnx). Default: inline unless
+                        the blobs total over 64 MiB.
+  --cpu=NAME            The CPU EP's target: host (default: this machine's
+                        CPU and features), x86-64, x86-64-v2, x86-64-v3,
+                        x86-64-v4, or an LLVM CPU name such as znver3. The
+                        blob records the CPU features its code needs; the
+                        runtime refuses it on a CPU without them.
   -h, --help            Show this help.
 
 Errors are one line naming the file and the node, initializer or value, with
@@ -169,12 +188,104 @@ void elideLargeConstants(mlir::ModuleOp module, int64_t limit) {
   });
 }
 
+// The default output of --emit=epcontext: MODEL_ctx.onnx beside MODEL.onnx.
+std::string defaultContextPath(const std::string &input) {
+  std::string stem = input;
+  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".onnx") == 0)
+    stem.resize(stem.size() - 5);
+  return stem + "_ctx.onnx";
+}
+
+// Compiles every partition with the EP that owns it, in call order, and
+// writes the EPContext model. `firstError` holds the first diagnostic.
+int emitEpContext(mlir::ModuleOp module, llvm::ArrayRef<CompileEp *> eps,
+                  const CompileOptions &options, const std::string &firstError) {
+  auto main = module.lookupSymbol<mlir::func::FuncOp>("main_graph");
+  std::vector<std::pair<mlir::func::FuncOp, CompileEp *>> partitions;
+  for (auto call : main.getBody().front().getOps<mlir::func::CallOp>()) {
+    auto fn = module.lookupSymbol<mlir::func::FuncOp>(call.getCalleeAttr());
+    auto tag = fn ? fn->getAttrOfType<mlir::StringAttr>("ortc.ep") : mlir::StringAttr();
+    if (!tag)
+      continue; // the writer names it
+    auto owner = llvm::find_if(eps, [&](CompileEp *ep) { return ep->name() == tag.getValue(); });
+    if (owner == eps.end()) {
+      printError(options.input + ": partition '" + fn.getSymName().str() + "' is tagged for EP '" +
+                 tag.str() + "', which is not among the selected EPs");
+      return kExitFailed;
+    }
+    partitions.push_back({fn, *owner});
+  }
+  EpContextBlobs blobs;
+  struct CompiledLine {
+    std::string partition, ep, notes;
+  };
+  std::vector<CompiledLine> compiledLines;
+  for (auto [fn, ep] : partitions) {
+    std::string name = fn.getSymName().str();
+    auto failedTo = [&](const std::string &what) {
+      printError(firstError.empty()
+                     ? options.input + ": " + ep->name() + " " + what + " partition '" + name + "'"
+                     : firstError);
+      return kExitFailed;
+    };
+    auto compiled = ep->compilePartition(fn);
+    if (mlir::failed(compiled) || !*compiled)
+      return failedTo("could not compile");
+    auto blob = ep->saveContext(**compiled);
+    if (mlir::failed(blob))
+      return failedTo("could not save the context of");
+    // The runtime finds the EP by the blob's source key, so it must be one
+    // the EP declares.
+    std::vector<std::string> keys = ep->contextSourceKeys();
+    if (blob->source.empty() ||
+        (!keys.empty() && std::find(keys.begin(), keys.end(), blob->source) == keys.end())) {
+      printError(options.input + ": " + ep->name() + " saved partition '" + name +
+                 "' with source key '" + blob->source +
+                 "', which is not one of its context "
+                 "source keys");
+      return kExitFailed;
+    }
+    if (!options.report.empty())
+      compiledLines.push_back({name, ep->name(), blob->notes});
+    blobs[name] = std::move(*blob);
+  }
+  // --report: what each EP made of its partitions (the CPU EP: the memory
+  // plan's peak bytes, kernels, weights, code).
+  if (options.report == "json") {
+    std::string json = "{\"compiled\": [";
+    for (size_t i = 0; i < compiledLines.size(); ++i)
+      json += std::string(i ? ", " : "") + "{\"partition\": \"" +
+              jsonEscape(compiledLines[i].partition) + "\", \"ep\": \"" +
+              jsonEscape(compiledLines[i].ep) + "\", \"notes\": \"" +
+              jsonEscape(compiledLines[i].notes) + "\"}";
+    std::cerr << json << "]}\n";
+  } else if (!options.report.empty()) {
+    for (const CompiledLine &line : compiledLines)
+      std::cerr << "compiled " << line.partition << " (" << line.ep << "): " << line.notes << "\n";
+  }
+
+  EpContextWriteOptions writeOptions;
+  writeOptions.sourcePath = options.input;
+  if (options.embed == "--embed")
+    writeOptions.embed = EmbedPolicy::Embed;
+  else if (options.embed == "--no-embed")
+    writeOptions.embed = EmbedPolicy::Sidecar;
+  std::string output = options.output.empty() ? defaultContextPath(options.input) : options.output;
+  std::string error;
+  if (!writeEpContextModel(module, blobs, output, writeOptions, error)) {
+    printError(error);
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
 } // namespace
 
 int runCompile(const std::vector<std::string> &args) {
   // EPs name their custom passes; make ours known by name.
   registerOnnxGenericPasses();
   CompileOptions options;
+  bool emitGiven = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
     std::string value;
@@ -188,6 +299,7 @@ int runCompile(const std::vector<std::string> &args) {
     }
     if (takeValue(args, i, "--emit", value)) {
       options.emit = value;
+      emitGiven = true;
       continue;
     }
     if (takeValue(args, i, "--elide-constants-above", value)) {
@@ -239,6 +351,18 @@ int runCompile(const std::vector<std::string> &args) {
       options.allowUnclaimed = true;
       continue;
     }
+    if (takeValue(args, i, "--cpu", value)) {
+      options.cpu = value;
+      continue;
+    }
+    if (arg == "--embed" || arg == "--no-embed") {
+      if (!options.embed.empty() && options.embed != arg) {
+        printError("--embed and --no-embed contradict each other");
+        return kExitUsage;
+      }
+      options.embed = arg;
+      continue;
+    }
     for (const PlannedOption &option : kPlannedOptions) {
       if (!matches(arg, option.name))
         continue;
@@ -260,23 +384,39 @@ int runCompile(const std::vector<std::string> &args) {
     printError("no input model (usage: ortc compile MODEL.onnx [options])");
     return kExitUsage;
   }
-  if (options.emit == "epcontext") {
-    printError("--emit=" + options.emit + (options.emit == "epcontext" ? " (the default)" : "") +
-               " is not available yet; this build can --emit=onnx-mlir, optimized-mlir or "
-               "partitioned-mlir");
+  bool epContext = options.emit == "epcontext";
+  bool partition = options.emit == "partitioned-mlir" || epContext;
+  if (options.emit != "onnx-mlir" && options.emit != "optimized-mlir" && !partition) {
+    printError("unknown --emit kind '" + options.emit +
+               "' (onnx-mlir, optimized-mlir, partitioned-mlir, epcontext)");
     return kExitUsage;
   }
-  bool partition = options.emit == "partitioned-mlir";
+  std::string emitText =
+      "--emit=" + options.emit + (epContext && !emitGiven ? " (the default)" : "");
   if (!partition && (!options.report.empty() || options.allowUnclaimed || !options.eps.empty() ||
                      !options.testEps.empty())) {
-    printError("--ep, --test-ep, --report and --allow-unclaimed need --emit=partitioned-mlir");
+    printError("--ep, --test-ep, --report and --allow-unclaimed need --emit=partitioned-mlir "
+               "or epcontext");
+    return kExitUsage;
+  }
+  if (!epContext && !options.embed.empty()) {
+    printError(options.embed + " needs --emit=epcontext");
+    return kExitUsage;
+  }
+  if (epContext && options.output == "-") {
+    printError(emitText + " writes a model and its sidecar files; it cannot go to stdout (-o -)");
     return kExitUsage;
   }
   // Resolve the EPs before the (possibly long) import.
   std::vector<std::unique_ptr<CompileEp>> eps;
+  EpOptions epOptions;
+  epOptions.cpu = options.cpu;
+  // No --ep and no --test-ep: every EP this build has.
+  if (partition && options.eps.empty() && options.testEps.empty())
+    options.eps = availableCompileEps();
   for (const std::string &name : options.eps) {
     std::string error;
-    auto ep = createCompileEp(name, error);
+    auto ep = createCompileEp(name, epOptions, error);
     if (!ep) {
       printError("--ep: " + error);
       return kExitUsage;
@@ -293,12 +433,7 @@ int runCompile(const std::vector<std::string> &args) {
     eps.push_back(std::move(ep));
   }
   if (partition && eps.empty()) {
-    printError("--emit=partitioned-mlir needs at least one EP (--ep=...)");
-    return kExitUsage;
-  }
-  if (options.emit != "onnx-mlir" && options.emit != "optimized-mlir" && !partition) {
-    printError("unknown --emit kind '" + options.emit +
-               "' (onnx-mlir, optimized-mlir, partitioned-mlir, epcontext)");
+    printError(emitText + " needs at least one EP (--ep=...)");
     return kExitUsage;
   }
 
@@ -330,10 +465,10 @@ int runCompile(const std::vector<std::string> &args) {
       return kExitFailed;
     }
   }
+  std::vector<CompileEp *> epList;
+  for (auto &ep : eps)
+    epList.push_back(ep.get());
   if (partition) {
-    std::vector<CompileEp *> epList;
-    for (auto &ep : eps)
-      epList.push_back(ep.get());
     PartitionOptions partitionOptions;
     partitionOptions.allowUnclaimed = options.allowUnclaimed;
     PartitionReport report;
@@ -352,6 +487,8 @@ int runCompile(const std::vector<std::string> &args) {
       return kExitFailed;
     }
   }
+  if (epContext)
+    return emitEpContext(*module, epList, options, firstError);
 
   mlir::OpPrintingFlags flags;
   if (options.elideConstantsAbove >= 0)

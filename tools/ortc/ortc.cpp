@@ -24,11 +24,12 @@ void printHelp() {
 Usage: ortc <command> [options]
 
 Commands:
-  compile   Compile model.onnx. Today it imports the model into MLIR and prints
-            it (--emit=onnx-mlir), optionally after the generic passes
-            (--emit=optimized-mlir); writing model_ctx.onnx with EPContext
-            nodes is not available yet.
-  run       Run a compiled model on .npy/.pb inputs.        (not available yet)
+  compile   Compile model.onnx into model_ctx.onnx: one EPContext node per
+            partition, each EP's blob inline or in a sidecar file. Or print
+            the IR after import, the generic passes or partitioning
+            (--emit=onnx-mlir, optimized-mlir, partitioned-mlir).
+  run       Run a compiled model (model_ctx.onnx) on .npy inputs with the
+            runtime; see `ortc run --help`.
   inspect   List the partitions, EPs and blobs of a model.   (not available yet)
   bench     Time loading and running a compiled model.       (not available yet)
   help      Show this help, or `ortc help <command>`.
@@ -108,15 +109,19 @@ int main(int argc, char **argv) {
       printCompileHelp();
       return kExitOk;
     }
+    if (!args.empty() && args[0] == "run") {
+      printRunHelp();
+      return kExitOk;
+    }
     printHelp();
     return kExitOk;
   }
   if (command == "compile")
     return runCompile(args);
   if (command == "run")
-    return notAvailable(command, "the runtime arrives with the runtime issue");
+    return runRun(args);
   if (command == "inspect")
-    return notAvailable(command, "it needs compiled EPContext models (CPU EP issue)");
+    return notAvailable(command, "it arrives with the runtime issue");
   if (command == "bench")
     return notAvailable(command, "the runtime arrives with the runtime issue");
   printError("unknown command '" + command + "' (try 'ortc --help')");

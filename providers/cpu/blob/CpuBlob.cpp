@@ -1,1 +1,524 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- CpuBlob.cpp - the CPU EP's EPContext blob ---------------------------===//
+//
+// The reader trusts nothing: the envelope first, then FlatBuffers' verifier
+// over META, then the plan's own promises (ids in range, sizes consistent with
+// shapes, every range inside its section or region), so that the executor can
+// index and copy without checks of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/blob/CpuBlob.h"
+
+#include "providers/cpu/kernels/Gemm.h"
+#include "runtime/ep/Tensor.h"
+#include "runtime/support/BlobContainer.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ortc::cpu {
+namespace {
+
+constexpr uint64_t kMaxAlignment = 4096;
+
+Status invalid(const std::string &what, const std::string &message) {
+  return Status::error(StatusCode::InvalidArgument, what + ": " + message);
+}
+
+Status unsupported(const std::string &what, const std::string &message) {
+  return Status::error(StatusCode::Unsupported, what + ": " + message);
+}
+
+// Strings from the blob go into one-line messages: non-printable bytes become
+// '?' and long ones are cut.
+std::string printable(const char *text, size_t size) {
+  constexpr size_t kMax = 80;
+  std::string out;
+  for (size_t i = 0; i < size && i < kMax; ++i)
+    out += (text[i] >= 0x20 && text[i] <= 0x7e) ? text[i] : '?';
+  if (size > kMax)
+    out += "...";
+  return out;
+}
+
+std::string printable(const flatbuffers::String *s) {
+  return s ? printable(s->c_str(), s->size()) : std::string();
+}
+
+std::string printable(const std::string &s) { return printable(s.data(), s.size()); }
+
+bool isPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+std::string shapeText(const flatbuffers::Vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      text += ",";
+    int64_t d = shape[i];
+    text += d == -1 ? std::string("?") : std::to_string(d);
+  }
+  return text + "]";
+}
+
+bool sameShape(const flatbuffers::Vector<int64_t> &a, const flatbuffers::Vector<int64_t> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      return false;
+  return true;
+}
+
+std::string typeText(int32_t type) { return elementTypeName(ElementType(type)); }
+
+// A FlatBuffer may point many tables at one vector or string, which the
+// verifier allows, and walking them all would take quadratic time (here and in
+// the executor). A plan built without sharing holds fewer vector elements and
+// string words than META has 4-byte words, so every vector and string is paid
+// for from that budget.
+bool spend(uint64_t &budget, uint64_t elements) {
+  if (elements > budget)
+    return false;
+  budget -= elements;
+  return true;
+}
+
+bool spendString(uint64_t &budget, const flatbuffers::String *s) {
+  return !s || spend(budget, s->size() / 4 + 1);
+}
+
+Status overBudget(const std::string &what) {
+  return invalid(what, "META's vectors and strings hold more than its size allows (shared "
+                       "vectors); refusing the plan");
+}
+
+// The verifier checks a vector's length word, not its elements' alignment;
+// 8-byte elements are read in place.
+template <typename T> bool elementsAligned(const flatbuffers::Vector<T> &v) {
+  return reinterpret_cast<uintptr_t>(v.data()) % alignof(T) == 0;
+}
+
+/// Checks a shape's dims and element type; on success `bytes` is its size
+/// with the batch dimension taken as 1, and `batched` whether it has one.
+Status checkTensor(const std::string &what, const std::string &name, int32_t type,
+                   const flatbuffers::Vector<int64_t> &shape, uint64_t &bytes, bool &batched,
+                   uint64_t &budget) {
+  if (!spend(budget, shape.size()))
+    return overBudget(what);
+  if (!elementsAligned(shape))
+    return invalid(what, name + ": shape vector is not 8-byte aligned in META");
+  size_t elemSize = elementSize(ElementType(type));
+  if (elemSize == 0)
+    return invalid(what, name + ": element type " + std::to_string(type) + " is not supported");
+  batched = false;
+  bytes = elemSize;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t d = shape[i];
+    if (d < -1)
+      return invalid(what, name + ": dim " + std::to_string(i) + " is " + std::to_string(d) +
+                               " (dims are >= 0, or -1 for the batch)");
+    if (d == -1) {
+      if (batched)
+        return invalid(what, name + ": shape " + shapeText(shape) +
+                                 " has more than one batch dim (-1)");
+      batched = true;
+      continue;
+    }
+    if (__builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+      return invalid(what, name + ": shape " + shapeText(shape) + " overflows 64 bits");
+  }
+  return Status::ok();
+}
+
+// The checks that depend only on META's bytes: structure, identity, versions.
+Status checkMeta(const char *meta, size_t metaSize, const std::string &what,
+                 const fb::Plan *&plan) {
+  // FlatBuffers' own limit; its verifier asserts on larger buffers.
+  if (metaSize >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return invalid(what, "META section of " + std::to_string(metaSize) + " bytes is too large");
+  // One table costs at least 4 bytes, so this bound never refuses a real plan.
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t *>(meta), metaSize,
+                                 /*max_depth=*/64,
+                                 /*max_tables=*/flatbuffers::uoffset_t(metaSize / 4 + 1));
+  if (!fb::VerifyPlanBuffer(verifier))
+    return invalid(what, "META section is not a valid CPU plan (FlatBuffer 'OCPU' verification "
+                         "failed)");
+  plan = fb::GetPlan(meta);
+  if (plan->ep_name()->str() != kCpuEpName)
+    return invalid(what, "blob belongs to EP '" + printable(plan->ep_name()) + "', not '" +
+                             kCpuEpName + "'");
+  if (plan->format_version() != kCpuPlanFormatVersion)
+    return unsupported(what, "plan format_version " + std::to_string(plan->format_version()) +
+                                 " is not supported (this build reads " +
+                                 std::to_string(kCpuPlanFormatVersion) +
+                                 "); recompile the model");
+  if (plan->kernel_abi() != kCpuKernelAbi)
+    return unsupported(what, "kernel_abi " + std::to_string(plan->kernel_abi()) +
+                                 " is not supported (this build's kernels are ABI " +
+                                 std::to_string(kCpuKernelAbi) + "); recompile the model");
+  return Status::ok();
+}
+
+Status checkHost(const fb::Plan &plan, const std::string &what, const std::string &hostArch,
+                 const std::vector<std::string> &hostFeatures) {
+  std::string hardware = plan.hardware_architecture()->str();
+  std::string arch = hardware.substr(0, hardware.find('+'));
+  if (arch != hostArch)
+    return unsupported(what, "compiled for '" + printable(hardware) + "', but the host is '" +
+                                 printable(hostArch) + "'");
+  std::string missing;
+  if (const auto *features = plan.cpu_features())
+    for (const flatbuffers::String *feature : *features)
+      if (std::find(hostFeatures.begin(), hostFeatures.end(), feature->str()) ==
+          hostFeatures.end())
+        missing += (missing.empty() ? "" : ", ") + printable(feature);
+  if (!missing.empty())
+    return unsupported(what, "compiled for '" + printable(hardware) +
+                                 "', and the host CPU lacks: " + missing);
+  return Status::ok();
+}
+
+Status checkCode(const char *code, size_t codeSize, const std::string &what) {
+  if (codeSize < 4 || std::memcmp(code, "\x7f"
+                                        "ELF",
+                                  4) != 0)
+    return invalid(what, "CODE section is not an ELF shared object (no ELF magic)");
+  return Status::ok();
+}
+
+Status checkSignatures(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSignature>> &sigs,
+                       const char *side, const std::string &what, uint64_t &budget) {
+  for (size_t i = 0; i < sigs.size(); ++i) {
+    const fb::TensorSignature *sig = sigs[i];
+    if (!spendString(budget, sig->name()))
+      return overBudget(what);
+    std::string name = std::string(side) + " " + std::to_string(i) + " '" +
+                       printable(sig->name()) + "'";
+    uint64_t bytes;
+    bool batched;
+    if (Status s =
+            checkTensor(what, name, sig->element_type(), *sig->shape(), bytes, batched, budget);
+        !s.isOk())
+      return s;
+  }
+  return Status::ok();
+}
+
+// Attributes are the executor's to interpret; here only what reading them
+// needs: alignment, and the budget.
+Status checkAttributes(const fb::Step &step, const std::string &name, const std::string &what,
+                       uint64_t &budget) {
+  if (const auto *ints = step.ints())
+    for (const fb::IntsAttr *attr : *ints) {
+      if (!spendString(budget, attr->name()) || !spend(budget, attr->values()->size()))
+        return overBudget(what);
+      if (!elementsAligned(*attr->values()))
+        return invalid(what, name + ": attribute '" + printable(attr->name()) +
+                                 "' values are not 8-byte aligned in META");
+    }
+  if (const auto *floats = step.floats())
+    for (const fb::FloatsAttr *attr : *floats)
+      if (!spendString(budget, attr->name()) || !spend(budget, attr->values()->size()))
+        return overBudget(what);
+  if (const auto *strings = step.strings())
+    for (const fb::StringAttr *attr : *strings)
+      if (!spendString(budget, attr->name()) || !spendString(budget, attr->value()))
+        return overBudget(what);
+  return Status::ok();
+}
+
+// A packed weight's size in bytes, from its packing and logical shape.
+Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::string &name,
+                  const std::string &what, uint64_t &bytes) {
+  std::string packing = printable(buffer.packing());
+  if (kind != fb::BufferKind::Weight)
+    return invalid(what, name + ": packing '" + packing + "' applies to Weight buffers only");
+  if (packing != "gemm_b")
+    return invalid(what, name + ": unknown packing '" + packing + "'");
+  const auto &shape = *buffer.shape();
+  if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() != 2 ||
+      shape[0] < 0 || shape[1] < 0)
+    return invalid(what, name + ": packing 'gemm_b' needs a float32 [K,N] weight, not " +
+                             typeText(buffer.element_type()) + " " + shapeText(shape));
+  // packedGemmBSize() (Gemm.h): K rows of N rounded up to whole panels; kept
+  // in step with it by kCpuKernelAbi and by CpuBlobTest.
+  uint64_t K = uint64_t(shape[0]), N = uint64_t(shape[1]);
+  uint64_t width = uint64_t(kGemmPanelWidth);
+  uint64_t columns = (N / width + (N % width != 0)) * width;
+  if (__builtin_mul_overflow(columns, K, &bytes) ||
+      __builtin_mul_overflow(bytes, uint64_t(sizeof(float)), &bytes))
+    return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
+  return Status::ok();
+}
+
+// The plan's promises to the executor; see README.md for the list.
+Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSize,
+                        const std::string &what) {
+  uint64_t budget = metaSize / 4;
+  const auto &inputs = *plan.inputs();
+  const auto &outputs = *plan.outputs();
+  const auto &buffers = *plan.buffers();
+  const auto &steps = *plan.steps();
+  const fb::MemoryPlan &memory = *plan.memory();
+  if (Status s = checkSignatures(inputs, "input", what, budget); !s.isOk())
+    return s;
+  if (Status s = checkSignatures(outputs, "output", what, budget); !s.isOk())
+    return s;
+
+  uint64_t alignment = memory.alignment();
+  if (!isPowerOfTwo(alignment) || alignment > kMaxAlignment)
+    return invalid(what, "memory plan: alignment " + std::to_string(alignment) +
+                             " is not a power of two up to 4096");
+  // The fixed region starts at batch_scaled_bytes * batch; it must stay aligned.
+  if (memory.batch_scaled_bytes() % alignment != 0)
+    return invalid(what, "memory plan: batch_scaled_bytes " +
+                             std::to_string(memory.batch_scaled_bytes()) +
+                             " is not a multiple of the alignment " + std::to_string(alignment));
+
+  if (buffers.size() > uint32_t(INT32_MAX))
+    return invalid(what, "too many buffers (" + std::to_string(buffers.size()) + ")");
+  int32_t numBuffers = int32_t(buffers.size());
+  // The buffer whose bytes each buffer is, following aliases.
+  std::vector<int32_t> root(buffers.size());
+  for (int32_t id = 0; id < numBuffers; ++id) {
+    const fb::Buffer &buffer = *buffers[id];
+    if (!spendString(budget, buffer.name()))
+      return overBudget(what);
+    std::string name = "buffer " + std::to_string(id) + " '" + printable(buffer.name()) + "'";
+    fb::BufferKind kind = buffer.kind();
+    if (kind < fb::BufferKind::MIN || kind > fb::BufferKind::MAX)
+      return invalid(what, name + ": unknown kind " + std::to_string(int(kind)));
+    name += " (" + std::string(fb::EnumNameBufferKind(kind)) + ")";
+    uint64_t bytes;
+    bool batched;
+    if (Status s = checkTensor(what, name, buffer.element_type(), *buffer.shape(), bytes, batched,
+                               budget);
+        !s.isOk())
+      return s;
+    if (batched != buffer.batch_scaled())
+      return invalid(what, name + ": batch_scaled is " +
+                               (buffer.batch_scaled() ? "true" : "false") + " but shape " +
+                               shapeText(*buffer.shape()) +
+                               (batched ? " has" : " has no") + " batch dim");
+    std::string layout;
+    if (buffer.packing() && buffer.packing()->size()) {
+      if (!spendString(budget, buffer.packing()))
+        return overBudget(what);
+      if (Status s = packedSize(buffer, kind, name, what, bytes); !s.isOk())
+        return s;
+      layout = " packed as '" + buffer.packing()->str() + "'";
+    }
+    if (buffer.size() != bytes)
+      return invalid(what, name + ": size " + std::to_string(buffer.size()) + " bytes, but " +
+                               typeText(buffer.element_type()) + " " +
+                               shapeText(*buffer.shape()) + layout + " needs " +
+                               std::to_string(bytes) + (batched ? " per batch" : ""));
+    root[id] = id;
+    switch (kind) {
+    case fb::BufferKind::Input:
+    case fb::BufferKind::Output: {
+      bool isInput = kind == fb::BufferKind::Input;
+      const auto &sigs = isInput ? inputs : outputs;
+      const char *side = isInput ? "input" : "output";
+      if (buffer.index() >= sigs.size())
+        return invalid(what, name + ": index " + std::to_string(buffer.index()) +
+                                 " is out of range (the partition has " +
+                                 std::to_string(sigs.size()) + " " + side + "s)");
+      const fb::TensorSignature &sig = *sigs[buffer.index()];
+      if (sig.element_type() != buffer.element_type() || !sameShape(*sig.shape(), *buffer.shape()))
+        return invalid(what, name + ": " + typeText(buffer.element_type()) + " " +
+                                 shapeText(*buffer.shape()) + " differs from " + side + " " +
+                                 std::to_string(buffer.index()) + " '" +
+                                 printable(sig.name()) + "', " + typeText(sig.element_type()) +
+                                 " " + shapeText(*sig.shape()));
+      break;
+    }
+    case fb::BufferKind::Weight:
+      if (batched)
+        return invalid(what, name + ": a weight cannot have a batch dim");
+      if (buffer.offset() % kCpuBlobAlignment != 0)
+        return invalid(what, name + ": offset " + std::to_string(buffer.offset()) +
+                                 " in WGHT is not 64-byte aligned");
+      if (buffer.offset() > weightsSize || buffer.size() > weightsSize - buffer.offset())
+        return invalid(what, name + ": bytes [" + std::to_string(buffer.offset()) + ", +" +
+                                 std::to_string(buffer.size()) + ") lie outside WGHT (" +
+                                 std::to_string(weightsSize) + " bytes)");
+      break;
+    case fb::BufferKind::Arena: {
+      uint64_t region = batched ? memory.batch_scaled_bytes() : memory.fixed_bytes();
+      const char *regionName = batched ? "batch_scaled_bytes" : "fixed_bytes";
+      if (buffer.offset() % alignment != 0)
+        return invalid(what, name + ": arena offset " + std::to_string(buffer.offset()) +
+                                 " is not a multiple of the alignment " +
+                                 std::to_string(alignment));
+      if (buffer.offset() > region || buffer.size() > region - buffer.offset())
+        return invalid(what, name + ": arena bytes [" + std::to_string(buffer.offset()) + ", +" +
+                                 std::to_string(buffer.size()) + ") lie outside the " +
+                                 regionName + " region (" + std::to_string(region) + " bytes)");
+      break;
+    }
+    case fb::BufferKind::Alias: {
+      int32_t target = buffer.alias_of();
+      if (target < 0 || target >= id)
+        return invalid(what, name + ": alias_of " + std::to_string(target) +
+                                 " is not an earlier buffer");
+      const fb::Buffer &of = *buffers[target];
+      if (of.size() != buffer.size() || of.batch_scaled() != buffer.batch_scaled())
+        return invalid(what, name + ": " + std::to_string(buffer.size()) + " bytes" +
+                                 (batched ? " per batch" : "") + " differs from buffer " +
+                                 std::to_string(target) + ", its alias_of, with " +
+                                 std::to_string(of.size()) +
+                                 (of.batch_scaled() ? " per batch" : ""));
+      root[id] = root[target];
+      break;
+    }
+    }
+  }
+
+  for (size_t index = 0; index < steps.size(); ++index) {
+    const fb::Step &step = *steps[index];
+    if (!spendString(budget, step.callee()) || !spendString(budget, step.node()))
+      return overBudget(what);
+    std::string name = "step " + std::to_string(index) + " '" + printable(step.callee()) + "'";
+    if (step.node())
+      name += " (node '" + printable(step.node()) + "')";
+    if (step.kind() < fb::StepKind::MIN || step.kind() > fb::StepKind::MAX)
+      return invalid(what, name + ": unknown kind " + std::to_string(int(step.kind())));
+    if (step.callee()->size() == 0)
+      return invalid(what, name + ": empty callee");
+    const auto &ins = *step.inputs();
+    const auto &outs = *step.outputs();
+    if (!spend(budget, uint64_t(ins.size()) + outs.size()))
+      return overBudget(what);
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (ins[i] < -1 || ins[i] >= numBuffers)
+        return invalid(what, name + ": input " + std::to_string(i) + " is buffer " +
+                                 std::to_string(ins[i]) + ", out of range [-1, " +
+                                 std::to_string(numBuffers) + ")");
+    for (size_t i = 0; i < outs.size(); ++i) {
+      int32_t id = outs[i];
+      if (id < 0 || id >= numBuffers)
+        return invalid(what, name + ": output " + std::to_string(i) + " is buffer " +
+                                 std::to_string(id) + ", out of range [0, " +
+                                 std::to_string(numBuffers) + ")");
+      const fb::Buffer &written = *buffers[root[id]];
+      if (written.kind() == fb::BufferKind::Input || written.kind() == fb::BufferKind::Weight) {
+        std::string viewOf;
+        if (root[id] != id)
+          viewOf = ", a view of buffer " + std::to_string(root[id]) + " '" +
+                   printable(written.name()) + "'";
+        return invalid(what, name + ": output " + std::to_string(i) + " is buffer " +
+                                 std::to_string(id) + " '" + printable(buffers[id]->name()) +
+                                 "'" + viewOf + ", " +
+                                 (written.kind() == fb::BufferKind::Input ? "an Input" : "a Weight") +
+                                 ": inputs and weights are read-only");
+      }
+    }
+    if (Status s = checkAttributes(step, name, what, budget); !s.isOk())
+      return s;
+  }
+  return Status::ok();
+}
+
+// Everything but the host checks, in the order openCpuBlob documents.
+Status checkContents(const char *meta, size_t metaSize, const char *code, size_t codeSize,
+                     size_t weightsSize, const std::string &what, const std::string *hostArch,
+                     const std::vector<std::string> *hostFeatures, const fb::Plan *&plan) {
+  if (Status s = checkMeta(meta, metaSize, what, plan); !s.isOk())
+    return s;
+  if (hostArch)
+    if (Status s = checkHost(*plan, what, *hostArch, *hostFeatures); !s.isOk())
+      return s;
+  if (Status s = checkCode(code, codeSize, what); !s.isOk())
+    return s;
+  return checkConsistency(*plan, metaSize, weightsSize, what);
+}
+
+} // namespace
+
+Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
+                                       const char *weights, size_t weightsSize) {
+  std::string what = "cpu_ep blob of partition '" + printable(plan.partition_name) + "'";
+  // Pack() dereferences these; a missing one is a caller bug, not a crash.
+  if (!plan.memory)
+    return invalid(what, "the plan has no memory plan");
+  for (const auto &buffer : plan.buffers)
+    if (!buffer)
+      return invalid(what, "the plan has a null buffer");
+  for (const auto &step : plan.steps) {
+    if (!step)
+      return invalid(what, "the plan has a null step");
+    for (const auto &attr : step->ints)
+      if (!attr)
+        return invalid(what, "the plan has a null attribute");
+    for (const auto &attr : step->floats)
+      if (!attr)
+        return invalid(what, "the plan has a null attribute");
+    for (const auto &attr : step->strings)
+      if (!attr)
+        return invalid(what, "the plan has a null attribute");
+  }
+  for (const auto *sigs : {&plan.inputs, &plan.outputs})
+    for (const auto &sig : *sigs)
+      if (!sig)
+        return invalid(what, "the plan has a null signature");
+
+  flatbuffers::FlatBufferBuilder builder;
+  fb::FinishPlanBuffer(builder, fb::Plan::Pack(builder, &plan));
+  const char *meta = reinterpret_cast<const char *>(builder.GetBufferPointer());
+  size_t metaSize = builder.GetSize();
+  const fb::Plan *packed = nullptr;
+  if (Status s = checkContents(meta, metaSize, code, codeSize, weightsSize, what, nullptr, nullptr,
+                               packed);
+      !s.isOk())
+    return s;
+
+  std::vector<BlobSection> sections(3);
+  sections[0] = {kCpuMetaSection, kCpuBlobAlignment, meta, metaSize};
+  sections[1] = {kCpuCodeSection, kCpuBlobAlignment, code, codeSize};
+  sections[2] = {kCpuWeightsSection, kCpuBlobAlignment, weights, weightsSize};
+  return writeBlob(sections);
+}
+
+Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string &what,
+                                const std::string &hostArchitecture,
+                                const std::vector<std::string> &hostCpuFeatures) {
+  // Sections are aligned relative to the blob; FlatBuffers also needs the base
+  // aligned for its in-place scalar reads.
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0)
+    return invalid(what, "blob bytes are not 8-byte aligned in memory; copy them into an "
+                         "aligned buffer first");
+  Result<BlobView> blob = openBlob(data, size, what);
+  if (!blob.isOk())
+    return blob.status();
+  const BlobView &view = blob.value();
+  const BlobSection *meta = view.find(kCpuMetaSection);
+  const BlobSection *code = view.find(kCpuCodeSection);
+  const BlobSection *weights = view.find(kCpuWeightsSection);
+  std::string missing;
+  for (auto [section, tag] : {std::pair{meta, kCpuMetaSection}, std::pair{code, kCpuCodeSection},
+                              std::pair{weights, kCpuWeightsSection}})
+    if (!section)
+      missing += (missing.empty() ? "" : ", ") + std::string(tag);
+  if (!missing.empty())
+    return invalid(what, "blob lacks the section(s) " + missing + " of a cpu_ep blob");
+  // The plan is read in place and weights are used in place: both need it.
+  for (const BlobSection *section : {meta, code, weights})
+    if (section->alignment < kCpuBlobAlignment)
+      return invalid(what, "section '" + section->tag + "' is aligned to " +
+                               std::to_string(section->alignment) + " bytes, a cpu_ep blob needs " +
+                               std::to_string(kCpuBlobAlignment));
+
+  CpuBlobView result;
+  if (Status s = checkContents(meta->data, meta->size, code->data, code->size, weights->size, what,
+                               &hostArchitecture, &hostCpuFeatures, result.plan);
+      !s.isOk())
+    return s;
+  result.code = code->data;
+  result.codeSize = code->size;
+  result.weights = weights->data;
+  result.weightsSize = weights->size;
+  return result;
+}
+
+} // namespace ortc::cpu

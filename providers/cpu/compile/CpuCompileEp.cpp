@@ -1,1 +1,686 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- CpuCompileEp.cpp - the compile half of the CPU EP ------------------===//
+
+#include "providers/cpu/compile/CpuCompileEp.h"
+
+#include "compiler/Transforms/ConstantValues.h"
+#include "providers/cpu/blob/CpuBlob.h"
+#include "providers/cpu/blob/CpuPlan_generated.h"
+#include "providers/cpu/compile/CpuClaims.h"
+#include "providers/cpu/compile/KernelPipeline.h"
+#include "providers/cpu/compile/MemoryPlanner.h"
+#include "providers/cpu/compile/SharedObjectEmitter.h"
+#include "providers/cpu/compile/TargetCpu.h"
+#include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/runtime/CpuRuntimeEp.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace ortc::cpu {
+
+namespace {
+
+constexpr uint64_t kAlignment = 64;
+/// Constants up to this many elements are baked into generated kernels.
+constexpr int64_t kInlineConstantElements = 16;
+constexpr const char *kCpuEpVersion = "0.1.0";
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+std::string formatBytes(uint64_t bytes) {
+  if (bytes >= (1u << 20))
+    return llvm::formatv("{0:F1} MiB", double(bytes) / (1u << 20)).str();
+  if (bytes >= 1024)
+    return llvm::formatv("{0:F1} KiB", double(bytes) / 1024).str();
+  return std::to_string(bytes) + " B";
+}
+
+int32_t onnxElementCode(Type type) {
+  if (type.isF32())
+    return 1;
+  if (type.isF64())
+    return 11;
+  if (type.isF16())
+    return 10;
+  if (type.isBF16())
+    return 16;
+  if (type.isInteger(1))
+    return 9;
+  if (auto i = dyn_cast<IntegerType>(type)) {
+    bool isUnsigned = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8:
+      return isUnsigned ? 2 : 3;
+    case 16:
+      return isUnsigned ? 4 : 5;
+    case 32:
+      return isUnsigned ? 12 : 6;
+    case 64:
+      return isUnsigned ? 13 : 7;
+    }
+  }
+  return 0;
+}
+
+/// The bytes of an onnx.Constant, row-major, one byte per bool.
+std::optional<std::vector<char>> constantBytes(Operation *constant) {
+  auto type = dyn_cast<RankedTensorType>(constant->getResult(0).getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t count = type.getNumElements();
+  size_t elementBytes = elementSize(ElementType(onnxElementCode(type.getElementType())));
+  if (!elementBytes)
+    return std::nullopt;
+  std::vector<char> out(size_t(count) * elementBytes);
+  Attribute value = constant->getAttr("value");
+  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != out.size())
+      return std::nullopt;
+    std::memcpy(out.data(), blob->getData().data(), out.size());
+    return out;
+  }
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
+    if (type.getElementType().isInteger(1)) {
+      int64_t i = 0;
+      for (bool b : dense.getValues<bool>())
+        out[i++] = b ? 1 : 0;
+      return out;
+    }
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat()) {
+      if (raw.size() < elementBytes)
+        return std::nullopt;
+      for (int64_t i = 0; i < count; ++i)
+        std::memcpy(out.data() + i * elementBytes, raw.data(), elementBytes);
+      return out;
+    }
+    if (raw.size() != out.size())
+      return std::nullopt;
+    std::memcpy(out.data(), raw.data(), out.size());
+    return out;
+  }
+  if (auto f = constant->getAttrOfType<FloatAttr>("value_float")) {
+    float v = float(f.getValueAsDouble());
+    std::memcpy(out.data(), &v, 4);
+    return out;
+  }
+  if (auto fs = constant->getAttrOfType<DenseF32ArrayAttr>("value_floats")) {
+    std::memcpy(out.data(), fs.asArrayRef().data(), out.size());
+    return out;
+  }
+  if (auto ints = getConstantIntValues(constant->getResult(0))) {
+    std::memcpy(out.data(), ints->data(), out.size());
+    return out;
+  }
+  return std::nullopt;
+}
+
+bool isConstantOp(Operation *op) { return op && op->getName().getStringRef() == "onnx.Constant"; }
+bool isNoValueOp(Operation *op) { return op && op->getName().getStringRef() == "onnx.NoValue"; }
+
+/// Step attributes from an op's ONNX attributes.
+void addAttributes(Operation *op, fb::StepT &step) {
+  for (NamedAttribute named : op->getAttrs()) {
+    std::string name = named.getName().str();
+    if (name == "operandSegmentSizes" || name == "resultSegmentSizes" ||
+        name.find('.') != std::string::npos)
+      continue;
+    Attribute attr = named.getValue();
+    if (auto i = dyn_cast<IntegerAttr>(attr)) {
+      auto a = std::make_unique<fb::IntsAttrT>();
+      a->name = name;
+      a->values = {i.getInt()};
+      step.ints.push_back(std::move(a));
+    } else if (auto f = dyn_cast<FloatAttr>(attr)) {
+      auto a = std::make_unique<fb::FloatsAttrT>();
+      a->name = name;
+      a->values = {float(f.getValueAsDouble())};
+      step.floats.push_back(std::move(a));
+    } else if (auto s = dyn_cast<StringAttr>(attr)) {
+      auto a = std::make_unique<fb::StringAttrT>();
+      a->name = name;
+      a->value = s.str();
+      step.strings.push_back(std::move(a));
+    } else if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr)) {
+      auto a = std::make_unique<fb::IntsAttrT>();
+      a->name = name;
+      a->values.assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
+      step.ints.push_back(std::move(a));
+    } else if (auto floats = dyn_cast<DenseF32ArrayAttr>(attr)) {
+      auto a = std::make_unique<fb::FloatsAttrT>();
+      a->name = name;
+      a->values.assign(floats.asArrayRef().begin(), floats.asArrayRef().end());
+      step.floats.push_back(std::move(a));
+    } else if (auto array = dyn_cast<ArrayAttr>(attr)) {
+      auto a = std::make_unique<fb::IntsAttrT>();
+      a->name = name;
+      for (Attribute e : array)
+        if (auto ie = dyn_cast<IntegerAttr>(e))
+          a->values.push_back(ie.getInt());
+      step.ints.push_back(std::move(a));
+    }
+  }
+}
+
+void setInt(fb::StepT &step, const std::string &name, int64_t value) {
+  for (auto &a : step.ints)
+    if (a->name == name) {
+      a->values = {value};
+      return;
+    }
+  auto a = std::make_unique<fb::IntsAttrT>();
+  a->name = name;
+  a->values = {value};
+  step.ints.push_back(std::move(a));
+}
+
+class CpuCompiledPartition final : public CompiledPartition {
+public:
+  std::vector<char> blob;
+  CpuPartitionSummary summary;
+};
+
+/// Builds one partition's plan, kernels and weights.
+class PartitionCompiler {
+public:
+  PartitionCompiler(func::FuncOp fn, const CpuTarget &target) : fn(fn), target(target) {}
+  FailureOr<std::unique_ptr<CpuCompiledPartition>> run();
+
+private:
+  int addBuffer(fb::BufferKind kind, Type tensorType, std::string name);
+  int bufferFor(Value value);
+  int weightFor(Value value);
+  int packedGemmWeight(Value b, bool transB, float alpha, Operation *user);
+  LogicalResult emitLibraryStep(Operation *op);
+  LogicalResult emitView(Operation *op);
+  LogicalResult closeKernel();
+  int newStep(fb::StepKind kind, std::string callee, std::string node);
+  int rootOf(int buffer) const;
+
+  func::FuncOp fn;
+  const CpuTarget &target;
+  fb::PlanT plan;
+  std::vector<char> weights;
+  llvm::DenseMap<Value, int> buffers;
+  llvm::DenseMap<Value, int> packedWeights;
+
+  // The elementwise group being formed: its ops in order and its result shape.
+  std::vector<Operation *> group;
+  Type groupShape;
+  ModuleOp kernels;
+  int kernelCount = 0;
+};
+
+int PartitionCompiler::addBuffer(fb::BufferKind kind, Type type, std::string name) {
+  auto tensor = cast<RankedTensorType>(type);
+  auto buffer = std::make_unique<fb::BufferT>();
+  buffer->kind = kind;
+  buffer->element_type = onnxElementCode(tensor.getElementType());
+  uint64_t bytes = elementSize(ElementType(buffer->element_type));
+  for (int64_t d : tensor.getShape()) {
+    buffer->shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    if (ShapedType::isDynamic(d))
+      buffer->batch_scaled = true;
+    else
+      bytes *= uint64_t(d);
+  }
+  buffer->size = bytes;
+  buffer->name = std::move(name);
+  plan.buffers.push_back(std::move(buffer));
+  return int(plan.buffers.size()) - 1;
+}
+
+int PartitionCompiler::rootOf(int buffer) const {
+  while (plan.buffers[buffer]->kind == fb::BufferKind::Alias)
+    buffer = plan.buffers[buffer]->alias_of;
+  return buffer;
+}
+
+int PartitionCompiler::weightFor(Value value) {
+  auto found = buffers.find(value);
+  if (found != buffers.end())
+    return found->second;
+  std::optional<std::vector<char>> bytes = constantBytes(value.getDefiningOp());
+  if (!bytes)
+    return -2;
+  int id = addBuffer(fb::BufferKind::Weight, value.getType(), onnxNodeName(value.getDefiningOp()));
+  uint64_t offset = alignUp(weights.size(), kAlignment);
+  weights.resize(offset);
+  weights.insert(weights.end(), bytes->begin(), bytes->end());
+  plan.buffers[id]->offset = offset;
+  buffers[value] = id;
+  return id;
+}
+
+int PartitionCompiler::packedGemmWeight(Value b, bool transB, float alpha, Operation *user) {
+  // One packing per (constant, transB, alpha) user; users rarely share.
+  auto type = cast<RankedTensorType>(b.getType());
+  std::optional<std::vector<char>> bytes = constantBytes(b.getDefiningOp());
+  if (!bytes)
+    return -2;
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  int64_t K = transB ? cols : rows, N = transB ? rows : cols;
+  std::vector<float> packed(packedGemmBSize(K, N));
+  packGemmB(reinterpret_cast<const float *>(bytes->data()), cols, transB, K, N, alpha,
+            packed.data());
+  int id = addBuffer(fb::BufferKind::Weight, RankedTensorType::get({K, N}, type.getElementType()),
+                     onnxNodeName(b.getDefiningOp()));
+  plan.buffers[id]->packing = "gemm_b";
+  plan.buffers[id]->size = packed.size() * sizeof(float);
+  uint64_t offset = alignUp(weights.size(), kAlignment);
+  weights.resize(offset);
+  const char *raw = reinterpret_cast<const char *>(packed.data());
+  weights.insert(weights.end(), raw, raw + packed.size() * sizeof(float));
+  plan.buffers[id]->offset = offset;
+  return id;
+}
+
+int PartitionCompiler::bufferFor(Value value) {
+  auto found = buffers.find(value);
+  if (found != buffers.end())
+    return found->second;
+  Operation *def = value.getDefiningOp();
+  if (isNoValueOp(def) || isa<NoneType>(value.getType()))
+    return -1;
+  if (isConstantOp(def))
+    return weightFor(value);
+  return -2; // not produced yet: a bug in step order
+}
+
+int PartitionCompiler::newStep(fb::StepKind kind, std::string callee, std::string node) {
+  auto step = std::make_unique<fb::StepT>();
+  step->kind = kind;
+  step->callee = std::move(callee);
+  step->node = std::move(node);
+  plan.steps.push_back(std::move(step));
+  return int(plan.steps.size()) - 1;
+}
+
+LogicalResult PartitionCompiler::emitView(Operation *op) {
+  int source = bufferFor(op->getOperand(0));
+  if (source < 0)
+    return op->emitError("cpu_ep: the input of a view has no buffer");
+  int id = addBuffer(fb::BufferKind::Alias, op->getResult(0).getType(), onnxNodeName(op));
+  plan.buffers[id]->alias_of = rootOf(source);
+  plan.buffers[id]->size = plan.buffers[rootOf(source)]->size;
+  plan.buffers[id]->batch_scaled = plan.buffers[rootOf(source)]->batch_scaled;
+  buffers[op->getResult(0)] = id;
+  return success();
+}
+
+LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
+  std::string callee = libraryKernelFor(op);
+  int index = newStep(fb::StepKind::Library, callee, onnxNodeName(op));
+  fb::StepT &step = *plan.steps[index];
+  addAttributes(op, step);
+
+  // Constant GEMM weights are packed now; the kernel skips packing.
+  auto isPackable = [](Value b) {
+    auto type = dyn_cast<RankedTensorType>(b.getType());
+    return isConstantOp(b.getDefiningOp()) && type && type.getRank() == 2 &&
+           type.hasStaticShape() && type.getElementType().isF32();
+  };
+  std::optional<int> packedB;
+  if (callee == "MatMul" && isPackable(op->getOperand(1))) {
+    packedB = packedGemmWeight(op->getOperand(1), false, 1.0f, op);
+  } else if (callee == "Gemm" && isPackable(op->getOperand(1))) {
+    auto transB = op->getAttrOfType<IntegerAttr>("transB");
+    auto alpha = op->getAttrOfType<FloatAttr>("alpha");
+    packedB = packedGemmWeight(op->getOperand(1), transB && transB.getInt(),
+                               alpha ? float(alpha.getValueAsDouble()) : 1.0f, op);
+  }
+  if (packedB) {
+    if (*packedB < 0)
+      return op->emitError("cpu_ep: cannot read the constant B of ") << callee;
+    setInt(step, "packed_b", 1);
+  }
+
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    int id = (i == 1 && packedB) ? *packedB : bufferFor(operand);
+    if (id == -2)
+      return op->emitError("cpu_ep: operand ") << i << " has no buffer";
+    step.inputs.push_back(id);
+  }
+  for (Value result : op->getResults()) {
+    if (isa<NoneType>(result.getType()))
+      continue;
+    int id = addBuffer(fb::BufferKind::Arena, result.getType(), onnxNodeName(op));
+    buffers[result] = id;
+    step.outputs.push_back(id);
+  }
+  return success();
+}
+
+LogicalResult PartitionCompiler::closeKernel() {
+  if (group.empty())
+    return success();
+  std::vector<Operation *> ops = std::move(group);
+  group.clear();
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+
+  // Inputs: values from outside the group other than small constants;
+  // outputs: results used outside the group or returned.
+  llvm::SetVector<Value> inputs, outputs;
+  llvm::SetVector<Operation *> inlined;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && members.count(def))
+        continue;
+      if (isNoValueOp(def)) {
+        inlined.insert(def);
+        continue;
+      }
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (isConstantOp(def) && type && type.hasStaticShape() &&
+          type.getNumElements() <= kInlineConstantElements) {
+        inlined.insert(def);
+        continue;
+      }
+      inputs.insert(operand);
+    }
+  for (Operation *op : ops)
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (!members.count(user)) {
+          outputs.insert(result);
+          break;
+        }
+
+  std::string name = "ortc_k" + std::to_string(kernelCount++);
+  OpBuilder builder(kernels.getBodyRegion());
+  builder.setInsertionPointToEnd(kernels.getBody());
+  Location loc = ops.front()->getLoc();
+  SmallVector<Type> argTypes;
+  auto memrefOf = [](Value v) {
+    auto t = cast<RankedTensorType>(v.getType());
+    return MemRefType::get(t.getShape(), t.getElementType());
+  };
+  for (Value v : inputs)
+    argTypes.push_back(memrefOf(v));
+  for (Value v : outputs)
+    argTypes.push_back(memrefOf(v));
+  auto kernel = func::FuncOp::create(builder, loc, name, builder.getFunctionType(argTypes, {}));
+  kernel->setAttr("ortc.kernel", builder.getUnitAttr());
+  Block *body = kernel.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  IRMapping mapping;
+  for (auto [i, v] : llvm::enumerate(inputs))
+    mapping.map(v, bufferization::ToTensorOp::create(builder, loc, v.getType(), body->getArgument(i),
+                                                     /*restrict=*/true, /*writable=*/false)
+                       .getResult());
+  for (Operation *c : inlined)
+    builder.clone(*c, mapping);
+  for (Operation *op : ops)
+    builder.clone(*op, mapping);
+  for (auto [i, v] : llvm::enumerate(outputs))
+    bufferization::MaterializeInDestinationOp::create(
+        builder, loc, Type(), mapping.lookup(v), body->getArgument(inputs.size() + i),
+        /*restrict=*/true, /*writable=*/true);
+  func::ReturnOp::create(builder, loc);
+
+  std::string nodes;
+  for (Operation *op : ops)
+    nodes += (nodes.empty() ? "" : ",") + onnxNodeName(op);
+  int index = newStep(fb::StepKind::Kernel, name, nodes);
+  fb::StepT &step = *plan.steps[index];
+  for (Value v : inputs) {
+    int id = bufferFor(v);
+    if (id < 0)
+      return ops.front()->emitError("cpu_ep: a kernel input has no buffer");
+    step.inputs.push_back(id);
+  }
+  for (Value v : outputs) {
+    int id = addBuffer(fb::BufferKind::Arena, v.getType(), onnxNodeName(v.getDefiningOp()));
+    buffers[v] = id;
+    step.outputs.push_back(id);
+  }
+  return success();
+}
+
+FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
+  // The kernel functions are built with these before any pass loads them.
+  fn.getContext()->loadDialect<bufferization::BufferizationDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> kernelModule = ModuleOp::create(fn.getLoc());
+  kernels = *kernelModule;
+
+  plan.format_version = kCpuPlanFormatVersion;
+  plan.ep_name = kCpuEpName;
+  plan.ep_version = kCpuEpVersion;
+  plan.hardware_architecture = target.hardwareArchitecture;
+  plan.cpu_features = target.requiredFeatures;
+  plan.compiler_versions = std::string("ortc ") + kCpuEpVersion + ", LLVM " LLVM_VERSION_STRING;
+  plan.kernel_abi = kCpuKernelAbi;
+  plan.partition_name = fn.getSymName().str();
+  plan.memory = std::make_unique<fb::MemoryPlanT>();
+
+  // Signature and input buffers.
+  auto signatureOf = [&](Type type, std::string name) {
+    auto tensor = cast<RankedTensorType>(type);
+    auto sig = std::make_unique<fb::TensorSignatureT>();
+    sig->name = std::move(name);
+    sig->element_type = onnxElementCode(tensor.getElementType());
+    for (int64_t d : tensor.getShape())
+      sig->shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    return sig;
+  };
+  for (BlockArgument arg : fn.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      return fn.emitError("cpu_ep: partition input ") << arg.getArgNumber() << " is not a tensor";
+    std::string name = "input" + std::to_string(arg.getArgNumber());
+    plan.inputs.push_back(signatureOf(arg.getType(), name));
+    int id = addBuffer(fb::BufferKind::Input, arg.getType(), name);
+    plan.buffers[id]->index = arg.getArgNumber();
+    buffers[arg] = id;
+  }
+
+  auto groupAccepts = [&](Operation *op) {
+    if (group.empty())
+      return true;
+    if (op->getResult(0).getType() != groupShape)
+      return false;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (llvm::is_contained(group, def))
+          return true;
+    return false;
+  };
+  auto consumesGroup = [&](Operation *op) {
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (llvm::is_contained(group, def))
+          return true;
+    return false;
+  };
+
+  Operation *terminator = fn.getBody().front().getTerminator();
+  for (Operation &op : fn.getBody().front().without_terminator()) {
+    if (isConstantOp(&op) || isNoValueOp(&op))
+      continue;
+    CpuOpClass kind = classifyCpuOp(&op);
+    if (kind == CpuOpClass::Elementwise) {
+      if (!groupAccepts(&op) && failed(closeKernel()))
+        return failure();
+      if (group.empty())
+        groupShape = op.getResult(0).getType();
+      group.push_back(&op);
+      continue;
+    }
+    if (consumesGroup(&op) && failed(closeKernel()))
+      return failure();
+    if (kind == CpuOpClass::View) {
+      if (failed(emitView(&op)))
+        return failure();
+    } else if (kind == CpuOpClass::Library) {
+      if (failed(emitLibraryStep(&op)))
+        return failure();
+    } else {
+      return op.emitError("cpu_ep: node '") << onnxNodeName(&op) << "' was placed on cpu_ep, "
+                                            << "which has no kernel for it (a claim bug)";
+    }
+  }
+  if (failed(closeKernel()))
+    return failure();
+
+  // Outputs: a result lands in the caller's buffer directly when its producer
+  // wrote an arena slot of its own; otherwise (an input, a weight, a view, a
+  // value returned twice) a Copy step fills it.
+  llvm::SmallPtrSet<Value, 8> returned;
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
+    std::string name = "output" + std::to_string(i);
+    plan.outputs.push_back(signatureOf(value.getType(), name));
+    int id = bufferFor(value);
+    if (id < 0)
+      return fn.emitError("cpu_ep: partition output ") << i << " has no producer";
+    fb::BufferT &buffer = *plan.buffers[id];
+    if (buffer.kind == fb::BufferKind::Arena && returned.insert(value).second) {
+      buffer.kind = fb::BufferKind::Output;
+      buffer.index = i;
+      continue;
+    }
+    int out = addBuffer(fb::BufferKind::Output, value.getType(), name);
+    plan.buffers[out]->index = i;
+    int step = newStep(fb::StepKind::Library, "Copy", "output" + std::to_string(i));
+    plan.steps[step]->inputs.push_back(id);
+    plan.steps[step]->outputs.push_back(out);
+  }
+
+  // Memory plan over the arena slots: live from the writing step to the last
+  // step reading them or a view of them.
+  std::vector<int> first(plan.buffers.size(), -1), last(plan.buffers.size(), -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    for (int id : plan.steps[s]->outputs)
+      if (first[id] < 0)
+        first[id] = int(s);
+    for (int id : plan.steps[s]->inputs)
+      if (id >= 0)
+        last[rootOf(id)] = int(s);
+  }
+  std::vector<ArenaSlot> slots;
+  std::vector<int> slotBuffer;
+  for (size_t id = 0; id < plan.buffers.size(); ++id) {
+    fb::BufferT &b = *plan.buffers[id];
+    if (b.kind != fb::BufferKind::Arena)
+      continue;
+    ArenaSlot slot;
+    slot.size = b.size;
+    slot.batchScaled = b.batch_scaled;
+    slot.firstStep = std::max(first[id], 0);
+    slot.lastStep = std::max(last[id], slot.firstStep);
+    slots.push_back(slot);
+    slotBuffer.push_back(int(id));
+  }
+  ArenaPlan arena = planArena(slots, kAlignment);
+  for (size_t i = 0; i < slots.size(); ++i)
+    plan.buffers[slotBuffer[i]]->offset = slots[i].offset;
+  plan.memory->alignment = kAlignment;
+  plan.memory->batch_scaled_bytes = arena.batchScaledBytes;
+  plan.memory->fixed_bytes = arena.fixedBytes;
+  plan.memory->naive_batch_scaled_bytes = arena.naiveBatchScaledBytes;
+  plan.memory->naive_fixed_bytes = arena.naiveFixedBytes;
+
+  // Code: the kernels through MLIR and LLVM, linked into a shared object.
+  llvm::LLVMContext llvmContext;
+  FailureOr<std::unique_ptr<llvm::Module>> llvmModule =
+      lowerKernelsToLLVMIR(kernels, llvmContext);
+  if (failed(llvmModule))
+    return fn.emitError("cpu_ep: lowering the generated kernels of ")
+           << fn.getSymName() << " failed";
+  llvm::Expected<std::vector<char>> code = emitSharedObject(**llvmModule, target);
+  if (!code)
+    return fn.emitError("cpu_ep: ") << llvm::toString(code.takeError());
+
+  Result<std::vector<char>> blob =
+      writeCpuBlob(plan, code->data(), code->size(), weights.data(), weights.size());
+  if (!blob.isOk())
+    return fn.emitError("cpu_ep: ") << blob.status().message();
+
+  auto compiled = std::make_unique<CpuCompiledPartition>();
+  compiled->blob = blob.takeValue();
+  CpuPartitionSummary &summary = compiled->summary;
+  summary.arenaBytesPerBatch = arena.batchScaledBytes;
+  summary.arenaFixedBytes = arena.fixedBytes;
+  summary.naiveBytesPerBatch = arena.naiveBatchScaledBytes;
+  summary.naiveFixedBytes = arena.naiveFixedBytes;
+  summary.weightBytes = weights.size();
+  summary.codeBytes = code->size();
+  for (auto &step : plan.steps)
+    (step->kind == fb::StepKind::Kernel ? summary.kernelSteps : summary.librarySteps)++;
+  return compiled;
+}
+
+class CpuCompileEp final : public CompileEp {
+public:
+  explicit CpuCompileEp(CpuTarget target) : target_(std::move(target)) {
+    identity_ = EpIdentity{kCpuEpName, DeviceType::Cpu, 0};
+  }
+  const EpIdentity &identity() const override { return identity_; }
+  KernelMatch supportsOp(const NodeQuery &query) const override {
+    return matchCpuOp(query, name());
+  }
+  std::vector<std::string> contextSourceKeys() const override { return {kCpuContextSource}; }
+
+  FailureOr<std::unique_ptr<CompiledPartition>> compilePartition(func::FuncOp partition) override {
+    PartitionCompiler compiler(partition, target_);
+    FailureOr<std::unique_ptr<CpuCompiledPartition>> compiled = compiler.run();
+    if (failed(compiled))
+      return failure();
+    return std::unique_ptr<CompiledPartition>(std::move(*compiled));
+  }
+
+  FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) override {
+    const auto &cpu = static_cast<const CpuCompiledPartition &>(compiled);
+    EpContextBlob out;
+    out.source = kCpuContextSource;
+    out.hardwareArchitecture = target_.hardwareArchitecture;
+    out.epSdkVersion = std::string("ortc cpu_ep ") + kCpuEpVersion + " (kernel abi " +
+                       std::to_string(kCpuKernelAbi) + ")";
+    out.notes = cpu.summary.describe();
+    out.bytes = cpu.blob;
+    return out;
+  }
+
+private:
+  EpIdentity identity_;
+  CpuTarget target_;
+};
+
+} // namespace
+
+std::string CpuPartitionSummary::describe() const {
+  std::string arena = formatBytes(arenaBytesPerBatch) + " per batch item + " +
+                      formatBytes(arenaFixedBytes);
+  std::string naive = formatBytes(naiveBytesPerBatch) + " per batch item + " +
+                      formatBytes(naiveFixedBytes);
+  return "arena " + arena + " (one buffer per value: " + naive + "); " +
+         std::to_string(kernelSteps) + " generated kernels, " + std::to_string(librarySteps) +
+         " library calls; weights " + formatBytes(weightBytes) + "; code " +
+         formatBytes(codeBytes);
+}
+
+std::unique_ptr<CompileEp> createCpuCompileEp(const CpuCompileOptions &options,
+                                              std::string &error) {
+  llvm::Expected<CpuTarget> target = resolveCpuTarget(options.cpu);
+  if (!target) {
+    error = llvm::toString(target.takeError());
+    return nullptr;
+  }
+  return std::make_unique<CpuCompileEp>(std::move(*target));
+}
+
+} // namespace ortc::cpu

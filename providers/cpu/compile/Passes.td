@@ -1,8 +1,128 @@
 //===- Passes.td - the CPU EP's passes ---------------------*- tablegen -*-===//
+//
+// The passes that take the CPU EP's generated kernels (func.func with the
+// `ortc.kernel` attribute, destination-passing on memrefs, onnx/ortc
+// elementwise ops inside) to LLVM IR. KernelPipeline.cpp strings them
+// together with the upstream passes; lit tests in test/lit/cpu/.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ORTC_PROVIDERS_CPU_COMPILE_PASSES
 #define ORTC_PROVIDERS_CPU_COMPILE_PASSES
 
 include "mlir/Pass/PassBase.td"
+
+def CpuLowerToLinalg : Pass<"cpu-lower-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "Lower onnx/ortc elementwise ops to linalg.generic on tensors";
+  let description = [{
+    Each elementwise op that `isLowerableElementwiseOp`
+    (providers/cpu/compile/LowerToLinalg.h) accepts becomes one
+    `linalg.generic` over its result's shape, all loops parallel, with numpy
+    broadcasting expressed in the indexing maps: an input is aligned to the
+    right, its missing leading dims are dropped from its map and its
+    size-1 dims that broadcast read index 0. The output is a `tensor.empty`
+    whose `?` dims come from `tensor.dim` of an input with `?` at that
+    position. Bodies are scalar arith/math. Small `onnx.Constant`s become
+    `arith.constant`; `Identity` forwards its input.
+
+    An op the predicate refuses is left alone. With `fail-on-unlowered`
+    (which the kernel pipeline sets), every op of the onnx or ortc dialect
+    that is left is an error naming the op, the node and why, and the pass
+    fails.
+  }];
+  let options = [
+    Option<"failOnUnlowered", "fail-on-unlowered", "bool", /*default=*/"false",
+           "Fail with an error naming each onnx/ortc op that stays">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::tensor::TensorDialect"
+  ];
+  let statistics = [
+    Statistic<"numLowered", "num-lowered", "Number of ops lowered">
+  ];
+}
+
+def CpuFuseElementwise : Pass<"cpu-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse producer/consumer elementwise linalg.generic ops";
+  let description = [{
+    Upstream elementwise fusion (with splat-constant folding) where a
+    producer is fused into a consumer when every use of the producer's result
+    is in that consumer, so a chain (or a DAG whose intermediates are used
+    only inside it) becomes one loop nest and no intermediate is duplicated.
+    A producer that is also used elsewhere (a kernel output, or a value two
+    separate consumers read) stays its own loop nest.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def CpuTileAndVectorize : Pass<"cpu-tile-and-vectorize", "mlir::func::FuncOp"> {
+  let summary = "Tile and vectorize parallel linalg ops on memrefs for the CPU";
+  let description = [{
+    For each all-parallel linalg op on buffers (after bufferization):
+    trailing static dims that every operand reads contiguously are collapsed
+    into one; then, when the innermost dim is static and no operand has
+    element type i1 (bytes in memory, bits in a vector), the op is split at
+    the largest multiple of the tile width, the main part tiled by 1 on the
+    outer dims and by the tile width on the innermost one and vectorized, and
+    the remainder (fewer than a tile) vectorized whole. The tile width is
+    `vector-width` f32 lanes scaled to the widest element type, times
+    `unroll`. Everything else becomes scalar loops. Vector transfers are
+    then lowered to 1-D loads, stores and broadcasts.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
+           "f32 lanes of a vector register (8: AVX2, 16: AVX-512)">,
+    Option<"unroll", "unroll", "int64_t", /*default=*/"2",
+           "Vector registers per tile of the innermost dim">,
+  ];
+  let dependentDialects = [
+    "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
+    "mlir::memref::MemRefDialect", "mlir::scf::SCFDialect",
+    "mlir::vector::VectorDialect"
+  ];
+  let statistics = [
+    Statistic<"numVectorized", "num-vectorized", "Number of ops vectorized">,
+    Statistic<"numLooped", "num-looped", "Number of ops lowered to scalar loops">
+  ];
+}
+
+def CpuApproximateMath : Pass<"cpu-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Polynomial approximations for f32 math; libm for the rest that needs it";
+  let description = [{
+    Rewrites f32 (scalar or vector) `math.exp`, `math.expm1`, `math.log`,
+    `math.log1p`, `math.tanh`, `math.erf` and `math.erfc` into MLIR's
+    polynomial approximations (measured against double precision in
+    test/unit/cpu/KernelLoweringTest.cpp: at most 2.3e-7 relative), so that
+    they vectorize and need no library call. Then every `math.fma` becomes
+    `arith.mulf` + `arith.addf` with the `contract` flag, so that LLVM fuses
+    them where the target has FMA and never calls `fmaf`. The remaining
+    (f64) `expm1`, `log1p`, `erf` and `erfc` become libm calls (vectors
+    unrolled): math-to-llvm would turn the first two into exp(x) - 1 and
+    log(1 + x), which lose all precision near 0. What is left (sin, cos, pow,
+    f64 exp/log/tanh, floor, sqrt, ...) is for math-to-llvm: LLVM intrinsics,
+    which become instructions or libm calls at code generation.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+    "mlir::math::MathDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
+def CpuEmitKernelEntries : Pass<"cpu-emit-kernel-entries", "mlir::ModuleOp"> {
+  let summary = "Packed `void name(void **args)` entries for the kernels";
+  let description = [{
+    Runs on the LLVM dialect, after the conversion. Every function that was
+    a `func.func @name` with `ortc.kernel` (lowered with
+    `llvm.emit_c_interface`, so `_mlir_ciface_name` takes one pointer to a
+    memref descriptor per argument) is renamed `__ortc_kernel_impl_name`, and
+    a new external `llvm.func @name(%args: !llvm.ptr)` loads `args[i]` (a
+    pointer to the i-th descriptor {allocated, aligned, offset, sizes[rank],
+    strides[rank]}) and calls the C interface. Every other function
+    definition and global becomes internal, so that only the entries are
+    exported.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
 
 #endif // ORTC_PROVIDERS_CPU_COMPILE_PASSES

@@ -1,1 +1,516 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- ConvPoolKernels.cpp - Conv and the pools, NCHW fp32 ----------------===//
+//
+// Every spatial rank (1-3) is handled as 3-D: missing leading spatial dims are
+// size 1 with a 1x kernel, stride 1, dilation 1 and no padding, so one loop
+// nest serves all ranks.
+//
+// Conv lowers to sgemmPacked per image and group: W's rows are A, and the
+// im2col matrix is written straight into packGemmB's layout (16-wide column
+// panels, every k of a panel contiguous), a tile of output positions at a time
+// so the packed columns stay in cache. A 1x1, stride-1, unpadded conv packs X
+// itself; depthwise convs use a direct loop (a 1-row GEMM would waste panels).
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/KernelApi.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace ortc::cpu::kernels {
+
+namespace {
+
+constexpr int kMaxSpatial = 3;
+
+Status invalid(const char *op, const std::string &what) {
+  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
+}
+
+Status checkFloat(const char *op, const TensorView *t, const char *role) {
+  if (!t)
+    return invalid(op, std::string("missing ") + role);
+  if (t->type != ElementType::Float)
+    return invalid(op, std::string(role) + " must be float32, got " + elementTypeName(t->type));
+  return Status::ok();
+}
+
+std::string listToString(const std::vector<int64_t> &v) { return shapeToString(v); }
+
+/// Spatial geometry, normalized to 3 dims (index 0 = depth).
+struct Geometry {
+  int rank = 0; // the real spatial rank, 1..3
+  int64_t in[kMaxSpatial] = {1, 1, 1};
+  int64_t out[kMaxSpatial] = {1, 1, 1};
+  int64_t k[kMaxSpatial] = {1, 1, 1};
+  int64_t s[kMaxSpatial] = {1, 1, 1};
+  int64_t d[kMaxSpatial] = {1, 1, 1};
+  int64_t padBegin[kMaxSpatial] = {0, 0, 0};
+  int64_t padEnd[kMaxSpatial] = {0, 0, 0};
+
+  int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  int64_t outSize() const { return out[0] * out[1] * out[2]; }
+  int64_t kernelSize() const { return k[0] * k[1] * k[2]; }
+};
+
+/// Reads strides, dilations, pads, auto_pad (and ceil_mode where allowed) and
+/// computes output sizes and the effective pads as ONNX defines them.
+Status computeGeometry(const char *op, const StepAttributes &attrs,
+                       const std::vector<int64_t> &inSpatial,
+                       const std::vector<int64_t> &kernel, bool allowDilations,
+                       bool allowCeilMode, Geometry &g) {
+  size_t r = inSpatial.size();
+  if (r < 1 || r > kMaxSpatial)
+    return invalid(op, "supports 1 to 3 spatial dims, got " + std::to_string(r));
+  if (kernel.size() != r)
+    return invalid(op, "kernel_shape " + listToString(kernel) + " does not match " +
+                           std::to_string(r) + " spatial dims");
+  std::vector<int64_t> strides = attrs.getInts("strides", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> dilations = attrs.getInts("dilations", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> pads = attrs.getInts("pads", std::vector<int64_t>(2 * r, 0));
+  std::string autoPad = attrs.getString("auto_pad", "NOTSET");
+  bool ceilMode = attrs.getInt("ceil_mode", 0) != 0;
+  if (strides.size() != r || dilations.size() != r || pads.size() != 2 * r)
+    return invalid(op, "strides " + listToString(strides) + ", dilations " +
+                           listToString(dilations) + " or pads " + listToString(pads) +
+                           " do not match " + std::to_string(r) + " spatial dims");
+  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" &&
+      autoPad != "VALID")
+    return invalid(op, "unsupported auto_pad '" + autoPad + "'");
+  if (ceilMode && !allowCeilMode)
+    return invalid(op, "ceil_mode is not supported");
+  // ONNX's and onnxruntime's output sizes disagree for ceil_mode with auto_pad.
+  if (ceilMode && autoPad != "NOTSET")
+    return invalid(op, "ceil_mode = 1 needs auto_pad NOTSET, got " + autoPad);
+
+  g.rank = int(r);
+  size_t off = kMaxSpatial - r;
+  for (size_t i = 0; i < r; ++i) {
+    int64_t in = inSpatial[i], k = kernel[i], s = strides[i], d = dilations[i];
+    if (k < 1 || s < 1 || d < 1)
+      return invalid(op, "kernel_shape, strides and dilations must be >= 1");
+    if (d != 1 && !allowDilations)
+      return invalid(op, "dilations other than 1 are not supported");
+    int64_t pb = pads[i], pe = pads[i + r];
+    if (pb < 0 || pe < 0)
+      return invalid(op, "negative pads " + listToString(pads));
+    int64_t eff = (k - 1) * d + 1;
+    int64_t out;
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      out = (in + s - 1) / s;
+      int64_t total = std::max<int64_t>(0, (out - 1) * s + eff - in);
+      // SAME_UPPER puts the odd pad at the end, SAME_LOWER at the beginning.
+      pe = autoPad == "SAME_UPPER" ? total - total / 2 : total / 2;
+      pb = total - pe;
+    } else {
+      if (autoPad == "VALID")
+        pb = pe = 0;
+      int64_t span = in + pb + pe - eff;
+      if (span < 0)
+        return invalid(op, "window of " + std::to_string(eff) +
+                               " is larger than the padded input of " +
+                               std::to_string(in + pb + pe));
+      out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
+      // A ceil_mode window must start inside the input or its begin pad.
+      if (ceilMode && (out - 1) * s >= in + pb)
+        --out;
+    }
+    g.in[off + i] = in;
+    g.out[off + i] = out;
+    g.k[off + i] = k;
+    g.s[off + i] = s;
+    g.d[off + i] = d;
+    g.padBegin[off + i] = pb;
+    g.padEnd[off + i] = pe;
+  }
+  return Status::ok();
+}
+
+/// [N, C, out...] must match the output view.
+Status checkOutput(const char *op, const TensorView &Y, int64_t N, int64_t C, const Geometry &g) {
+  std::vector<int64_t> expect = {N, C};
+  for (int i = kMaxSpatial - g.rank; i < kMaxSpatial; ++i)
+    expect.push_back(g.out[i]);
+  if (Y.shape != expect)
+    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
+                           shapeToString(expect));
+  return Status::ok();
+}
+
+Status checkSingleOutput(const char *op, const KernelCall &call) {
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  for (size_t i = 1; i < call.numOutputs; ++i)
+    if (call.outputs[i].data)
+      return invalid(op, "only the first output is supported");
+  return checkFloat(op, &call.outputs[0], "output");
+}
+
+inline bool inside(int64_t i, int64_t n) { return uint64_t(i) < uint64_t(n); }
+
+//===----------------------------------------------------------------------===//
+// Conv
+//===----------------------------------------------------------------------===//
+
+/// Writes columns [j0, j0 + cols) of the im2col matrix of one image and group
+/// (x points at the group's first channel) in packGemmB's layout: 16-wide
+/// panels of K rows, columns past `cols` zero.
+void im2colPacked(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int64_t cols,
+                  float *packed) {
+  constexpr int64_t W = kGemmPanelWidth;
+  int64_t K = Cg * g.kernelSize();
+  int64_t inPlane = g.inSize();
+  // A panel's columns split into runs along one output row (fixed od, oh);
+  // along a run the input column advances by the stride, so each run is one
+  // clipped strided copy per kernel tap.
+  struct Run {
+    int64_t j, len, od, oh, ow;
+  };
+  Run runs[W];
+  for (int64_t p0 = 0; p0 < cols; p0 += W) {
+    int64_t nr = std::min(W, cols - p0);
+    int numRuns = 0;
+    for (int64_t j = 0, pos = j0 + p0; j < nr;) {
+      int64_t ow = pos % g.out[2], t = pos / g.out[2];
+      int64_t len = std::min(nr - j, g.out[2] - ow);
+      runs[numRuns++] = {j, len, t / g.out[1], t % g.out[1], ow};
+      j += len;
+      pos += len;
+    }
+    float *dst = packed + p0 * K;
+    for (int64_t c = 0; c < Cg; ++c) {
+      const float *xc = x + c * inPlane;
+      for (int64_t kd = 0; kd < g.k[0]; ++kd)
+        for (int64_t kh = 0; kh < g.k[1]; ++kh)
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            int64_t base = kw * g.d[2] - g.padBegin[2], s = g.s[2];
+            for (int r = 0; r < numRuns; ++r) {
+              const Run &run = runs[r];
+              float *d = dst + run.j;
+              int64_t id = run.od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+              int64_t ih = run.oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+              if (!inside(id, g.in[0]) || !inside(ih, g.in[1])) {
+                std::fill(d, d + run.len, 0.f);
+                continue;
+              }
+              const float *row = xc + (id * g.in[1] + ih) * g.in[2];
+              // Run positions q whose input column (ow+q)*s + base is inside.
+              int64_t first = run.ow * s + base;
+              int64_t lo = first >= 0 ? 0 : (-first + s - 1) / s;
+              int64_t hi = g.in[2] - 1 - first < 0 ? 0 : (g.in[2] - 1 - first) / s + 1;
+              lo = std::min(lo, run.len);
+              hi = std::max(lo, std::min(hi, run.len));
+              std::fill(d, d + lo, 0.f);
+              if (s == 1)
+                std::copy(row + first + lo, row + first + hi, d + lo);
+              else
+                for (int64_t q = lo; q < hi; ++q)
+                  d[q] = row[first + q * s];
+              std::fill(d + hi, d + run.len, 0.f);
+            }
+            std::fill(dst + nr, dst + W, 0.f);
+            dst += W;
+          }
+    }
+  }
+}
+
+/// One output channel of a depthwise conv: y (one plane) from x (one plane).
+void depthwisePlane(const float *x, const float *w, float bias, const Geometry &g, float *y) {
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      float *row = y + (od * g.out[1] + oh) * g.out[2];
+      std::fill(row, row + g.out[2], bias);
+      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+        int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+        if (!inside(id, g.in[0]))
+          continue;
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+          if (!inside(ih, g.in[1]))
+            continue;
+          const float *inRow = x + (id * g.in[1] + ih) * g.in[2];
+          const float *wRow = w + (kd * g.k[1] + kh) * g.k[2];
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            // Output columns whose input column ow*s + base lies in [0, in).
+            int64_t base = kw * g.d[2] - g.padBegin[2], s = g.s[2];
+            int64_t lo = base >= 0 ? 0 : (-base + s - 1) / s;
+            int64_t hi = g.in[2] - 1 - base < 0 ? -1 : (g.in[2] - 1 - base) / s;
+            hi = std::min(hi, g.out[2] - 1);
+            float wv = wRow[kw];
+            if (s == 1) {
+              const float *src = inRow + base;
+              for (int64_t ow = lo; ow <= hi; ++ow)
+                row[ow] += wv * src[ow];
+            } else {
+              for (int64_t ow = lo; ow <= hi; ++ow)
+                row[ow] += wv * inRow[ow * s + base];
+            }
+          }
+        }
+      }
+    }
+}
+
+} // namespace
+
+Status conv(const KernelCall &call) {
+  const char *op = "Conv";
+  const TensorView *X = call.input(0), *Wt = call.input(1), *B = call.input(2);
+  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+    return s;
+  if (Status s = checkFloat(op, Wt, "input W"); !s.isOk())
+    return s;
+  if (B)
+    if (Status s = checkFloat(op, B, "input B"); !s.isOk())
+      return s;
+  if (Status s = checkSingleOutput(op, call); !s.isOk())
+    return s;
+  const TensorView &Y = call.outputs[0];
+  size_t rank = X->shape.size();
+  if (rank < 3 || rank > 2 + kMaxSpatial)
+    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " +
+                           shapeToString(X->shape));
+  if (Wt->shape.size() != rank)
+    return invalid(op, "W " + shapeToString(Wt->shape) + " and X " + shapeToString(X->shape) +
+                           " differ in rank");
+  int64_t N = X->shape[0], C = X->shape[1], M = Wt->shape[0];
+  int64_t group = call.attrs.getInt("group", 1);
+  if (group < 1 || C % group != 0 || M % group != 0 || Wt->shape[1] * group != C)
+    return invalid(op, "group " + std::to_string(group) + " does not fit X " +
+                           shapeToString(X->shape) + " and W " + shapeToString(Wt->shape));
+  std::vector<int64_t> inSpatial(X->shape.begin() + 2, X->shape.end());
+  std::vector<int64_t> kernel(Wt->shape.begin() + 2, Wt->shape.end());
+  if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
+    return invalid(op, "kernel_shape " + listToString(call.attrs.getInts("kernel_shape")) +
+                           " differs from W " + shapeToString(Wt->shape));
+  if (B && B->shape != std::vector<int64_t>{M})
+    return invalid(op, "B must be [" + std::to_string(M) + "], got " + shapeToString(B->shape));
+  Geometry g;
+  if (Status s = computeGeometry(op, call.attrs, inSpatial, kernel, true, false, g); !s.isOk())
+    return s;
+  if (Status s = checkOutput(op, Y, N, M, g); !s.isOk())
+    return s;
+
+  const float *x = static_cast<const float *>(X->data);
+  const float *w = static_cast<const float *>(Wt->data);
+  const float *bias = B ? static_cast<const float *>(B->data) : nullptr;
+  float *y = static_cast<float *>(Y.data);
+  int64_t Cg = C / group, Mg = M / group;
+  int64_t inPlane = g.inSize(), P = g.outSize(), kSize = g.kernelSize();
+  int64_t K = Cg * kSize;
+  if (N == 0 || M == 0 || P == 0)
+    return Status::ok();
+
+  if (Cg == 1 && group > 1) {
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t oc = 0; oc < M; ++oc)
+        depthwisePlane(x + (n * C + oc / Mg) * inPlane, w + oc * kSize, bias ? bias[oc] : 0.f,
+                       g, y + (n * M + oc) * P);
+    return Status::ok();
+  }
+
+  bool pointwise = kSize == 1;
+  for (int i = 0; i < kMaxSpatial; ++i)
+    pointwise = pointwise && g.s[i] == 1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
+
+  // Output positions per tile: the packed tile (K x tile floats) stays around
+  // 2 MiB so it is still in cache while the GEMM streams W's rows over it.
+  constexpr int64_t kTileFloats = int64_t(1) << 19;
+  int64_t tile = std::max<int64_t>(kGemmPanelWidth,
+                                   kTileFloats / std::max<int64_t>(K, 1) / kGemmPanelWidth *
+                                       kGemmPanelWidth);
+  tile = std::min(tile, (P + kGemmPanelWidth - 1) / kGemmPanelWidth * kGemmPanelWidth);
+  size_t bytes = packedGemmBSize(K, tile) * sizeof(float);
+  float *packed = static_cast<float *>(call.scratch.get(bytes));
+  if (!packed)
+    return Status::error(StatusCode::Internal,
+                         "Conv: cannot allocate " + std::to_string(bytes) + " bytes of scratch");
+
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const float *xg = x + (n * C + gi * Cg) * inPlane;
+      const float *wg = w + gi * Mg * K;
+      float *yg = y + (n * M + gi * Mg) * P;
+      for (int64_t j0 = 0; j0 < P; j0 += tile) {
+        int64_t cols = std::min(tile, P - j0);
+        if (pointwise)
+          packGemmB(xg + j0, inPlane, false, K, cols, 1.f, packed);
+        else
+          im2colPacked(xg, Cg, g, j0, cols, packed);
+        sgemmPacked(Mg, cols, K, wg, K, false, packed, yg + j0, P, false);
+        if (bias)
+          for (int64_t m = 0; m < Mg; ++m) {
+            float bv = bias[gi * Mg + m];
+            float *row = yg + m * P + j0;
+            for (int64_t j = 0; j < cols; ++j)
+              row[j] += bv;
+          }
+      }
+    }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Pools
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class PoolKind { Max, Average };
+
+Status pool(const KernelCall &call, const char *op, PoolKind kind) {
+  const TensorView *X = call.input(0);
+  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+    return s;
+  if (Status s = checkSingleOutput(op, call); !s.isOk())
+    return s;
+  const TensorView &Y = call.outputs[0];
+  size_t rank = X->shape.size();
+  if (rank < 3 || rank > 2 + kMaxSpatial)
+    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " +
+                           shapeToString(X->shape));
+  if (!call.attrs.has("kernel_shape"))
+    return invalid(op, "missing kernel_shape");
+  std::vector<int64_t> kernel = call.attrs.getInts("kernel_shape");
+  std::vector<int64_t> inSpatial(X->shape.begin() + 2, X->shape.end());
+  int64_t storageOrder = call.attrs.getInt("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1)
+    return invalid(op, "storage_order must be 0 or 1");
+  Geometry g;
+  if (Status s = computeGeometry(op, call.attrs, inSpatial, kernel, kind == PoolKind::Max, true,
+                                 g);
+      !s.isOk())
+    return s;
+  int64_t N = X->shape[0], C = X->shape[1];
+  if (Status s = checkOutput(op, Y, N, C, g); !s.isOk())
+    return s;
+  bool includePad = call.attrs.getInt("count_include_pad", 0) != 0;
+
+  const float *x = static_cast<const float *>(X->data);
+  float *y = static_cast<float *>(Y.data);
+  int64_t inPlane = g.inSize(), outPlane = g.outSize(), OW = g.out[2];
+  if (N * C == 0 || outPlane == 0)
+    return Status::ok();
+
+  // Per output column: the extent of its window inside the input and inside
+  // the padded input (the latter ends at the end pad: a ceil_mode overhang
+  // is not counted, as in onnxruntime).
+  auto extent = [&](int i, int64_t o, bool padded) {
+    int64_t lo = o * g.s[i] - g.padBegin[i], hi = std::min(lo + g.k[i], g.in[i] + g.padEnd[i]);
+    if (!padded) {
+      lo = std::max<int64_t>(lo, 0);
+      hi = std::min(hi, g.in[i]);
+    }
+    return std::max<int64_t>(hi - lo, 0);
+  };
+  size_t bytes = size_t(OW) * sizeof(float);
+  float *colCount = static_cast<float *>(call.scratch.get(bytes));
+  if (!colCount)
+    return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
+                                                   std::to_string(bytes) + " bytes of scratch");
+  for (int64_t ow = 0; ow < OW; ++ow)
+    colCount[ow] = float(extent(2, ow, includePad));
+
+  // One output row at a time: each kernel tap updates the row's columns whose
+  // input column is inside, a clipped strided loop that vectorizes.
+  for (int64_t plane = 0; plane < N * C; ++plane) {
+    const float *xp = x + plane * inPlane;
+    float *yp = y + plane * outPlane;
+    for (int64_t od = 0; od < g.out[0]; ++od)
+      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+        float *row = yp + (od * g.out[1] + oh) * OW;
+        std::fill(row, row + OW, kind == PoolKind::Max ? std::numeric_limits<float>::lowest() : 0.f);
+        for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+          int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+          if (!inside(id, g.in[0]))
+            continue;
+          for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+            int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+            if (!inside(ih, g.in[1]))
+              continue;
+            const float *in = xp + (id * g.in[1] + ih) * g.in[2];
+            for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+              int64_t base = kw * g.d[2] - g.padBegin[2], s = g.s[2];
+              int64_t lo = base >= 0 ? 0 : (-base + s - 1) / s;
+              int64_t hi = g.in[2] - 1 - base < 0 ? 0 : (g.in[2] - 1 - base) / s + 1;
+              hi = std::min(hi, OW);
+              if (kind == PoolKind::Max) {
+                for (int64_t ow = lo; ow < hi; ++ow) {
+                  float v = in[ow * s + base];
+                  row[ow] = v > row[ow] ? v : row[ow];
+                }
+              } else {
+                for (int64_t ow = lo; ow < hi; ++ow)
+                  row[ow] += in[ow * s + base];
+              }
+            }
+          }
+        }
+        if (kind == PoolKind::Average) {
+          float dh = float(extent(0, od, includePad) * extent(1, oh, includePad));
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            float count = dh * colCount[ow];
+            row[ow] = count > 0.f ? row[ow] / count : 0.f;
+          }
+        }
+      }
+  }
+  return Status::ok();
+}
+
+Status globalPool(const KernelCall &call, const char *op, PoolKind kind) {
+  const TensorView *X = call.input(0);
+  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+    return s;
+  if (Status s = checkSingleOutput(op, call); !s.isOk())
+    return s;
+  const TensorView &Y = call.outputs[0];
+  if (X->shape.size() < 3)
+    return invalid(op, "X must be [N,C,D1..Dn], got " + shapeToString(X->shape));
+  std::vector<int64_t> expect(X->shape.size(), 1);
+  expect[0] = X->shape[0];
+  expect[1] = X->shape[1];
+  if (Y.shape != expect)
+    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
+                           shapeToString(expect));
+  int64_t planes = X->shape[0] * X->shape[1];
+  int64_t size = 1;
+  for (size_t i = 2; i < X->shape.size(); ++i)
+    size *= X->shape[i];
+  const float *x = static_cast<const float *>(X->data);
+  float *y = static_cast<float *>(Y.data);
+  for (int64_t p = 0; p < planes; ++p) {
+    const float *xp = x + p * size;
+    if (kind == PoolKind::Max) {
+      float m = std::numeric_limits<float>::lowest();
+      for (int64_t i = 0; i < size; ++i)
+        m = xp[i] > m ? xp[i] : m;
+      y[p] = m;
+    } else {
+      float sum = 0.f;
+      for (int64_t i = 0; i < size; ++i)
+        sum += xp[i];
+      y[p] = size ? sum / float(size) : 0.f;
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status maxPool(const KernelCall &call) { return pool(call, "MaxPool", PoolKind::Max); }
+Status averagePool(const KernelCall &call) {
+  return pool(call, "AveragePool", PoolKind::Average);
+}
+Status globalAveragePool(const KernelCall &call) {
+  return globalPool(call, "GlobalAveragePool", PoolKind::Average);
+}
+Status globalMaxPool(const KernelCall &call) {
+  return globalPool(call, "GlobalMaxPool", PoolKind::Max);
+}
+
+} // namespace ortc::cpu::kernels

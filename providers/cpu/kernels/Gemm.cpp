@@ -1,1 +1,465 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- Gemm.cpp - single-precision matrix multiply for the CPU EP ---------===//
+//
+// GotoBLAS-style blocking around a 6x16 register tile:
+//
+//   for each M block of <= kMc rows:
+//     for each K block of <= kKc:
+//       pack A[mc, kc] into row panels of 6, k-major      (stays in L2)
+//       for each 16-wide B panel:                         (k-slice in L1)
+//         for each 6-row A panel: microkernel -> 6x16 C tile
+//
+// B is already packed by packGemmB into 16-wide column panels holding every k,
+// so a panel's k-slice is contiguous. Edge tiles: the A panel is zero-padded
+// to 6 rows and the kernel only touches the first MR rows; B panels are
+// zero-padded to 16 columns and the kernel masks C columns past N.
+//
+// Variants: AVX2+FMA and portable C++. There is no AVX-512 kernel yet (no
+// machine here to test one); sgemmVariant() never reports "avx512".
+// Single-threaded by design: callers split work across threads if they want.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/kernels/Gemm.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define ORTC_GEMM_X86 1
+#include <immintrin.h>
+#endif
+
+namespace ortc::cpu {
+
+namespace {
+
+constexpr int kMr = 6;
+constexpr int kNr = static_cast<int>(kGemmPanelWidth);
+// Most k per block: a B slice (kc*16 floats, 24 KiB) and an A panel (kc*6
+// floats) about fill a 32 KiB L1D; fewer K blocks mean fewer passes over C,
+// which measured better than a B slice that fits L1 with room to spare.
+constexpr int64_t kKc = 384;
+// Most rows per block: kMc*kKc floats of packed A (216 KiB) stay in L2.
+constexpr int64_t kMc = 144;
+static_assert(kMc % kMr == 0, "M block must hold whole A panels");
+static_assert(kMc * kKc * sizeof(float) % 64 == 0, "aligned_alloc needs a multiple of 64");
+// Prefetch distance for B, in k steps (16 floats each).
+constexpr int kBPrefetch = 24;
+
+/// Computes a C tile of mr (the template's MR) rows by nr (<= 16) columns from
+/// an A panel (6 floats per k) and a B panel slice (16 floats per k); adds the
+/// existing C when `load`.
+using MicroKernel = void (*)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                             int nr, bool load);
+
+//===----------------------------------------------------------------------===//
+// Portable kernel
+//===----------------------------------------------------------------------===//
+
+template <int MR>
+void kernelGeneric(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int nr,
+                   bool load) {
+  float acc[MR][kNr] = {};
+  for (int64_t k = 0; k < kc; ++k) {
+    for (int r = 0; r < MR; ++r) {
+      float av = a[r];
+      for (int j = 0; j < kNr; ++j)
+        acc[r][j] += av * b[j];
+    }
+    a += kMr;
+    b += kNr;
+  }
+  for (int r = 0; r < MR; ++r) {
+    float *cr = c + r * ldc;
+    if (load) {
+      for (int j = 0; j < nr; ++j)
+        cr[j] += acc[r][j];
+    } else {
+      for (int j = 0; j < nr; ++j)
+        cr[j] = acc[r][j];
+    }
+  }
+}
+
+/// Packs 6 full rows of row-major A (row stride lda), kc columns, into one
+/// k-major panel: panel[k*6 + r] = a[r*lda + k].
+using RowPacker = void (*)(const float *a, int64_t lda, int64_t kc, float *panel);
+
+void packRowsGeneric(const float *a, int64_t lda, int64_t kc, float *panel) {
+  // Rows side by side: their streams are fetched in parallel and the stores
+  // are contiguous.
+  for (int64_t k = 0; k < kc; ++k)
+    for (int r = 0; r < kMr; ++r)
+      panel[k * kMr + r] = a[r * lda + k];
+}
+
+//===----------------------------------------------------------------------===//
+// AVX2 + FMA kernel: 12 ymm accumulators, 2 B loads and MR broadcasts per k.
+//===----------------------------------------------------------------------===//
+
+#ifdef ORTC_GEMM_X86
+#define ORTC_AVX2 __attribute__((target("avx2,fma")))
+
+ORTC_AVX2 inline void maskFor(int nr, __m256i &m0, __m256i &m1) {
+  const __m256i iota0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i iota1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
+  __m256i n = _mm256_set1_epi32(nr);
+  m0 = _mm256_cmpgt_epi32(n, iota0);
+  m1 = _mm256_cmpgt_epi32(n, iota1);
+}
+
+template <int MR>
+ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                          int nr, bool load) {
+  // With 1 or 2 rows there are too few chains to cover FMA latency, so
+  // alternate k steps go to separate accumulator sets, summed at the end.
+  constexpr int kSets = MR == 1 ? 4 : (MR == 2 ? 2 : 1);
+  __m256 acc0[kSets][MR], acc1[kSets][MR];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    // C is needed only after the k loop: start fetching it now (fetching it
+    // a few steps before the end measured worse).
+    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + kNr - 1), _MM_HINT_T0);
+#pragma GCC unroll 4
+    for (int set = 0; set < kSets; ++set) {
+      acc0[set][r] = _mm256_setzero_ps();
+      acc1[set][r] = _mm256_setzero_ps();
+    }
+  }
+  // Unrolled by 4 so loop overhead stays off the FMA ports' critical path.
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+    // B's slice comes from L2 or L3 on the first A panel of a block: fetch
+    // kBPrefetch steps ahead (one 64-byte line per k).
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u)
+      _mm_prefetch(reinterpret_cast<const char *>(b + (kBPrefetch + u) * kNr), _MM_HINT_T0);
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) {
+      __m256 b0 = _mm256_loadu_ps(b + u * kNr);
+      __m256 b1 = _mm256_loadu_ps(b + u * kNr + 8);
+#pragma GCC unroll 6
+      for (int r = 0; r < MR; ++r) {
+        __m256 av = _mm256_broadcast_ss(a + u * kMr + r);
+        acc0[u % kSets][r] = _mm256_fmadd_ps(av, b0, acc0[u % kSets][r]);
+        acc1[u % kSets][r] = _mm256_fmadd_ps(av, b1, acc1[u % kSets][r]);
+      }
+    }
+    a += 4 * kMr;
+    b += 4 * kNr;
+  }
+  for (; k < kc; ++k) {
+    __m256 b0 = _mm256_loadu_ps(b);
+    __m256 b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      __m256 av = _mm256_broadcast_ss(a + r);
+      acc0[0][r] = _mm256_fmadd_ps(av, b0, acc0[0][r]);
+      acc1[0][r] = _mm256_fmadd_ps(av, b1, acc1[0][r]);
+    }
+    a += kMr;
+    b += kNr;
+  }
+#pragma GCC unroll 4
+  for (int set = 1; set < kSets; ++set) {
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      acc0[0][r] = _mm256_add_ps(acc0[0][r], acc0[set][r]);
+      acc1[0][r] = _mm256_add_ps(acc1[0][r], acc1[set][r]);
+    }
+  }
+
+  if (nr == kNr) {
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      float *cr = c + r * ldc;
+      if (load) {
+        acc0[0][r] = _mm256_add_ps(acc0[0][r], _mm256_loadu_ps(cr));
+        acc1[0][r] = _mm256_add_ps(acc1[0][r], _mm256_loadu_ps(cr + 8));
+      }
+      _mm256_storeu_ps(cr, acc0[0][r]);
+      _mm256_storeu_ps(cr + 8, acc1[0][r]);
+    }
+    return;
+  }
+  // Right edge: masked so columns past N are neither read nor written.
+  __m256i m0, m1;
+  maskFor(nr, m0, m1);
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    float *cr = c + r * ldc;
+    if (load) {
+      acc0[0][r] = _mm256_add_ps(acc0[0][r], _mm256_maskload_ps(cr, m0));
+      acc1[0][r] = _mm256_add_ps(acc1[0][r], _mm256_maskload_ps(cr + 8, m1));
+    }
+    _mm256_maskstore_ps(cr, m0, acc0[0][r]);
+    _mm256_maskstore_ps(cr + 8, m1, acc1[0][r]);
+  }
+}
+
+/// Stores 4 consecutive k of a 6-row panel: rows 0-3 from u_k, rows 4-5 from
+/// the (r4,r5)-interleaved t45 (k 0-1) and t67 (k 2-3).
+ORTC_AVX2 inline void storeK6(float *d, __m128 u0, __m128 u1, __m128 u2, __m128 u3,
+                              __m128 t45, __m128 t67) {
+  _mm_storeu_ps(d, u0);
+  _mm_storel_pi(reinterpret_cast<__m64 *>(d + 4), t45);
+  _mm_storeu_ps(d + kMr, u1);
+  _mm_storeh_pi(reinterpret_cast<__m64 *>(d + kMr + 4), t45);
+  _mm_storeu_ps(d + 2 * kMr, u2);
+  _mm_storel_pi(reinterpret_cast<__m64 *>(d + 2 * kMr + 4), t67);
+  _mm_storeu_ps(d + 3 * kMr, u3);
+  _mm_storeh_pi(reinterpret_cast<__m64 *>(d + 3 * kMr + 4), t67);
+}
+
+/// packRowsGeneric with 8x6 transposes: 6 loads and 16 stores per 48 floats
+/// instead of 48 scalar stores, which matters when N is small and packing is
+/// a large share of the work.
+ORTC_AVX2 void packRowsAvx2(const float *a, int64_t lda, int64_t kc, float *panel) {
+  int64_t k = 0;
+  for (; k + 8 <= kc; k += 8) {
+    const float *s = a + k;
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lda);
+    __m256 r2 = _mm256_loadu_ps(s + 2 * lda), r3 = _mm256_loadu_ps(s + 3 * lda);
+    __m256 r4 = _mm256_loadu_ps(s + 4 * lda), r5 = _mm256_loadu_ps(s + 5 * lda);
+    // Per 128-bit lane j (k = 4j..4j+3): t0 = r0,r1 interleaved for k 0-1,
+    // t1 for k 2-3; u_k = rows 0-3 at k.
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    float *d = panel + k * kMr;
+    storeK6(d, _mm256_castps256_ps128(u0), _mm256_castps256_ps128(u1),
+            _mm256_castps256_ps128(u2), _mm256_castps256_ps128(u3), _mm256_castps256_ps128(t4),
+            _mm256_castps256_ps128(t5));
+    storeK6(d + 4 * kMr, _mm256_extractf128_ps(u0, 1), _mm256_extractf128_ps(u1, 1),
+            _mm256_extractf128_ps(u2, 1), _mm256_extractf128_ps(u3, 1),
+            _mm256_extractf128_ps(t4, 1), _mm256_extractf128_ps(t5, 1));
+  }
+  for (; k < kc; ++k)
+    for (int r = 0; r < kMr; ++r)
+      panel[k * kMr + r] = a[r * lda + k];
+}
+
+bool cpuHasAvx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+bool cpuHasAvx2() { return false; }
+#endif
+
+//===----------------------------------------------------------------------===//
+// Variants and dispatch
+//===----------------------------------------------------------------------===//
+
+struct Variant {
+  const char *name;
+  MicroKernel kernels[kMr + 1]; // indexed by rows, 1..6
+  RowPacker packRows;
+};
+
+const Variant kGeneric = {"generic",
+                          {nullptr, kernelGeneric<1>, kernelGeneric<2>, kernelGeneric<3>,
+                           kernelGeneric<4>, kernelGeneric<5>, kernelGeneric<6>},
+                          packRowsGeneric};
+#ifdef ORTC_GEMM_X86
+const Variant kAvx2 = {"avx2",
+                       {nullptr, kernelAvx2<1>, kernelAvx2<2>, kernelAvx2<3>, kernelAvx2<4>,
+                        kernelAvx2<5>, kernelAvx2<6>},
+                       packRowsAvx2};
+#endif
+
+const Variant *detectVariant() {
+#ifdef ORTC_GEMM_X86
+  if (cpuHasAvx2())
+    return &kAvx2;
+#endif
+  return &kGeneric;
+}
+
+const Variant *bestVariant() {
+  static const Variant *best = detectVariant();
+  return best;
+}
+
+// Set only by the testing hook; null means "what the CPU supports best".
+std::atomic<const Variant *> forcedVariant{nullptr};
+
+const Variant *activeVariant() {
+  const Variant *forced = forcedVariant.load(std::memory_order_relaxed);
+  return forced ? forced : bestVariant();
+}
+
+//===----------------------------------------------------------------------===//
+// Packing A
+//===----------------------------------------------------------------------===//
+
+/// Packs rows [i0, i0+mc) and columns [k0, k0+kc) of op(A) into ceil(mc/6)
+/// panels of kc*6 floats; rows past mc in the last panel are zero.
+void packA(const Variant &variant, const float *A, int64_t lda, bool transA, int64_t i0,
+           int64_t mc, int64_t k0, int64_t kc, float *dst) {
+  for (int64_t ip = 0; ip < mc; ip += kMr) {
+    int64_t mr = std::min<int64_t>(kMr, mc - ip);
+    float *panel = dst + ip * kc;
+    if (transA) {
+      // op(A)(i,k) = A[k*lda + i]: each k reads mr consecutive floats.
+      const float *src = A + k0 * lda + i0 + ip;
+      for (int64_t k = 0; k < kc; ++k) {
+        const float *s = src + k * lda;
+        float *d = panel + k * kMr;
+        int64_t r = 0;
+        for (; r < mr; ++r)
+          d[r] = s[r];
+        for (; r < kMr; ++r)
+          d[r] = 0.0f;
+      }
+      continue;
+    }
+    const float *rows = A + (i0 + ip) * lda + k0;
+    if (mr == kMr) {
+      variant.packRows(rows, lda, kc, panel);
+      continue;
+    }
+    for (int64_t k = 0; k < kc; ++k)
+      for (int r = 0; r < kMr; ++r)
+        panel[k * kMr + r] = r < mr ? rows[r * lda + k] : 0.0f;
+  }
+}
+
+/// Per-thread packed-A buffer of kMc*kKc floats; null if allocation failed.
+float *packBuffer() {
+  struct Buffer {
+    float *data = nullptr;
+    Buffer() {
+      data = static_cast<float *>(std::aligned_alloc(64, kMc * kKc * sizeof(float)));
+    }
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  return buffer.data;
+}
+
+int64_t roundUp(int64_t value, int64_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
+void zeroC(int64_t M, int64_t N, float *C, int64_t ldc) {
+  for (int64_t i = 0; i < M; ++i)
+    std::memset(C + i * ldc, 0, N * sizeof(float));
+}
+
+} // namespace
+
+size_t packedGemmBSize(int64_t K, int64_t N) {
+  if (K <= 0 || N <= 0)
+    return 0;
+  int64_t panels = (N + kGemmPanelWidth - 1) / kGemmPanelWidth;
+  return static_cast<size_t>(panels * kGemmPanelWidth * K);
+}
+
+void packGemmB(const float *B, int64_t ldb, bool transB, int64_t K, int64_t N, float alpha,
+               float *packed) {
+  if (K <= 0 || N <= 0)
+    return;
+  for (int64_t j0 = 0; j0 < N; j0 += kNr) {
+    int64_t nr = std::min<int64_t>(kNr, N - j0);
+    float *panel = packed + j0 * K;
+    if (transB) {
+      // B is [N,K]: column j of op(B) is row j of B, contiguous in k.
+      int64_t j = 0;
+      for (; j < nr; ++j) {
+        const float *s = B + (j0 + j) * ldb;
+        for (int64_t k = 0; k < K; ++k)
+          panel[k * kNr + j] = alpha * s[k];
+      }
+      for (; j < kNr; ++j)
+        for (int64_t k = 0; k < K; ++k)
+          panel[k * kNr + j] = 0.0f;
+      continue;
+    }
+    for (int64_t k = 0; k < K; ++k) {
+      const float *s = B + k * ldb + j0;
+      float *d = panel + k * kNr;
+      int64_t j = 0;
+      for (; j < nr; ++j)
+        d[j] = alpha * s[j];
+      for (; j < kNr; ++j)
+        d[j] = 0.0f;
+    }
+  }
+}
+
+void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
+                 const float *packedB, float *C, int64_t ldc, bool accumulate) {
+  if (M <= 0 || N <= 0)
+    return;
+  if (K <= 0) {
+    if (!accumulate)
+      zeroC(M, N, C, ldc);
+    return;
+  }
+  const Variant *variant = activeVariant();
+
+  // Without the heap buffer, fall back to one A panel on the stack: slower,
+  // still correct.
+  alignas(64) float panelOnStack[kMr * kKc];
+  float *aPack = packBuffer();
+  int64_t mcMax = kMc;
+  if (!aPack) {
+    aPack = panelOnStack;
+    mcMax = kMr;
+  }
+  // Equal blocks rather than full ones and a small remainder: K=1024 runs as
+  // 3x342, not 384+384+256, and M=150 as 78+72, not 144+6.
+  int64_t kBlocks = (K + kKc - 1) / kKc;
+  int64_t kcBlock = (K + kBlocks - 1) / kBlocks;
+  int64_t mBlocks = (M + mcMax - 1) / mcMax;
+  int64_t mcBlock = roundUp((M + mBlocks - 1) / mBlocks, kMr);
+
+  // M blocks outermost: a block's rows of C stay in cache across the K blocks
+  // and its rows of A are read front to back.
+  for (int64_t i0 = 0; i0 < M; i0 += mcBlock) {
+    int64_t mc = std::min<int64_t>(mcBlock, M - i0);
+    for (int64_t k0 = 0; k0 < K; k0 += kcBlock) {
+      int64_t kc = std::min<int64_t>(kcBlock, K - k0);
+      // Later K blocks add onto what the earlier ones wrote.
+      bool load = accumulate || k0 > 0;
+      packA(*variant, A, lda, transA, i0, mc, k0, kc, aPack);
+      for (int64_t j0 = 0; j0 < N; j0 += kNr) {
+        int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
+        const float *bPanel = packedB + j0 * K + k0 * kNr;
+        for (int64_t ip = 0; ip < mc; ip += kMr) {
+          int mr = static_cast<int>(std::min<int64_t>(kMr, mc - ip));
+          variant->kernels[mr](kc, aPack + ip * kc, bPanel, C + (i0 + ip) * ldc + j0, ldc, nr,
+                               load);
+        }
+      }
+    }
+  }
+}
+
+const char *sgemmVariant() { return activeVariant()->name; }
+
+bool setSgemmVariantForTesting(const char *variant) {
+  if (!variant) {
+    forcedVariant.store(nullptr);
+    return true;
+  }
+  const Variant *choice = nullptr;
+  if (std::strcmp(variant, kGeneric.name) == 0)
+    choice = &kGeneric;
+#ifdef ORTC_GEMM_X86
+  else if (std::strcmp(variant, kAvx2.name) == 0 && cpuHasAvx2())
+    choice = &kAvx2;
+#endif
+  if (!choice)
+    return false;
+  forcedVariant.store(choice);
+  return true;
+}
+
+} // namespace ortc::cpu

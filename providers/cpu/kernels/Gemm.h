@@ -42,6 +42,11 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
 /// The microkernel variant this CPU runs: "avx512", "avx2", or "generic".
 const char *sgemmVariant();
 
+/// Testing hook: makes later sgemmPacked calls (in every thread) use `variant`
+/// ("avx512", "avx2" or "generic"), or the CPU's best again when null. Returns
+/// false and changes nothing when this build or CPU cannot run `variant`.
+bool setSgemmVariantForTesting(const char *variant);
+
 } // namespace ortc::cpu
 
 #endif // ORTC_PROVIDERS_CPU_KERNELS_GEMM_H

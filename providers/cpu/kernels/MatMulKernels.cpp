@@ -1,1 +1,266 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- MatMulKernels.cpp - MatMul and Gemm over sgemmPacked ---------------===//
+//
+// Both kernels reduce to sgemmPacked: B is packed into scratch per call unless
+// the plan already stores it packed (attribute packed_b = 1, constant weights
+// packed at compile time).
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/KernelApi.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ortc::cpu::kernels {
+
+namespace {
+
+Status invalid(const char *op, const std::string &what) {
+  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
+}
+
+Status checkFloat(const char *op, const TensorView *t, const char *role) {
+  if (!t)
+    return invalid(op, std::string("missing ") + role);
+  if (t->type != ElementType::Float)
+    return invalid(op, std::string(role) + " must be float32, got " + elementTypeName(t->type));
+  return Status::ok();
+}
+
+Status outOfMemory(const char *op, size_t bytes) {
+  return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
+                                                 std::to_string(bytes) + " bytes of scratch");
+}
+
+/// C[M] = A[M,K] * b[K]: a packed panel would be 16x wider than the work.
+void gemv(int64_t M, int64_t K, const float *A, const float *b, float *c) {
+  for (int64_t m = 0; m < M; ++m) {
+    const float *a = A + m * K;
+    // Eight partial sums: vector lanes without reassociation flags.
+    float lanes[8] = {};
+    int64_t k = 0;
+    for (; k + 8 <= K; k += 8)
+      for (int l = 0; l < 8; ++l)
+        lanes[l] += a[k + l] * b[k + l];
+    float acc = 0.f;
+    for (; k < K; ++k)
+      acc += a[k] * b[k];
+    for (float l : lanes)
+      acc += l;
+    c[m] = acc;
+  }
+}
+
+} // namespace
+
+Status matMul(const KernelCall &call) {
+  const char *op = "MatMul";
+  const TensorView *A = call.input(0), *B = call.input(1);
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, A, "input A"); !s.isOk())
+    return s;
+  if (Status s = checkFloat(op, B, "input B"); !s.isOk())
+    return s;
+  if (Status s = checkFloat(op, &Y, "output"); !s.isOk())
+    return s;
+  bool prepacked = call.attrs.getInt("packed_b", 0) != 0;
+  if (A->shape.empty() || B->shape.empty())
+    return invalid(op, "operands must have rank >= 1");
+  if (prepacked && B->shape.size() != 2)
+    return invalid(op, "packed_b needs a 2-D B, got " + shapeToString(B->shape));
+
+  // numpy: a 1-D A is a row [1,K], a 1-D B a column [K,1]; both extra dims
+  // are dropped from the result.
+  std::vector<int64_t> a = A->shape, b = B->shape;
+  bool aVec = a.size() == 1, bVec = b.size() == 1;
+  if (aVec)
+    a.insert(a.begin(), 1);
+  if (bVec)
+    b.push_back(1);
+  int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  if (b[b.size() - 2] != K)
+    return invalid(op, "inner dimensions differ: " + shapeToString(A->shape) + " x " +
+                           shapeToString(B->shape));
+
+  // Broadcast the leading (batch) dims, right-aligned.
+  size_t aBatchRank = a.size() - 2, bBatchRank = b.size() - 2;
+  size_t batchRank = std::max(aBatchRank, bBatchRank);
+  std::vector<int64_t> batch(batchRank), aStride(batchRank, 0), bStride(batchRank, 0);
+  int64_t aMat = M * K, bMat = K * N;
+  int64_t aStep = aMat, bStep = bMat;
+  for (size_t i = batchRank; i-- > 0;) {
+    size_t back = batchRank - 1 - i;
+    int64_t ad = back < aBatchRank ? a[aBatchRank - 1 - back] : 1;
+    int64_t bd = back < bBatchRank ? b[bBatchRank - 1 - back] : 1;
+    if (ad != bd && ad != 1 && bd != 1)
+      return invalid(op, "batch dimensions do not broadcast: " + shapeToString(A->shape) +
+                             " x " + shapeToString(B->shape));
+    batch[i] = std::max(ad, bd);
+    if (ad == 0 || bd == 0)
+      batch[i] = 0;
+    aStride[i] = ad == 1 ? 0 : aStep;
+    bStride[i] = bd == 1 ? 0 : bStep;
+    aStep *= ad;
+    bStep *= bd;
+  }
+  std::vector<int64_t> expect = batch;
+  if (!aVec)
+    expect.push_back(M);
+  if (!bVec)
+    expect.push_back(N);
+  if (Y.shape != expect)
+    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
+                           shapeToString(expect));
+
+  int64_t batchCount = 1, aCount = 1, bCount = 1;
+  for (size_t i = 0; i < batchRank; ++i)
+    batchCount *= batch[i];
+  for (size_t i = 0; i < aBatchRank; ++i)
+    aCount *= a[i];
+  for (size_t i = 0; i < bBatchRank; ++i)
+    bCount *= b[i];
+  float *y = static_cast<float *>(Y.data);
+  if (batchCount == 0 || M == 0 || N == 0)
+    return Status::ok();
+  if (K == 0) {
+    std::fill(y, y + batchCount * M * N, 0.f);
+    return Status::ok();
+  }
+  const float *aData = static_cast<const float *>(A->data);
+  const float *bData = static_cast<const float *>(B->data);
+
+  // One B for every batch and A not broadcast: the batches stack into rows.
+  bool foldRows = bCount == 1 && aCount == batchCount;
+  if (foldRows && N == 1 && !prepacked) {
+    gemv(batchCount * M, K, aData, bData, y);
+    return Status::ok();
+  }
+
+  size_t packedSize = packedGemmBSize(K, N);
+  const float *packed = bData;
+  if (!prepacked) {
+    size_t bytes = packedSize * bCount * sizeof(float);
+    float *buf = static_cast<float *>(call.scratch.get(bytes));
+    if (!buf)
+      return outOfMemory(op, bytes);
+    for (int64_t i = 0; i < bCount; ++i)
+      packGemmB(bData + i * bMat, N, false, K, N, 1.f, buf + i * packedSize);
+    packed = buf;
+  }
+  if (foldRows) {
+    sgemmPacked(batchCount * M, N, K, aData, K, false, packed, y, N, false);
+    return Status::ok();
+  }
+  // Strides over B's own batch index in packed units.
+  std::vector<int64_t> bPackedStride(batchRank, 0);
+  for (size_t i = 0; i < batchRank; ++i)
+    bPackedStride[i] = bStride[i] / std::max<int64_t>(bMat, 1) * int64_t(packedSize);
+  for (int64_t n = 0; n < batchCount; ++n) {
+    int64_t rem = n, aOff = 0, bOff = 0;
+    for (size_t i = batchRank; i-- > 0;) {
+      int64_t idx = rem % batch[i];
+      rem /= batch[i];
+      aOff += idx * aStride[i];
+      bOff += idx * bPackedStride[i];
+    }
+    sgemmPacked(M, N, K, aData + aOff, K, false, packed + bOff, y + n * M * N, N, false);
+  }
+  return Status::ok();
+}
+
+Status gemm(const KernelCall &call) {
+  const char *op = "Gemm";
+  const TensorView *A = call.input(0), *B = call.input(1), *C = call.input(2);
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, A, "input A"); !s.isOk())
+    return s;
+  if (Status s = checkFloat(op, B, "input B"); !s.isOk())
+    return s;
+  if (C)
+    if (Status s = checkFloat(op, C, "input C"); !s.isOk())
+      return s;
+  if (Status s = checkFloat(op, &Y, "output"); !s.isOk())
+    return s;
+  bool transA = call.attrs.getInt("transA", 0) != 0;
+  bool transB = call.attrs.getInt("transB", 0) != 0;
+  float alpha = call.attrs.getFloat("alpha", 1.f);
+  float beta = call.attrs.getFloat("beta", 1.f);
+  bool prepacked = call.attrs.getInt("packed_b", 0) != 0;
+  if (A->shape.size() != 2 || B->shape.size() != 2)
+    return invalid(op, "A and B must be 2-D, got " + shapeToString(A->shape) + " and " +
+                           shapeToString(B->shape));
+  int64_t M = transA ? A->shape[1] : A->shape[0];
+  int64_t K = transA ? A->shape[0] : A->shape[1];
+  int64_t N;
+  if (prepacked) {
+    // The view keeps B's original shape, [K,N] or [N,K] (transB); the packing
+    // already applied transB and alpha.
+    if (Y.shape.size() != 2)
+      return invalid(op, "output must be 2-D, got " + shapeToString(Y.shape));
+    N = Y.shape[1];
+    std::vector<int64_t> kn = {K, N}, nk = {N, K};
+    if (B->shape != (transB ? nk : kn) && B->shape != kn)
+      return invalid(op, "packed B of shape " + shapeToString(B->shape) +
+                             " does not match A " + shapeToString(A->shape) + " and output " +
+                             shapeToString(Y.shape));
+  } else {
+    int64_t kb = transB ? B->shape[1] : B->shape[0];
+    N = transB ? B->shape[0] : B->shape[1];
+    if (kb != K)
+      return invalid(op, "inner dimensions differ: A " + shapeToString(A->shape) + " B " +
+                             shapeToString(B->shape));
+  }
+  std::vector<int64_t> expect = {M, N};
+  if (Y.shape != expect)
+    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
+                           shapeToString(expect));
+
+  // C broadcasts one way to [M,N]: a scalar, [N], [1,N], [M,1], [M,N], ...
+  int64_t cRowStride = 0, cColStride = 0;
+  if (C) {
+    const std::vector<int64_t> &cs = C->shape;
+    if (cs.size() > 2)
+      return invalid(op, "C must have rank <= 2, got " + shapeToString(cs));
+    int64_t cm = cs.size() == 2 ? cs[0] : 1, cn = cs.empty() ? 1 : cs.back();
+    if ((cm != 1 && cm != M) || (cn != 1 && cn != N))
+      return invalid(op, "C of shape " + shapeToString(cs) + " does not broadcast to " +
+                             shapeToString(expect));
+    cColStride = cn == 1 ? 0 : 1;
+    cRowStride = cm == 1 ? 0 : cn;
+  }
+
+  float *y = static_cast<float *>(Y.data);
+  if (M == 0 || N == 0)
+    return Status::ok();
+  bool accumulate = C && beta != 0.f;
+  if (accumulate) {
+    const float *c = static_cast<const float *>(C->data);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        y[i * N + j] = beta * c[i * cRowStride + j * cColStride];
+  }
+  if (K == 0) {
+    if (!accumulate)
+      std::fill(y, y + M * N, 0.f);
+    return Status::ok();
+  }
+  const float *packed = static_cast<const float *>(B->data);
+  if (!prepacked) {
+    size_t bytes = packedGemmBSize(K, N) * sizeof(float);
+    float *buf = static_cast<float *>(call.scratch.get(bytes));
+    if (!buf)
+      return outOfMemory(op, bytes);
+    packGemmB(static_cast<const float *>(B->data), B->shape[1], transB, K, N, alpha, buf);
+    packed = buf;
+  }
+  sgemmPacked(M, N, K, static_cast<const float *>(A->data), A->shape[1], transA, packed, y, N,
+              accumulate);
+  return Status::ok();
+}
+
+} // namespace ortc::cpu::kernels

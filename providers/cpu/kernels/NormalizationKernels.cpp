@@ -1,1 +1,516 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- NormalizationKernels.cpp - softmax, norms and attention, fp32 ------===//
+
+#include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/KernelApi.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace ortc::cpu::kernels {
+
+namespace {
+
+Status invalid(const char *op, const std::string &what) {
+  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
+}
+
+Status checkFloat(const char *op, const TensorView *t, const char *role) {
+  if (!t)
+    return invalid(op, std::string("missing ") + role);
+  if (t->type != ElementType::Float)
+    return invalid(op, std::string(role) + " must be float32, got " + elementTypeName(t->type));
+  return Status::ok();
+}
+
+Status outOfMemory(const char *op, size_t bytes) {
+  return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
+                                                 std::to_string(bytes) + " bytes of scratch");
+}
+
+/// Output 0 must be float32 with X's shape; further outputs must be absent.
+Status checkSameShapeOutput(const char *op, const KernelCall &call, const TensorView &X,
+                            size_t allowedOutputs = 1) {
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  for (size_t i = allowedOutputs; i < call.numOutputs; ++i)
+    if (call.outputs[i].data)
+      return invalid(op, "output " + std::to_string(i) + " is not supported");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, &Y, "output"); !s.isOk())
+    return s;
+  if (Y.shape != X.shape)
+    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
+                           shapeToString(X.shape));
+  return Status::ok();
+}
+
+/// Normalizes a possibly negative axis; false if out of range.
+bool normalizeAxis(int64_t &axis, size_t rank) {
+  if (axis < 0)
+    axis += int64_t(rank);
+  return axis >= 0 && axis < int64_t(rank);
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax / LogSoftmax
+//===----------------------------------------------------------------------===//
+
+/// One contiguous row: y = softmax(x) or log-softmax(x), max-shifted.
+void softmaxRow(const float *x, float *y, int64_t n, bool log) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i)
+    m = std::max(m, x[i]);
+  float sum = 0.f;
+  if (log) {
+    for (int64_t i = 0; i < n; ++i)
+      sum += std::exp(x[i] - m);
+    float shift = m + std::log(sum);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] - shift;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = std::exp(x[i] - m);
+    sum += y[i];
+  }
+  float inv = 1.f / sum;
+  for (int64_t i = 0; i < n; ++i)
+    y[i] *= inv;
+}
+
+Status softmaxImpl(const KernelCall &call, const char *op, bool log) {
+  const TensorView *X = call.input(0);
+  if (Status s = checkFloat(op, X, "input"); !s.isOk())
+    return s;
+  if (Status s = checkSameShapeOutput(op, call, *X); !s.isOk())
+    return s;
+  int64_t axis = call.attrs.getInt("axis", -1);
+  size_t rank = X->shape.size();
+  if (rank == 0)
+    return invalid(op, "input must have rank >= 1");
+  if (!normalizeAxis(axis, rank))
+    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", -1)) +
+                           " out of range for rank " + std::to_string(rank));
+  int64_t outer = 1, n = X->shape[axis], inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= X->shape[i];
+  for (size_t i = axis + 1; i < rank; ++i)
+    inner *= X->shape[i];
+  const float *x = static_cast<const float *>(X->data);
+  float *y = static_cast<float *>(call.outputs[0].data);
+  if (outer * n * inner == 0)
+    return Status::ok();
+  if (inner == 1) {
+    for (int64_t o = 0; o < outer; ++o)
+      softmaxRow(x + o * n, y + o * n, n, log);
+    return Status::ok();
+  }
+  // Strided axis: run down the axis for a whole row of `inner` lanes at once.
+  size_t bytes = 2 * inner * sizeof(float);
+  float *m = static_cast<float *>(call.scratch.get(bytes));
+  if (!m)
+    return outOfMemory(op, bytes);
+  float *sum = m + inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *xb = x + o * n * inner;
+    float *yb = y + o * n * inner;
+    std::fill(m, m + inner, -std::numeric_limits<float>::infinity());
+    std::fill(sum, sum + inner, 0.f);
+    for (int64_t a = 0; a < n; ++a)
+      for (int64_t i = 0; i < inner; ++i)
+        m[i] = std::max(m[i], xb[a * inner + i]);
+    for (int64_t a = 0; a < n; ++a)
+      for (int64_t i = 0; i < inner; ++i) {
+        float e = std::exp(xb[a * inner + i] - m[i]);
+        if (!log)
+          yb[a * inner + i] = e;
+        sum[i] += e;
+      }
+    if (log) {
+      for (int64_t i = 0; i < inner; ++i)
+        m[i] += std::log(sum[i]);
+      for (int64_t a = 0; a < n; ++a)
+        for (int64_t i = 0; i < inner; ++i)
+          yb[a * inner + i] = xb[a * inner + i] - m[i];
+    } else {
+      for (int64_t i = 0; i < inner; ++i)
+        sum[i] = 1.f / sum[i];
+      for (int64_t a = 0; a < n; ++a)
+        for (int64_t i = 0; i < inner; ++i)
+          yb[a * inner + i] *= sum[i];
+    }
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Per-channel parameters
+//===----------------------------------------------------------------------===//
+
+/// A [C] float parameter, or an error naming it.
+Status checkChannelParam(const char *op, const TensorView *t, const char *role, int64_t C) {
+  if (Status s = checkFloat(op, t, role); !s.isOk())
+    return s;
+  if (t->shape != std::vector<int64_t>{C})
+    return invalid(op, std::string(role) + " must be [" + std::to_string(C) + "], got " +
+                           shapeToString(t->shape));
+  return Status::ok();
+}
+
+/// True if `shape` broadcasts one way onto `target` (numpy, right-aligned);
+/// leading 1s beyond target's rank are allowed.
+bool broadcastsTo(const std::vector<int64_t> &shape, const std::vector<int64_t> &target) {
+  for (size_t i = 0; i < shape.size(); ++i) {
+    size_t back = shape.size() - 1 - i;
+    int64_t d = shape[i];
+    if (back >= target.size()) {
+      if (d != 1)
+        return false;
+      continue;
+    }
+    int64_t t = target[target.size() - 1 - back];
+    if (d != 1 && d != t)
+      return false;
+  }
+  return true;
+}
+
+/// Expands `src` (broadcastable to `target`) into a dense row of
+/// prod(target) floats.
+void broadcastInto(const float *src, const std::vector<int64_t> &shape,
+                   const std::vector<int64_t> &target, float *dst) {
+  size_t r = target.size();
+  std::vector<int64_t> strides(r, 0);
+  int64_t step = 1;
+  for (size_t i = 0; i < shape.size() && i < r; ++i) {
+    int64_t d = shape[shape.size() - 1 - i];
+    strides[r - 1 - i] = d == 1 ? 0 : step;
+    step *= d;
+  }
+  int64_t total = 1;
+  for (int64_t d : target)
+    total *= d;
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t rem = e, off = 0;
+    for (size_t i = r; i-- > 0;) {
+      off += rem % target[i] * strides[i];
+      rem /= target[i];
+    }
+    dst[e] = src[off];
+  }
+}
+
+} // namespace
+
+Status softmax(const KernelCall &call) { return softmaxImpl(call, "Softmax", false); }
+Status logSoftmax(const KernelCall &call) { return softmaxImpl(call, "LogSoftmax", true); }
+
+//===----------------------------------------------------------------------===//
+// LayerNormalization
+//===----------------------------------------------------------------------===//
+
+Status layerNormalization(const KernelCall &call) {
+  const char *op = "LayerNormalization";
+  const TensorView *X = call.input(0), *scale = call.input(1), *bias = call.input(2);
+  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+    return s;
+  if (Status s = checkSameShapeOutput(op, call, *X, 3); !s.isOk())
+    return s;
+  size_t rank = X->shape.size();
+  int64_t axis = call.attrs.getInt("axis", -1);
+  if (rank == 0 || !normalizeAxis(axis, rank))
+    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", -1)) +
+                           " out of range for rank " + std::to_string(rank));
+  float epsilon = call.attrs.getFloat("epsilon", 1e-5f);
+  std::vector<int64_t> normShape(X->shape.begin() + axis, X->shape.end());
+  int64_t outer = 1, n = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= X->shape[i];
+  for (int64_t d : normShape)
+    n *= d;
+  for (const TensorView *p : {scale, bias}) {
+    if (!p)
+      continue;
+    if (Status s = checkFloat(op, p, p == scale ? "scale" : "bias"); !s.isOk())
+      return s;
+    if (!broadcastsTo(p->shape, normShape))
+      return invalid(op, std::string(p == scale ? "scale " : "bias ") +
+                             shapeToString(p->shape) + " does not broadcast to " +
+                             shapeToString(normShape));
+  }
+  // Optional Mean and InvStdDev: [d0 .. d(axis-1), 1, ..., 1].
+  std::vector<int64_t> statShape(X->shape.begin(), X->shape.begin() + axis);
+  statShape.resize(rank, 1);
+  float *stats[2] = {nullptr, nullptr};
+  for (size_t i = 1; i < call.numOutputs && i < 3; ++i) {
+    const TensorView &o = call.outputs[i];
+    if (!o.data)
+      continue;
+    if (Status s = checkFloat(op, &o, i == 1 ? "output Mean" : "output InvStdDev"); !s.isOk())
+      return s;
+    if (o.shape != statShape)
+      return invalid(op, "output " + std::to_string(i) + " shape " + shapeToString(o.shape) +
+                             " should be " + shapeToString(statShape));
+    stats[i - 1] = static_cast<float *>(o.data);
+  }
+  if (outer == 0 || n == 0)
+    return Status::ok();
+
+  // Parameters that do not already span the normalized dims are expanded once.
+  const float *sc = scale ? static_cast<const float *>(scale->data) : nullptr;
+  const float *bi = bias ? static_cast<const float *>(bias->data) : nullptr;
+  bool expandScale = scale && scale->numElements() != n;
+  bool expandBias = bias && bias->numElements() != n;
+  if (expandScale || expandBias) {
+    size_t bytes = 2 * n * sizeof(float);
+    float *buf = static_cast<float *>(call.scratch.get(bytes));
+    if (!buf)
+      return outOfMemory(op, bytes);
+    if (expandScale) {
+      broadcastInto(sc, scale->shape, normShape, buf);
+      sc = buf;
+    }
+    if (expandBias) {
+      broadcastInto(bi, bias->shape, normShape, buf + n);
+      bi = buf + n;
+    }
+  }
+
+  const float *x = static_cast<const float *>(X->data);
+  float *y = static_cast<float *>(call.outputs[0].data);
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *xr = x + o * n;
+    float *yr = y + o * n;
+    float sum = 0.f;
+    for (int64_t i = 0; i < n; ++i)
+      sum += xr[i];
+    float mean = sum / float(n);
+    float sq = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+      float c = xr[i] - mean;
+      sq += c * c;
+    }
+    float inv = 1.f / std::sqrt(sq / float(n) + epsilon);
+    for (int64_t i = 0; i < n; ++i) {
+      float v = (xr[i] - mean) * inv;
+      if (sc)
+        v *= sc[i];
+      if (bi)
+        v += bi[i];
+      yr[i] = v;
+    }
+    if (stats[0])
+      stats[0][o] = mean;
+    if (stats[1])
+      stats[1][o] = inv;
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNormalization (inference) and InstanceNormalization
+//===----------------------------------------------------------------------===//
+
+Status batchNormalization(const KernelCall &call) {
+  const char *op = "BatchNormalization";
+  const TensorView *X = call.input(0);
+  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+    return s;
+  if (call.attrs.getInt("training_mode", 0) != 0)
+    return invalid(op, "training_mode = 1 is not supported");
+  if (Status s = checkSameShapeOutput(op, call, *X); !s.isOk())
+    return s;
+  if (X->shape.size() < 2)
+    return invalid(op, "X must be [N,C,...], got " + shapeToString(X->shape));
+  int64_t N = X->shape[0], C = X->shape[1];
+  const char *roles[4] = {"scale", "B", "input_mean", "input_var"};
+  const float *p[4];
+  for (int i = 0; i < 4; ++i) {
+    const TensorView *t = call.input(1 + i);
+    if (Status s = checkChannelParam(op, t, roles[i], C); !s.isOk())
+      return s;
+    p[i] = static_cast<const float *>(t->data);
+  }
+  float epsilon = call.attrs.getFloat("epsilon", 1e-5f);
+  int64_t inner = 1;
+  for (size_t i = 2; i < X->shape.size(); ++i)
+    inner *= X->shape[i];
+  const float *x = static_cast<const float *>(X->data);
+  float *y = static_cast<float *>(call.outputs[0].data);
+  for (int64_t c = 0; c < C; ++c) {
+    // y = x * a + b with the statistics folded per channel.
+    float a = p[0][c] / std::sqrt(p[3][c] + epsilon);
+    float b = p[1][c] - p[2][c] * a;
+    for (int64_t n = 0; n < N; ++n) {
+      const float *xp = x + (n * C + c) * inner;
+      float *yp = y + (n * C + c) * inner;
+      for (int64_t i = 0; i < inner; ++i)
+        yp[i] = xp[i] * a + b;
+    }
+  }
+  return Status::ok();
+}
+
+Status instanceNormalization(const KernelCall &call) {
+  const char *op = "InstanceNormalization";
+  const TensorView *X = call.input(0);
+  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+    return s;
+  if (Status s = checkSameShapeOutput(op, call, *X); !s.isOk())
+    return s;
+  if (X->shape.size() < 3)
+    return invalid(op, "X must be [N,C,D1..Dn], got " + shapeToString(X->shape));
+  int64_t N = X->shape[0], C = X->shape[1];
+  const TensorView *scale = call.input(1), *bias = call.input(2);
+  if (Status s = checkChannelParam(op, scale, "scale", C); !s.isOk())
+    return s;
+  if (Status s = checkChannelParam(op, bias, "B", C); !s.isOk())
+    return s;
+  float epsilon = call.attrs.getFloat("epsilon", 1e-5f);
+  int64_t inner = 1;
+  for (size_t i = 2; i < X->shape.size(); ++i)
+    inner *= X->shape[i];
+  if (inner == 0)
+    return Status::ok();
+  const float *x = static_cast<const float *>(X->data);
+  const float *sc = static_cast<const float *>(scale->data);
+  const float *bi = static_cast<const float *>(bias->data);
+  float *y = static_cast<float *>(call.outputs[0].data);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const float *xp = x + (n * C + c) * inner;
+      float *yp = y + (n * C + c) * inner;
+      float sum = 0.f;
+      for (int64_t i = 0; i < inner; ++i)
+        sum += xp[i];
+      float mean = sum / float(inner);
+      float sq = 0.f;
+      for (int64_t i = 0; i < inner; ++i) {
+        float d = xp[i] - mean;
+        sq += d * d;
+      }
+      float a = sc[c] / std::sqrt(sq / float(inner) + epsilon);
+      float b = bi[c] - mean * a;
+      for (int64_t i = 0; i < inner; ++i)
+        yp[i] = xp[i] * a + b;
+    }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+Status attention(const KernelCall &call) {
+  const char *op = "Attention";
+  const TensorView *Q = call.input(0), *K = call.input(1), *V = call.input(2),
+                   *mask = call.input(3);
+  if (Status s = checkFloat(op, Q, "q"); !s.isOk())
+    return s;
+  if (Status s = checkFloat(op, K, "k"); !s.isOk())
+    return s;
+  if (Status s = checkFloat(op, V, "v"); !s.isOk())
+    return s;
+  if (mask)
+    if (Status s = checkFloat(op, mask, "mask"); !s.isOk())
+      return s;
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &O = call.outputs[0];
+  if (Status s = checkFloat(op, &O, "output"); !s.isOk())
+    return s;
+  size_t rank = Q->shape.size();
+  if (rank < 2 || K->shape.size() != rank || V->shape.size() != rank)
+    return invalid(op, "q, k, v must have one rank >= 2, got " + shapeToString(Q->shape) +
+                           ", " + shapeToString(K->shape) + ", " + shapeToString(V->shape));
+  size_t lead = rank - 2;
+  int64_t batch = 1;
+  for (size_t i = 0; i < lead; ++i) {
+    if (K->shape[i] != Q->shape[i] || V->shape[i] != Q->shape[i])
+      return invalid(op, "leading dims of q, k, v differ: " + shapeToString(Q->shape) + ", " +
+                             shapeToString(K->shape) + ", " + shapeToString(V->shape));
+    batch *= Q->shape[i];
+  }
+  int64_t Sq = Q->shape[lead], D = Q->shape[lead + 1];
+  int64_t Sk = K->shape[lead], Dv = V->shape[lead + 1];
+  if (K->shape[lead + 1] != D || V->shape[lead] != Sk)
+    return invalid(op, "q " + shapeToString(Q->shape) + ", k " + shapeToString(K->shape) +
+                           ", v " + shapeToString(V->shape) + " do not fit together");
+  std::vector<int64_t> expect(Q->shape.begin(), Q->shape.begin() + lead);
+  expect.push_back(Sq);
+  expect.push_back(Dv);
+  if (O.shape != expect)
+    return invalid(op, "output shape " + shapeToString(O.shape) + " should be " +
+                           shapeToString(expect));
+  float scale = call.attrs.getFloat("scale", 1.f / std::sqrt(float(std::max<int64_t>(D, 1))));
+
+  // Mask strides over the scores' [lead..., Sq, Sk], right-aligned, 0 where
+  // the mask broadcasts.
+  std::vector<int64_t> scoreShape(Q->shape.begin(), Q->shape.begin() + lead);
+  scoreShape.push_back(Sq);
+  scoreShape.push_back(Sk);
+  std::vector<int64_t> maskStride(rank, 0);
+  if (mask) {
+    if (mask->shape.size() > rank || !broadcastsTo(mask->shape, scoreShape))
+      return invalid(op, "mask " + shapeToString(mask->shape) + " does not broadcast to " +
+                             shapeToString(scoreShape));
+    int64_t step = 1;
+    for (size_t i = 0; i < mask->shape.size(); ++i) {
+      int64_t d = mask->shape[mask->shape.size() - 1 - i];
+      maskStride[rank - 1 - i] = d == 1 ? 0 : step;
+      step *= d;
+    }
+  }
+
+  float *o = static_cast<float *>(O.data);
+  if (batch == 0 || Sq == 0 || Dv == 0)
+    return Status::ok();
+  if (Sk == 0) {
+    std::fill(o, o + batch * Sq * Dv, 0.f);
+    return Status::ok();
+  }
+  // Query rows per chunk: the scores chunk stays around 1 MiB.
+  int64_t rows = std::max<int64_t>(1, std::min<int64_t>(Sq, (int64_t(1) << 18) / Sk));
+  size_t kSize = packedGemmBSize(D, Sk), vSize = packedGemmBSize(Sk, Dv);
+  size_t bytes = (kSize + vSize + size_t(rows * Sk)) * sizeof(float);
+  float *buf = static_cast<float *>(call.scratch.get(bytes));
+  if (!buf)
+    return outOfMemory(op, bytes);
+  float *packedK = buf, *packedV = buf + kSize, *scores = packedV + vSize;
+  const float *q = static_cast<const float *>(Q->data);
+  const float *k = static_cast<const float *>(K->data);
+  const float *v = static_cast<const float *>(V->data);
+  const float *m = mask ? static_cast<const float *>(mask->data) : nullptr;
+
+  for (int64_t b = 0; b < batch; ++b) {
+    int64_t maskOff = 0;
+    for (int64_t i = int64_t(lead), rem = b; i-- > 0;) {
+      maskOff += rem % Q->shape[i] * maskStride[i];
+      rem /= Q->shape[i];
+    }
+    // scores = q k^T * scale: k packed transposed with the scale folded in.
+    if (D > 0)
+      packGemmB(k + b * Sk * D, D, true, D, Sk, scale, packedK);
+    packGemmB(v + b * Sk * Dv, Dv, false, Sk, Dv, 1.f, packedV);
+    for (int64_t r0 = 0; r0 < Sq; r0 += rows) {
+      int64_t nr = std::min(rows, Sq - r0);
+      sgemmPacked(nr, Sk, D, q + (b * Sq + r0) * D, D, false, packedK, scores, Sk, false);
+      for (int64_t r = 0; r < nr; ++r) {
+        float *row = scores + r * Sk;
+        if (m) {
+          const float *mr = m + maskOff + (r0 + r) * maskStride[rank - 2];
+          int64_t ms = maskStride[rank - 1];
+          for (int64_t j = 0; j < Sk; ++j)
+            row[j] += mr[j * ms];
+        }
+        softmaxRow(row, row, Sk, false);
+      }
+      sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, o + (b * Sq + r0) * Dv, Dv, false);
+    }
+  }
+  return Status::ok();
+}
+
+} // namespace ortc::cpu::kernels

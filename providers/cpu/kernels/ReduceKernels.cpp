@@ -1,1 +1,339 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- ReduceKernels.cpp - Reduce* and ArgMax/ArgMin, fp32 ----------------===//
+//
+// A reduction is planned once per call: size-1 dims are dropped and adjacent
+// dims that are both reduced or both kept are merged. The input is then
+// walked in memory order; the innermost merged dim either folds into one
+// output element (reduced) or runs along a row of outputs (kept), both of
+// which vectorize.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/kernels/KernelApi.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace ortc::cpu::kernels {
+
+namespace {
+
+Status invalid(const char *op, const std::string &what) {
+  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
+}
+
+bool normalizeAxis(int64_t &axis, size_t rank) {
+  if (axis < 0)
+    axis += int64_t(rank);
+  return axis >= 0 && axis < int64_t(rank);
+}
+
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp };
+
+/// map(x) folded with combine(); identity is combine's neutral element.
+template <ReduceKind K> struct ReduceOp {
+  static constexpr bool kMul = K == ReduceKind::Prod;
+  static constexpr bool kMax = K == ReduceKind::Max;
+  static constexpr bool kMin = K == ReduceKind::Min;
+  static float identity() {
+    if (kMax)
+      return -std::numeric_limits<float>::infinity();
+    if (kMin)
+      return std::numeric_limits<float>::infinity();
+    return kMul ? 1.f : 0.f;
+  }
+  static float map(float x) {
+    if (K == ReduceKind::L1)
+      return std::fabs(x);
+    if (K == ReduceKind::L2 || K == ReduceKind::SumSquare)
+      return x * x;
+    return x;
+  }
+  static float combine(float a, float b) {
+    if (kMax)
+      return a > b ? a : b;
+    if (kMin)
+      return a < b ? a : b;
+    return kMul ? a * b : a + b;
+  }
+  static float finalize(float a, int64_t count) {
+    if (K == ReduceKind::Mean)
+      return a / float(count);
+    if (K == ReduceKind::L2)
+      return std::sqrt(a);
+    return a;
+  }
+};
+
+struct ReducePlan {
+  std::vector<int64_t> dims;      // merged input dims
+  std::vector<bool> reduced;      // per merged dim
+  std::vector<int64_t> outStride; // 0 for reduced dims
+  int64_t outSize = 1;
+  int64_t count = 1; // elements folded into each output
+  bool empty = false;
+};
+
+ReducePlan makePlan(const std::vector<int64_t> &shape, const std::vector<bool> &reduce) {
+  ReducePlan p;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0)
+      p.empty = true;
+    if (reduce[i])
+      p.count *= shape[i];
+    else
+      p.outSize *= shape[i];
+    if (shape[i] == 1)
+      continue;
+    if (!p.dims.empty() && p.reduced.back() == reduce[i]) {
+      p.dims.back() *= shape[i];
+      continue;
+    }
+    p.dims.push_back(shape[i]);
+    p.reduced.push_back(reduce[i]);
+  }
+  p.outStride.assign(p.dims.size(), 0);
+  int64_t s = 1;
+  for (size_t i = p.dims.size(); i-- > 0;)
+    if (!p.reduced[i]) {
+      p.outStride[i] = s;
+      s *= p.dims[i];
+    }
+  return p;
+}
+
+/// out[o] = combine over the reduced elements of map(x), starting from what
+/// out holds. `shift` (may be null) is subtracted per output before map,
+/// then exp is applied (LogSumExp's second pass).
+template <class Op, bool kExpShift>
+void fold(const float *x, const ReducePlan &p, float *out, const float *shift) {
+  if (p.empty)
+    return;
+  size_t r = p.dims.size();
+  if (r == 0) {
+    float v = kExpShift ? std::exp(x[0] - shift[0]) : Op::map(x[0]);
+    out[0] = Op::combine(out[0], v);
+    return;
+  }
+  int64_t inner = p.dims[r - 1];
+  bool innerReduced = p.reduced[r - 1];
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < r; ++i)
+    rows *= p.dims[i];
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = 0;
+  for (int64_t row = 0; row < rows; ++row, x += inner) {
+    if (innerReduced) {
+      // Eight partial results so the row folds in vector lanes.
+      float lanes[8];
+      for (float &l : lanes)
+        l = Op::identity();
+      float s = kExpShift ? shift[off] : 0.f;
+      int64_t j = 0;
+      for (; j + 8 <= inner; j += 8)
+        for (int l = 0; l < 8; ++l)
+          lanes[l] = Op::combine(lanes[l], kExpShift ? std::exp(x[j + l] - s) : Op::map(x[j + l]));
+      for (; j < inner; ++j)
+        lanes[0] = Op::combine(lanes[0], kExpShift ? std::exp(x[j] - s) : Op::map(x[j]));
+      float a = out[off];
+      for (float l : lanes)
+        a = Op::combine(a, l);
+      out[off] = a;
+    } else {
+      float *o = out + off;
+      if (kExpShift) {
+        const float *s = shift + off;
+        for (int64_t j = 0; j < inner; ++j)
+          o[j] = Op::combine(o[j], std::exp(x[j] - s[j]));
+      } else {
+        for (int64_t j = 0; j < inner; ++j)
+          o[j] = Op::combine(o[j], Op::map(x[j]));
+      }
+    }
+    for (size_t i = r - 1; i-- > 0;) {
+      if (++idx[i] < p.dims[i]) {
+        off += p.outStride[i];
+        break;
+      }
+      off -= p.outStride[i] * (p.dims[i] - 1);
+      idx[i] = 0;
+    }
+  }
+}
+
+template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op) {
+  using Op = ReduceOp<K>;
+  const TensorView *X = call.input(0);
+  if (!X && call.numInputs > 0) {
+    const TensorView &t = call.inputs[0];
+    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
+      X = &t; // empty tensor with a null pointer
+  }
+  if (!X)
+    return invalid(op, "missing input");
+  if (X->type != ElementType::Float)
+    return invalid(op, "input must be float32, got " + elementTypeName(X->type));
+  if (call.numOutputs < 1 || call.outputs[0].type != ElementType::Float)
+    return invalid(op, "output must be float32");
+  size_t rank = X->shape.size();
+
+  // Axes: input 1 (opset 18, ReduceSum 13) or the attribute (older opsets).
+  std::vector<int64_t> axes;
+  if (const TensorView *A = call.input(1)) {
+    if (A->type != ElementType::Int64 || A->shape.size() > 1)
+      return invalid(op, "axes must be a 1-D int64 tensor");
+    const int64_t *a = static_cast<const int64_t *>(A->data);
+    axes.assign(a, a + A->numElements());
+  } else {
+    axes = call.attrs.getInts("axes");
+  }
+  bool keepdims = call.attrs.getInt("keepdims", 1) != 0;
+  bool noop = call.attrs.getInt("noop_with_empty_axes", 0) != 0;
+  std::vector<bool> reduce(rank, axes.empty() && !noop);
+  for (int64_t a : axes) {
+    int64_t n = a;
+    if (!normalizeAxis(n, rank) || reduce[n])
+      return invalid(op, "axis " + std::to_string(a) + " is out of range or repeated");
+    reduce[n] = true;
+  }
+  std::vector<int64_t> outShape;
+  for (size_t i = 0; i < rank; ++i)
+    if (!reduce[i])
+      outShape.push_back(X->shape[i]);
+    else if (keepdims)
+      outShape.push_back(1);
+  const TensorView &Y = call.outputs[0];
+  if (Y.shape != outShape)
+    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
+                           shapeToString(outShape));
+
+  ReducePlan plan = makePlan(X->shape, reduce);
+  const float *x = static_cast<const float *>(X->data);
+  float *y = static_cast<float *>(Y.data);
+  if (K == ReduceKind::LogSumExp) {
+    // log(sum(exp(x - max))) + max, so large inputs do not overflow.
+    using MaxOp = ReduceOp<ReduceKind::Max>;
+    using SumOp = ReduceOp<ReduceKind::Sum>;
+    size_t bytes = size_t(plan.outSize) * sizeof(float);
+    float *mx = static_cast<float *>(call.scratch.get(bytes));
+    if (!mx && bytes)
+      return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
+                                                     std::to_string(bytes) + " bytes of scratch");
+    std::fill(mx, mx + plan.outSize, MaxOp::identity());
+    fold<MaxOp, false>(x, plan, mx, nullptr);
+    // An all -inf (or empty) group would give inf - inf: shift by 0 instead.
+    for (int64_t o = 0; o < plan.outSize; ++o)
+      if (std::isinf(mx[o]))
+        mx[o] = 0.f;
+    std::fill(y, y + plan.outSize, 0.f);
+    fold<SumOp, true>(x, plan, y, mx);
+    for (int64_t o = 0; o < plan.outSize; ++o)
+      y[o] = std::log(y[o]) + mx[o];
+    return Status::ok();
+  }
+  std::fill(y, y + plan.outSize, Op::identity());
+  fold<Op, false>(x, plan, y, nullptr);
+  for (int64_t o = 0; o < plan.outSize; ++o)
+    y[o] = Op::finalize(y[o], plan.count);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// ArgMax / ArgMin
+//===----------------------------------------------------------------------===//
+
+template <bool kMax> Status argImpl(const KernelCall &call, const char *op) {
+  const TensorView *X = call.input(0);
+  if (!X)
+    return invalid(op, "missing input");
+  if (X->type != ElementType::Float)
+    return invalid(op, "input must be float32, got " + elementTypeName(X->type));
+  if (call.numOutputs < 1 || call.outputs[0].type != ElementType::Int64)
+    return invalid(op, "output must be int64");
+  size_t rank = X->shape.size();
+  int64_t axis = call.attrs.getInt("axis", 0);
+  if (rank == 0 || !normalizeAxis(axis, rank))
+    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", 0)) +
+                           " out of range for rank " + std::to_string(rank));
+  bool keepdims = call.attrs.getInt("keepdims", 1) != 0;
+  bool last = call.attrs.getInt("select_last_index", 0) != 0;
+  std::vector<int64_t> outShape = X->shape;
+  if (keepdims)
+    outShape[axis] = 1;
+  else
+    outShape.erase(outShape.begin() + axis);
+  const TensorView &Y = call.outputs[0];
+  if (Y.shape != outShape)
+    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
+                           shapeToString(outShape));
+  int64_t outer = 1, n = X->shape[axis], inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= X->shape[i];
+  for (size_t i = axis + 1; i < rank; ++i)
+    inner *= X->shape[i];
+  if (n == 0 && outer * inner != 0)
+    return invalid(op, "cannot take an index over an empty axis");
+  const float *x = static_cast<const float *>(X->data);
+  int64_t *y = static_cast<int64_t *>(Y.data);
+  auto better = [last](float v, float best) {
+    if (kMax)
+      return last ? v >= best : v > best;
+    return last ? v <= best : v < best;
+  };
+  if (inner == 1) {
+    for (int64_t o = 0; o < outer; ++o) {
+      const float *row = x + o * n;
+      int64_t bi = 0;
+      for (int64_t i = 1; i < n; ++i)
+        if (better(row[i], row[bi]))
+          bi = i;
+      y[o] = bi;
+    }
+    return Status::ok();
+  }
+  size_t bytes = size_t(inner) * sizeof(float);
+  float *best = static_cast<float *>(call.scratch.get(bytes));
+  if (!best)
+    return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
+                                                   std::to_string(bytes) + " bytes of scratch");
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *xb = x + o * n * inner;
+    int64_t *yb = y + o * inner;
+    std::memcpy(best, xb, bytes);
+    std::fill(yb, yb + inner, 0);
+    for (int64_t i = 1; i < n; ++i)
+      for (int64_t j = 0; j < inner; ++j) {
+        float v = xb[i * inner + j];
+        if (better(v, best[j])) {
+          best[j] = v;
+          yb[j] = i;
+        }
+      }
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status reduceMean(const KernelCall &call) {
+  return reduceImpl<ReduceKind::Mean>(call, "ReduceMean");
+}
+Status reduceSum(const KernelCall &call) { return reduceImpl<ReduceKind::Sum>(call, "ReduceSum"); }
+Status reduceMax(const KernelCall &call) { return reduceImpl<ReduceKind::Max>(call, "ReduceMax"); }
+Status reduceMin(const KernelCall &call) { return reduceImpl<ReduceKind::Min>(call, "ReduceMin"); }
+Status reduceProd(const KernelCall &call) {
+  return reduceImpl<ReduceKind::Prod>(call, "ReduceProd");
+}
+Status reduceL1(const KernelCall &call) { return reduceImpl<ReduceKind::L1>(call, "ReduceL1"); }
+Status reduceL2(const KernelCall &call) { return reduceImpl<ReduceKind::L2>(call, "ReduceL2"); }
+Status reduceSumSquare(const KernelCall &call) {
+  return reduceImpl<ReduceKind::SumSquare>(call, "ReduceSumSquare");
+}
+Status reduceLogSumExp(const KernelCall &call) {
+  return reduceImpl<ReduceKind::LogSumExp>(call, "ReduceLogSumExp");
+}
+Status argMax(const KernelCall &call) { return argImpl<true>(call, "ArgMax"); }
+Status argMin(const KernelCall &call) { return argImpl<false>(call, "ArgMin"); }
+
+} // namespace ortc::cpu::kernels

@@ -1,1 +1,67 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- CpuRuntimeEp.cpp - the runtime half of the CPU EP ------------------===//
+
+#include "providers/cpu/runtime/CpuRuntimeEp.h"
+
+#include "providers/cpu/runtime/PlanExecutor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ortc::cpu {
+
+CpuRuntimeEp::CpuRuntimeEp() { identity_ = EpIdentity{"cpu_ep", DeviceType::Cpu, 0}; }
+
+Result<DeviceBuffer> CpuRuntimeEp::allocate(size_t size, size_t alignment) {
+  if (alignment < alignof(std::max_align_t))
+    alignment = alignof(std::max_align_t);
+  if (alignment & (alignment - 1))
+    return Status::error(StatusCode::InvalidArgument,
+                         name() + ": alignment " + std::to_string(alignment) +
+                             " is not a power of two");
+  size_t rounded = (size + alignment - 1) / alignment * alignment;
+  void *data = std::aligned_alloc(alignment, rounded ? rounded : alignment);
+  if (!data)
+    return Status::error(StatusCode::Internal,
+                         name() + ": out of memory allocating " + std::to_string(size) + " bytes");
+  return DeviceBuffer::owned(data, size, *this, DeviceType::Cpu, 0);
+}
+
+Status CpuRuntimeEp::deallocate(DeviceBuffer &&buffer) {
+  Status owned = checkOwnership(buffer);
+  if (!owned.isOk())
+    return owned;
+  std::free(buffer.data());
+  buffer.release();
+  return Status::ok();
+}
+
+Status CpuRuntimeEp::copy(const DeviceBuffer &src, DeviceBuffer &dst, size_t size) {
+  if (src.device() != DeviceType::Cpu || dst.device() != DeviceType::Cpu)
+    return Status::error(StatusCode::InvalidArgument,
+                         name() + ": copies only between host buffers");
+  if (size > src.size() || size > dst.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         name() + ": copy of " + std::to_string(size) +
+                             " bytes exceeds a buffer (source " + std::to_string(src.size()) +
+                             ", destination " + std::to_string(dst.size()) + ")");
+  if (size)
+    std::memmove(dst.data(), src.data(), size);
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Fence>> CpuRuntimeEp::copyAsync(const DeviceBuffer &src, DeviceBuffer &dst,
+                                                       size_t size) {
+  Status status = copy(src, dst, size);
+  if (!status.isOk())
+    return status;
+  return std::unique_ptr<Fence>(new ReadyFence());
+}
+
+Result<std::unique_ptr<LoadedPartition>> CpuRuntimeEp::loadContext(const EpContextView &context) {
+  Result<std::unique_ptr<PlanExecutor>> loaded = PlanExecutor::load(context);
+  if (!loaded.isOk())
+    return loaded.status();
+  return std::unique_ptr<LoadedPartition>(loaded.takeValue());
+}
+
+} // namespace ortc::cpu

@@ -1,1 +1,317 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- PlanExecutor.cpp - runs a CPU EP blob's execution plan -------------===//
+
+#include "providers/cpu/runtime/PlanExecutor.h"
+
+#include "providers/cpu/blob/CpuBlob.h"
+#include "providers/cpu/runtime/HostCpu.h"
+#include "providers/cpu/runtime/SharedObjectLoader.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ortc::cpu {
+
+namespace {
+constexpr uint64_t kAlignment = 64;
+
+std::vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *values) {
+  std::vector<int64_t> out;
+  if (values)
+    out.assign(values->begin(), values->end());
+  return out;
+}
+
+std::vector<int64_t> bindShape(const std::vector<int64_t> &shape, int64_t batch) {
+  std::vector<int64_t> out = shape;
+  for (int64_t &d : out)
+    if (d < 0)
+      d = batch;
+  return out;
+}
+
+std::string describe(const TensorView &view) {
+  return elementTypeName(view.type) + shapeToString(view.shape);
+}
+std::string describe(const TensorSignature &sig) {
+  return elementTypeName(sig.type) + shapeToString(sig.shape);
+}
+} // namespace
+
+PlanExecutor::~PlanExecutor() {
+  std::free(ownedWeights_);
+  std::free(arena_);
+}
+
+Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &context) {
+  std::string what = "partition '" + context.partitionName + "'";
+  Result<CpuBlobView> opened =
+      openCpuBlob(context.data, context.size, what, hostArchitecture(), hostCpuFeatures());
+  if (!opened.isOk())
+    return opened.status();
+  const CpuBlobView &blob = opened.value();
+  const fb::Plan &plan = *blob.plan;
+
+  std::unique_ptr<PlanExecutor> exec(new PlanExecutor());
+  exec->what_ = what;
+  auto readSignatures = [](const auto *list, std::vector<TensorSignature> &out) {
+    for (const fb::TensorSignature *sig : *list)
+      out.push_back(TensorSignature{sig->name()->str(), ElementType(sig->element_type()),
+                                    toVector(sig->shape())});
+  };
+  readSignatures(plan.inputs(), exec->inputs_);
+  readSignatures(plan.outputs(), exec->outputs_);
+
+  for (const fb::Buffer *b : *plan.buffers()) {
+    BufferInfo info;
+    info.type = ElementType(b->element_type());
+    info.shape = toVector(b->shape());
+    info.offset = b->offset();
+    info.batchScaled = b->batch_scaled();
+    info.index = int(b->index());
+    info.name = b->name() ? b->name()->str() : std::string();
+    switch (b->kind()) {
+    case fb::BufferKind::Input:
+      info.kind = Kind::Input;
+      break;
+    case fb::BufferKind::Output:
+      info.kind = Kind::Output;
+      break;
+    case fb::BufferKind::Weight:
+      info.kind = Kind::Weight;
+      break;
+    case fb::BufferKind::Arena:
+      info.kind = Kind::Arena;
+      break;
+    case fb::BufferKind::Alias: {
+      // Point straight at the root; the verifier made alias_of < own id.
+      info.kind = Kind::Alias;
+      int root = b->alias_of();
+      if (exec->buffers_[root].kind == Kind::Alias)
+        root = exec->buffers_[root].index;
+      info.index = root;
+      break;
+    }
+    }
+    exec->buffers_.push_back(std::move(info));
+  }
+  exec->scaledBytes_ = plan.memory()->batch_scaled_bytes();
+  exec->fixedBytes_ = plan.memory()->fixed_bytes();
+
+  // The code: loaded once, every kernel symbol resolved now.
+  Result<std::unique_ptr<LoadedSharedObject>> code =
+      LoadedSharedObject::load(blob.code, blob.codeSize, what);
+  if (!code.isOk())
+    return code.status();
+  exec->code_ = code.takeValue();
+
+  for (const fb::Step *s : *plan.steps()) {
+    StepInfo step;
+    step.callee = s->callee()->str();
+    step.node = s->node() ? s->node()->str() : std::string();
+    step.inputs.assign(s->inputs()->begin(), s->inputs()->end());
+    step.outputs.assign(s->outputs()->begin(), s->outputs()->end());
+    if (s->ints())
+      for (const fb::IntsAttr *a : *s->ints())
+        step.attrs.ints[a->name()->str()] = toVector(a->values());
+    if (s->floats())
+      for (const fb::FloatsAttr *a : *s->floats())
+        step.attrs.floats[a->name()->str()].assign(a->values()->begin(), a->values()->end());
+    if (s->strings())
+      for (const fb::StringAttr *a : *s->strings())
+        step.attrs.strings[a->name()->str()] = a->value()->str();
+    if (s->kind() == fb::StepKind::Kernel) {
+      step.isKernel = true;
+      Result<void *> symbol = exec->code_->symbol(step.callee);
+      if (!symbol.isOk())
+        return symbol.status();
+      step.kernel = reinterpret_cast<void (*)(void **)>(symbol.value());
+    } else {
+      step.library = findLibraryKernel(step.callee);
+      if (!step.library)
+        return Status::error(StatusCode::InvalidArgument,
+                             what + ": step for node '" + step.node +
+                                 "' calls library kernel '" + step.callee +
+                                 "', which this runtime does not have");
+    }
+    exec->steps_.push_back(std::move(step));
+  }
+
+  // Weights: in place when aligned (a mapped sidecar), else one aligned copy.
+  if (reinterpret_cast<uintptr_t>(blob.weights) % kAlignment == 0) {
+    exec->weights_ = blob.weights;
+  } else if (blob.weightsSize) {
+    size_t bytes = (blob.weightsSize + kAlignment - 1) / kAlignment * kAlignment;
+    exec->ownedWeights_ = static_cast<char *>(std::aligned_alloc(kAlignment, bytes));
+    if (!exec->ownedWeights_)
+      return Status::error(StatusCode::Internal,
+                           what + ": out of memory copying " +
+                               std::to_string(blob.weightsSize) + " bytes of weights");
+    std::memcpy(exec->ownedWeights_, blob.weights, blob.weightsSize);
+    exec->weights_ = exec->ownedWeights_;
+  }
+  return exec;
+}
+
+uint64_t PlanExecutor::arenaBytes(int64_t batch) const {
+  return scaledBytes_ * uint64_t(batch) + fixedBytes_;
+}
+
+Result<int64_t> PlanExecutor::bindBatch(const std::vector<TensorView> &inputs) const {
+  if (inputs.size() != inputs_.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": expected " + std::to_string(inputs_.size()) +
+                             " inputs, got " + std::to_string(inputs.size()));
+  int64_t batch = -1;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSignature &sig = inputs_[i];
+    const TensorView &view = inputs[i];
+    auto mismatch = [&]() {
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": input '" + sig.name + "' must be " + describe(sig) +
+                               ", got " + describe(view));
+    };
+    if (view.type != sig.type || view.shape.size() != sig.shape.size())
+      return mismatch();
+    for (size_t d = 0; d < sig.shape.size(); ++d) {
+      if (sig.shape[d] >= 0) {
+        if (view.shape[d] != sig.shape[d])
+          return mismatch();
+      } else if (view.shape[d] < 0) {
+        return mismatch();
+      } else if (batch < 0) {
+        batch = view.shape[d];
+      } else if (batch != view.shape[d]) {
+        return Status::error(StatusCode::InvalidArgument,
+                             what_ + ": input '" + sig.name + "' has batch " +
+                                 std::to_string(view.shape[d]) + " but an earlier input has " +
+                                 std::to_string(batch));
+      }
+    }
+    if (!view.data && view.numElements() > 0)
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": input '" + sig.name + "' has no data");
+  }
+  return batch < 0 ? int64_t(1) : batch;
+}
+
+Result<std::vector<std::vector<int64_t>>>
+PlanExecutor::outputShapes(const std::vector<TensorView> &inputs) const {
+  Result<int64_t> batch = bindBatch(inputs);
+  if (!batch.isOk())
+    return batch.status();
+  std::vector<std::vector<int64_t>> shapes;
+  for (const TensorSignature &sig : outputs_)
+    shapes.push_back(bindShape(sig.shape, batch.value()));
+  return shapes;
+}
+
+Status PlanExecutor::run(const std::vector<TensorView> &inputs,
+                         const std::vector<TensorView> &outputs) {
+  Result<int64_t> bound = bindBatch(inputs);
+  if (!bound.isOk())
+    return bound.status();
+  int64_t batch = bound.value();
+  if (outputs.size() != outputs_.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": expected " + std::to_string(outputs_.size()) +
+                             " outputs, got " + std::to_string(outputs.size()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorSignature &sig = outputs_[i];
+    if (outputs[i].type != sig.type || outputs[i].shape != bindShape(sig.shape, batch) ||
+        (!outputs[i].data && outputs[i].numElements() > 0))
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": output '" + sig.name + "' must be " +
+                               elementTypeName(sig.type) +
+                               shapeToString(bindShape(sig.shape, batch)) + ", got " +
+                               describe(outputs[i]));
+  }
+
+  uint64_t needed = arenaBytes(batch);
+  if (needed > arenaCapacity_) {
+    std::free(arena_);
+    arena_ = static_cast<char *>(std::aligned_alloc(kAlignment, needed));
+    arenaCapacity_ = arena_ ? needed : 0;
+    if (!arena_)
+      return Status::error(StatusCode::Internal, what_ + ": out of memory allocating a " +
+                                                     std::to_string(needed) + "-byte arena");
+  }
+
+  // Every buffer as a view with its concrete shape.
+  std::vector<TensorView> views(buffers_.size());
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const BufferInfo &b = buffers_[i];
+    TensorView &v = views[i];
+    v.type = b.type;
+    v.shape = bindShape(b.shape, batch);
+    switch (b.kind) {
+    case Kind::Input:
+      v.data = inputs[b.index].data;
+      break;
+    case Kind::Output:
+      v.data = outputs[b.index].data;
+      break;
+    case Kind::Weight:
+      v.data = const_cast<char *>(weights_) + b.offset;
+      break;
+    case Kind::Arena:
+      v.data = arena_ + (b.batchScaled ? b.offset * uint64_t(batch)
+                                       : scaledBytes_ * uint64_t(batch) + b.offset);
+      break;
+    case Kind::Alias:
+      v.data = views[b.index].data;
+      break;
+    }
+  }
+
+  std::vector<TensorView> stepInputs, stepOutputs;
+  std::vector<int64_t> descriptorWords;
+  std::vector<void *> descriptorPointers;
+  for (const StepInfo &step : steps_) {
+    if (step.isKernel) {
+      // One memref descriptor per operand: {allocated, aligned, offset,
+      // sizes[rank], strides[rank]}, inputs first, then outputs.
+      descriptorWords.clear();
+      std::vector<size_t> starts;
+      auto addDescriptor = [&](const TensorView &v) {
+        starts.push_back(descriptorWords.size());
+        descriptorWords.push_back(int64_t(reinterpret_cast<intptr_t>(v.data)));
+        descriptorWords.push_back(int64_t(reinterpret_cast<intptr_t>(v.data)));
+        descriptorWords.push_back(0);
+        for (int64_t d : v.shape)
+          descriptorWords.push_back(d);
+        int64_t stride = 1;
+        size_t rank = v.shape.size();
+        size_t base = descriptorWords.size();
+        descriptorWords.resize(base + rank);
+        for (size_t d = rank; d-- > 0;) {
+          descriptorWords[base + d] = stride;
+          stride *= v.shape[d];
+        }
+      };
+      for (int id : step.inputs)
+        addDescriptor(views[id]);
+      for (int id : step.outputs)
+        addDescriptor(views[id]);
+      descriptorPointers.clear();
+      for (size_t start : starts)
+        descriptorPointers.push_back(&descriptorWords[start]);
+      step.kernel(descriptorPointers.data());
+      continue;
+    }
+    stepInputs.clear();
+    stepOutputs.clear();
+    for (int id : step.inputs)
+      stepInputs.push_back(id < 0 ? TensorView{} : views[id]);
+    for (int id : step.outputs)
+      stepOutputs.push_back(views[id]);
+    KernelCall call{step.attrs,         stepInputs.data(), stepInputs.size(),
+                    stepOutputs.data(), stepOutputs.size(), scratch_};
+    Status status = step.library(call);
+    if (!status.isOk())
+      return Status::error(status.code(), what_ + ": node '" + step.node + "' (" + step.callee +
+                                              "): " + status.message());
+  }
+  return Status::ok();
+}
+
+} // namespace ortc::cpu

@@ -1,1 +1,1663 @@
-// Placeholder: filled in by the CPU EP work in progress.
+//===- LibraryKernelsTest.cpp - CPU library kernels against naive references ===//
+//
+// Each kernel runs through the registry (findLibraryKernel) on deterministic
+// random data and is compared with a naive reference written here, over
+// several shapes and attribute combinations; hand-computed cases pin the
+// conventions (pad placement, ceil_mode, rounding) independently of the
+// references. Error cases check that a bad call returns InvalidArgument.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/KernelApi.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+using namespace ortc;
+using namespace ortc::cpu;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Harness
+//===----------------------------------------------------------------------===//
+
+struct Rng {
+  uint64_t state;
+  explicit Rng(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  float next() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return static_cast<float>((state >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
+  }
+};
+
+int64_t numel(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+struct Tensor {
+  ElementType type = ElementType::Float;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+
+  Tensor() = default;
+  // Guard bytes after the payload catch writes past the end.
+  static constexpr size_t kGuard = 64;
+  static constexpr uint8_t kGuardByte = 0xCD;
+
+  Tensor(ElementType t, std::vector<int64_t> s) : type(t), shape(std::move(s)) {
+    bytes.assign(payload(), 0);
+    bytes.resize(payload() + kGuard, kGuardByte);
+  }
+  size_t payload() const { return size_t(numel(shape)) * elementSize(type); }
+  bool guardIntact() const {
+    for (size_t i = payload(); i < bytes.size(); ++i)
+      if (bytes[i] != kGuardByte)
+        return false;
+    return true;
+  }
+  template <typename T> T *data() { return reinterpret_cast<T *>(bytes.data()); }
+  template <typename T> const T *data() const { return reinterpret_cast<const T *>(bytes.data()); }
+  float *f() { return data<float>(); }
+  template <typename T> std::vector<T> values() const {
+    const T *p = data<T>();
+    return std::vector<T>(p, p + numel(shape));
+  }
+  std::vector<float> floats() const { return values<float>(); }
+  TensorView view() const {
+    TensorView v;
+    v.data = const_cast<uint8_t *>(bytes.data());
+    v.type = type;
+    v.shape = shape;
+    return v;
+  }
+};
+
+Tensor F(std::vector<int64_t> shape, const std::vector<float> &v) {
+  Tensor t(ElementType::Float, std::move(shape));
+  EXPECT_EQ(int64_t(v.size()), numel(t.shape));
+  std::copy(v.begin(), v.end(), t.f());
+  return t;
+}
+
+Tensor randomF(std::vector<int64_t> shape, uint64_t seed, float scale = 1.f) {
+  Tensor t(ElementType::Float, std::move(shape));
+  Rng rng(seed);
+  for (int64_t i = 0; i < numel(t.shape); ++i)
+    t.f()[i] = rng.next() * scale;
+  return t;
+}
+
+Tensor I64(std::vector<int64_t> shape, const std::vector<int64_t> &v) {
+  Tensor t(ElementType::Int64, std::move(shape));
+  EXPECT_EQ(int64_t(v.size()), numel(t.shape));
+  std::copy(v.begin(), v.end(), t.data<int64_t>());
+  return t;
+}
+
+Tensor I64(const std::vector<int64_t> &v) { return I64({int64_t(v.size())}, v); }
+
+Tensor I32(const std::vector<int32_t> &v) {
+  Tensor t(ElementType::Int32, {int64_t(v.size())});
+  std::copy(v.begin(), v.end(), t.data<int32_t>());
+  return t;
+}
+
+/// An iota tensor of any element type (values wrap for narrow types).
+Tensor iota(ElementType type, std::vector<int64_t> shape) {
+  Tensor t(type, std::move(shape));
+  size_t e = elementSize(type);
+  for (int64_t i = 0; i < numel(t.shape); ++i) {
+    uint64_t v = uint64_t(i * 7 + 3);
+    std::memcpy(t.bytes.data() + i * e, &v, e); // little endian: low bytes
+  }
+  return t;
+}
+
+struct Attrs {
+  StepAttributes a;
+  Attrs &i(const std::string &n, int64_t v) {
+    a.ints[n] = {v};
+    return *this;
+  }
+  Attrs &is(const std::string &n, std::vector<int64_t> v) {
+    a.ints[n] = std::move(v);
+    return *this;
+  }
+  Attrs &f(const std::string &n, float v) {
+    a.floats[n] = {v};
+    return *this;
+  }
+  Attrs &s(const std::string &n, std::string v) {
+    a.strings[n] = std::move(v);
+    return *this;
+  }
+};
+
+Scratch &sharedScratch() {
+  static Scratch scratch;
+  return scratch;
+}
+
+/// Runs kernel `name`; a null input is an omitted optional input.
+Status run(const std::string &name, const Attrs &attrs, std::vector<const Tensor *> ins,
+           std::vector<Tensor *> outs) {
+  std::vector<TensorView> iv, ov;
+  for (const Tensor *t : ins)
+    iv.push_back(t ? t->view() : TensorView{});
+  for (Tensor *t : outs)
+    ov.push_back(t ? t->view() : TensorView{});
+  LibraryKernelFn fn = findLibraryKernel(name);
+  if (!fn)
+    return Status::error(StatusCode::NotFound, "no kernel " + name);
+  KernelCall call{attrs.a, iv.data(), iv.size(), ov.data(), ov.size(), sharedScratch()};
+  Status status = fn(call);
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (outs[i]) {
+      EXPECT_TRUE(outs[i]->guardIntact()) << name << " wrote past the end of output " << i;
+    }
+  return status;
+}
+
+#define EXPECT_OK(expr)                                                                          \
+  do {                                                                                           \
+    Status s_ = (expr);                                                                          \
+    EXPECT_TRUE(s_.isOk()) << s_.message();                                                      \
+  } while (0)
+
+#define EXPECT_INVALID(expr, needle)                                                             \
+  do {                                                                                           \
+    Status s_ = (expr);                                                                          \
+    EXPECT_EQ(s_.code(), StatusCode::InvalidArgument) << s_.message();                           \
+    EXPECT_NE(s_.message().find(needle), std::string::npos) << s_.message();                     \
+  } while (0)
+
+::testing::AssertionResult near(const std::vector<float> &got, const std::vector<float> &want,
+                                float tol = 1e-4f) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure()
+           << "size " << got.size() << " != " << want.size();
+  for (size_t i = 0; i < got.size(); ++i) {
+    float g = got[i], w = want[i];
+    if (std::isnan(w) && std::isnan(g))
+      continue;
+    if (std::isinf(w) && g == w)
+      continue;
+    if (!(std::fabs(g - w) <= tol * (1.f + std::fabs(w))))
+      return ::testing::AssertionFailure() << "at " << i << ": got " << g << ", want " << w;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// Row-major multi-index of linear index `i` over `shape`.
+std::vector<int64_t> unravel(int64_t i, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return idx;
+}
+
+int64_t ravel(const std::vector<int64_t> &idx, const std::vector<int64_t> &shape) {
+  int64_t i = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    i = i * shape[d] + idx[d];
+  return i;
+}
+
+/// Index into a tensor of `shape` that broadcasts (numpy) to an index of a
+/// larger rank.
+int64_t broadcastIndex(const std::vector<int64_t> &outIdx, const std::vector<int64_t> &shape) {
+  std::vector<int64_t> idx(shape.size());
+  size_t off = outIdx.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    idx[d] = shape[d] == 1 ? 0 : outIdx[off + d];
+  return ravel(idx, shape);
+}
+
+//===----------------------------------------------------------------------===//
+// Registry and Scratch
+//===----------------------------------------------------------------------===//
+
+TEST(LibraryKernelApi, RegistryFindsEveryName) {
+  std::vector<std::string> names = libraryKernelNames();
+  EXPECT_GE(names.size(), 35u);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+  for (const std::string &n : names)
+    EXPECT_NE(findLibraryKernel(n), nullptr) << n;
+  for (const char *n : {"MatMul", "Gemm", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
+                        "GlobalMaxPool", "Softmax", "LogSoftmax", "LayerNormalization",
+                        "BatchNormalization", "InstanceNormalization", "Attention", "Transpose",
+                        "Concat", "Split", "Slice", "Gather", "Expand", "Tile", "Pad", "Resize",
+                        "Copy", "Shape", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
+                        "ReduceProd", "ReduceL2", "ReduceSumSquare", "ArgMax", "ArgMin"})
+    EXPECT_NE(findLibraryKernel(n), nullptr) << n;
+  EXPECT_EQ(findLibraryKernel("Relu"), nullptr);
+  EXPECT_EQ(findLibraryKernel(""), nullptr);
+  EXPECT_EQ(findLibraryKernel("matmul"), nullptr);
+  EXPECT_EQ(findLibraryKernel("ZZZ"), nullptr);
+}
+
+TEST(LibraryKernelApi, AttributesAndScratch) {
+  Attrs at;
+  at.i("group", 3).is("pads", {1, 2}).f("alpha", 0.5f).s("auto_pad", "VALID");
+  at.a.ints["empty"] = {};
+  EXPECT_EQ(at.a.getInt("group", 1), 3);
+  EXPECT_EQ(at.a.getInt("missing", 7), 7);
+  EXPECT_EQ(at.a.getInt("empty", 7), 7);
+  EXPECT_EQ(at.a.getInts("pads"), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(at.a.getInts("missing", {4}), (std::vector<int64_t>{4}));
+  EXPECT_EQ(at.a.getFloat("alpha", 1.f), 0.5f);
+  EXPECT_EQ(at.a.getFloat("beta", 2.f), 2.f);
+  EXPECT_EQ(at.a.getString("auto_pad", "NOTSET"), "VALID");
+  EXPECT_EQ(at.a.getString("mode", "x"), "x");
+  EXPECT_TRUE(at.a.has("group") && at.a.has("alpha") && at.a.has("auto_pad"));
+  EXPECT_FALSE(at.a.has("nothing"));
+
+  Scratch s;
+  for (size_t bytes : {size_t(0), size_t(1), size_t(100), size_t(64), size_t(1) << 20,
+                       size_t(10)}) {
+    void *p = s.get(bytes);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+    std::memset(p, 0xAB, bytes); // must be writable in full
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul and Gemm
+//===----------------------------------------------------------------------===//
+
+/// numpy matmul in double.
+std::vector<float> refMatMul(const Tensor &A, const Tensor &B, std::vector<int64_t> &outShape) {
+  std::vector<int64_t> a = A.shape, b = B.shape;
+  bool av = a.size() == 1, bv = b.size() == 1;
+  if (av)
+    a.insert(a.begin(), 1);
+  if (bv)
+    b.push_back(1);
+  int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  std::vector<int64_t> ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  size_t r = std::max(ab.size(), bb.size());
+  std::vector<int64_t> batch(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t x = i + ab.size() >= r ? ab[i + ab.size() - r] : 1;
+    int64_t y = i + bb.size() >= r ? bb[i + bb.size() - r] : 1;
+    batch[i] = std::max(x, y);
+  }
+  outShape = batch;
+  if (!av)
+    outShape.push_back(M);
+  if (!bv)
+    outShape.push_back(N);
+  std::vector<float> out(numel(batch) * M * N);
+  for (int64_t bi = 0; bi < numel(batch); ++bi) {
+    std::vector<int64_t> idx = unravel(bi, batch);
+    int64_t ao = broadcastIndex(idx, ab) * M * K, bo = broadcastIndex(idx, bb) * K * N;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += double(A.data<float>()[ao + m * K + k]) * B.data<float>()[bo + k * N + n];
+        out[(bi * M + m) * N + n] = float(acc);
+      }
+  }
+  return out;
+}
+
+TEST(LibraryKernels, MatMulShapes) {
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{3, 4}, {4, 5}},          {{1, 1}, {1, 1}},        {{7, 33}, {33, 17}},
+      {{4}, {4, 5}},             {{3, 4}, {4}},           {{6}, {6}},
+      {{2, 3, 4, 5}, {5, 6}},    {{2, 3, 4, 5}, {5}},     {{5}, {2, 5, 3}},
+      {{2, 1, 4, 5}, {3, 5, 6}}, {{3, 5, 6}, {2, 1, 6, 2}}, {{2, 3, 4}, {2, 4, 3}},
+      {{13, 70}, {70, 1}},       {{2, 8, 300}, {300, 1}}, {{1, 2, 3}, {3, 3, 2}},
+  };
+  uint64_t seed = 1;
+  for (auto &[as, bs] : cases) {
+    Tensor A = randomF(as, seed++), B = randomF(bs, seed++);
+    std::vector<int64_t> ys;
+    std::vector<float> want = refMatMul(A, B, ys);
+    Tensor Y(ElementType::Float, ys);
+    EXPECT_OK(run("MatMul", {}, {&A, &B}, {&Y}));
+    EXPECT_TRUE(near(Y.floats(), want)) << shapeToString(as) << " x " << shapeToString(bs);
+  }
+}
+
+TEST(LibraryKernels, MatMulPackedAndErrors) {
+  Tensor A = randomF({2, 3, 20}, 11), B = randomF({20, 19}, 12);
+  std::vector<int64_t> ys;
+  std::vector<float> want = refMatMul(A, B, ys);
+  Tensor P(ElementType::Float, {int64_t(packedGemmBSize(20, 19))});
+  packGemmB(B.f(), 19, false, 20, 19, 1.f, P.f());
+  P.shape = {20, 19}; // the view keeps B's logical shape
+  Tensor Y(ElementType::Float, ys);
+  EXPECT_OK(run("MatMul", Attrs().i("packed_b", 1), {&A, &P}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), want));
+
+  Tensor bad(ElementType::Float, {2, 3, 18});
+  EXPECT_INVALID(run("MatMul", {}, {&A, &B}, {&bad}), "output shape");
+  Tensor B2 = randomF({21, 19}, 13);
+  EXPECT_INVALID(run("MatMul", {}, {&A, &B2}, {&Y}), "inner dimensions");
+  Tensor Ai = iota(ElementType::Int64, {2, 3, 20});
+  EXPECT_INVALID(run("MatMul", {}, {&Ai, &B}, {&Y}), "float32");
+  Tensor A3 = randomF({3, 2, 4}, 1), B3 = randomF({2, 4, 5}, 2), Y3(ElementType::Float, {3, 2, 5});
+  EXPECT_INVALID(run("MatMul", {}, {&A3, &B3}, {&Y3}), "broadcast");
+}
+
+TEST(LibraryKernels, Gemm) {
+  struct Case {
+    int64_t M, N, K;
+    bool tA, tB;
+    float alpha, beta;
+    std::vector<int64_t> cShape; // {-1}: no C
+  };
+  std::vector<Case> cases = {
+      {3, 5, 4, false, false, 1.f, 1.f, {-1}},   {3, 5, 4, true, false, 0.5f, 1.f, {5}},
+      {3, 5, 4, false, true, 1.f, 2.f, {3, 5}},  {7, 17, 9, true, true, -1.5f, 0.25f, {7, 1}},
+      {7, 17, 9, false, false, 1.f, 1.f, {}},    {7, 17, 9, false, true, 2.f, 0.f, {1, 17}},
+      {1, 1, 1, false, false, 1.f, 1.f, {1, 1}}, {20, 40, 300, false, true, 1.f, 1.f, {40}},
+  };
+  uint64_t seed = 100;
+  for (const Case &c : cases) {
+    Tensor A = randomF(c.tA ? std::vector<int64_t>{c.K, c.M} : std::vector<int64_t>{c.M, c.K},
+                       seed++);
+    Tensor B = randomF(c.tB ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.K, c.N},
+                       seed++);
+    bool hasC = !(c.cShape.size() == 1 && c.cShape[0] == -1);
+    Tensor C = hasC ? randomF(c.cShape, seed++) : Tensor();
+    std::vector<float> want(c.M * c.N);
+    for (int64_t m = 0; m < c.M; ++m)
+      for (int64_t n = 0; n < c.N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < c.K; ++k) {
+          float a = c.tA ? A.f()[k * c.M + m] : A.f()[m * c.K + k];
+          float b = c.tB ? B.f()[n * c.K + k] : B.f()[k * c.N + n];
+          acc += double(a) * b;
+        }
+        double v = c.alpha * acc;
+        if (hasC)
+          v += c.beta * C.f()[broadcastIndex({m, n}, c.cShape)];
+        want[m * c.N + n] = float(v);
+      }
+    Attrs at;
+    at.i("transA", c.tA).i("transB", c.tB).f("alpha", c.alpha).f("beta", c.beta);
+    Tensor Y(ElementType::Float, {c.M, c.N});
+    EXPECT_OK(run("Gemm", at, {&A, &B, hasC ? &C : nullptr}, {&Y}));
+    std::string what = "M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) +
+                       " tA=" + std::to_string(c.tA) + " tB=" + std::to_string(c.tB);
+    EXPECT_TRUE(near(Y.floats(), want)) << what;
+
+    // The same with B packed at "compile time" (alpha and transB folded in).
+    Tensor P(ElementType::Float, {int64_t(packedGemmBSize(c.K, c.N))});
+    packGemmB(B.f(), B.shape[1], c.tB, c.K, c.N, c.alpha, P.f());
+    P.shape = B.shape;
+    Tensor Y2(ElementType::Float, {c.M, c.N});
+    at.i("packed_b", 1);
+    EXPECT_OK(run("Gemm", at, {&A, &P, hasC ? &C : nullptr}, {&Y2}));
+    EXPECT_TRUE(near(Y2.floats(), want)) << what << " packed";
+  }
+  Tensor A = randomF({3, 4}, 1), B = randomF({4, 5}, 2), C = randomF({2, 5}, 3);
+  Tensor Y(ElementType::Float, {3, 5});
+  EXPECT_INVALID(run("Gemm", {}, {&A, &B, &C}, {&Y}), "broadcast");
+  Tensor Yb(ElementType::Float, {3, 4});
+  EXPECT_INVALID(run("Gemm", {}, {&A, &B}, {&Yb}), "output shape");
+}
+
+//===----------------------------------------------------------------------===//
+// Conv
+//===----------------------------------------------------------------------===//
+
+struct ConvSpec {
+  std::vector<int64_t> x, w; // NC..., M C/g k...
+  int64_t group = 1;
+  std::vector<int64_t> strides, pads, dilations; // explicit, for the reference
+  bool bias = true;
+};
+
+/// Direct convolution in double with explicit pads.
+std::vector<float> refConv(const Tensor &X, const Tensor &W, const Tensor *B, const ConvSpec &s,
+                           std::vector<int64_t> &outShape) {
+  size_t r = X.shape.size() - 2;
+  int64_t N = X.shape[0], C = X.shape[1], M = W.shape[0], Cg = C / s.group, Mg = M / s.group;
+  std::vector<int64_t> in(X.shape.begin() + 2, X.shape.end());
+  std::vector<int64_t> k(W.shape.begin() + 2, W.shape.end()), out(r);
+  for (size_t i = 0; i < r; ++i)
+    out[i] = (in[i] + s.pads[i] + s.pads[i + r] - ((k[i] - 1) * s.dilations[i] + 1)) /
+                 s.strides[i] +
+             1;
+  outShape = {N, M};
+  outShape.insert(outShape.end(), out.begin(), out.end());
+  std::vector<float> y(numel(outShape));
+  int64_t P = numel(out), KS = numel(k), IS = numel(in);
+  // For each output position and kernel tap: the input position, or -1.
+  std::vector<int64_t> tap(P * KS);
+  for (int64_t p = 0; p < P; ++p) {
+    std::vector<int64_t> o = unravel(p, out);
+    for (int64_t q = 0; q < KS; ++q) {
+      std::vector<int64_t> kk = unravel(q, k), ii(r);
+      bool ok = true;
+      for (size_t i = 0; i < r; ++i) {
+        ii[i] = o[i] * s.strides[i] - s.pads[i] + kk[i] * s.dilations[i];
+        ok = ok && ii[i] >= 0 && ii[i] < in[i];
+      }
+      tap[p * KS + q] = ok ? ravel(ii, in) : -1;
+    }
+  }
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      int64_t g = m / Mg;
+      for (int64_t p = 0; p < P; ++p) {
+        double acc = B ? B->data<float>()[m] : 0.0;
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t q = 0; q < KS; ++q) {
+            int64_t t = tap[p * KS + q];
+            if (t >= 0)
+              acc += double(X.data<float>()[(n * C + g * Cg + c) * IS + t]) *
+                     W.data<float>()[(m * Cg + c) * KS + q];
+          }
+        y[(n * M + m) * P + p] = float(acc);
+      }
+    }
+  return y;
+}
+
+void checkConv(ConvSpec s, uint64_t seed, Attrs at = Attrs(), bool explicitAttrs = true) {
+  size_t r = s.x.size() - 2;
+  if (s.strides.empty())
+    s.strides.assign(r, 1);
+  if (s.pads.empty())
+    s.pads.assign(2 * r, 0);
+  if (s.dilations.empty())
+    s.dilations.assign(r, 1);
+  Tensor X = randomF(s.x, seed), W = randomF(s.w, seed + 1), B = randomF({s.w[0]}, seed + 2);
+  std::vector<int64_t> ys;
+  std::vector<float> want = refConv(X, W, s.bias ? &B : nullptr, s, ys);
+  at.i("group", s.group);
+  if (explicitAttrs)
+    at.is("strides", s.strides).is("pads", s.pads).is("dilations", s.dilations);
+  Tensor Y(ElementType::Float, ys);
+  std::string what = "x " + shapeToString(s.x) + " w " + shapeToString(s.w) + " group " +
+                     std::to_string(s.group) + " strides " + shapeToString(s.strides) +
+                     " pads " + shapeToString(s.pads) + " dil " + shapeToString(s.dilations);
+  Status st = run("Conv", at, {&X, &W, s.bias ? &B : nullptr}, {&Y});
+  ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
+  EXPECT_TRUE(near(Y.floats(), want)) << what;
+}
+
+TEST(LibraryKernels, Conv2D) {
+  checkConv({{1, 1, 5, 5}, {1, 1, 3, 3}}, 1);
+  checkConv({{2, 3, 7, 6}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 2);
+  checkConv({{1, 3, 9, 9}, {5, 3, 3, 2}, 1, {2, 3}, {0, 1, 2, 0}}, 3);
+  checkConv({{1, 2, 11, 10}, {3, 2, 3, 3}, 1, {1, 2}, {2, 2, 2, 2}, {2, 3}}, 4);
+  checkConv({{2, 4, 6, 6}, {6, 2, 3, 3}, 2, {1, 1}, {1, 1, 1, 1}}, 5);       // groups
+  checkConv({{2, 5, 8, 7}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1, 1, 1}}, 6);       // depthwise
+  checkConv({{1, 4, 9, 9}, {8, 1, 3, 3}, 4, {2, 2}, {1, 0, 1, 2}, {1, 2}}, 7); // multiplier 2
+  checkConv({{1, 3, 10, 9}, {3, 1, 5, 5}, 3, {3, 1}, {2, 2, 2, 2}, {2, 1}, false}, 8);
+  checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 9);                               // pointwise
+  checkConv({{1, 6, 5, 4}, {6, 2, 1, 1}, 3}, 10);                            // grouped 1x1
+  checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}, 1, {2, 2}}, 11);                    // 1x1 stride 2
+  checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}, 1, {1, 1}, {1, 1, 0, 0}}, 12);      // 1x1 padded
+  checkConv({{1, 2, 4, 4}, {3, 2, 4, 4}, 1, {1, 1}, {0, 0, 0, 0}, {}, false}, 13); // full window
+  // Many output tiles (K = 576) and M past the GEMM's 6-row tiles.
+  checkConv({{1, 64, 40, 40}, {13, 64, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 14);
+  checkConv({{1, 3, 200, 100}, {7, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 15);
+}
+
+TEST(LibraryKernels, Conv1DAnd3D) {
+  checkConv({{2, 3, 17}, {4, 3, 5}, 1, {2}, {2, 1}, {1}}, 20);
+  checkConv({{1, 4, 12}, {4, 1, 3}, 4, {1}, {1, 1}, {3}}, 21);
+  checkConv({{1, 4, 12}, {6, 2, 1}, 2}, 22);
+  checkConv({{1, 2, 5, 6, 7}, {3, 2, 3, 3, 3}, 1, {1, 2, 1}, {1, 1, 1, 1, 0, 1}}, 23);
+  checkConv({{2, 4, 4, 5, 6}, {4, 1, 2, 3, 2}, 4, {1, 1, 2}, {0, 1, 1, 1, 1, 0}, {2, 1, 1}}, 24);
+}
+
+TEST(LibraryKernels, ConvAutoPad) {
+  // SAME: out = ceil(in / s); the odd pad goes to the end (UPPER) or the
+  // beginning (LOWER). in 6, k 3, s 2: out 3, total pad (3-1)*2+3-6 = 1.
+  checkConv({{1, 2, 6, 6}, {3, 2, 3, 3}, 1, {2, 2}, {0, 0, 1, 1}}, 30,
+            Attrs().s("auto_pad", "SAME_UPPER").is("strides", {2, 2}), false);
+  checkConv({{1, 2, 6, 6}, {3, 2, 3, 3}, 1, {2, 2}, {1, 1, 0, 0}}, 31,
+            Attrs().s("auto_pad", "SAME_LOWER").is("strides", {2, 2}), false);
+  // in 7, k 4, s 1: total 3 -> UPPER 1/2, LOWER 2/1.
+  checkConv({{1, 1, 7, 5}, {2, 1, 4, 1}, 1, {1, 1}, {1, 0, 2, 0}}, 32,
+            Attrs().s("auto_pad", "SAME_UPPER"), false);
+  checkConv({{1, 1, 7, 5}, {2, 1, 4, 1}, 1, {1, 1}, {2, 0, 1, 0}}, 33,
+            Attrs().s("auto_pad", "SAME_LOWER"), false);
+  // Dilated SAME: effective kernel 5 on in 8, s 1 -> total 4.
+  checkConv({{1, 2, 8, 8}, {2, 2, 3, 3}, 1, {1, 1}, {2, 2, 2, 2}, {2, 2}}, 34,
+            Attrs().s("auto_pad", "SAME_UPPER").is("dilations", {2, 2}), false);
+  // VALID ignores pads.
+  checkConv({{1, 2, 8, 7}, {2, 2, 3, 3}, 1, {2, 2}, {0, 0, 0, 0}}, 35,
+            Attrs().s("auto_pad", "VALID").is("strides", {2, 2}).is("pads", {5, 5, 5, 5}),
+            false);
+  checkConv({{1, 3, 9}, {3, 1, 3}, 3, {2}, {1, 1}}, 36,
+            Attrs().s("auto_pad", "SAME_LOWER").is("strides", {2}), false);
+}
+
+TEST(LibraryKernels, ConvHandComputedAndErrors) {
+  // 1x1 input channel, 3x3 ones kernel, pad 1: corner sums of a 3x3 iota.
+  Tensor X = F({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Tensor W = F({1, 1, 3, 3}, std::vector<float>(9, 1.f));
+  Tensor B = F({1}, {0.5f});
+  Tensor Y(ElementType::Float, {1, 1, 3, 3});
+  EXPECT_OK(run("Conv", Attrs().is("pads", {1, 1, 1, 1}), {&X, &W, &B}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {12.5f, 21.5f, 16.5f, 27.5f, 45.5f, 33.5f, 24.5f, 39.5f, 28.5f}));
+
+  Tensor bad(ElementType::Float, {1, 1, 2, 2});
+  EXPECT_INVALID(run("Conv", Attrs().is("pads", {1, 1, 1, 1}), {&X, &W, &B}, {&bad}),
+                 "output shape");
+  EXPECT_INVALID(run("Conv", Attrs().i("group", 2), {&X, &W}, {&Y}), "group");
+  EXPECT_INVALID(run("Conv", Attrs().is("kernel_shape", {2, 2}), {&X, &W}, {&Y}),
+                 "kernel_shape");
+  EXPECT_INVALID(run("Conv", Attrs().s("auto_pad", "BOGUS"), {&X, &W}, {&Y}), "auto_pad");
+  Tensor Xi = iota(ElementType::Int64, {1, 1, 3, 3});
+  EXPECT_INVALID(run("Conv", {}, {&Xi, &W}, {&Y}), "float32");
+  Tensor B2 = F({2}, {0, 0});
+  EXPECT_INVALID(run("Conv", Attrs().is("pads", {1, 1, 1, 1}), {&X, &W, &B2}, {&Y}), "B must");
+}
+
+//===----------------------------------------------------------------------===//
+// Pools
+//===----------------------------------------------------------------------===//
+
+struct PoolSpec {
+  std::vector<int64_t> x, k, strides, pads, dilations;
+  bool ceil = false, includePad = false;
+};
+
+std::vector<float> refPool(const Tensor &X, const PoolSpec &s, bool isMax,
+                           std::vector<int64_t> &outShape) {
+  size_t r = s.k.size();
+  std::vector<int64_t> in(X.shape.begin() + 2, X.shape.end()), out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t eff = (s.k[i] - 1) * s.dilations[i] + 1;
+    double span = double(in[i] + s.pads[i] + s.pads[i + r] - eff) / s.strides[i];
+    out[i] = int64_t(s.ceil ? std::ceil(span) : std::floor(span)) + 1;
+    if (s.ceil && (out[i] - 1) * s.strides[i] >= in[i] + s.pads[i])
+      --out[i];
+  }
+  outShape = {X.shape[0], X.shape[1]};
+  outShape.insert(outShape.end(), out.begin(), out.end());
+  std::vector<float> y(numel(outShape));
+  int64_t P = numel(out), IS = numel(in), KS = numel(s.k);
+  for (int64_t pl = 0; pl < X.shape[0] * X.shape[1]; ++pl)
+    for (int64_t p = 0; p < P; ++p) {
+      std::vector<int64_t> o = unravel(p, out);
+      double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+      int64_t valid = 0, padded = 0;
+      for (int64_t q = 0; q < KS; ++q) {
+        std::vector<int64_t> kk = unravel(q, s.k), ii(r);
+        bool ok = true, inPadded = true;
+        for (size_t i = 0; i < r; ++i) {
+          ii[i] = o[i] * s.strides[i] - s.pads[i] + kk[i] * s.dilations[i];
+          ok = ok && ii[i] >= 0 && ii[i] < in[i];
+          inPadded = inPadded && ii[i] < in[i] + s.pads[i + r];
+        }
+        padded += inPadded;
+        if (!ok)
+          continue;
+        ++valid;
+        float v = X.data<float>()[pl * IS + ravel(ii, in)];
+        acc = isMax ? std::max(acc, double(v)) : acc + v;
+      }
+      y[pl * P + p] = isMax ? float(acc) : float(acc / (s.includePad ? padded : valid));
+    }
+  return y;
+}
+
+void checkPool(const std::string &op, PoolSpec s, uint64_t seed) {
+  size_t r = s.k.size();
+  if (s.strides.empty())
+    s.strides.assign(r, 1);
+  if (s.pads.empty())
+    s.pads.assign(2 * r, 0);
+  if (s.dilations.empty())
+    s.dilations.assign(r, 1);
+  Tensor X = randomF(s.x, seed);
+  std::vector<int64_t> ys;
+  std::vector<float> want = refPool(X, s, op == "MaxPool", ys);
+  Attrs at;
+  at.is("kernel_shape", s.k).is("strides", s.strides).is("pads", s.pads).i("ceil_mode", s.ceil);
+  if (op == "MaxPool")
+    at.is("dilations", s.dilations);
+  else
+    at.i("count_include_pad", s.includePad);
+  Tensor Y(ElementType::Float, ys);
+  std::string what = op + " x " + shapeToString(s.x) + " k " + shapeToString(s.k) + " s " +
+                     shapeToString(s.strides) + " p " + shapeToString(s.pads) + " d " +
+                     shapeToString(s.dilations) + " ceil " + std::to_string(s.ceil);
+  Status st = run(op, at, {&X}, {&Y});
+  ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
+  EXPECT_TRUE(near(Y.floats(), want)) << what;
+}
+
+TEST(LibraryKernels, MaxPool) {
+  checkPool("MaxPool", {{1, 2, 6, 6}, {2, 2}, {2, 2}}, 1);
+  checkPool("MaxPool", {{2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}}, 2);
+  checkPool("MaxPool", {{1, 2, 7, 8}, {3, 2}, {2, 3}, {0, 1, 1, 0}, {}, true}, 3);
+  checkPool("MaxPool", {{1, 1, 9, 9}, {3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}}, 4);
+  checkPool("MaxPool", {{1, 2, 5, 5}, {2, 2}, {2, 2}, {}, {}, true}, 5);
+  checkPool("MaxPool", {{2, 2, 13}, {4}, {3}, {1, 2}, {}, true}, 6);
+  checkPool("MaxPool", {{1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {0, 1, 0, 1, 1, 1}}, 7);
+  checkPool("MaxPool", {{1, 1, 10, 10}, {3, 3}, {3, 3}, {1, 1, 1, 1}, {2, 1}, true}, 8);
+  checkPool("MaxPool", {{1, 2, 7, 7}, {2, 2}, {2, 2}}, 9); // input past the last window
+}
+
+TEST(LibraryKernels, AveragePool) {
+  for (bool inc : {false, true}) {
+    checkPool("AveragePool", {{1, 2, 6, 6}, {2, 2}, {2, 2}, {}, {}, false, inc}, 10);
+    checkPool("AveragePool", {{1, 2, 7, 9}, {2, 2}, {2, 2}, {}, {}, false, inc}, 16);
+    checkPool("AveragePool", {{2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, false, inc}, 11);
+    checkPool("AveragePool", {{1, 2, 7, 8}, {3, 2}, {2, 3}, {0, 1, 1, 0}, {}, true, inc}, 12);
+    checkPool("AveragePool", {{1, 2, 5, 5}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, inc}, 13);
+    checkPool("AveragePool", {{2, 2, 13}, {4}, {3}, {1, 2}, {}, true, inc}, 14);
+    checkPool("AveragePool", {{1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {0, 1, 0, 1, 1, 1}, {},
+                              false, inc},
+              15);
+  }
+}
+
+TEST(LibraryKernels, PoolHandComputed) {
+  Tensor X = F({1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+  // ceil_mode: in 4, k 3, s 2 -> 2 windows either way; with in 5 -> 2 vs 3.
+  Tensor Y(ElementType::Float, {1, 1, 2, 2});
+  EXPECT_OK(run("MaxPool", Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).i("ceil_mode", 1),
+                {&X}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {11, 12, 15, 16}));
+  Tensor X5 = randomF({1, 1, 5, 5}, 3);
+  Tensor Y3(ElementType::Float, {1, 1, 3, 3}), Y2(ElementType::Float, {1, 1, 2, 2});
+  Attrs at = Attrs().is("kernel_shape", {2, 2}).is("strides", {2, 2});
+  EXPECT_OK(run("MaxPool", at, {&X5}, {&Y2}));
+  EXPECT_INVALID(run("MaxPool", at, {&X5}, {&Y3}), "output shape");
+  at.i("ceil_mode", 1);
+  EXPECT_OK(run("MaxPool", at, {&X5}, {&Y3}));
+  EXPECT_EQ(Y3.f()[8], X5.f()[24]); // the last window holds one element
+  // A window may not start in the end pad: in 4, k 2, s 2, end pad 1, ceil -> 2.
+  EXPECT_OK(run("MaxPool",
+                Attrs().is("kernel_shape", {2, 2}).is("strides", {2, 2}).is("pads", {0, 0, 1, 1})
+                    .i("ceil_mode", 1),
+                {&X}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {6, 8, 14, 16}));
+  // count_include_pad: corner window of a 3x3 pool with pad 1 sees 4 values.
+  Tensor A(ElementType::Float, {1, 1, 4, 4}), Ai(ElementType::Float, {1, 1, 4, 4});
+  Attrs avg = Attrs().is("kernel_shape", {3, 3}).is("pads", {1, 1, 1, 1});
+  EXPECT_OK(run("AveragePool", avg, {&X}, {&A}));
+  EXPECT_FLOAT_EQ(A.f()[0], (1 + 2 + 5 + 6) / 4.f);
+  avg.i("count_include_pad", 1);
+  EXPECT_OK(run("AveragePool", avg, {&X}, {&Ai}));
+  EXPECT_FLOAT_EQ(Ai.f()[0], (1 + 2 + 5 + 6) / 9.f);
+  // SAME_UPPER pools: in 4, k 3, s 2 -> out 2, pad 0 before, 1 after.
+  Tensor S(ElementType::Float, {1, 1, 2, 2});
+  EXPECT_OK(run("MaxPool",
+                Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_UPPER"),
+                {&X}, {&S}));
+  EXPECT_TRUE(near(S.floats(), {11, 12, 15, 16}));
+  EXPECT_OK(run("MaxPool",
+                Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_LOWER"),
+                {&X}, {&S}));
+  EXPECT_TRUE(near(S.floats(), {6, 8, 14, 16}));
+  EXPECT_OK(run("AveragePool",
+                Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_LOWER"),
+                {&X}, {&S}));
+  EXPECT_TRUE(near(S.floats(), {3.5f, 5.f, 9.5f, 11.f}));
+  Tensor V(ElementType::Float, {1, 1, 1, 1});
+  EXPECT_OK(run("AveragePool", Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2})
+                                   .s("auto_pad", "VALID"),
+                {&X}, {&V}));
+  EXPECT_FLOAT_EQ(V.f()[0], 6.f);
+
+  EXPECT_INVALID(run("MaxPool", Attrs(), {&X}, {&Y}), "kernel_shape");
+  EXPECT_INVALID(run("AveragePool", Attrs().is("kernel_shape", {2, 2}).is("dilations", {2, 2}),
+                     {&X}, {&V}),
+                 "dilations");
+  EXPECT_INVALID(run("MaxPool", Attrs().is("kernel_shape", {3, 3}).i("ceil_mode", 1)
+                                    .s("auto_pad", "SAME_UPPER"),
+                     {&X}, {&V}),
+                 "ceil_mode");
+  Tensor idx(ElementType::Int64, {1, 1, 2, 2});
+  EXPECT_INVALID(run("MaxPool", Attrs().is("kernel_shape", {2, 2}).is("strides", {2, 2}), {&X},
+                     {&Y, &idx}),
+                 "first output");
+}
+
+TEST(LibraryKernels, GlobalPools) {
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{2, 3, 4, 5}, std::vector<int64_t>{1, 4, 7},
+        std::vector<int64_t>{2, 2, 2, 3, 4}}) {
+    Tensor X = randomF(shape, 5);
+    std::vector<int64_t> ys(shape.size(), 1);
+    ys[0] = shape[0];
+    ys[1] = shape[1];
+    int64_t planes = shape[0] * shape[1], size = numel(shape) / planes;
+    std::vector<float> mean(planes), mx(planes);
+    for (int64_t p = 0; p < planes; ++p) {
+      double s = 0;
+      float m = -INFINITY;
+      for (int64_t i = 0; i < size; ++i) {
+        s += X.f()[p * size + i];
+        m = std::max(m, X.f()[p * size + i]);
+      }
+      mean[p] = float(s / size);
+      mx[p] = m;
+    }
+    Tensor A(ElementType::Float, ys), M(ElementType::Float, ys);
+    EXPECT_OK(run("GlobalAveragePool", {}, {&X}, {&A}));
+    EXPECT_OK(run("GlobalMaxPool", {}, {&X}, {&M}));
+    EXPECT_TRUE(near(A.floats(), mean));
+    EXPECT_TRUE(near(M.floats(), mx));
+  }
+  Tensor X = randomF({2, 3, 4}, 1), bad(ElementType::Float, {2, 3});
+  EXPECT_INVALID(run("GlobalAveragePool", {}, {&X}, {&bad}), "output shape");
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax, normalizations, attention
+//===----------------------------------------------------------------------===//
+
+std::vector<float> refSoftmax(const Tensor &X, int64_t axis, bool log) {
+  int64_t r = int64_t(X.shape.size());
+  if (axis < 0)
+    axis += r;
+  std::vector<float> y(numel(X.shape));
+  for (int64_t i = 0; i < numel(X.shape); ++i) {
+    std::vector<int64_t> idx = unravel(i, X.shape);
+    double m = -INFINITY, s = 0;
+    for (int64_t a = 0; a < X.shape[axis]; ++a) {
+      idx[axis] = a;
+      m = std::max(m, double(X.data<float>()[ravel(idx, X.shape)]));
+    }
+    for (int64_t a = 0; a < X.shape[axis]; ++a) {
+      idx[axis] = a;
+      s += std::exp(double(X.data<float>()[ravel(idx, X.shape)]) - m);
+    }
+    double v = X.data<float>()[i] - m;
+    y[i] = float(log ? v - std::log(s) : std::exp(v) / s);
+  }
+  return y;
+}
+
+TEST(LibraryKernels, SoftmaxAndLogSoftmax) {
+  std::vector<std::pair<std::vector<int64_t>, int64_t>> cases = {
+      {{5}, 0}, {{3, 7}, -1}, {{3, 7}, 0}, {{2, 3, 4}, 1}, {{2, 3, 4}, -3}, {{4, 1, 300}, 2},
+  };
+  for (bool log : {false, true})
+    for (auto &[shape, axis] : cases) {
+      Tensor X = randomF(shape, 7, 20.f);
+      X.f()[0] = 1000.f; // stability: exp(1000) overflows without the shift
+      Tensor Y(ElementType::Float, shape);
+      EXPECT_OK(run(log ? "LogSoftmax" : "Softmax", Attrs().i("axis", axis), {&X}, {&Y}));
+      EXPECT_TRUE(near(Y.floats(), refSoftmax(X, axis, log), 1e-5f))
+          << shapeToString(shape) << " axis " << axis << " log " << log;
+    }
+  Tensor X = randomF({3, 4}, 1), Y(ElementType::Float, {3, 4});
+  EXPECT_OK(run("Softmax", {}, {&X}, {&Y})); // default axis -1
+  EXPECT_TRUE(near(Y.floats(), refSoftmax(X, -1, false)));
+  EXPECT_INVALID(run("Softmax", Attrs().i("axis", 2), {&X}, {&Y}), "axis");
+}
+
+TEST(LibraryKernels, LayerNormalization) {
+  struct Case {
+    std::vector<int64_t> x;
+    int64_t axis;
+    std::vector<int64_t> scale, bias; // {} = omitted
+  };
+  std::vector<Case> cases = {
+      {{4, 8}, -1, {8}, {8}},         {{2, 3, 16}, -1, {16}, {}},
+      {{2, 3, 4}, 1, {3, 4}, {3, 4}}, {{2, 3, 4}, 1, {4}, {1, 4}},
+      {{2, 3, 4}, -2, {3, 1}, {4}},   {{5, 7}, 0, {5, 7}, {}},
+      {{3, 10}, -1, {}, {}},
+  };
+  uint64_t seed = 40;
+  for (const Case &c : cases) {
+    Tensor X = randomF(c.x, seed++, 3.f);
+    Tensor S = c.scale.empty() ? Tensor() : randomF(c.scale, seed++);
+    Tensor B = c.bias.empty() ? Tensor() : randomF(c.bias, seed++);
+    int64_t axis = c.axis < 0 ? c.axis + int64_t(c.x.size()) : c.axis;
+    std::vector<int64_t> norm(c.x.begin() + axis, c.x.end());
+    int64_t n = numel(norm), outer = numel(c.x) / n;
+    std::vector<float> want(numel(c.x)), mean(outer), inv(outer);
+    for (int64_t o = 0; o < outer; ++o) {
+      double s = 0, q = 0;
+      for (int64_t i = 0; i < n; ++i)
+        s += X.f()[o * n + i];
+      double m = s / n;
+      for (int64_t i = 0; i < n; ++i)
+        q += (X.f()[o * n + i] - m) * (X.f()[o * n + i] - m);
+      double iv = 1.0 / std::sqrt(q / n + 1e-3);
+      mean[o] = float(m);
+      inv[o] = float(iv);
+      for (int64_t i = 0; i < n; ++i) {
+        std::vector<int64_t> idx = unravel(i, norm);
+        double v = (X.f()[o * n + i] - m) * iv;
+        if (!c.scale.empty())
+          v *= S.f()[broadcastIndex(idx, c.scale)];
+        if (!c.bias.empty())
+          v += B.f()[broadcastIndex(idx, c.bias)];
+        want[o * n + i] = float(v);
+      }
+    }
+    std::vector<int64_t> statShape(c.x.begin(), c.x.begin() + axis);
+    statShape.resize(c.x.size(), 1);
+    Tensor Y(ElementType::Float, c.x), M(ElementType::Float, statShape),
+        I(ElementType::Float, statShape);
+    EXPECT_OK(run("LayerNormalization", Attrs().i("axis", c.axis).f("epsilon", 1e-3f),
+                  {&X, c.scale.empty() ? nullptr : &S, c.bias.empty() ? nullptr : &B},
+                  {&Y, &M, &I}));
+    EXPECT_TRUE(near(Y.floats(), want)) << shapeToString(c.x) << " axis " << c.axis;
+    EXPECT_TRUE(near(M.floats(), mean));
+    EXPECT_TRUE(near(I.floats(), inv));
+  }
+  Tensor X = randomF({2, 6}, 1), S = randomF({5}, 2), Y(ElementType::Float, {2, 6});
+  EXPECT_INVALID(run("LayerNormalization", {}, {&X, &S}, {&Y}), "broadcast");
+}
+
+TEST(LibraryKernels, BatchAndInstanceNormalization) {
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 3, 4, 5}, std::vector<int64_t>{4, 3},
+                                     std::vector<int64_t>{1, 3, 7}}) {
+    int64_t C = shape[1];
+    Tensor X = randomF(shape, 3, 2.f), S = randomF({C}, 4), B = randomF({C}, 5),
+           M = randomF({C}, 6);
+    Tensor V = randomF({C}, 7);
+    for (int64_t c = 0; c < C; ++c)
+      V.f()[c] = std::fabs(V.f()[c]) + 0.1f;
+    int64_t inner = numel(shape) / (shape[0] * C);
+    std::vector<float> want(numel(shape));
+    for (int64_t i = 0; i < numel(shape); ++i) {
+      int64_t c = i / inner % C;
+      want[i] = float((X.f()[i] - M.f()[c]) / std::sqrt(double(V.f()[c]) + 1e-4) * S.f()[c] +
+                      B.f()[c]);
+    }
+    Tensor Y(ElementType::Float, shape);
+    EXPECT_OK(run("BatchNormalization", Attrs().f("epsilon", 1e-4f), {&X, &S, &B, &M, &V}, {&Y}));
+    EXPECT_TRUE(near(Y.floats(), want)) << shapeToString(shape);
+
+    if (shape.size() < 3)
+      continue;
+    std::vector<float> inst(numel(shape));
+    for (int64_t p = 0; p < shape[0] * C; ++p) {
+      double s = 0, q = 0;
+      for (int64_t i = 0; i < inner; ++i)
+        s += X.f()[p * inner + i];
+      double m = s / inner;
+      for (int64_t i = 0; i < inner; ++i)
+        q += (X.f()[p * inner + i] - m) * (X.f()[p * inner + i] - m);
+      for (int64_t i = 0; i < inner; ++i)
+        inst[p * inner + i] = float((X.f()[p * inner + i] - m) / std::sqrt(q / inner + 1e-5) *
+                                        S.f()[p % C] +
+                                    B.f()[p % C]);
+    }
+    EXPECT_OK(run("InstanceNormalization", {}, {&X, &S, &B}, {&Y}));
+    EXPECT_TRUE(near(Y.floats(), inst)) << shapeToString(shape);
+  }
+  Tensor X = randomF({2, 3, 4}, 1), S = randomF({4}, 2), Y(ElementType::Float, {2, 3, 4});
+  EXPECT_INVALID(run("BatchNormalization", {}, {&X, &S, &S, &S, &S}, {&Y}), "scale");
+  Tensor S3 = randomF({3}, 2);
+  EXPECT_INVALID(run("BatchNormalization", Attrs().i("training_mode", 1), {&X, &S3, &S3, &S3, &S3},
+                     {&Y}),
+                 "training_mode");
+}
+
+TEST(LibraryKernels, Attention) {
+  struct Case {
+    std::vector<int64_t> lead;
+    int64_t Sq, Sk, D, Dv;
+    std::vector<int64_t> mask; // {-1}: none
+    float scale;               // 0: default 1/sqrt(D)
+  };
+  std::vector<Case> cases = {
+      {{}, 4, 6, 8, 8, {-1}, 0.f},
+      {{2, 3}, 5, 7, 16, 12, {-1}, 0.3f},
+      {{2, 3}, 5, 7, 16, 12, {5, 7}, 0.3f},
+      {{2, 3}, 5, 7, 16, 12, {2, 1, 1, 7}, 0.f},
+      {{2, 3}, 5, 7, 16, 12, {2, 3, 5, 7}, 0.f},
+      {{2}, 1, 33, 5, 3, {1, 33}, 1.f},
+      {{1, 2}, 40, 7000, 8, 4, {40, 7000}, 0.f}, // two query chunks
+  };
+  uint64_t seed = 60;
+  for (const Case &c : cases) {
+    auto shp = [&](int64_t a, int64_t b) {
+      std::vector<int64_t> s = c.lead;
+      s.push_back(a);
+      s.push_back(b);
+      return s;
+    };
+    Tensor Q = randomF(shp(c.Sq, c.D), seed++), K = randomF(shp(c.Sk, c.D), seed++),
+           V = randomF(shp(c.Sk, c.Dv), seed++);
+    bool hasMask = !(c.mask.size() == 1 && c.mask[0] == -1);
+    Tensor Mk = hasMask ? randomF(c.mask, seed++, 3.f) : Tensor();
+    float scale = c.scale == 0.f ? 1.f / std::sqrt(float(c.D)) : c.scale;
+    int64_t batch = numel(c.lead);
+    std::vector<int64_t> scoreShape = shp(c.Sq, c.Sk);
+    std::vector<float> want(batch * c.Sq * c.Dv);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < c.Sq; ++i) {
+        std::vector<double> s(c.Sk);
+        double m = -INFINITY, z = 0;
+        for (int64_t j = 0; j < c.Sk; ++j) {
+          double acc = 0;
+          for (int64_t d = 0; d < c.D; ++d)
+            acc += double(Q.f()[(b * c.Sq + i) * c.D + d]) * K.f()[(b * c.Sk + j) * c.D + d];
+          s[j] = acc * scale;
+          if (hasMask)
+            s[j] += Mk.f()[broadcastIndex(unravel((b * c.Sq + i) * c.Sk + j, scoreShape),
+                                          c.mask)];
+          m = std::max(m, s[j]);
+        }
+        for (double &v : s)
+          z += v = std::exp(v - m);
+        for (int64_t e = 0; e < c.Dv; ++e) {
+          double acc = 0;
+          for (int64_t j = 0; j < c.Sk; ++j)
+            acc += s[j] / z * V.f()[(b * c.Sk + j) * c.Dv + e];
+          want[(b * c.Sq + i) * c.Dv + e] = float(acc);
+        }
+      }
+    Attrs at;
+    if (c.scale != 0.f)
+      at.f("scale", c.scale);
+    Tensor O(ElementType::Float, shp(c.Sq, c.Dv));
+    EXPECT_OK(run("Attention", at, {&Q, &K, &V, hasMask ? &Mk : nullptr}, {&O}));
+    EXPECT_TRUE(near(O.floats(), want)) << "lead " << shapeToString(c.lead) << " mask "
+                                        << shapeToString(c.mask);
+  }
+  Tensor Q = randomF({2, 4, 8}, 1), K = randomF({3, 4, 8}, 2), O(ElementType::Float, {2, 4, 8});
+  EXPECT_INVALID(run("Attention", {}, {&Q, &K, &K}, {&O}), "leading dims");
+  Tensor K2 = randomF({2, 4, 8}, 2), Mk = randomF({3, 4}, 3);
+  EXPECT_INVALID(run("Attention", {}, {&Q, &K2, &K2, &Mk}, {&O}), "mask");
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+/// Element-wise copy through an index function, for any element size.
+Tensor refGather(ElementType type, const std::vector<int64_t> &outShape, const Tensor &X,
+                 const std::function<int64_t(const std::vector<int64_t> &)> &srcIndex) {
+  Tensor Y(type, outShape);
+  size_t e = elementSize(type);
+  for (int64_t i = 0; i < numel(outShape); ++i) {
+    int64_t s = srcIndex(unravel(i, outShape));
+    std::memcpy(Y.bytes.data() + i * e, X.bytes.data() + s * e, e);
+  }
+  return Y;
+}
+
+const ElementType kTypes[] = {ElementType::Float, ElementType::Int64, ElementType::UInt8,
+                              ElementType::Float16, ElementType::Int32};
+
+TEST(LibraryKernels, Transpose) {
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{3, 4}, {1, 0}},          {{2, 3, 4}, {0, 2, 1}},       {{2, 3, 4}, {2, 0, 1}},
+      {{2, 3, 4, 5}, {0, 2, 3, 1}}, {{2, 3, 4, 5}, {3, 1, 0, 2}}, {{2, 1, 4, 1}, {3, 2, 1, 0}},
+      {{5}, {0}},                 {{2, 3, 4}, {}},
+  };
+  for (ElementType type : kTypes)
+    for (auto &[shape, perm] : cases) {
+      Tensor X = iota(type, shape);
+      std::vector<int64_t> p = perm;
+      if (p.empty())
+        for (size_t i = shape.size(); i-- > 0;)
+          p.push_back(int64_t(i));
+      std::vector<int64_t> outShape;
+      for (int64_t a : p)
+        outShape.push_back(shape[a]);
+      Tensor want = refGather(type, outShape, X, [&](const std::vector<int64_t> &o) {
+        std::vector<int64_t> in(shape.size());
+        for (size_t i = 0; i < p.size(); ++i)
+          in[p[i]] = o[i];
+        return ravel(in, shape);
+      });
+      Tensor Y(type, outShape);
+      Attrs at;
+      if (!perm.empty())
+        at.is("perm", perm);
+      EXPECT_OK(run("Transpose", at, {&X}, {&Y}));
+      EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(shape) << " perm " << shapeToString(perm);
+    }
+  Tensor X = iota(ElementType::Float, {2, 3}), Y(ElementType::Float, {3, 2});
+  EXPECT_INVALID(run("Transpose", Attrs().is("perm", {0, 0}), {&X}, {&Y}), "permutation");
+  Tensor Yi(ElementType::Int64, {3, 2});
+  EXPECT_INVALID(run("Transpose", {}, {&X}, {&Yi}), "type");
+}
+
+TEST(LibraryKernels, ConcatAndSplit) {
+  for (ElementType type : {ElementType::Float, ElementType::Int64, ElementType::UInt8}) {
+    for (int64_t axis : {0, 1, 2, -1, -3}) {
+      std::vector<std::vector<int64_t>> shapes;
+      int64_t a = axis < 0 ? axis + 3 : axis;
+      std::vector<int64_t> sizes = {2, 0, 3, 1};
+      for (int64_t s : sizes) {
+        std::vector<int64_t> sh = {2, 3, 4};
+        sh[a] = s;
+        shapes.push_back(sh);
+      }
+      std::vector<Tensor> ins;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        ins.push_back(iota(type, shapes[i]));
+        std::vector<uint8_t> &raw = ins.back().bytes;
+        for (size_t k = 0; k < ins.back().payload(); ++k)
+          raw[k] = uint8_t(raw[k] + 40 * i);
+      }
+      std::vector<int64_t> outShape = {2, 3, 4};
+      outShape[a] = 6;
+      Tensor Y(type, outShape);
+      size_t e = elementSize(type);
+      Tensor want(type, outShape);
+      for (int64_t i = 0; i < numel(outShape); ++i) {
+        std::vector<int64_t> idx = unravel(i, outShape);
+        size_t which = 0;
+        while (idx[a] >= shapes[which][a]) {
+          idx[a] -= shapes[which][a];
+          ++which;
+        }
+        std::memcpy(want.bytes.data() + i * e,
+                    ins[which].bytes.data() + ravel(idx, shapes[which]) * e, e);
+      }
+      std::vector<const Tensor *> in;
+      for (Tensor &t : ins)
+        in.push_back(&t);
+      EXPECT_OK(run("Concat", Attrs().i("axis", axis), in, {&Y}));
+      EXPECT_EQ(Y.bytes, want.bytes) << "axis " << axis;
+
+      std::vector<Tensor> outs;
+      for (auto &sh : shapes)
+        outs.emplace_back(type, sh);
+      std::vector<Tensor *> out;
+      for (Tensor &t : outs)
+        out.push_back(&t);
+      EXPECT_OK(run("Split", Attrs().i("axis", axis), {&Y}, out));
+      for (size_t i = 0; i < outs.size(); ++i)
+        EXPECT_EQ(outs[i].bytes, ins[i].bytes) << "split axis " << axis << " part " << i;
+    }
+  }
+  Tensor A = iota(ElementType::Float, {2, 3}), B = iota(ElementType::Float, {3, 3}),
+         Y(ElementType::Float, {5, 4});
+  EXPECT_INVALID(run("Concat", Attrs().i("axis", 0), {&A, &B}, {&Y}), "does not fit");
+  Tensor P(ElementType::Float, {1, 3}), Q(ElementType::Float, {2, 3});
+  EXPECT_INVALID(run("Split", Attrs().i("axis", 0), {&A}, {&P, &Q}), "add up");
+}
+
+/// ONNX Slice on one axis, by the spec's definition.
+std::vector<int64_t> refSliceIndices(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  std::vector<int64_t> r;
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = std::max<int64_t>(0, std::min(start, dim));
+    end = std::max<int64_t>(0, std::min(end, dim));
+    for (int64_t i = start; i < end; i += step)
+      r.push_back(i);
+  } else {
+    start = std::max<int64_t>(0, std::min(start, dim - 1));
+    end = std::max<int64_t>(-1, std::min(end, dim - 1));
+    for (int64_t i = start; i > end; i += step)
+      r.push_back(i);
+  }
+  return r;
+}
+
+TEST(LibraryKernels, Slice) {
+  const int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  struct Case {
+    std::vector<int64_t> shape, starts, ends, axes, steps; // axes/steps {} = omitted
+  };
+  std::vector<Case> cases = {
+      {{10}, {2}, {7}, {}, {}},
+      {{10}, {-3}, {kMax}, {}, {}},
+      {{10}, {8}, {1}, {0}, {-2}},
+      {{10}, {kMax}, {kMin}, {0}, {-1}},
+      {{10}, {-1}, {-11}, {}, {-3}},
+      {{10}, {5}, {2}, {}, {}},
+      {{10}, {20}, {30}, {}, {}},
+      {{4, 5, 6}, {1, -1}, {3, 0}, {0, 2}, {1, -2}},
+      {{4, 5, 6}, {0, 0, 0}, {4, 5, 6}, {2, 1, 0}, {3, 2, 1}},
+      {{4, 5, 6}, {-100}, {100}, {-2}, {4}},
+      {{3, 4, 5, 2}, {2, 1}, {-4, 3}, {0, -2}, {-1, 1}},
+      {{3, 4}, {0}, {0}, {1}, {1}},
+  };
+  for (const Case &c : cases)
+    for (bool i32 : {false, true}) {
+      if (i32 && (c.starts[0] == kMax || c.ends[0] == kMax))
+        continue;
+      Tensor X = iota(ElementType::Int64, c.shape);
+      std::vector<int64_t> axes = c.axes, steps = c.steps;
+      if (axes.empty())
+        for (size_t i = 0; i < c.starts.size(); ++i)
+          axes.push_back(int64_t(i));
+      if (steps.empty())
+        steps.assign(c.starts.size(), 1);
+      std::vector<std::vector<int64_t>> picks(c.shape.size());
+      for (size_t d = 0; d < c.shape.size(); ++d)
+        for (int64_t i = 0; i < c.shape[d]; ++i)
+          picks[d].push_back(i);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + int64_t(c.shape.size()) : axes[i];
+        picks[a] = refSliceIndices(c.shape[a], c.starts[i], c.ends[i], steps[i]);
+      }
+      std::vector<int64_t> outShape;
+      for (auto &p : picks)
+        outShape.push_back(int64_t(p.size()));
+      Tensor want = refGather(ElementType::Int64, outShape, X, [&](const std::vector<int64_t> &o) {
+        std::vector<int64_t> in(o.size());
+        for (size_t d = 0; d < o.size(); ++d)
+          in[d] = picks[d][o[d]];
+        return ravel(in, c.shape);
+      });
+      auto mk = [&](const std::vector<int64_t> &v) {
+        if (!i32)
+          return I64(v);
+        std::vector<int32_t> w;
+        for (int64_t x : v)
+          w.push_back(int32_t(std::max<int64_t>(INT32_MIN, std::min<int64_t>(INT32_MAX, x))));
+        return I32(w);
+      };
+      Tensor S = mk(c.starts), E = mk(c.ends), A = mk(c.axes), St = mk(c.steps);
+      Tensor Y(ElementType::Int64, outShape);
+      EXPECT_OK(run("Slice", {},
+                    {&X, &S, &E, c.axes.empty() ? nullptr : &A, c.steps.empty() ? nullptr : &St},
+                    {&Y}));
+      EXPECT_EQ(Y.values<int64_t>(), want.values<int64_t>())
+          << shapeToString(c.shape) << " starts " << shapeToString(c.starts) << " i32 " << i32;
+    }
+  // Hand-computed: reversed with step -2.
+  Tensor X = F({6}, {0, 1, 2, 3, 4, 5}), Y(ElementType::Float, {3});
+  Tensor S = I64({-1}), E = I64({kMin}), A = I64({0}), St = I64({-2});
+  EXPECT_OK(run("Slice", {}, {&X, &S, &E, &A, &St}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {5, 3, 1}));
+  Tensor Z = I64({0});
+  EXPECT_INVALID(run("Slice", {}, {&X, &S, &E, &A, &Z}, {&Y}), "step 0");
+  Tensor Y2(ElementType::Float, {2});
+  EXPECT_INVALID(run("Slice", {}, {&X, &S, &E, &A, &St}, {&Y2}), "output shape");
+}
+
+TEST(LibraryKernels, Gather) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t axis;
+    std::vector<int64_t> idxShape, idx;
+  };
+  std::vector<Case> cases = {
+      {{5, 3}, 0, {4}, {0, 4, -1, -5}},
+      {{5, 3}, 1, {2, 2}, {2, -3, 0, 1}},
+      {{2, 3, 4}, -1, {3}, {3, -4, 1}},
+      {{2, 3, 4}, 1, {}, {-2}},
+      {{7}, 0, {2, 3}, {6, 5, 4, -1, -2, 0}},
+      {{4, 2}, 0, {0}, {}},
+  };
+  for (ElementType type : kTypes)
+    for (const Case &c : cases)
+      for (bool i32 : {false, true}) {
+        Tensor X = iota(type, c.shape);
+        Tensor I;
+        if (i32) {
+          I = Tensor(ElementType::Int32, c.idxShape);
+          for (size_t i = 0; i < c.idx.size(); ++i)
+            I.data<int32_t>()[i] = int32_t(c.idx[i]);
+        } else {
+          I = I64(c.idxShape, c.idx);
+        }
+        int64_t a = c.axis < 0 ? c.axis + int64_t(c.shape.size()) : c.axis;
+        std::vector<int64_t> outShape(c.shape.begin(), c.shape.begin() + a);
+        outShape.insert(outShape.end(), c.idxShape.begin(), c.idxShape.end());
+        outShape.insert(outShape.end(), c.shape.begin() + a + 1, c.shape.end());
+        Tensor want = refGather(type, outShape, X, [&](const std::vector<int64_t> &o) {
+          std::vector<int64_t> in(o.begin(), o.begin() + a);
+          std::vector<int64_t> ii(o.begin() + a, o.begin() + a + c.idxShape.size());
+          int64_t v = c.idx[ravel(ii, c.idxShape)];
+          in.push_back(v < 0 ? v + c.shape[a] : v);
+          in.insert(in.end(), o.begin() + a + c.idxShape.size(), o.end());
+          return ravel(in, c.shape);
+        });
+        Tensor Y(type, outShape);
+        EXPECT_OK(run("Gather", Attrs().i("axis", c.axis), {&X, &I}, {&Y}));
+        EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(c.shape) << " axis " << c.axis;
+      }
+  Tensor X = iota(ElementType::Float, {5, 3}), Y(ElementType::Float, {2, 3});
+  Tensor bad = I64({1, 5}), neg = I64({-6, 0});
+  EXPECT_INVALID(run("Gather", {}, {&X, &bad}, {&Y}), "index 5 is out of range");
+  EXPECT_INVALID(run("Gather", {}, {&X, &neg}, {&Y}), "index -6 is out of range");
+  Tensor fl = F({2}, {0, 1});
+  EXPECT_INVALID(run("Gather", {}, {&X, &fl}, {&Y}), "int32 or int64");
+}
+
+TEST(LibraryKernels, ExpandAndTile) {
+  struct Case {
+    std::vector<int64_t> in, shape;
+  };
+  std::vector<Case> cases = {
+      {{3, 1}, {2, 3, 4}}, {{1}, {5}}, {{2, 3}, {2, 3}}, {{4}, {3, 1, 4}},
+      {{2, 1, 3}, {1, 4, 1}}, {{1, 1}, {2, 1}}, {{3, 1, 1}, {3, 2, 5}},
+  };
+  for (ElementType type : kTypes)
+    for (const Case &c : cases) {
+      Tensor X = iota(type, c.in), S = I64(c.shape);
+      size_t r = std::max(c.in.size(), c.shape.size());
+      std::vector<int64_t> outShape(r);
+      for (size_t i = 0; i < r; ++i) {
+        int64_t a = i + c.in.size() >= r ? c.in[i + c.in.size() - r] : 1;
+        int64_t b = i + c.shape.size() >= r ? c.shape[i + c.shape.size() - r] : 1;
+        outShape[i] = std::max(a, b);
+      }
+      Tensor want = refGather(type, outShape, X, [&](const std::vector<int64_t> &o) {
+        return broadcastIndex(o, c.in);
+      });
+      Tensor Y(type, outShape);
+      EXPECT_OK(run("Expand", {}, {&X, &S}, {&Y}));
+      EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(c.in) << " -> " << shapeToString(c.shape);
+    }
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> tiles = {
+      {{3}, {2}}, {{2, 3}, {2, 2}}, {{2, 3}, {1, 3}}, {{2, 1, 3}, {2, 3, 1}}, {{2, 2}, {0, 2}},
+  };
+  for (ElementType type : kTypes)
+    for (auto &[in, rep] : tiles) {
+      Tensor X = iota(type, in), R = I64(rep);
+      std::vector<int64_t> outShape;
+      for (size_t i = 0; i < in.size(); ++i)
+        outShape.push_back(in[i] * rep[i]);
+      Tensor want = refGather(type, outShape, X, [&](const std::vector<int64_t> &o) {
+        std::vector<int64_t> ii(o.size());
+        for (size_t d = 0; d < o.size(); ++d)
+          ii[d] = o[d] % in[d];
+        return ravel(ii, in);
+      });
+      Tensor Y(type, outShape);
+      EXPECT_OK(run("Tile", {}, {&X, &R}, {&Y}));
+      EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(in) << " x " << shapeToString(rep);
+    }
+  Tensor X = iota(ElementType::Float, {2, 3}), S = I64({4, 3}), Y(ElementType::Float, {4, 3});
+  EXPECT_INVALID(run("Expand", {}, {&X, &S}, {&Y}), "broadcast");
+}
+
+TEST(LibraryKernels, Pad) {
+  struct Case {
+    std::vector<int64_t> shape, pads, axes; // axes {} = all
+    std::string mode;
+  };
+  std::vector<Case> cases = {
+      {{3, 4}, {1, 2, 2, 1}, {}, "constant"}, {{3, 4}, {1, 2, 2, 1}, {}, "reflect"},
+      {{3, 4}, {1, 2, 2, 1}, {}, "edge"},     {{3, 4}, {4, 5, 3, 6}, {}, "wrap"},
+      {{3, 4}, {2, 3, 2, 3}, {}, "reflect"},  {{3, 4}, {5, 7, 6, 4}, {}, "reflect"},
+      {{2, 3, 4}, {1, -1}, {-1}, "constant"}, {{2, 3, 4}, {-1, 0, 2, 0, 1, -2}, {}, "constant"},
+      {{2, 3, 4}, {2, 1, 1, 0}, {0, 2}, "edge"}, {{1, 5}, {0, 3, 0, 3}, {}, "reflect"},
+      {{4}, {0, 0}, {}, "reflect"},            {{1, 1}, {2, 2, 2, 2}, {}, "reflect"},
+  };
+  for (ElementType type : {ElementType::Float, ElementType::Int64, ElementType::UInt8})
+    for (const Case &c : cases) {
+      size_t r = c.shape.size();
+      std::vector<int64_t> axes = c.axes;
+      if (axes.empty())
+        for (size_t i = 0; i < r; ++i)
+          axes.push_back(int64_t(i));
+      std::vector<int64_t> b(r, 0), e(r, 0);
+      for (size_t i = 0; i < axes.size(); ++i) {
+        int64_t a = axes[i] < 0 ? axes[i] + int64_t(r) : axes[i];
+        b[a] = c.pads[i];
+        e[a] = c.pads[i + axes.size()];
+      }
+      std::vector<int64_t> outShape(r);
+      for (size_t i = 0; i < r; ++i)
+        outShape[i] = c.shape[i] + b[i] + e[i];
+      Tensor X = iota(type, c.shape);
+      // Append the constant as one extra element so refGather can point at it.
+      Tensor Xc = X;
+      size_t es = elementSize(type);
+      Xc.bytes.resize(size_t(numel(c.shape) + 1) * es);
+      std::memset(Xc.bytes.data() + numel(c.shape) * es, 0x5A, es);
+      Tensor CV(type, {});
+      std::memset(CV.bytes.data(), 0x5A, es);
+      Tensor want = refGather(type, outShape, Xc, [&](const std::vector<int64_t> &o) {
+        std::vector<int64_t> in(r);
+        for (size_t d = 0; d < r; ++d) {
+          int64_t i = o[d] - b[d], n = c.shape[d];
+          if (i < 0 || i >= n) {
+            if (c.mode == "constant")
+              return numel(c.shape);
+            if (c.mode == "edge")
+              i = i < 0 ? 0 : n - 1;
+            else if (c.mode == "wrap")
+              i = ((i % n) + n) % n;
+            else // reflect, by repeated mirroring
+              while (i < 0 || i >= n) {
+                if (n == 1) {
+                  i = 0;
+                  break;
+                }
+                i = i < 0 ? -i : 2 * (n - 1) - i;
+              }
+          }
+          in[d] = i;
+        }
+        return ravel(in, c.shape);
+      });
+      Tensor P = I64(c.pads), A = I64(c.axes), Y(type, outShape);
+      EXPECT_OK(run("Pad", Attrs().s("mode", c.mode),
+                    {&X, &P, c.mode == "constant" ? &CV : nullptr, c.axes.empty() ? nullptr : &A},
+                    {&Y}));
+      EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(c.shape) << " pads "
+                                     << shapeToString(c.pads) << " " << c.mode;
+    }
+  // Hand-computed reflect and default constant 0.
+  Tensor X = F({3}, {1, 2, 3}), P = I64({2, 2}), Y(ElementType::Float, {7});
+  EXPECT_OK(run("Pad", Attrs().s("mode", "reflect"), {&X, &P}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {3, 2, 1, 2, 3, 2, 1}));
+  EXPECT_OK(run("Pad", {}, {&X, &P}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {0, 0, 1, 2, 3, 0, 0}));
+  EXPECT_INVALID(run("Pad", Attrs().s("mode", "mirror"), {&X, &P}, {&Y}), "mode");
+  Tensor Y6(ElementType::Float, {6});
+  EXPECT_INVALID(run("Pad", {}, {&X, &P}, {&Y6}), "output shape");
+}
+
+/// ONNX Resize (nearest) for one output coordinate, in double as the spec
+/// writes it, then rounded and clamped.
+int64_t refNearest(int64_t x, int64_t in, int64_t out, double scale, const std::string &ctm,
+                   const std::string &nm) {
+  double o;
+  if (ctm == "half_pixel")
+    o = (x + 0.5) / scale - 0.5;
+  else if (ctm == "asymmetric")
+    o = x / scale;
+  else if (ctm == "pytorch_half_pixel")
+    o = out > 1 ? (x + 0.5) / scale - 0.5 : 0;
+  else if (ctm == "tf_half_pixel_for_nn")
+    o = (x + 0.5) / scale;
+  else
+    o = out == 1 ? 0 : double(x) * (in - 1) / (out - 1);
+  int64_t i;
+  if (nm == "floor")
+    i = int64_t(std::floor(o));
+  else if (nm == "ceil")
+    i = int64_t(std::ceil(o));
+  else if (o - std::floor(o) == 0.5)
+    i = int64_t(nm == "round_prefer_floor" ? std::floor(o) : std::ceil(o));
+  else
+    i = int64_t(std::round(o));
+  return std::max<int64_t>(0, std::min(i, in - 1));
+}
+
+TEST(LibraryKernels, ResizeNearest) {
+  const char *ctms[] = {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+                        "tf_half_pixel_for_nn"};
+  const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  struct Case {
+    std::vector<int64_t> in;
+    std::vector<float> scales;  // {} = use sizes
+    std::vector<int64_t> sizes; // {} = use scales
+  };
+  std::vector<Case> cases = {
+      {{1, 2, 3, 4}, {1, 1, 2, 2}, {}},      {{1, 1, 4, 6}, {1, 1, 0.5f, 0.5f}, {}},
+      {{2, 1, 3, 5}, {1, 1, 3, 1.5f}, {}},   {{1, 1, 5, 4}, {}, {1, 1, 7, 3}},
+      {{1, 1, 6, 6}, {}, {1, 1, 1, 4}},      {{3, 4}, {}, {5, 2}},
+      {{2, 3, 4}, {1, 2.5f, 0.75f}, {}},     {{1, 2, 2, 3, 2}, {1, 1, 2, 1, 3}, {}},
+  };
+  for (const Case &c : cases)
+    for (const char *ctm : ctms)
+      for (const char *nm : nms) {
+        size_t r = c.in.size();
+        std::vector<int64_t> out(r);
+        std::vector<double> scale(r);
+        for (size_t d = 0; d < r; ++d) {
+          if (c.sizes.empty()) {
+            out[d] = int64_t(std::floor(c.in[d] * double(c.scales[d])));
+            scale[d] = c.scales[d];
+          } else {
+            out[d] = c.sizes[d];
+            scale[d] = double(out[d]) / c.in[d];
+          }
+        }
+        Tensor X = iota(ElementType::Float, c.in);
+        Tensor want = refGather(ElementType::Float, out, X, [&](const std::vector<int64_t> &o) {
+          std::vector<int64_t> in(r);
+          for (size_t d = 0; d < r; ++d)
+            in[d] = refNearest(o[d], c.in[d], out[d], scale[d], ctm, nm);
+          return ravel(in, c.in);
+        });
+        Tensor S(ElementType::Float, {int64_t(c.scales.size())});
+        std::copy(c.scales.begin(), c.scales.end(), S.f());
+        Tensor Z = I64(c.sizes), Y(ElementType::Float, out);
+        Attrs at = Attrs().s("mode", "nearest").s("coordinate_transformation_mode", ctm).s(
+            "nearest_mode", nm);
+        EXPECT_OK(run("Resize", at,
+                      {&X, nullptr, c.scales.empty() ? nullptr : &S,
+                       c.sizes.empty() ? nullptr : &Z},
+                      {&Y}));
+        EXPECT_EQ(Y.floats(), want.floats())
+            << shapeToString(c.in) << " -> " << shapeToString(out) << " " << ctm << " " << nm;
+      }
+  // Hand-computed: 2x upsampling of [a b] with the defaults (half_pixel,
+  // round_prefer_floor): x=1 maps to 0.25 -> 0, x=2 to 0.75 -> 1.
+  Tensor X = F({1, 1, 1, 2}, {10, 20}), S = F({4}, {1, 1, 1, 2}), Y(ElementType::Float, {1, 1, 1, 4});
+  EXPECT_OK(run("Resize", Attrs().s("mode", "nearest"), {&X, nullptr, &S}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {10, 10, 20, 20}));
+  // asymmetric + round_prefer_ceil on 3 -> 6: x/2 = 0,0.5,1,1.5,2,2.5 -> 0,1,1,2,2,3->2.
+  Tensor X3 = F({3}, {1, 2, 3}), S3 = F({1}, {2}), Y6(ElementType::Float, {6});
+  EXPECT_OK(run("Resize",
+                Attrs().s("coordinate_transformation_mode", "asymmetric")
+                    .s("nearest_mode", "round_prefer_ceil"),
+                {&X3, nullptr, &S3}, {&Y6}));
+  EXPECT_TRUE(near(Y6.floats(), {1, 2, 2, 3, 3, 3}));
+  // Integer data moves as bytes; axes picks the scaled dims.
+  Tensor Xi = iota(ElementType::Int64, {2, 3}), Sa = F({1}, {2}), Yi(ElementType::Int64, {2, 6});
+  EXPECT_OK(run("Resize", Attrs().is("axes", {1}).s("coordinate_transformation_mode", "asymmetric")
+                              .s("nearest_mode", "floor"),
+                {&Xi, nullptr, &Sa}, {&Yi}));
+  std::vector<int64_t> xi = Xi.values<int64_t>(), yi = Yi.values<int64_t>();
+  for (int64_t i = 0; i < 12; ++i)
+    EXPECT_EQ(yi[i], xi[(i / 6) * 3 + (i % 6) / 2]);
+  EXPECT_INVALID(run("Resize", Attrs().s("mode", "linear"), {&X, nullptr, &S}, {&Y}), "nearest");
+  EXPECT_INVALID(run("Resize", Attrs().s("coordinate_transformation_mode", "tf_crop_and_resize"),
+                     {&X, nullptr, &S}, {&Y}),
+                 "coordinate_transformation_mode");
+  Tensor Ybad(ElementType::Float, {1, 1, 1, 3});
+  EXPECT_INVALID(run("Resize", {}, {&X, nullptr, &S}, {&Ybad}), "output shape");
+}
+
+TEST(LibraryKernels, CopyShapeDepthSpace) {
+  Tensor X = iota(ElementType::Int32, {2, 3, 4}), Y(ElementType::Int32, {6, 4});
+  EXPECT_OK(run("Copy", {}, {&X}, {&Y}));
+  EXPECT_EQ(Y.bytes, X.bytes);
+  Tensor Yb(ElementType::Int32, {5, 4});
+  EXPECT_INVALID(run("Copy", {}, {&X}, {&Yb}), "size");
+
+  Tensor S3(ElementType::Int64, {3}), S1(ElementType::Int64, {1}), S2(ElementType::Int64, {2}),
+      S0(ElementType::Int64, {0});
+  EXPECT_OK(run("Shape", {}, {&X}, {&S3}));
+  EXPECT_EQ(S3.values<int64_t>(), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_OK(run("Shape", Attrs().i("start", -1), {&X}, {&S1}));
+  EXPECT_EQ(S1.values<int64_t>(), (std::vector<int64_t>{4}));
+  EXPECT_OK(run("Shape", Attrs().i("start", -10).i("end", 2), {&X}, {&S2}));
+  EXPECT_EQ(S2.values<int64_t>(), (std::vector<int64_t>{2, 3}));
+  EXPECT_OK(run("Shape", Attrs().i("start", 2).i("end", 1), {&X}, {&S0}));
+  EXPECT_INVALID(run("Shape", {}, {&X}, {&S2}), "output shape");
+
+  for (int64_t b : {2, 3})
+    for (std::string mode : {"DCR", "CRD"}) {
+      int64_t N = 2, c = 3, H = 2, W = 3;
+      Tensor In = iota(ElementType::Float, {N, c * b * b, H, W});
+      std::vector<int64_t> os = {N, c, H * b, W * b};
+      Tensor want = refGather(ElementType::Float, os, In, [&](const std::vector<int64_t> &o) {
+        int64_t b1 = o[2] % b, b2 = o[3] % b;
+        int64_t ch = mode == "DCR" ? (b1 * b + b2) * c + o[1] : o[1] * b * b + b1 * b + b2;
+        return ravel({o[0], ch, o[2] / b, o[3] / b}, In.shape);
+      });
+      Tensor Out(ElementType::Float, os);
+      EXPECT_OK(run("DepthToSpace", Attrs().i("blocksize", b).s("mode", mode), {&In}, {&Out}));
+      EXPECT_EQ(Out.floats(), want.floats()) << "D2S b " << b << " " << mode;
+      if (mode == "DCR") {
+        Tensor Back(ElementType::Float, In.shape);
+        EXPECT_OK(run("SpaceToDepth", Attrs().i("blocksize", b), {&Out}, {&Back}));
+        EXPECT_EQ(Back.floats(), In.floats()) << "S2D b " << b;
+      }
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+double refReduce(const std::string &op, const std::vector<double> &v) {
+  double a;
+  if (op == "ReduceMax") {
+    a = -INFINITY;
+    for (double x : v)
+      a = std::max(a, x);
+  } else if (op == "ReduceMin") {
+    a = INFINITY;
+    for (double x : v)
+      a = std::min(a, x);
+  } else if (op == "ReduceProd") {
+    a = 1;
+    for (double x : v)
+      a *= x;
+  } else if (op == "ReduceLogSumExp") {
+    a = 0;
+    for (double x : v)
+      a += std::exp(x);
+    a = std::log(a);
+  } else {
+    a = 0;
+    for (double x : v)
+      a += op == "ReduceL1" ? std::fabs(x) : op == "ReduceL2" || op == "ReduceSumSquare" ? x * x : x;
+    if (op == "ReduceMean")
+      a /= double(v.size());
+    if (op == "ReduceL2")
+      a = std::sqrt(a);
+  }
+  return a;
+}
+
+TEST(LibraryKernels, Reductions) {
+  const char *ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
+                       "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"};
+  struct Case {
+    std::vector<int64_t> shape, axes;
+  };
+  std::vector<Case> cases = {
+      {{3, 4}, {1}},      {{3, 4}, {0}},          {{3, 4}, {}},         {{2, 3, 4}, {0, 2}},
+      {{2, 3, 4}, {-2}},  {{2, 3, 4, 5}, {1, 3}}, {{2, 1, 4}, {1}},     {{2, 3, 4}, {2, 1, 0}},
+      {{5, 37}, {1}},     {{37, 5}, {0}},         {{2, 3, 1, 4}, {0, 1}}, {{6}, {0}},
+  };
+  for (const char *op : ops)
+    for (const Case &c : cases)
+      for (bool keep : {true, false})
+        for (bool viaInput : {true, false}) {
+          Tensor X = randomF(c.shape, 9, 1.5f);
+          size_t r = c.shape.size();
+          std::vector<bool> red(r, c.axes.empty());
+          for (int64_t a : c.axes)
+            red[a < 0 ? a + r : a] = true;
+          std::vector<int64_t> keptShape, outShape;
+          for (size_t d = 0; d < r; ++d) {
+            keptShape.push_back(red[d] ? 1 : c.shape[d]);
+            if (!red[d] || keep)
+              outShape.push_back(red[d] ? 1 : c.shape[d]);
+          }
+          std::vector<std::vector<double>> groups(numel(keptShape));
+          for (int64_t i = 0; i < numel(c.shape); ++i) {
+            std::vector<int64_t> idx = unravel(i, c.shape);
+            for (size_t d = 0; d < r; ++d)
+              if (red[d])
+                idx[d] = 0;
+            groups[ravel(idx, keptShape)].push_back(X.f()[i]);
+          }
+          std::vector<float> want;
+          for (auto &g : groups)
+            want.push_back(float(refReduce(op, g)));
+          Tensor A = I64(c.axes), Y(ElementType::Float, outShape);
+          Attrs at = Attrs().i("keepdims", keep);
+          if (!viaInput && !c.axes.empty())
+            at.is("axes", c.axes);
+          EXPECT_OK(run(op, at, {&X, viaInput && !c.axes.empty() ? &A : nullptr}, {&Y}));
+          EXPECT_TRUE(near(Y.floats(), want, 2e-5f))
+              << op << " " << shapeToString(c.shape) << " axes " << shapeToString(c.axes)
+              << " keep " << keep;
+        }
+  // noop_with_empty_axes: each element reduced alone.
+  Tensor X = F({2, 2}, {-1, 2, -3, 4}), Y(ElementType::Float, {2, 2});
+  EXPECT_OK(run("ReduceSum", Attrs().i("noop_with_empty_axes", 1), {&X}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {-1, 2, -3, 4}));
+  EXPECT_OK(run("ReduceSumSquare", Attrs().i("noop_with_empty_axes", 1), {&X}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {1, 4, 9, 16}));
+  EXPECT_OK(run("ReduceL2", Attrs().i("noop_with_empty_axes", 1), {&X}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), {1, 2, 3, 4}));
+  // LogSumExp stays finite for large inputs.
+  Tensor L = F({2}, {1000, 1000}), L1(ElementType::Float, {});
+  EXPECT_OK(run("ReduceLogSumExp", Attrs().i("keepdims", 0), {&L}, {&L1}));
+  EXPECT_NEAR(L1.f()[0], 1000.f + std::log(2.f), 1e-3);
+  Tensor Yb(ElementType::Float, {2});
+  EXPECT_INVALID(run("ReduceSum", Attrs().is("axes", {1}), {&X}, {&Yb}), "output shape");
+  EXPECT_INVALID(run("ReduceSum", Attrs().is("axes", {1, -1}), {&X}, {&Y}), "repeated");
+  Tensor Xi = iota(ElementType::Int64, {2, 2});
+  EXPECT_INVALID(run("ReduceSum", {}, {&Xi}, {&Y}), "float32");
+}
+
+TEST(LibraryKernels, ArgMaxArgMin) {
+  struct Case {
+    std::vector<int64_t> shape;
+    int64_t axis;
+  };
+  std::vector<Case> cases = {{{7}, 0}, {{3, 5}, 1}, {{3, 5}, 0}, {{2, 3, 4}, 1}, {{2, 3, 4}, -1},
+                             {{4, 1, 3}, 1}};
+  for (bool isMax : {true, false})
+    for (const Case &c : cases)
+      for (bool keep : {true, false})
+        for (bool last : {false, true}) {
+          // Few distinct values so ties are common.
+          Tensor X(ElementType::Float, c.shape);
+          Rng rng(3);
+          for (int64_t i = 0; i < numel(c.shape); ++i)
+            X.f()[i] = std::floor(rng.next() * 2.f);
+          int64_t a = c.axis < 0 ? c.axis + int64_t(c.shape.size()) : c.axis;
+          std::vector<int64_t> kept = c.shape;
+          kept[a] = 1;
+          std::vector<int64_t> outShape = kept;
+          if (!keep)
+            outShape.erase(outShape.begin() + a);
+          std::vector<int64_t> want(numel(kept));
+          for (int64_t o = 0; o < numel(kept); ++o) {
+            std::vector<int64_t> idx = unravel(o, kept);
+            int64_t best = 0;
+            for (int64_t i = 0; i < c.shape[a]; ++i) {
+              idx[a] = i;
+              float v = X.f()[ravel(idx, c.shape)];
+              idx[a] = best;
+              float b = X.f()[ravel(idx, c.shape)];
+              bool better = isMax ? (v > b || (last && v == b)) : (v < b || (last && v == b));
+              if (i == 0 || better)
+                best = i;
+            }
+            want[o] = best;
+          }
+          Tensor Y(ElementType::Int64, outShape);
+          EXPECT_OK(run(isMax ? "ArgMax" : "ArgMin",
+                        Attrs().i("axis", c.axis).i("keepdims", keep).i("select_last_index", last),
+                        {&X}, {&Y}));
+          EXPECT_EQ(Y.values<int64_t>(), want)
+              << (isMax ? "ArgMax " : "ArgMin ") << shapeToString(c.shape) << " axis " << c.axis
+              << " last " << last;
+        }
+  Tensor X = randomF({2, 3}, 1), Y(ElementType::Float, {2});
+  EXPECT_INVALID(run("ArgMax", Attrs().i("axis", 1).i("keepdims", 0), {&X}, {&Y}), "int64");
+}
+
+} // namespace

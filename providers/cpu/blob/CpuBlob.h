@@ -1,0 +1,65 @@
+//===- CpuBlob.h - the CPU EP's EPContext blob ------------------*- C++ -*-===//
+//
+// The CPU EP's blob is the generic envelope (runtime/support/BlobContainer.h)
+// with three sections, each 64-byte aligned relative to the blob's start:
+//   "META"  the execution plan, a FlatBuffer (CpuPlan.fbs, identifier "OCPU")
+//   "CODE"  an ELF shared object with the generated kernels
+//   "WGHT"  the packed weights (may be empty)
+// openCpuBlob() verifies everything the executor relies on before it hands out
+// a pointer, so the executor can index buffers and read weights unchecked.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CPU_BLOB_CPUBLOB_H
+#define ORTC_PROVIDERS_CPU_BLOB_CPUBLOB_H
+
+#include "providers/cpu/blob/CpuPlan_generated.h"
+#include "runtime/ep/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ortc::cpu {
+
+/// The meaning of the plan's tables; bump it when a reader of the old version
+/// would misread a new plan (see blob/README.md).
+constexpr uint32_t kCpuPlanFormatVersion = 1;
+constexpr const char *kCpuEpName = "cpu_ep";
+
+constexpr const char *kCpuMetaSection = "META";
+constexpr const char *kCpuCodeSection = "CODE";
+constexpr const char *kCpuWeightsSection = "WGHT";
+/// Alignment of every section, and of every weight inside WGHT.
+constexpr uint32_t kCpuBlobAlignment = 64;
+
+/// Serializes `plan` and lays out the blob. Refuses a plan that openCpuBlob
+/// would refuse for its contents (everything but the host checks), so that a
+/// compiler bug fails at compile time rather than at load time.
+Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
+                                       const char *weights, size_t weightsSize);
+
+/// A verified blob; every pointer points into the caller's bytes.
+struct CpuBlobView {
+  const fb::Plan *plan = nullptr;
+  const char *code = nullptr;
+  size_t codeSize = 0;
+  const char *weights = nullptr; // 64-byte aligned relative to the blob's start
+  size_t weightsSize = 0;
+};
+
+/// Verifies `size` bytes at `data` (8-byte aligned: FlatBuffers reads scalars
+/// in place) and opens them. `what` names the blob in errors. The host checks
+/// compare the plan's hardware_architecture ("x86_64+avx2+fma") with
+/// `hostArchitecture` ("x86_64") and require every cpu_features entry to be
+/// in `hostCpuFeatures`. Returns Unsupported for a blob this build or host
+/// cannot run (versions, architecture, features) and InvalidArgument for one
+/// that is corrupt or inconsistent; each error is one line.
+Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string &what,
+                                const std::string &hostArchitecture,
+                                const std::vector<std::string> &hostCpuFeatures);
+
+} // namespace ortc::cpu
+
+#endif // ORTC_PROVIDERS_CPU_BLOB_CPUBLOB_H

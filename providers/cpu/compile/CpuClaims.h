@@ -1,0 +1,38 @@
+//===- CpuClaims.h - what the CPU EP runs, and how --------------*- C++ -*-===//
+//
+// One place answers both "does cpu_ep take this node?" (supportsOp) and "how
+// does it run it?" (the plan builder), so the two cannot drift apart: every
+// node matchCpuOp accepts has a class other than Unsupported, and the class's
+// code path accepts everything matchCpuOp let through.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CPU_COMPILE_CPUCLAIMS_H
+#define ORTC_PROVIDERS_CPU_COMPILE_CPUCLAIMS_H
+
+#include "compiler/EP/CompileEp.h"
+
+#include <string>
+
+namespace ortc::cpu {
+
+enum class CpuOpClass {
+  Unsupported,
+  Elementwise, // fused into a generated kernel
+  View,        // shares its input's bytes (Reshape, Flatten, Squeeze, ...)
+  Library,     // a call into kernels/ (KernelApi.h)
+};
+
+/// How the CPU EP runs `op` (an op it claimed).
+CpuOpClass classifyCpuOp(mlir::Operation *op);
+
+/// The library kernel name for a Library op ("Conv", "LayerNormalization").
+std::string libraryKernelFor(mlir::Operation *op);
+
+/// The CPU EP's answer for one node: supported with a cost, or a decline that
+/// names what was rejected and what is accepted.
+KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName);
+
+} // namespace ortc::cpu
+
+#endif // ORTC_PROVIDERS_CPU_COMPILE_CPUCLAIMS_H

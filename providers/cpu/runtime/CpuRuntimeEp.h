@@ -1,0 +1,42 @@
+//===- CpuRuntimeEp.h - the runtime half of the CPU EP ----------*- C++ -*-===//
+//
+// Host memory, memcpy transfers, and load_context for the blobs the CPU EP's
+// compile half writes (context source key "ortc_cpu"). No LLVM: generated
+// code arrives as a shared object inside the blob.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CPU_RUNTIME_CPURUNTIMEEP_H
+#define ORTC_PROVIDERS_CPU_RUNTIME_CPURUNTIMEEP_H
+
+#include "runtime/ep/RuntimeEp.h"
+
+namespace ortc::cpu {
+
+/// The EPContext `source` of CPU EP blobs.
+constexpr const char *kCpuContextSource = "ortc_cpu";
+
+class CpuRuntimeEp final : public RuntimeEp {
+public:
+  CpuRuntimeEp();
+  const EpIdentity &identity() const override { return identity_; }
+  Status initialize(const EpConfig &config) override { return Status::ok(); }
+  Status shutdown() override { return Status::ok(); }
+
+  Result<DeviceBuffer> allocate(size_t size, size_t alignment) override;
+  Status deallocate(DeviceBuffer &&buffer) override;
+  Status copy(const DeviceBuffer &src, DeviceBuffer &dst, size_t size) override;
+  Result<std::unique_ptr<Fence>> copyAsync(const DeviceBuffer &src, DeviceBuffer &dst,
+                                           size_t size) override;
+  Status sync() override { return Status::ok(); }
+
+  std::vector<std::string> contextSourceKeys() const override { return {kCpuContextSource}; }
+  Result<std::unique_ptr<LoadedPartition>> loadContext(const EpContextView &context) override;
+
+private:
+  EpIdentity identity_;
+};
+
+} // namespace ortc::cpu
+
+#endif // ORTC_PROVIDERS_CPU_RUNTIME_CPURUNTIMEEP_H

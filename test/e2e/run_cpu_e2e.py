@@ -1,0 +1,104 @@
+"""End to end on the CPU EP: build each benchmark-family model, compile it with
+`ortc compile`, run the EPContext model with `ortc run` at two batch sizes, and
+compare every output with onnxruntime's CPU EP on the original model.
+
+Usage: run_cpu_e2e.py --ortc build/tools/ortc/ortc [--work DIR] [--family NAME ...]
+Exit status 1 on any mismatch or failure; the table says which.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+sys.path.insert(0, os.path.dirname(__file__))
+import cpu_models  # noqa: E402
+
+# fp32 with different summation orders and erf/tanh/exp implementations.
+RTOL = 1e-4
+ATOL = 1e-4
+
+
+def run(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {result.returncode}: "
+                           f"{result.stderr.strip()}")
+    return result
+
+
+def check_family(name, ortc, work, embed):
+    rng = np.random.default_rng(1234)
+    model, feeds_for = cpu_models.FAMILIES[name](rng)
+    folder = os.path.join(work, f"{name}_{'embed' if embed else 'sidecar'}")
+    os.makedirs(folder, exist_ok=True)
+    model_path = os.path.join(folder, f"{name}.onnx")
+    onnx.save(model, model_path)
+    ctx_path = os.path.join(folder, f"{name}_ctx.onnx")
+    run([ortc, "compile", model_path, "-o", ctx_path, "--embed" if embed else "--no-embed"])
+    compiled = onnx.load(ctx_path, load_external_data=False)
+    onnx.checker.check_model(compiled)
+    ops = {node.op_type for node in compiled.graph.node}
+    if ops != {"EPContext"}:
+        raise RuntimeError(f"{ctx_path} holds {sorted(ops)}, expected only EPContext nodes")
+
+    session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    output_names = [o.name for o in session.get_outputs()]
+    rows = []
+    for batch in (1, 3):
+        feeds = feeds_for(batch, rng)
+        expected = session.run(None, feeds)
+        run_dir = os.path.join(folder, f"batch{batch}")
+        os.makedirs(run_dir, exist_ok=True)
+        cmd = [ortc, "run", ctx_path, "--output-dir", run_dir]
+        for input_name, array in feeds.items():
+            path = os.path.join(run_dir, f"in_{input_name}.npy")
+            np.save(path, array)
+            cmd += ["--input", f"{input_name}={path}"]
+        run(cmd)
+        for output_name, want in zip(output_names, expected):
+            got = np.load(os.path.join(run_dir, f"{output_name}.npy"))
+            ok = got.shape == want.shape and got.dtype == want.dtype
+            err = float(np.max(np.abs(got.astype(np.float64) - want))) if ok and got.size else 0.0
+            if ok:
+                ok = bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
+            rows.append((name, "embed" if embed else "sidecar", batch, output_name,
+                         f"{got.dtype}{list(got.shape)}", err, ok))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ortc", required=True)
+    parser.add_argument("--work", default=None)
+    parser.add_argument("--family", action="append", choices=sorted(cpu_models.FAMILIES))
+    args = parser.parse_args()
+    families = args.family or sorted(cpu_models.FAMILIES)
+    work = args.work or tempfile.mkdtemp(prefix="ortc_e2e_")
+
+    failures = 0
+    print(f"{'family':12} {'blob':8} {'batch':5} {'output':10} {'result':18} "
+          f"{'max |err|':>10}  ok")
+    for family in families:
+        for embed in (True, False):
+            try:
+                rows = check_family(family, args.ortc, work, embed)
+            except Exception as error:  # report and go on to the next family
+                print(f"{family:12} {'embed' if embed else 'sidecar':8} FAILED: {error}")
+                failures += 1
+                continue
+            for fam, blob, batch, out, shape, err, ok in rows:
+                print(f"{fam:12} {blob:8} {batch:5} {out:10} {shape:18} {err:10.2e}  "
+                      f"{'yes' if ok else 'NO'}")
+                failures += 0 if ok else 1
+    print(f"{failures} failure(s); tolerance rtol={RTOL} atol={ATOL}; work dir {work}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
