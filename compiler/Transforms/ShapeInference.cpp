@@ -12,6 +12,7 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/FunctionTypes.h"
+#include "compiler/Transforms/HostTensor.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
 #include "dialects/onnx/OnnxDialect.h"
 
@@ -21,6 +22,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
 #include <functional>
 
 namespace ortc {
@@ -525,6 +527,40 @@ FailureOr<Proposal> inferGlobalPool(Operation *op) {
   return p;
 }
 
+// Resize-13+: X, roi, scales, sizes. Output dims are `sizes`, or
+// floor(dim * scale); a dynamic dim stays dynamic unless sizes pins it.
+// With Resize-18's axes attribute or a keep_aspect_ratio_policy other than
+// stretch the shape stays unknown.
+FailureOr<Proposal> inferResize(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto x = shapeOf(op->getOperand(0));
+  if (!x || op->getNumOperands() < 3 || op->getAttr("axes") ||
+      (op->getAttrOfType<StringAttr>("keep_aspect_ratio_policy") &&
+       op->getAttrOfType<StringAttr>("keep_aspect_ratio_policy").getValue() != "stretch"))
+    return unknownShape(p, elem);
+  SmallVector<int64_t> out;
+  if (op->getNumOperands() > 3 && !isAbsent(op->getOperand(3))) {
+    auto sizes = ortc::getConstantIntValues(op->getOperand(3));
+    if (!sizes || sizes->size() != x->size())
+      return unknownShape(p, elem);
+    out.assign(sizes->begin(), sizes->end());
+  } else {
+    std::optional<ortc::HostTensor> scales = ortc::readHostTensor(op->getOperand(2), 16);
+    if (!scales || scales->numElements() != int64_t(x->size()))
+      return unknownShape(p, elem);
+    for (size_t i = 0; i < x->size(); ++i) {
+      double scale = scales->floatAt(i);
+      if (!(scale > 0))
+        return unknownShape(p, elem);
+      int64_t d = (*x)[i];
+      out.push_back(d == kDyn ? kDyn : int64_t(std::floor(double(d) * scale)));
+    }
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
 FailureOr<Proposal> inferReduce(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
@@ -815,6 +851,7 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
         "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
     fns[std::string("onnx.") + name] = inferReduce;
   fns["onnx.Gather"] = inferGather;
+  fns["onnx.Resize"] = inferResize;
   fns["onnx.Split"] = inferSplit;
   fns["onnx.Slice"] = inferSlice;
   fns["onnx.Pad"] = inferPad;

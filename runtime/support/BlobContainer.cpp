@@ -29,9 +29,7 @@ uint32_t readU32(const char *p) {
   return uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
 }
 
-uint64_t readU64(const char *p) {
-  return uint64_t(readU32(p)) | uint64_t(readU32(p + 4)) << 32;
-}
+uint64_t readU64(const char *p) { return uint64_t(readU32(p)) | uint64_t(readU32(p + 4)) << 32; }
 
 void writeU32(char *p, uint32_t v) {
   unsigned char b[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
@@ -114,8 +112,8 @@ Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
       return invalid(what, name + " '" + s.tag + "': alignment " + std::to_string(s.alignment) +
                                " is not a power of two up to 4096");
     if (s.size && !s.data)
-      return invalid(what, name + " '" + s.tag + "': " + std::to_string(s.size) +
-                               " bytes but no data");
+      return invalid(what,
+                     name + " '" + s.tag + "': " + std::to_string(s.size) + " bytes but no data");
     uint64_t offset = (cursor + s.alignment - 1) & ~uint64_t(s.alignment - 1);
     if (offset < cursor || s.size > SIZE_MAX - offset)
       return invalid(what, name + " '" + s.tag + "': the blob would exceed the address space");
@@ -200,8 +198,7 @@ Result<BlobView> openBlob(const char *data, size_t size, const std::string &what
                                " data area");
     if (offset % alignment != 0)
       return invalid(what, name + ": offset " + std::to_string(offset) +
-                               " is not a multiple of its alignment " +
-                               std::to_string(alignment));
+                               " is not a multiple of its alignment " + std::to_string(alignment));
     BlobSection section;
     section.tag.assign(entry, 4);
     section.alignment = alignment;
@@ -219,8 +216,8 @@ Result<BlobView> openBlob(const char *data, size_t size, const std::string &what
   for (size_t i = 1; i < tags.size(); ++i)
     if (tags[i].first == tags[i - 1].first)
       return invalid(what, "sections " + std::to_string(tags[i - 1].second) + " and " +
-                               std::to_string(tags[i].second) + " share the tag '" +
-                               tags[i].first + "'");
+                               std::to_string(tags[i].second) + " share the tag '" + tags[i].first +
+                               "'");
   std::sort(ranges.begin(), ranges.end(),
             [](const Range &a, const Range &b) { return a.begin < b.begin; });
   for (size_t i = 1; i < ranges.size(); ++i)

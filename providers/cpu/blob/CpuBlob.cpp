@@ -54,6 +54,10 @@ std::string shapeText(const flatbuffers::Vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i)
       text += ",";
+    if (i == 16) { // a hostile rank must not make a huge message
+      text += "...";
+      break;
+    }
     int64_t d = shape[i];
     text += d == -1 ? std::string("?") : std::to_string(d);
   }
@@ -95,7 +99,8 @@ Status overBudget(const std::string &what) {
 // The verifier checks a vector's length word, not its elements' alignment;
 // 8-byte elements are read in place.
 template <typename T> bool elementsAligned(const flatbuffers::Vector<T> &v) {
-  return reinterpret_cast<uintptr_t>(v.data()) % alignof(T) == 0;
+  // An empty vector is never read, and FlatBuffers does not pad its data.
+  return v.size() == 0 || reinterpret_cast<uintptr_t>(v.data()) % alignof(T) == 0;
 }
 
 /// Checks a shape's dims and element type; on success `bytes` is its size
@@ -119,8 +124,8 @@ Status checkTensor(const std::string &what, const std::string &name, int32_t typ
                                " (dims are >= 0, or -1 for the batch)");
     if (d == -1) {
       if (batched)
-        return invalid(what, name + ": shape " + shapeText(shape) +
-                                 " has more than one batch dim (-1)");
+        return invalid(what,
+                       name + ": shape " + shapeText(shape) + " has more than one batch dim (-1)");
       batched = true;
       continue;
     }
@@ -150,8 +155,7 @@ Status checkMeta(const char *meta, size_t metaSize, const std::string &what,
   if (plan->format_version() != kCpuPlanFormatVersion)
     return unsupported(what, "plan format_version " + std::to_string(plan->format_version()) +
                                  " is not supported (this build reads " +
-                                 std::to_string(kCpuPlanFormatVersion) +
-                                 "); recompile the model");
+                                 std::to_string(kCpuPlanFormatVersion) + "); recompile the model");
   if (plan->kernel_abi() != kCpuKernelAbi)
     return unsupported(what, "kernel_abi " + std::to_string(plan->kernel_abi()) +
                                  " is not supported (this build's kernels are ABI " +
@@ -169,8 +173,7 @@ Status checkHost(const fb::Plan &plan, const std::string &what, const std::strin
   std::string missing;
   if (const auto *features = plan.cpu_features())
     for (const flatbuffers::String *feature : *features)
-      if (std::find(hostFeatures.begin(), hostFeatures.end(), feature->str()) ==
-          hostFeatures.end())
+      if (std::find(hostFeatures.begin(), hostFeatures.end(), feature->str()) == hostFeatures.end())
         missing += (missing.empty() ? "" : ", ") + printable(feature);
   if (!missing.empty())
     return unsupported(what, "compiled for '" + printable(hardware) +
@@ -179,9 +182,8 @@ Status checkHost(const fb::Plan &plan, const std::string &what, const std::strin
 }
 
 Status checkCode(const char *code, size_t codeSize, const std::string &what) {
-  if (codeSize < 4 || std::memcmp(code, "\x7f"
-                                        "ELF",
-                                  4) != 0)
+  static const char kElfMagic[4] = {0x7f, 'E', 'L', 'F'};
+  if (codeSize < 4 || std::memcmp(code, kElfMagic, 4) != 0)
     return invalid(what, "CODE section is not an ELF shared object (no ELF magic)");
   return Status::ok();
 }
@@ -192,8 +194,8 @@ Status checkSignatures(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorS
     const fb::TensorSignature *sig = sigs[i];
     if (!spendString(budget, sig->name()))
       return overBudget(what);
-    std::string name = std::string(side) + " " + std::to_string(i) + " '" +
-                       printable(sig->name()) + "'";
+    std::string name =
+        std::string(side) + " " + std::to_string(i) + " '" + printable(sig->name()) + "'";
     uint64_t bytes;
     bool batched;
     if (Status s =
@@ -291,15 +293,15 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
     name += " (" + std::string(fb::EnumNameBufferKind(kind)) + ")";
     uint64_t bytes;
     bool batched;
-    if (Status s = checkTensor(what, name, buffer.element_type(), *buffer.shape(), bytes, batched,
-                               budget);
+    if (Status s =
+            checkTensor(what, name, buffer.element_type(), *buffer.shape(), bytes, batched, budget);
         !s.isOk())
       return s;
     if (batched != buffer.batch_scaled())
       return invalid(what, name + ": batch_scaled is " +
                                (buffer.batch_scaled() ? "true" : "false") + " but shape " +
-                               shapeText(*buffer.shape()) +
-                               (batched ? " has" : " has no") + " batch dim");
+                               shapeText(*buffer.shape()) + (batched ? " has" : " has no") +
+                               " batch dim");
     std::string layout;
     if (buffer.packing() && buffer.packing()->size()) {
       if (!spendString(budget, buffer.packing()))
@@ -310,9 +312,9 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
     }
     if (buffer.size() != bytes)
       return invalid(what, name + ": size " + std::to_string(buffer.size()) + " bytes, but " +
-                               typeText(buffer.element_type()) + " " +
-                               shapeText(*buffer.shape()) + layout + " needs " +
-                               std::to_string(bytes) + (batched ? " per batch" : ""));
+                               typeText(buffer.element_type()) + " " + shapeText(*buffer.shape()) +
+                               layout + " needs " + std::to_string(bytes) +
+                               (batched ? " per batch" : ""));
     root[id] = id;
     switch (kind) {
     case fb::BufferKind::Input:
@@ -328,9 +330,9 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
       if (sig.element_type() != buffer.element_type() || !sameShape(*sig.shape(), *buffer.shape()))
         return invalid(what, name + ": " + typeText(buffer.element_type()) + " " +
                                  shapeText(*buffer.shape()) + " differs from " + side + " " +
-                                 std::to_string(buffer.index()) + " '" +
-                                 printable(sig.name()) + "', " + typeText(sig.element_type()) +
-                                 " " + shapeText(*sig.shape()));
+                                 std::to_string(buffer.index()) + " '" + printable(sig.name()) +
+                                 "', " + typeText(sig.element_type()) + " " +
+                                 shapeText(*sig.shape()));
       break;
     }
     case fb::BufferKind::Weight:
@@ -353,15 +355,15 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
                                  std::to_string(alignment));
       if (buffer.offset() > region || buffer.size() > region - buffer.offset())
         return invalid(what, name + ": arena bytes [" + std::to_string(buffer.offset()) + ", +" +
-                                 std::to_string(buffer.size()) + ") lie outside the " +
-                                 regionName + " region (" + std::to_string(region) + " bytes)");
+                                 std::to_string(buffer.size()) + ") lie outside the " + regionName +
+                                 " region (" + std::to_string(region) + " bytes)");
       break;
     }
     case fb::BufferKind::Alias: {
       int32_t target = buffer.alias_of();
       if (target < 0 || target >= id)
-        return invalid(what, name + ": alias_of " + std::to_string(target) +
-                                 " is not an earlier buffer");
+        return invalid(what,
+                       name + ": alias_of " + std::to_string(target) + " is not an earlier buffer");
       const fb::Buffer &of = *buffers[target];
       if (of.size() != buffer.size() || of.batch_scaled() != buffer.batch_scaled())
         return invalid(what, name + ": " + std::to_string(buffer.size()) + " bytes" +
@@ -407,11 +409,11 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
         if (root[id] != id)
           viewOf = ", a view of buffer " + std::to_string(root[id]) + " '" +
                    printable(written.name()) + "'";
-        return invalid(what, name + ": output " + std::to_string(i) + " is buffer " +
-                                 std::to_string(id) + " '" + printable(buffers[id]->name()) +
-                                 "'" + viewOf + ", " +
-                                 (written.kind() == fb::BufferKind::Input ? "an Input" : "a Weight") +
-                                 ": inputs and weights are read-only");
+        return invalid(what,
+                       name + ": output " + std::to_string(i) + " is buffer " + std::to_string(id) +
+                           " '" + printable(buffers[id]->name()) + "'" + viewOf + ", " +
+                           (written.kind() == fb::BufferKind::Input ? "an Input" : "a Weight") +
+                           ": inputs and weights are read-only");
       }
     }
     if (Status s = checkAttributes(step, name, what, budget); !s.isOk())

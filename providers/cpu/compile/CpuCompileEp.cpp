@@ -489,15 +489,24 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
     buffers[arg] = id;
   }
 
+  // An op joins the open group when it has the group's result type and reads
+  // a value the group produces or reads a non-constant value a member reads
+  // (siblings such as Sigmoid(h) and Tanh(h) share one loop).
   auto groupAccepts = [&](Operation *op) {
     if (group.empty())
       return true;
     if (op->getResult(0).getType() != groupShape)
       return false;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        if (llvm::is_contained(group, def))
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && llvm::is_contained(group, def))
+        return true;
+      if (isConstantOp(def) || isNoValueOp(def))
+        continue;
+      for (Operation *member : group)
+        if (llvm::is_contained(member->getOperands(), operand))
           return true;
+    }
     return false;
   };
   auto consumesGroup = [&](Operation *op) {

@@ -16,33 +16,6 @@ class ModuleOp;
 namespace func {
 class FuncOp;
 }
-namespace affine {
-class AffineDialect;
-}
-namespace arith {
-class ArithDialect;
-}
-namespace linalg {
-class LinalgDialect;
-}
-namespace math {
-class MathDialect;
-}
-namespace memref {
-class MemRefDialect;
-}
-namespace scf {
-class SCFDialect;
-}
-namespace tensor {
-class TensorDialect;
-}
-namespace vector {
-class VectorDialect;
-}
-namespace LLVM {
-class LLVMDialect;
-}
 } // namespace mlir
 
 namespace ortc::cpu {

@@ -112,17 +112,18 @@ def CpuApproximateMath : Pass<"cpu-approximate-math", "mlir::ModuleOp"> {
 def CpuEmitKernelEntries : Pass<"cpu-emit-kernel-entries", "mlir::ModuleOp"> {
   let summary = "Packed `void name(void **args)` entries for the kernels";
   let description = [{
-    Runs on the LLVM dialect, after the conversion. Every function that was
-    a `func.func @name` with `ortc.kernel` (lowered with
-    `llvm.emit_c_interface`, so `_mlir_ciface_name` takes one pointer to a
-    memref descriptor per argument) is renamed `__ortc_kernel_impl_name`, and
-    a new external `llvm.func @name(%args: !llvm.ptr)` loads `args[i]` (a
-    pointer to the i-th descriptor {allocated, aligned, offset, sizes[rank],
-    strides[rank]}) and calls the C interface. Every other function
-    definition and global becomes internal, so that only the entries are
-    exported.
+    Runs after bufferization and before the conversion to the LLVM dialect.
+    Every `func.func @name` with `ortc.kernel` (memref arguments with
+    identity layouts, no results) is renamed `__ortc_kernel_impl_name` and
+    made internal, and a new `func.func @name(%args: !llvm.ptr)` loads
+    `args[i]`, a pointer to the i-th argument's memref descriptor
+    {allocated, aligned, offset, sizes[rank], strides[rank]} (rank 0: the
+    first three), loads the descriptor and calls the kernel with it. After
+    the conversion this is an exported `void name(void **args)`. Every other
+    function definition gets internal linkage (`llvm.linkage`), so that only
+    the entries are exported.
   }];
-  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
 }
 
 #endif // ORTC_PROVIDERS_CPU_COMPILE_PASSES

@@ -59,9 +59,8 @@ struct Geometry {
 /// Reads strides, dilations, pads, auto_pad (and ceil_mode where allowed) and
 /// computes output sizes and the effective pads as ONNX defines them.
 Status computeGeometry(const char *op, const StepAttributes &attrs,
-                       const std::vector<int64_t> &inSpatial,
-                       const std::vector<int64_t> &kernel, bool allowDilations,
-                       bool allowCeilMode, Geometry &g) {
+                       const std::vector<int64_t> &inSpatial, const std::vector<int64_t> &kernel,
+                       bool allowDilations, bool allowCeilMode, Geometry &g) {
   size_t r = inSpatial.size();
   if (r < 1 || r > kMaxSpatial)
     return invalid(op, "supports 1 to 3 spatial dims, got " + std::to_string(r));
@@ -272,8 +271,7 @@ Status conv(const KernelCall &call) {
   const TensorView &Y = call.outputs[0];
   size_t rank = X->shape.size();
   if (rank < 3 || rank > 2 + kMaxSpatial)
-    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " +
-                           shapeToString(X->shape));
+    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " + shapeToString(X->shape));
   if (Wt->shape.size() != rank)
     return invalid(op, "W " + shapeToString(Wt->shape) + " and X " + shapeToString(X->shape) +
                            " differ in rank");
@@ -308,8 +306,8 @@ Status conv(const KernelCall &call) {
   if (Cg == 1 && group > 1) {
     for (int64_t n = 0; n < N; ++n)
       for (int64_t oc = 0; oc < M; ++oc)
-        depthwisePlane(x + (n * C + oc / Mg) * inPlane, w + oc * kSize, bias ? bias[oc] : 0.f,
-                       g, y + (n * M + oc) * P);
+        depthwisePlane(x + (n * C + oc / Mg) * inPlane, w + oc * kSize, bias ? bias[oc] : 0.f, g,
+                       y + (n * M + oc) * P);
     return Status::ok();
   }
 
@@ -320,9 +318,8 @@ Status conv(const KernelCall &call) {
   // Output positions per tile: the packed tile (K x tile floats) stays around
   // 2 MiB so it is still in cache while the GEMM streams W's rows over it.
   constexpr int64_t kTileFloats = int64_t(1) << 19;
-  int64_t tile = std::max<int64_t>(kGemmPanelWidth,
-                                   kTileFloats / std::max<int64_t>(K, 1) / kGemmPanelWidth *
-                                       kGemmPanelWidth);
+  int64_t tile = std::max<int64_t>(kGemmPanelWidth, kTileFloats / std::max<int64_t>(K, 1) /
+                                                        kGemmPanelWidth * kGemmPanelWidth);
   tile = std::min(tile, (P + kGemmPanelWidth - 1) / kGemmPanelWidth * kGemmPanelWidth);
   size_t bytes = packedGemmBSize(K, tile) * sizeof(float);
   float *packed = static_cast<float *>(call.scratch.get(bytes));
@@ -371,8 +368,7 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   const TensorView &Y = call.outputs[0];
   size_t rank = X->shape.size();
   if (rank < 3 || rank > 2 + kMaxSpatial)
-    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " +
-                           shapeToString(X->shape));
+    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " + shapeToString(X->shape));
   if (!call.attrs.has("kernel_shape"))
     return invalid(op, "missing kernel_shape");
   std::vector<int64_t> kernel = call.attrs.getInts("kernel_shape");
@@ -381,8 +377,7 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   if (storageOrder != 0 && storageOrder != 1)
     return invalid(op, "storage_order must be 0 or 1");
   Geometry g;
-  if (Status s = computeGeometry(op, call.attrs, inSpatial, kernel, kind == PoolKind::Max, true,
-                                 g);
+  if (Status s = computeGeometry(op, call.attrs, inSpatial, kernel, kind == PoolKind::Max, true, g);
       !s.isOk())
     return s;
   int64_t N = X->shape[0], C = X->shape[1];
@@ -423,7 +418,8 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
     for (int64_t od = 0; od < g.out[0]; ++od)
       for (int64_t oh = 0; oh < g.out[1]; ++oh) {
         float *row = yp + (od * g.out[1] + oh) * OW;
-        std::fill(row, row + OW, kind == PoolKind::Max ? std::numeric_limits<float>::lowest() : 0.f);
+        std::fill(row, row + OW,
+                  kind == PoolKind::Max ? std::numeric_limits<float>::lowest() : 0.f);
         for (int64_t kd = 0; kd < g.k[0]; ++kd) {
           int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
           if (!inside(id, g.in[0]))
@@ -503,9 +499,7 @@ Status globalPool(const KernelCall &call, const char *op, PoolKind kind) {
 } // namespace
 
 Status maxPool(const KernelCall &call) { return pool(call, "MaxPool", PoolKind::Max); }
-Status averagePool(const KernelCall &call) {
-  return pool(call, "AveragePool", PoolKind::Average);
-}
+Status averagePool(const KernelCall &call) { return pool(call, "AveragePool", PoolKind::Average); }
 Status globalAveragePool(const KernelCall &call) {
   return globalPool(call, "GlobalAveragePool", PoolKind::Average);
 }

@@ -68,8 +68,8 @@ Status readIndices(const char *op, const TensorView *t, const char *role,
     const int32_t *p = static_cast<const int32_t *>(t->data);
     out.assign(p, p + n);
   } else {
-    return invalid(op, std::string(role) + " must be int32 or int64, got " +
-                           elementTypeName(t->type));
+    return invalid(op,
+                   std::string(role) + " must be int32 or int64, got " + elementTypeName(t->type));
   }
   return Status::ok();
 }
@@ -90,8 +90,7 @@ std::vector<int64_t> denseStrides(const std::vector<int64_t> &shape) {
   return strides;
 }
 
-template <typename T>
-void copyElements(char *dst, const char *src, int64_t n, int64_t stride) {
+template <typename T> void copyElements(char *dst, const char *src, int64_t n, int64_t stride) {
   T *d = reinterpret_cast<T *>(dst);
   const T *s = reinterpret_cast<const T *>(src);
   if (stride == 0) {
@@ -192,8 +191,8 @@ Status copy(const KernelCall &call) {
     return s;
   const TensorView &X = *dataInput(call, 0), &Y = call.outputs[0];
   if (X.byteSize() != Y.byteSize())
-    return invalid(op, "output " + shapeToString(Y.shape) + " and input " +
-                           shapeToString(X.shape) + " differ in size");
+    return invalid(op, "output " + shapeToString(Y.shape) + " and input " + shapeToString(X.shape) +
+                           " differ in size");
   if (X.byteSize())
     std::memmove(Y.data, X.data, X.byteSize());
   return Status::ok();
@@ -243,8 +242,8 @@ Status transpose(const KernelCall &call) {
       perm.push_back(int64_t(i));
   std::vector<bool> seen(rank, false);
   if (perm.size() != rank)
-    return invalid(op, "perm " + shapeToString(perm) + " does not match rank " +
-                           std::to_string(rank));
+    return invalid(op,
+                   "perm " + shapeToString(perm) + " does not match rank " + std::to_string(rank));
   for (int64_t p : perm) {
     if (p < 0 || p >= int64_t(rank) || seen[p])
       return invalid(op, "perm " + shapeToString(perm) + " is not a permutation");
@@ -300,8 +299,7 @@ Status concat(const KernelCall &call) {
   }
   if (total != Y.shape[axis])
     return invalid(op, "inputs add up to " + std::to_string(total) + " on axis " +
-                           std::to_string(axis) + ", output has " +
-                           std::to_string(Y.shape[axis]));
+                           std::to_string(axis) + ", output has " + std::to_string(Y.shape[axis]));
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= Y.shape[d];
@@ -355,8 +353,7 @@ Status split(const KernelCall &call) {
   }
   if (total != X->shape[axis])
     return invalid(op, "outputs add up to " + std::to_string(total) + " on axis " +
-                           std::to_string(axis) + ", input has " +
-                           std::to_string(X->shape[axis]));
+                           std::to_string(axis) + ", input has " + std::to_string(X->shape[axis]));
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= X->shape[d];
@@ -406,8 +403,7 @@ Status slice(const KernelCall &call) {
   } else {
     steps.assign(starts.size(), 1);
   }
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size())
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     return invalid(op, "starts, ends, axes and steps differ in length");
 
   std::vector<int64_t> inStrides = denseStrides(X->shape);
@@ -449,8 +445,8 @@ Status slice(const KernelCall &call) {
   if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
     return s;
   size_t elem = elementSize(X->type);
-  stridedCopy(call.outputs[0].data, static_cast<const char *>(X->data) + offset * elem,
-              outShape, strides, elem);
+  stridedCopy(call.outputs[0].data, static_cast<const char *>(X->data) + offset * elem, outShape,
+              strides, elem);
   return Status::ok();
 }
 
@@ -689,8 +685,7 @@ Status pad(const KernelCall &call) {
   char fill[16] = {};
   if (const TensorView *cv = dataInput(call, 2); cv && mode == "constant") {
     if (cv->type != X->type || cv->numElements() != 1)
-      return invalid(op, "constant_value must be one " + elementTypeName(X->type) +
-                             " element");
+      return invalid(op, "constant_value must be one " + elementTypeName(X->type) + " element");
     std::memcpy(fill, cv->data, elem);
   }
   std::vector<int64_t> outShape(rank);
@@ -731,8 +726,8 @@ Status pad(const KernelCall &call) {
   }
   if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
     return s;
-  gatherByMaps(static_cast<char *>(call.outputs[0].data), static_cast<const char *>(X->data),
-               maps, fill, elem);
+  gatherByMaps(static_cast<char *>(call.outputs[0].data), static_cast<const char *>(X->data), maps,
+               fill, elem);
   return Status::ok();
 }
 
@@ -783,8 +778,7 @@ Status resize(const KernelCall &call) {
   std::vector<int64_t> outShape = X->shape;
   if (haveScales) {
     if (scalesT->type != ElementType::Float || scalesT->numElements() != int64_t(axes.size()))
-      return invalid(op, "scales must be float32 with " + std::to_string(axes.size()) +
-                             " values");
+      return invalid(op, "scales must be float32 with " + std::to_string(axes.size()) + " values");
     const float *s = static_cast<const float *>(scalesT->data);
     for (size_t i = 0; i < axes.size(); ++i) {
       if (!(s[i] > 0.f))
@@ -850,8 +844,8 @@ Status resize(const KernelCall &call) {
     }
   }
   char fill[16] = {};
-  gatherByMaps(static_cast<char *>(call.outputs[0].data), static_cast<const char *>(X->data),
-               maps, fill, elem);
+  gatherByMaps(static_cast<char *>(call.outputs[0].data), static_cast<const char *>(X->data), maps,
+               fill, elem);
   return Status::ok();
 }
 
@@ -887,8 +881,8 @@ Status depthToSpace(const KernelCall &call) {
     sb1 = b * sC;
     sb2 = sC;
   }
-  stridedCopy(call.outputs[0].data, X->data, {N, c, H, b, W, b},
-              {C * sC, sc, W, sb1, 1, sb2}, elementSize(X->type));
+  stridedCopy(call.outputs[0].data, X->data, {N, c, H, b, W, b}, {C * sC, sc, W, sb1, 1, sb2},
+              elementSize(X->type));
   return Status::ok();
 }
 

@@ -96,8 +96,8 @@ Status matMul(const KernelCall &call) {
     int64_t ad = back < aBatchRank ? a[aBatchRank - 1 - back] : 1;
     int64_t bd = back < bBatchRank ? b[bBatchRank - 1 - back] : 1;
     if (ad != bd && ad != 1 && bd != 1)
-      return invalid(op, "batch dimensions do not broadcast: " + shapeToString(A->shape) +
-                             " x " + shapeToString(B->shape));
+      return invalid(op, "batch dimensions do not broadcast: " + shapeToString(A->shape) + " x " +
+                             shapeToString(B->shape));
     batch[i] = std::max(ad, bd);
     if (ad == 0 || bd == 0)
       batch[i] = 0;
@@ -205,9 +205,8 @@ Status gemm(const KernelCall &call) {
     N = Y.shape[1];
     std::vector<int64_t> kn = {K, N}, nk = {N, K};
     if (B->shape != (transB ? nk : kn) && B->shape != kn)
-      return invalid(op, "packed B of shape " + shapeToString(B->shape) +
-                             " does not match A " + shapeToString(A->shape) + " and output " +
-                             shapeToString(Y.shape));
+      return invalid(op, "packed B of shape " + shapeToString(B->shape) + " does not match A " +
+                             shapeToString(A->shape) + " and output " + shapeToString(Y.shape));
   } else {
     int64_t kb = transB ? B->shape[1] : B->shape[0];
     N = transB ? B->shape[0] : B->shape[1];

@@ -236,9 +236,8 @@ Status layerNormalization(const KernelCall &call) {
     if (Status s = checkFloat(op, p, p == scale ? "scale" : "bias"); !s.isOk())
       return s;
     if (!broadcastsTo(p->shape, normShape))
-      return invalid(op, std::string(p == scale ? "scale " : "bias ") +
-                             shapeToString(p->shape) + " does not broadcast to " +
-                             shapeToString(normShape));
+      return invalid(op, std::string(p == scale ? "scale " : "bias ") + shapeToString(p->shape) +
+                             " does not broadcast to " + shapeToString(normShape));
   }
   // Optional Mean and InvStdDev: [d0 .. d(axis-1), 1, ..., 1].
   std::vector<int64_t> statShape(X->shape.begin(), X->shape.begin() + axis);
@@ -423,8 +422,8 @@ Status attention(const KernelCall &call) {
     return s;
   size_t rank = Q->shape.size();
   if (rank < 2 || K->shape.size() != rank || V->shape.size() != rank)
-    return invalid(op, "q, k, v must have one rank >= 2, got " + shapeToString(Q->shape) +
-                           ", " + shapeToString(K->shape) + ", " + shapeToString(V->shape));
+    return invalid(op, "q, k, v must have one rank >= 2, got " + shapeToString(Q->shape) + ", " +
+                           shapeToString(K->shape) + ", " + shapeToString(V->shape));
   size_t lead = rank - 2;
   int64_t batch = 1;
   for (size_t i = 0; i < lead; ++i) {
@@ -436,8 +435,8 @@ Status attention(const KernelCall &call) {
   int64_t Sq = Q->shape[lead], D = Q->shape[lead + 1];
   int64_t Sk = K->shape[lead], Dv = V->shape[lead + 1];
   if (K->shape[lead + 1] != D || V->shape[lead] != Sk)
-    return invalid(op, "q " + shapeToString(Q->shape) + ", k " + shapeToString(K->shape) +
-                           ", v " + shapeToString(V->shape) + " do not fit together");
+    return invalid(op, "q " + shapeToString(Q->shape) + ", k " + shapeToString(K->shape) + ", v " +
+                           shapeToString(V->shape) + " do not fit together");
   std::vector<int64_t> expect(Q->shape.begin(), Q->shape.begin() + lead);
   expect.push_back(Sq);
   expect.push_back(Dv);

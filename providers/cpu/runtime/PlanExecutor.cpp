@@ -38,20 +38,33 @@ std::string describe(const TensorSignature &sig) {
 } // namespace
 
 PlanExecutor::~PlanExecutor() {
-  std::free(ownedWeights_);
+  std::free(ownedBlob_);
   std::free(arena_);
 }
 
 Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &context) {
   std::string what = "partition '" + context.partitionName + "'";
+  // Sections are 64-byte aligned relative to the blob. A mapped sidecar starts
+  // on a page, so its weights are used in place; bytes inside the protobuf
+  // (an inline blob) may start anywhere, and then the blob is copied once.
+  std::unique_ptr<PlanExecutor> exec(new PlanExecutor());
+  const char *data = context.data;
+  if (reinterpret_cast<uintptr_t>(data) % kAlignment != 0) {
+    size_t bytes = (context.size + kAlignment - 1) / kAlignment * kAlignment;
+    exec->ownedBlob_ = static_cast<char *>(std::aligned_alloc(kAlignment, bytes ? bytes : kAlignment));
+    if (!exec->ownedBlob_)
+      return Status::error(StatusCode::Internal, what + ": out of memory copying the " +
+                                                     std::to_string(context.size) + "-byte blob");
+    std::memcpy(exec->ownedBlob_, data, context.size);
+    data = exec->ownedBlob_;
+  }
   Result<CpuBlobView> opened =
-      openCpuBlob(context.data, context.size, what, hostArchitecture(), hostCpuFeatures());
+      openCpuBlob(data, context.size, what, hostArchitecture(), hostCpuFeatures());
   if (!opened.isOk())
     return opened.status();
   const CpuBlobView &blob = opened.value();
   const fb::Plan &plan = *blob.plan;
 
-  std::unique_ptr<PlanExecutor> exec(new PlanExecutor());
   exec->what_ = what;
   auto readSignatures = [](const auto *list, std::vector<TensorSignature> &out) {
     for (const fb::TensorSignature *sig : *list)
@@ -136,19 +149,7 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     exec->steps_.push_back(std::move(step));
   }
 
-  // Weights: in place when aligned (a mapped sidecar), else one aligned copy.
-  if (reinterpret_cast<uintptr_t>(blob.weights) % kAlignment == 0) {
-    exec->weights_ = blob.weights;
-  } else if (blob.weightsSize) {
-    size_t bytes = (blob.weightsSize + kAlignment - 1) / kAlignment * kAlignment;
-    exec->ownedWeights_ = static_cast<char *>(std::aligned_alloc(kAlignment, bytes));
-    if (!exec->ownedWeights_)
-      return Status::error(StatusCode::Internal,
-                           what + ": out of memory copying " +
-                               std::to_string(blob.weightsSize) + " bytes of weights");
-    std::memcpy(exec->ownedWeights_, blob.weights, blob.weightsSize);
-    exec->weights_ = exec->ownedWeights_;
-  }
+  exec->weights_ = blob.weights;
   return exec;
 }
 

@@ -2,7 +2,8 @@
 //
 // A loaded CPU partition: the verified plan, the generated kernels loaded from
 // the blob's shared object, the weights (in place when the blob's bytes are
-// 64-byte aligned, as a mapped sidecar is; copied once otherwise) and an arena
+// 64-byte aligned, as a mapped sidecar is; otherwise the blob is copied once
+// to an aligned buffer) and an arena
 // sized by the memory plan for the largest batch seen so far.
 //
 // Everything that can be resolved once is resolved at load: kernel symbols,
@@ -41,7 +42,7 @@ public:
 
   /// Arena bytes for `batch`; whether the weights are used in place.
   uint64_t arenaBytes(int64_t batch) const;
-  bool weightsInPlace() const { return ownedWeights_ == nullptr; }
+  bool weightsInPlace() const { return ownedBlob_ == nullptr; }
 
 private:
   PlanExecutor() = default;
@@ -74,7 +75,7 @@ private:
   uint64_t scaledBytes_ = 0, fixedBytes_ = 0;
   std::unique_ptr<LoadedSharedObject> code_;
   const char *weights_ = nullptr;
-  char *ownedWeights_ = nullptr;
+  char *ownedBlob_ = nullptr; // a 64-byte aligned copy of an unaligned blob
   char *arena_ = nullptr;
   uint64_t arenaCapacity_ = 0;
   Scratch scratch_;

@@ -191,7 +191,8 @@ TEST_P(GemmVariantTest, ConcurrentCalls) {
   EXPECT_EQ(bad[0] + bad[1], 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, GemmVariantTest, ::testing::ValuesIn(kVariants),
+// Named "Gemm" so that --gtest_filter='Gemm*' selects these too.
+INSTANTIATE_TEST_SUITE_P(Gemm, GemmVariantTest, ::testing::ValuesIn(kVariants),
                          [](const ::testing::TestParamInfo<const char *> &info) {
                            return std::string(info.param);
                          });
@@ -237,8 +238,9 @@ TEST(GemmDispatchTest, ReportsAndRestoresVariant) {
 #if defined(__x86_64__)
   // The variant this machine is expected to run, so a broken dispatch that
   // silently falls back to the portable kernel shows up here.
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     EXPECT_NE(best, "generic");
+  }
 #endif
 }
 

@@ -174,24 +174,23 @@ Status run(const std::string &name, const Attrs &attrs, std::vector<const Tensor
   return status;
 }
 
-#define EXPECT_OK(expr)                                                                          \
-  do {                                                                                           \
-    Status s_ = (expr);                                                                          \
-    EXPECT_TRUE(s_.isOk()) << s_.message();                                                      \
+#define EXPECT_OK(expr)                                                                            \
+  do {                                                                                             \
+    Status s_ = (expr);                                                                            \
+    EXPECT_TRUE(s_.isOk()) << s_.message();                                                        \
   } while (0)
 
-#define EXPECT_INVALID(expr, needle)                                                             \
-  do {                                                                                           \
-    Status s_ = (expr);                                                                          \
-    EXPECT_EQ(s_.code(), StatusCode::InvalidArgument) << s_.message();                           \
-    EXPECT_NE(s_.message().find(needle), std::string::npos) << s_.message();                     \
+#define EXPECT_INVALID(expr, needle)                                                               \
+  do {                                                                                             \
+    Status s_ = (expr);                                                                            \
+    EXPECT_EQ(s_.code(), StatusCode::InvalidArgument) << s_.message();                             \
+    EXPECT_NE(s_.message().find(needle), std::string::npos) << s_.message();                       \
   } while (0)
 
 ::testing::AssertionResult near(const std::vector<float> &got, const std::vector<float> &want,
                                 float tol = 1e-4f) {
   if (got.size() != want.size())
-    return ::testing::AssertionFailure()
-           << "size " << got.size() << " != " << want.size();
+    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
   for (size_t i = 0; i < got.size(); ++i) {
     float g = got[i], w = want[i];
     if (std::isnan(w) && std::isnan(g))
@@ -242,12 +241,39 @@ TEST(LibraryKernelApi, RegistryFindsEveryName) {
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   for (const std::string &n : names)
     EXPECT_NE(findLibraryKernel(n), nullptr) << n;
-  for (const char *n : {"MatMul", "Gemm", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
-                        "GlobalMaxPool", "Softmax", "LogSoftmax", "LayerNormalization",
-                        "BatchNormalization", "InstanceNormalization", "Attention", "Transpose",
-                        "Concat", "Split", "Slice", "Gather", "Expand", "Tile", "Pad", "Resize",
-                        "Copy", "Shape", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin",
-                        "ReduceProd", "ReduceL2", "ReduceSumSquare", "ArgMax", "ArgMin"})
+  for (const char *n : {"MatMul",
+                        "Gemm",
+                        "Conv",
+                        "MaxPool",
+                        "AveragePool",
+                        "GlobalAveragePool",
+                        "GlobalMaxPool",
+                        "Softmax",
+                        "LogSoftmax",
+                        "LayerNormalization",
+                        "BatchNormalization",
+                        "InstanceNormalization",
+                        "Attention",
+                        "Transpose",
+                        "Concat",
+                        "Split",
+                        "Slice",
+                        "Gather",
+                        "Expand",
+                        "Tile",
+                        "Pad",
+                        "Resize",
+                        "Copy",
+                        "Shape",
+                        "ReduceMean",
+                        "ReduceSum",
+                        "ReduceMax",
+                        "ReduceMin",
+                        "ReduceProd",
+                        "ReduceL2",
+                        "ReduceSumSquare",
+                        "ArgMax",
+                        "ArgMin"})
     EXPECT_NE(findLibraryKernel(n), nullptr) << n;
   EXPECT_EQ(findLibraryKernel("Relu"), nullptr);
   EXPECT_EQ(findLibraryKernel(""), nullptr);
@@ -272,8 +298,8 @@ TEST(LibraryKernelApi, AttributesAndScratch) {
   EXPECT_FALSE(at.a.has("nothing"));
 
   Scratch s;
-  for (size_t bytes : {size_t(0), size_t(1), size_t(100), size_t(64), size_t(1) << 20,
-                       size_t(10)}) {
+  for (size_t bytes :
+       {size_t(0), size_t(1), size_t(100), size_t(64), size_t(1) << 20, size_t(10)}) {
     void *p = s.get(bytes);
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
@@ -324,11 +350,21 @@ std::vector<float> refMatMul(const Tensor &A, const Tensor &B, std::vector<int64
 
 TEST(LibraryKernels, MatMulShapes) {
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
-      {{3, 4}, {4, 5}},          {{1, 1}, {1, 1}},        {{7, 33}, {33, 17}},
-      {{4}, {4, 5}},             {{3, 4}, {4}},           {{6}, {6}},
-      {{2, 3, 4, 5}, {5, 6}},    {{2, 3, 4, 5}, {5}},     {{5}, {2, 5, 3}},
-      {{2, 1, 4, 5}, {3, 5, 6}}, {{3, 5, 6}, {2, 1, 6, 2}}, {{2, 3, 4}, {2, 4, 3}},
-      {{13, 70}, {70, 1}},       {{2, 8, 300}, {300, 1}}, {{1, 2, 3}, {3, 3, 2}},
+      {{3, 4}, {4, 5}},
+      {{1, 1}, {1, 1}},
+      {{7, 33}, {33, 17}},
+      {{4}, {4, 5}},
+      {{3, 4}, {4}},
+      {{6}, {6}},
+      {{2, 3, 4, 5}, {5, 6}},
+      {{2, 3, 4, 5}, {5}},
+      {{5}, {2, 5, 3}},
+      {{2, 1, 4, 5}, {3, 5, 6}},
+      {{3, 5, 6}, {2, 1, 6, 2}},
+      {{2, 3, 4}, {2, 4, 3}},
+      {{13, 70}, {70, 1}},
+      {{2, 8, 300}, {300, 1}},
+      {{1, 2, 3}, {3, 3, 2}},
   };
   uint64_t seed = 1;
   for (auto &[as, bs] : cases) {
@@ -377,10 +413,10 @@ TEST(LibraryKernels, Gemm) {
   };
   uint64_t seed = 100;
   for (const Case &c : cases) {
-    Tensor A = randomF(c.tA ? std::vector<int64_t>{c.K, c.M} : std::vector<int64_t>{c.M, c.K},
-                       seed++);
-    Tensor B = randomF(c.tB ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.K, c.N},
-                       seed++);
+    Tensor A =
+        randomF(c.tA ? std::vector<int64_t>{c.K, c.M} : std::vector<int64_t>{c.M, c.K}, seed++);
+    Tensor B =
+        randomF(c.tB ? std::vector<int64_t>{c.N, c.K} : std::vector<int64_t>{c.K, c.N}, seed++);
     bool hasC = !(c.cShape.size() == 1 && c.cShape[0] == -1);
     Tensor C = hasC ? randomF(c.cShape, seed++) : Tensor();
     std::vector<float> want(c.M * c.N);
@@ -440,9 +476,8 @@ std::vector<float> refConv(const Tensor &X, const Tensor &W, const Tensor *B, co
   std::vector<int64_t> in(X.shape.begin() + 2, X.shape.end());
   std::vector<int64_t> k(W.shape.begin() + 2, W.shape.end()), out(r);
   for (size_t i = 0; i < r; ++i)
-    out[i] = (in[i] + s.pads[i] + s.pads[i + r] - ((k[i] - 1) * s.dilations[i] + 1)) /
-                 s.strides[i] +
-             1;
+    out[i] =
+        (in[i] + s.pads[i] + s.pads[i + r] - ((k[i] - 1) * s.dilations[i] + 1)) / s.strides[i] + 1;
   outShape = {N, M};
   outShape.insert(outShape.end(), out.begin(), out.end());
   std::vector<float> y(numel(outShape));
@@ -495,8 +530,8 @@ void checkConv(ConvSpec s, uint64_t seed, Attrs at = Attrs(), bool explicitAttrs
     at.is("strides", s.strides).is("pads", s.pads).is("dilations", s.dilations);
   Tensor Y(ElementType::Float, ys);
   std::string what = "x " + shapeToString(s.x) + " w " + shapeToString(s.w) + " group " +
-                     std::to_string(s.group) + " strides " + shapeToString(s.strides) +
-                     " pads " + shapeToString(s.pads) + " dil " + shapeToString(s.dilations);
+                     std::to_string(s.group) + " strides " + shapeToString(s.strides) + " pads " +
+                     shapeToString(s.pads) + " dil " + shapeToString(s.dilations);
   Status st = run("Conv", at, {&X, &W, s.bias ? &B : nullptr}, {&Y});
   ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
   EXPECT_TRUE(near(Y.floats(), want)) << what;
@@ -507,18 +542,32 @@ TEST(LibraryKernels, Conv2D) {
   checkConv({{2, 3, 7, 6}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 2);
   checkConv({{1, 3, 9, 9}, {5, 3, 3, 2}, 1, {2, 3}, {0, 1, 2, 0}}, 3);
   checkConv({{1, 2, 11, 10}, {3, 2, 3, 3}, 1, {1, 2}, {2, 2, 2, 2}, {2, 3}}, 4);
-  checkConv({{2, 4, 6, 6}, {6, 2, 3, 3}, 2, {1, 1}, {1, 1, 1, 1}}, 5);       // groups
-  checkConv({{2, 5, 8, 7}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1, 1, 1}}, 6);       // depthwise
+  checkConv({{2, 4, 6, 6}, {6, 2, 3, 3}, 2, {1, 1}, {1, 1, 1, 1}}, 5);         // groups
+  checkConv({{2, 5, 8, 7}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1, 1, 1}}, 6);         // depthwise
   checkConv({{1, 4, 9, 9}, {8, 1, 3, 3}, 4, {2, 2}, {1, 0, 1, 2}, {1, 2}}, 7); // multiplier 2
   checkConv({{1, 3, 10, 9}, {3, 1, 5, 5}, 3, {3, 1}, {2, 2, 2, 2}, {2, 1}, false}, 8);
-  checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 9);                               // pointwise
-  checkConv({{1, 6, 5, 4}, {6, 2, 1, 1}, 3}, 10);                            // grouped 1x1
-  checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}, 1, {2, 2}}, 11);                    // 1x1 stride 2
-  checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}, 1, {1, 1}, {1, 1, 0, 0}}, 12);      // 1x1 padded
+  checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 9);                                    // pointwise
+  checkConv({{1, 6, 5, 4}, {6, 2, 1, 1}, 3}, 10);                                  // grouped 1x1
+  checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}, 1, {2, 2}}, 11);                          // 1x1 stride 2
+  checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}, 1, {1, 1}, {1, 1, 0, 0}}, 12);            // 1x1 padded
   checkConv({{1, 2, 4, 4}, {3, 2, 4, 4}, 1, {1, 1}, {0, 0, 0, 0}, {}, false}, 13); // full window
   // Many output tiles (K = 576) and M past the GEMM's 6-row tiles.
   checkConv({{1, 64, 40, 40}, {13, 64, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 14);
   checkConv({{1, 3, 200, 100}, {7, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 15);
+}
+
+TEST(LibraryKernels, ConvAndMatMulOnPortableGemm) {
+  // The kernels rely on the packed layout only, never on one microkernel.
+  ASSERT_TRUE(setSgemmVariantForTesting("generic"));
+  checkConv({{2, 3, 9, 8}, {5, 3, 3, 3}, 1, {2, 1}, {1, 0, 1, 2}}, 90);
+  checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}}, 91);
+  Tensor A = randomF({2, 7, 19}, 92), B = randomF({19, 23}, 93);
+  std::vector<int64_t> ys;
+  std::vector<float> want = refMatMul(A, B, ys);
+  Tensor Y(ElementType::Float, ys);
+  EXPECT_OK(run("MatMul", {}, {&A, &B}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), want));
+  setSgemmVariantForTesting(nullptr);
 }
 
 TEST(LibraryKernels, Conv1DAnd3D) {
@@ -546,8 +595,7 @@ TEST(LibraryKernels, ConvAutoPad) {
             Attrs().s("auto_pad", "SAME_UPPER").is("dilations", {2, 2}), false);
   // VALID ignores pads.
   checkConv({{1, 2, 8, 7}, {2, 2, 3, 3}, 1, {2, 2}, {0, 0, 0, 0}}, 35,
-            Attrs().s("auto_pad", "VALID").is("strides", {2, 2}).is("pads", {5, 5, 5, 5}),
-            false);
+            Attrs().s("auto_pad", "VALID").is("strides", {2, 2}).is("pads", {5, 5, 5, 5}), false);
   checkConv({{1, 3, 9}, {3, 1, 3}, 3, {2}, {1, 1}}, 36,
             Attrs().s("auto_pad", "SAME_LOWER").is("strides", {2}), false);
 }
@@ -565,8 +613,7 @@ TEST(LibraryKernels, ConvHandComputedAndErrors) {
   EXPECT_INVALID(run("Conv", Attrs().is("pads", {1, 1, 1, 1}), {&X, &W, &B}, {&bad}),
                  "output shape");
   EXPECT_INVALID(run("Conv", Attrs().i("group", 2), {&X, &W}, {&Y}), "group");
-  EXPECT_INVALID(run("Conv", Attrs().is("kernel_shape", {2, 2}), {&X, &W}, {&Y}),
-                 "kernel_shape");
+  EXPECT_INVALID(run("Conv", Attrs().is("kernel_shape", {2, 2}), {&X, &W}, {&Y}), "kernel_shape");
   EXPECT_INVALID(run("Conv", Attrs().s("auto_pad", "BOGUS"), {&X, &W}, {&Y}), "auto_pad");
   Tensor Xi = iota(ElementType::Int64, {1, 1, 3, 3});
   EXPECT_INVALID(run("Conv", {}, {&Xi, &W}, {&Y}), "float32");
@@ -669,9 +716,8 @@ TEST(LibraryKernels, AveragePool) {
     checkPool("AveragePool", {{1, 2, 7, 8}, {3, 2}, {2, 3}, {0, 1, 1, 0}, {}, true, inc}, 12);
     checkPool("AveragePool", {{1, 2, 5, 5}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, true, inc}, 13);
     checkPool("AveragePool", {{2, 2, 13}, {4}, {3}, {1, 2}, {}, true, inc}, 14);
-    checkPool("AveragePool", {{1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {0, 1, 0, 1, 1, 1}, {},
-                              false, inc},
-              15);
+    checkPool("AveragePool",
+              {{1, 2, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {0, 1, 0, 1, 1, 1}, {}, false, inc}, 15);
   }
 }
 
@@ -679,8 +725,9 @@ TEST(LibraryKernels, PoolHandComputed) {
   Tensor X = F({1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
   // ceil_mode: in 4, k 3, s 2 -> 2 windows either way; with in 5 -> 2 vs 3.
   Tensor Y(ElementType::Float, {1, 1, 2, 2});
-  EXPECT_OK(run("MaxPool", Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).i("ceil_mode", 1),
-                {&X}, {&Y}));
+  EXPECT_OK(run("MaxPool",
+                Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).i("ceil_mode", 1), {&X},
+                {&Y}));
   EXPECT_TRUE(near(Y.floats(), {11, 12, 15, 16}));
   Tensor X5 = randomF({1, 1, 5, 5}, 3);
   Tensor Y3(ElementType::Float, {1, 1, 3, 3}), Y2(ElementType::Float, {1, 1, 2, 2});
@@ -692,7 +739,10 @@ TEST(LibraryKernels, PoolHandComputed) {
   EXPECT_EQ(Y3.f()[8], X5.f()[24]); // the last window holds one element
   // A window may not start in the end pad: in 4, k 2, s 2, end pad 1, ceil -> 2.
   EXPECT_OK(run("MaxPool",
-                Attrs().is("kernel_shape", {2, 2}).is("strides", {2, 2}).is("pads", {0, 0, 1, 1})
+                Attrs()
+                    .is("kernel_shape", {2, 2})
+                    .is("strides", {2, 2})
+                    .is("pads", {0, 0, 1, 1})
                     .i("ceil_mode", 1),
                 {&X}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), {6, 8, 14, 16}));
@@ -706,36 +756,40 @@ TEST(LibraryKernels, PoolHandComputed) {
   EXPECT_FLOAT_EQ(Ai.f()[0], (1 + 2 + 5 + 6) / 9.f);
   // SAME_UPPER pools: in 4, k 3, s 2 -> out 2, pad 0 before, 1 after.
   Tensor S(ElementType::Float, {1, 1, 2, 2});
-  EXPECT_OK(run("MaxPool",
-                Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_UPPER"),
-                {&X}, {&S}));
+  EXPECT_OK(
+      run("MaxPool",
+          Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_UPPER"),
+          {&X}, {&S}));
   EXPECT_TRUE(near(S.floats(), {11, 12, 15, 16}));
-  EXPECT_OK(run("MaxPool",
-                Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_LOWER"),
-                {&X}, {&S}));
+  EXPECT_OK(
+      run("MaxPool",
+          Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_LOWER"),
+          {&X}, {&S}));
   EXPECT_TRUE(near(S.floats(), {6, 8, 14, 16}));
-  EXPECT_OK(run("AveragePool",
-                Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_LOWER"),
-                {&X}, {&S}));
+  EXPECT_OK(
+      run("AveragePool",
+          Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "SAME_LOWER"),
+          {&X}, {&S}));
   EXPECT_TRUE(near(S.floats(), {3.5f, 5.f, 9.5f, 11.f}));
   Tensor V(ElementType::Float, {1, 1, 1, 1});
-  EXPECT_OK(run("AveragePool", Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2})
-                                   .s("auto_pad", "VALID"),
+  EXPECT_OK(run("AveragePool",
+                Attrs().is("kernel_shape", {3, 3}).is("strides", {2, 2}).s("auto_pad", "VALID"),
                 {&X}, {&V}));
   EXPECT_FLOAT_EQ(V.f()[0], 6.f);
 
   EXPECT_INVALID(run("MaxPool", Attrs(), {&X}, {&Y}), "kernel_shape");
-  EXPECT_INVALID(run("AveragePool", Attrs().is("kernel_shape", {2, 2}).is("dilations", {2, 2}),
-                     {&X}, {&V}),
-                 "dilations");
-  EXPECT_INVALID(run("MaxPool", Attrs().is("kernel_shape", {3, 3}).i("ceil_mode", 1)
-                                    .s("auto_pad", "SAME_UPPER"),
-                     {&X}, {&V}),
-                 "ceil_mode");
+  EXPECT_INVALID(
+      run("AveragePool", Attrs().is("kernel_shape", {2, 2}).is("dilations", {2, 2}), {&X}, {&V}),
+      "dilations");
+  EXPECT_INVALID(
+      run("MaxPool",
+          Attrs().is("kernel_shape", {3, 3}).i("ceil_mode", 1).s("auto_pad", "SAME_UPPER"), {&X},
+          {&V}),
+      "ceil_mode");
   Tensor idx(ElementType::Int64, {1, 1, 2, 2});
-  EXPECT_INVALID(run("MaxPool", Attrs().is("kernel_shape", {2, 2}).is("strides", {2, 2}), {&X},
-                     {&Y, &idx}),
-                 "first output");
+  EXPECT_INVALID(
+      run("MaxPool", Attrs().is("kernel_shape", {2, 2}).is("strides", {2, 2}), {&X}, {&Y, &idx}),
+      "first output");
 }
 
 TEST(LibraryKernels, GlobalPools) {
@@ -820,9 +874,8 @@ TEST(LibraryKernels, LayerNormalization) {
     std::vector<int64_t> scale, bias; // {} = omitted
   };
   std::vector<Case> cases = {
-      {{4, 8}, -1, {8}, {8}},         {{2, 3, 16}, -1, {16}, {}},
-      {{2, 3, 4}, 1, {3, 4}, {3, 4}}, {{2, 3, 4}, 1, {4}, {1, 4}},
-      {{2, 3, 4}, -2, {3, 1}, {4}},   {{5, 7}, 0, {5, 7}, {}},
+      {{4, 8}, -1, {8}, {8}},      {{2, 3, 16}, -1, {16}, {}},   {{2, 3, 4}, 1, {3, 4}, {3, 4}},
+      {{2, 3, 4}, 1, {4}, {1, 4}}, {{2, 3, 4}, -2, {3, 1}, {4}}, {{5, 7}, 0, {5, 7}, {}},
       {{3, 10}, -1, {}, {}},
   };
   uint64_t seed = 40;
@@ -882,8 +935,8 @@ TEST(LibraryKernels, BatchAndInstanceNormalization) {
     std::vector<float> want(numel(shape));
     for (int64_t i = 0; i < numel(shape); ++i) {
       int64_t c = i / inner % C;
-      want[i] = float((X.f()[i] - M.f()[c]) / std::sqrt(double(V.f()[c]) + 1e-4) * S.f()[c] +
-                      B.f()[c]);
+      want[i] =
+          float((X.f()[i] - M.f()[c]) / std::sqrt(double(V.f()[c]) + 1e-4) * S.f()[c] + B.f()[c]);
     }
     Tensor Y(ElementType::Float, shape);
     EXPECT_OK(run("BatchNormalization", Attrs().f("epsilon", 1e-4f), {&X, &S, &B, &M, &V}, {&Y}));
@@ -900,9 +953,8 @@ TEST(LibraryKernels, BatchAndInstanceNormalization) {
       for (int64_t i = 0; i < inner; ++i)
         q += (X.f()[p * inner + i] - m) * (X.f()[p * inner + i] - m);
       for (int64_t i = 0; i < inner; ++i)
-        inst[p * inner + i] = float((X.f()[p * inner + i] - m) / std::sqrt(q / inner + 1e-5) *
-                                        S.f()[p % C] +
-                                    B.f()[p % C]);
+        inst[p * inner + i] = float(
+            (X.f()[p * inner + i] - m) / std::sqrt(q / inner + 1e-5) * S.f()[p % C] + B.f()[p % C]);
     }
     EXPECT_OK(run("InstanceNormalization", {}, {&X, &S, &B}, {&Y}));
     EXPECT_TRUE(near(Y.floats(), inst)) << shapeToString(shape);
@@ -910,9 +962,9 @@ TEST(LibraryKernels, BatchAndInstanceNormalization) {
   Tensor X = randomF({2, 3, 4}, 1), S = randomF({4}, 2), Y(ElementType::Float, {2, 3, 4});
   EXPECT_INVALID(run("BatchNormalization", {}, {&X, &S, &S, &S, &S}, {&Y}), "scale");
   Tensor S3 = randomF({3}, 2);
-  EXPECT_INVALID(run("BatchNormalization", Attrs().i("training_mode", 1), {&X, &S3, &S3, &S3, &S3},
-                     {&Y}),
-                 "training_mode");
+  EXPECT_INVALID(
+      run("BatchNormalization", Attrs().i("training_mode", 1), {&X, &S3, &S3, &S3, &S3}, {&Y}),
+      "training_mode");
 }
 
 TEST(LibraryKernels, Attention) {
@@ -957,8 +1009,7 @@ TEST(LibraryKernels, Attention) {
             acc += double(Q.f()[(b * c.Sq + i) * c.D + d]) * K.f()[(b * c.Sk + j) * c.D + d];
           s[j] = acc * scale;
           if (hasMask)
-            s[j] += Mk.f()[broadcastIndex(unravel((b * c.Sq + i) * c.Sk + j, scoreShape),
-                                          c.mask)];
+            s[j] += Mk.f()[broadcastIndex(unravel((b * c.Sq + i) * c.Sk + j, scoreShape), c.mask)];
           m = std::max(m, s[j]);
         }
         for (double &v : s)
@@ -975,8 +1026,8 @@ TEST(LibraryKernels, Attention) {
       at.f("scale", c.scale);
     Tensor O(ElementType::Float, shp(c.Sq, c.Dv));
     EXPECT_OK(run("Attention", at, {&Q, &K, &V, hasMask ? &Mk : nullptr}, {&O}));
-    EXPECT_TRUE(near(O.floats(), want)) << "lead " << shapeToString(c.lead) << " mask "
-                                        << shapeToString(c.mask);
+    EXPECT_TRUE(near(O.floats(), want))
+        << "lead " << shapeToString(c.lead) << " mask " << shapeToString(c.mask);
   }
   Tensor Q = randomF({2, 4, 8}, 1), K = randomF({3, 4, 8}, 2), O(ElementType::Float, {2, 4, 8});
   EXPECT_INVALID(run("Attention", {}, {&Q, &K, &K}, {&O}), "leading dims");
@@ -1005,9 +1056,14 @@ const ElementType kTypes[] = {ElementType::Float, ElementType::Int64, ElementTyp
 
 TEST(LibraryKernels, Transpose) {
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
-      {{3, 4}, {1, 0}},          {{2, 3, 4}, {0, 2, 1}},       {{2, 3, 4}, {2, 0, 1}},
-      {{2, 3, 4, 5}, {0, 2, 3, 1}}, {{2, 3, 4, 5}, {3, 1, 0, 2}}, {{2, 1, 4, 1}, {3, 2, 1, 0}},
-      {{5}, {0}},                 {{2, 3, 4}, {}},
+      {{3, 4}, {1, 0}},
+      {{2, 3, 4}, {0, 2, 1}},
+      {{2, 3, 4}, {2, 0, 1}},
+      {{2, 3, 4, 5}, {0, 2, 3, 1}},
+      {{2, 3, 4, 5}, {3, 1, 0, 2}},
+      {{2, 1, 4, 1}, {3, 2, 1, 0}},
+      {{5}, {0}},
+      {{2, 3, 4}, {}},
   };
   for (ElementType type : kTypes)
     for (auto &[shape, perm] : cases) {
@@ -1198,12 +1254,9 @@ TEST(LibraryKernels, Gather) {
     std::vector<int64_t> idxShape, idx;
   };
   std::vector<Case> cases = {
-      {{5, 3}, 0, {4}, {0, 4, -1, -5}},
-      {{5, 3}, 1, {2, 2}, {2, -3, 0, 1}},
-      {{2, 3, 4}, -1, {3}, {3, -4, 1}},
-      {{2, 3, 4}, 1, {}, {-2}},
-      {{7}, 0, {2, 3}, {6, 5, 4, -1, -2, 0}},
-      {{4, 2}, 0, {0}, {}},
+      {{5, 3}, 0, {4}, {0, 4, -1, -5}},       {{5, 3}, 1, {2, 2}, {2, -3, 0, 1}},
+      {{2, 3, 4}, -1, {3}, {3, -4, 1}},       {{2, 3, 4}, 1, {}, {-2}},
+      {{7}, 0, {2, 3}, {6, 5, 4, -1, -2, 0}}, {{4, 2}, 0, {0}, {}},
   };
   for (ElementType type : kTypes)
     for (const Case &c : cases)
@@ -1246,7 +1299,7 @@ TEST(LibraryKernels, ExpandAndTile) {
     std::vector<int64_t> in, shape;
   };
   std::vector<Case> cases = {
-      {{3, 1}, {2, 3, 4}}, {{1}, {5}}, {{2, 3}, {2, 3}}, {{4}, {3, 1, 4}},
+      {{3, 1}, {2, 3, 4}},    {{1}, {5}},       {{2, 3}, {2, 3}},       {{4}, {3, 1, 4}},
       {{2, 1, 3}, {1, 4, 1}}, {{1, 1}, {2, 1}}, {{3, 1, 1}, {3, 2, 5}},
   };
   for (ElementType type : kTypes)
@@ -1295,12 +1348,18 @@ TEST(LibraryKernels, Pad) {
     std::string mode;
   };
   std::vector<Case> cases = {
-      {{3, 4}, {1, 2, 2, 1}, {}, "constant"}, {{3, 4}, {1, 2, 2, 1}, {}, "reflect"},
-      {{3, 4}, {1, 2, 2, 1}, {}, "edge"},     {{3, 4}, {4, 5, 3, 6}, {}, "wrap"},
-      {{3, 4}, {2, 3, 2, 3}, {}, "reflect"},  {{3, 4}, {5, 7, 6, 4}, {}, "reflect"},
-      {{2, 3, 4}, {1, -1}, {-1}, "constant"}, {{2, 3, 4}, {-1, 0, 2, 0, 1, -2}, {}, "constant"},
-      {{2, 3, 4}, {2, 1, 1, 0}, {0, 2}, "edge"}, {{1, 5}, {0, 3, 0, 3}, {}, "reflect"},
-      {{4}, {0, 0}, {}, "reflect"},            {{1, 1}, {2, 2, 2, 2}, {}, "reflect"},
+      {{3, 4}, {1, 2, 2, 1}, {}, "constant"},
+      {{3, 4}, {1, 2, 2, 1}, {}, "reflect"},
+      {{3, 4}, {1, 2, 2, 1}, {}, "edge"},
+      {{3, 4}, {4, 5, 3, 6}, {}, "wrap"},
+      {{3, 4}, {2, 3, 2, 3}, {}, "reflect"},
+      {{3, 4}, {5, 7, 6, 4}, {}, "reflect"},
+      {{2, 3, 4}, {1, -1}, {-1}, "constant"},
+      {{2, 3, 4}, {-1, 0, 2, 0, 1, -2}, {}, "constant"},
+      {{2, 3, 4}, {2, 1, 1, 0}, {0, 2}, "edge"},
+      {{1, 5}, {0, 3, 0, 3}, {}, "reflect"},
+      {{4}, {0, 0}, {}, "reflect"},
+      {{1, 1}, {2, 2, 2, 2}, {}, "reflect"},
   };
   for (ElementType type : {ElementType::Float, ElementType::Int64, ElementType::UInt8})
     for (const Case &c : cases) {
@@ -1354,8 +1413,8 @@ TEST(LibraryKernels, Pad) {
       EXPECT_OK(run("Pad", Attrs().s("mode", c.mode),
                     {&X, &P, c.mode == "constant" ? &CV : nullptr, c.axes.empty() ? nullptr : &A},
                     {&Y}));
-      EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(c.shape) << " pads "
-                                     << shapeToString(c.pads) << " " << c.mode;
+      EXPECT_EQ(Y.bytes, want.bytes)
+          << shapeToString(c.shape) << " pads " << shapeToString(c.pads) << " " << c.mode;
     }
   // Hand-computed reflect and default constant 0.
   Tensor X = F({3}, {1, 2, 3}), P = I64({2, 2}), Y(ElementType::Float, {7});
@@ -1405,10 +1464,10 @@ TEST(LibraryKernels, ResizeNearest) {
     std::vector<int64_t> sizes; // {} = use scales
   };
   std::vector<Case> cases = {
-      {{1, 2, 3, 4}, {1, 1, 2, 2}, {}},      {{1, 1, 4, 6}, {1, 1, 0.5f, 0.5f}, {}},
-      {{2, 1, 3, 5}, {1, 1, 3, 1.5f}, {}},   {{1, 1, 5, 4}, {}, {1, 1, 7, 3}},
-      {{1, 1, 6, 6}, {}, {1, 1, 1, 4}},      {{3, 4}, {}, {5, 2}},
-      {{2, 3, 4}, {1, 2.5f, 0.75f}, {}},     {{1, 2, 2, 3, 2}, {1, 1, 2, 1, 3}, {}},
+      {{1, 2, 3, 4}, {1, 1, 2, 2}, {}},    {{1, 1, 4, 6}, {1, 1, 0.5f, 0.5f}, {}},
+      {{2, 1, 3, 5}, {1, 1, 3, 1.5f}, {}}, {{1, 1, 5, 4}, {}, {1, 1, 7, 3}},
+      {{1, 1, 6, 6}, {}, {1, 1, 1, 4}},    {{3, 4}, {}, {5, 2}},
+      {{2, 3, 4}, {1, 2.5f, 0.75f}, {}},   {{1, 2, 2, 3, 2}, {1, 1, 2, 1, 3}, {}},
   };
   for (const Case &c : cases)
     for (const char *ctm : ctms)
@@ -1435,31 +1494,37 @@ TEST(LibraryKernels, ResizeNearest) {
         Tensor S(ElementType::Float, {int64_t(c.scales.size())});
         std::copy(c.scales.begin(), c.scales.end(), S.f());
         Tensor Z = I64(c.sizes), Y(ElementType::Float, out);
-        Attrs at = Attrs().s("mode", "nearest").s("coordinate_transformation_mode", ctm).s(
-            "nearest_mode", nm);
-        EXPECT_OK(run("Resize", at,
-                      {&X, nullptr, c.scales.empty() ? nullptr : &S,
-                       c.sizes.empty() ? nullptr : &Z},
-                      {&Y}));
+        Attrs at = Attrs()
+                       .s("mode", "nearest")
+                       .s("coordinate_transformation_mode", ctm)
+                       .s("nearest_mode", nm);
+        EXPECT_OK(run(
+            "Resize", at,
+            {&X, nullptr, c.scales.empty() ? nullptr : &S, c.sizes.empty() ? nullptr : &Z}, {&Y}));
         EXPECT_EQ(Y.floats(), want.floats())
             << shapeToString(c.in) << " -> " << shapeToString(out) << " " << ctm << " " << nm;
       }
   // Hand-computed: 2x upsampling of [a b] with the defaults (half_pixel,
   // round_prefer_floor): x=1 maps to 0.25 -> 0, x=2 to 0.75 -> 1.
-  Tensor X = F({1, 1, 1, 2}, {10, 20}), S = F({4}, {1, 1, 1, 2}), Y(ElementType::Float, {1, 1, 1, 4});
+  Tensor X = F({1, 1, 1, 2}, {10, 20}), S = F({4}, {1, 1, 1, 2}),
+         Y(ElementType::Float, {1, 1, 1, 4});
   EXPECT_OK(run("Resize", Attrs().s("mode", "nearest"), {&X, nullptr, &S}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), {10, 10, 20, 20}));
   // asymmetric + round_prefer_ceil on 3 -> 6: x/2 = 0,0.5,1,1.5,2,2.5 -> 0,1,1,2,2,3->2.
   Tensor X3 = F({3}, {1, 2, 3}), S3 = F({1}, {2}), Y6(ElementType::Float, {6});
   EXPECT_OK(run("Resize",
-                Attrs().s("coordinate_transformation_mode", "asymmetric")
+                Attrs()
+                    .s("coordinate_transformation_mode", "asymmetric")
                     .s("nearest_mode", "round_prefer_ceil"),
                 {&X3, nullptr, &S3}, {&Y6}));
   EXPECT_TRUE(near(Y6.floats(), {1, 2, 2, 3, 3, 3}));
   // Integer data moves as bytes; axes picks the scaled dims.
   Tensor Xi = iota(ElementType::Int64, {2, 3}), Sa = F({1}, {2}), Yi(ElementType::Int64, {2, 6});
-  EXPECT_OK(run("Resize", Attrs().is("axes", {1}).s("coordinate_transformation_mode", "asymmetric")
-                              .s("nearest_mode", "floor"),
+  EXPECT_OK(run("Resize",
+                Attrs()
+                    .is("axes", {1})
+                    .s("coordinate_transformation_mode", "asymmetric")
+                    .s("nearest_mode", "floor"),
                 {&Xi, nullptr, &Sa}, {&Yi}));
   std::vector<int64_t> xi = Xi.values<int64_t>(), yi = Yi.values<int64_t>();
   for (int64_t i = 0; i < 12; ++i)
@@ -1537,7 +1602,9 @@ double refReduce(const std::string &op, const std::vector<double> &v) {
   } else {
     a = 0;
     for (double x : v)
-      a += op == "ReduceL1" ? std::fabs(x) : op == "ReduceL2" || op == "ReduceSumSquare" ? x * x : x;
+      a += op == "ReduceL1"                              ? std::fabs(x)
+           : op == "ReduceL2" || op == "ReduceSumSquare" ? x * x
+                                                         : x;
     if (op == "ReduceMean")
       a /= double(v.size());
     if (op == "ReduceL2")
@@ -1547,15 +1614,15 @@ double refReduce(const std::string &op, const std::vector<double> &v) {
 }
 
 TEST(LibraryKernels, Reductions) {
-  const char *ops[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-                       "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"};
+  const char *ops[] = {"ReduceMean", "ReduceSum", "ReduceMax",       "ReduceMin",      "ReduceProd",
+                       "ReduceL1",   "ReduceL2",  "ReduceSumSquare", "ReduceLogSumExp"};
   struct Case {
     std::vector<int64_t> shape, axes;
   };
   std::vector<Case> cases = {
-      {{3, 4}, {1}},      {{3, 4}, {0}},          {{3, 4}, {}},         {{2, 3, 4}, {0, 2}},
-      {{2, 3, 4}, {-2}},  {{2, 3, 4, 5}, {1, 3}}, {{2, 1, 4}, {1}},     {{2, 3, 4}, {2, 1, 0}},
-      {{5, 37}, {1}},     {{37, 5}, {0}},         {{2, 3, 1, 4}, {0, 1}}, {{6}, {0}},
+      {{3, 4}, {1}},     {{3, 4}, {0}},          {{3, 4}, {}},           {{2, 3, 4}, {0, 2}},
+      {{2, 3, 4}, {-2}}, {{2, 3, 4, 5}, {1, 3}}, {{2, 1, 4}, {1}},       {{2, 3, 4}, {2, 1, 0}},
+      {{5, 37}, {1}},    {{37, 5}, {0}},         {{2, 3, 1, 4}, {0, 1}}, {{6}, {0}},
   };
   for (const char *op : ops)
     for (const Case &c : cases)
@@ -1616,8 +1683,8 @@ TEST(LibraryKernels, ArgMaxArgMin) {
     std::vector<int64_t> shape;
     int64_t axis;
   };
-  std::vector<Case> cases = {{{7}, 0}, {{3, 5}, 1}, {{3, 5}, 0}, {{2, 3, 4}, 1}, {{2, 3, 4}, -1},
-                             {{4, 1, 3}, 1}};
+  std::vector<Case> cases = {{{7}, 0},       {{3, 5}, 1},     {{3, 5}, 0},
+                             {{2, 3, 4}, 1}, {{2, 3, 4}, -1}, {{4, 1, 3}, 1}};
   for (bool isMax : {true, false})
     for (const Case &c : cases)
       for (bool keep : {true, false})
