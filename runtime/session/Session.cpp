@@ -42,7 +42,11 @@ Result<std::unique_ptr<Session>> Session::load(const std::string &path, EpRegist
                            path + ": node '" + node.name + "': " + ep.status().message());
     Result<std::unique_ptr<LoadedPartition>> loaded = ep.value()->loadContext(node.context);
     if (!loaded.isOk())
-      return Status::error(loaded.status().code(), path + ": " + loaded.status().message());
+      return Status::error(loaded.status().code(),
+                           path + ": " +
+                               (node.embedded ? std::string()
+                                              : "sidecar " + node.sidecarPath + ": ") +
+                               loaded.status().message());
     std::unique_ptr<LoadedPartition> partition = loaded.takeValue();
     if (partition->inputs().size() != node.inputs.size() ||
         partition->outputs().size() != node.outputs.size())

@@ -216,4 +216,27 @@ def transformer(rng, seq=16, hidden=64, heads=4):
     return model, feeds
 
 
-FAMILIES = {"mlp": mlp, "cnn": cnn, "transformer": transformer}
+def attention(rng, heads=2, seq=8, head=16):
+    """Scaled dot-product attention as exporters write it (Transpose of K over
+    the last two dims, MatMul, Div, Softmax, MatMul); the compiler fuses it into
+    ortc.attention, which the CPU EP runs as one library kernel."""
+    f32 = np.float32
+    n = helper.make_node
+    nodes = [
+        n("Transpose", ["k"], ["kt"], name="k_t", perm=[0, 1, 3, 2]),
+        n("MatMul", ["q", "kt"], ["s"], name="qk"),
+        n("Div", ["s", "sqrt_d"], ["ss"], name="scale"),
+        n("Softmax", ["ss"], ["p"], name="softmax", axis=-1),
+        n("MatMul", ["p", "v"], ["y"], name="pv"),
+    ]
+    shape = ["batch", heads, seq, head]
+    model = _model(
+        nodes,
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape) for name in "qkv"],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+        [_init("sqrt_d", np.array(np.sqrt(head), f32))], "attention")
+    return model, lambda batch, r: {
+        name: r.standard_normal((batch, heads, seq, head), dtype=f32) for name in "qkv"}
+
+
+FAMILIES = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "attention": attention}
