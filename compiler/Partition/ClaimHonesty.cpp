@@ -37,9 +37,14 @@ OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, String
     }
   });
   builder.setInsertionPointToEnd(module->getBody());
+  // Omitted outputs (type none) carry no value; a partition never returns them.
+  SmallVector<Type> resultTypes;
+  for (Type type : op->getResultTypes())
+    if (!isa<NoneType>(type))
+      resultTypes.push_back(type);
   fn = func::FuncOp::create(
       builder, op->getLoc(), (ep + "_claim").str(),
-      builder.getFunctionType(TypeRange(inputs.getArrayRef()), op->getResultTypes()));
+      builder.getFunctionType(TypeRange(inputs.getArrayRef()), resultTypes));
   fn->setAttr("ortc.ep", builder.getStringAttr(ep));
   Block *entry = fn.addEntryBlock();
   IRMapping mapping;
@@ -49,7 +54,11 @@ OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, String
   for (Operation *constant : constants)
     builder.clone(*constant, mapping);
   Operation *copy = builder.clone(*op, mapping);
-  func::ReturnOp::create(builder, op->getLoc(), copy->getResults());
+  SmallVector<Value> results;
+  for (Value result : copy->getResults())
+    if (!isa<NoneType>(result.getType()))
+      results.push_back(result);
+  func::ReturnOp::create(builder, op->getLoc(), results);
   return module;
 }
 

@@ -136,9 +136,25 @@ struct LibraryOp {
 Refusal checkPool(Operation *op) {
   if (auto r = requireF32(op, {0}); r.any())
     return r;
-  if (auto r = requireRank(op, 0, 3, 4); r.any())
+  if (auto r = requireRank(op, 0, 3, 5); r.any())
     return r;
-  return requireOneOf(op, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+  if (auto r = requireOneOf(op, "auto_pad", "NOTSET",
+                            {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+      r.any())
+    return r;
+  // ONNX and onnxruntime size the output differently with both.
+  if (intAttr(op, "ceil_mode", 0) && strAttr(op, "auto_pad", "NOTSET") != "NOTSET")
+    return refuse(RejectedKind::Attribute, "ceil_mode 1 with auto_pad " +
+                                               strAttr(op, "auto_pad", "NOTSET"),
+                  "ceil_mode 1 only with explicit pads (auto_pad NOTSET)");
+  if (!op->getAttr("kernel_shape"))
+    return refuse(RejectedKind::Attribute, "no kernel_shape", "an explicit kernel_shape");
+  if (op->getName().getStringRef() == "onnx.AveragePool")
+    if (auto dilations = op->getAttrOfType<DenseI64ArrayAttr>("dilations"))
+      if (llvm::any_of(dilations.asArrayRef(), [](int64_t d) { return d != 1; }))
+        return refuse(RejectedKind::Attribute, "dilations other than 1",
+                      "AveragePool without dilation");
+  return {};
 }
 
 Refusal checkReduce(Operation *op) {
@@ -175,7 +191,7 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           if (auto r = requireF32(op, {0, 1, 2}); r.any())
             return r;
-          if (auto r = requireRank(op, 0, 3, 4); r.any())
+          if (auto r = requireRank(op, 0, 3, 5); r.any())
             return r;
           if (hasDynamicDim(op->getOperand(1)))
             return refuse(RejectedKind::Shape, "W has a dynamic dim", "a static W");

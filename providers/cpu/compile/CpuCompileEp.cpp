@@ -551,6 +551,8 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   // value returned twice) a Copy step fills it.
   llvm::SmallPtrSet<Value, 8> returned;
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
+    if (!isa<RankedTensorType>(value.getType()))
+      return fn.emitError("cpu_ep: partition output ") << i << " is not a ranked tensor";
     std::string name = "output" + std::to_string(i);
     plan.outputs.push_back(signatureOf(value.getType(), name));
     int id = bufferFor(value);
