@@ -14,7 +14,8 @@
 // on_cpu is the timed thread's CPU time over wall time (1 on an idle core);
 // pack_ms is packGemmB's median time for the shape's B.
 //
-// Usage: ortc-bench-gemm [--variant=V] [--min-time=SECONDS] [MxNxK ...]
+// Usage: ortc-bench-gemm [--variant=V] [--min-time=SECONDS]
+//                        [--no-peak | --peak-only] [MxNxK ...]
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,6 +199,7 @@ bool parseShape(const char *text, Shape &s) {
 
 int main(int argc, char **argv) {
   double minTime = 1.0;
+  bool wantPeak = true, wantGemms = true;
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -207,14 +209,18 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "ortc-bench-gemm: variant '%s' cannot run here\n", arg + 10);
         return 2;
       }
+    } else if (std::strcmp(arg, "--no-peak") == 0) {
+      wantPeak = false;
+    } else if (std::strcmp(arg, "--peak-only") == 0) {
+      wantGemms = false;
     } else if (std::strncmp(arg, "--min-time=", 11) == 0) {
       minTime = std::atof(arg + 11);
     } else if (parseShape(arg, s)) {
       shapes.push_back(s);
     } else {
       std::fprintf(stderr,
-                   "usage: ortc-bench-gemm [--variant=generic|avx2|avx512] "
-                   "[--min-time=SECONDS] [MxNxK ...]\n");
+                   "usage: ortc-bench-gemm [--variant=generic|avx2] [--min-time=SECONDS] "
+                   "[--no-peak | --peak-only] [MxNxK ...]\n");
       return 2;
     }
   }
@@ -233,9 +239,13 @@ int main(int argc, char **argv) {
                 isa, peak);
     std::fflush(stdout);
   };
-  printPeak("before");
-  for (const Shape &s : shapes)
-    benchShape(s, minTime);
-  printPeak("after");
+  if (wantPeak)
+    printPeak("before");
+  if (wantGemms) {
+    for (const Shape &s : shapes)
+      benchShape(s, minTime);
+    if (wantPeak)
+      printPeak("after");
+  }
   return 0;
 }

@@ -23,7 +23,10 @@
 // args[i] points to the i-th memref argument's descriptor
 //   struct { T *allocated; T *aligned; int64_t offset; int64_t sizes[rank];
 //            int64_t strides[rank]; }        (rank 0: the first three only)
-// and everything else is internal. The module has no target triple or data
+// and everything else is internal. The kernel reads `aligned` and the sizes
+// of `?` dims; the layout is the static identity one, so offset must be 0
+// and strides row-major (they are not read). i1 elements are one byte
+// (0 or 1). Outputs must not alias inputs (the inputs are `restrict`). The module has no target triple or data
 // layout and is not optimized: the emitter sets both and runs the O2/O3
 // pipeline. External symbols it may call: libm (sinf, cosf, powf, fmodf and
 // the f64 functions; f32 exp/log/tanh/erf are inlined polynomials), and

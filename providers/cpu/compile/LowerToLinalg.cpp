@@ -34,10 +34,9 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 
-#include <cmath>
+#include <string>
 
 namespace ortc::cpu {
 #define GEN_PASS_DEF_CPULOWERTOLINALG

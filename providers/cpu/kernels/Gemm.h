@@ -43,8 +43,9 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
 const char *sgemmVariant();
 
 /// Testing hook: makes later sgemmPacked calls (in every thread) use `variant`
-/// ("avx512", "avx2" or "generic"), or the CPU's best again when null. Returns
-/// false and changes nothing when this build or CPU cannot run `variant`.
+/// ("avx2" or "generic"; there is no "avx512" kernel yet), or the CPU's best
+/// again when null. Returns false and changes nothing when this build or CPU
+/// cannot run `variant`.
 bool setSgemmVariantForTesting(const char *variant);
 
 } // namespace ortc::cpu

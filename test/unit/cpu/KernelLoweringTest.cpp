@@ -315,6 +315,8 @@ const std::vector<MathCase> &mathCases() {
   static const std::vector<MathCase> cases = {
       {"exp", "\"onnx.Exp\"(%tx)", -87, 88, [](double x) { return std::exp(x); }, 1e-6},
       {"log", "\"onnx.Log\"(%tx)", 1e-6, 1e6, [](double x) { return std::log(x); }, 1e-6},
+      {"log_near_1", "\"onnx.Log\"(%tx)", 0.5, 2, [](double x) { return std::log(x); }, 1e-6},
+      {"exp_small", "\"onnx.Exp\"(%tx)", -1, 1, [](double x) { return std::exp(x); }, 1e-6},
       {"tanh", "\"onnx.Tanh\"(%tx)", -12, 12, [](double x) { return std::tanh(x); }, 2e-6},
       {"erf", "\"onnx.Erf\"(%tx)", -6, 6, [](double x) { return std::erf(x); }, 2e-6},
       {"sigmoid", "\"onnx.Sigmoid\"(%tx)", -40, 40,
@@ -587,6 +589,242 @@ TEST(KernelLowering, WhereAndCast) {
 }
 
 //===----------------------------------------------------------------------===//
+// A table of ops against scalar references
+//===----------------------------------------------------------------------===//
+
+/// One kernel: `body` computes %r from %t0.. (the inputs as tensors).
+struct OpCase {
+  std::string name;
+  std::vector<std::string> inputs; // element types; each input is 37 elements
+  std::string output;              // element type
+  std::string body;
+  std::function<double(const std::vector<double> &)> ref;
+  double tolerance; // relative (floats); integers and bools are exact
+};
+
+constexpr int kOpN = 37;
+
+size_t bytesOf(const std::string &t) {
+  if (t == "f64" || t == "i64")
+    return 8;
+  if (t == "f32" || t == "i32")
+    return 4;
+  return 1;
+}
+
+void store(Buffer &b, const std::string &t, int64_t i, double v) {
+  if (t == "f32")
+    b.data<float>()[i] = float(v);
+  else if (t == "f64")
+    b.data<double>()[i] = v;
+  else if (t == "i32")
+    b.data<int32_t>()[i] = int32_t(v);
+  else if (t == "i64")
+    b.data<int64_t>()[i] = int64_t(v);
+  else if (t == "i8")
+    b.data<int8_t>()[i] = int8_t(v);
+  else
+    b.data<uint8_t>()[i] = uint8_t(v); // ui8, i1
+}
+
+double load(Buffer &b, const std::string &t, int64_t i) {
+  if (t == "f32")
+    return b.data<float>()[i];
+  if (t == "f64")
+    return b.data<double>()[i];
+  if (t == "i32")
+    return b.data<int32_t>()[i];
+  if (t == "i64")
+    return double(b.data<int64_t>()[i]);
+  if (t == "i8")
+    return b.data<int8_t>()[i];
+  return b.data<uint8_t>()[i];
+}
+
+/// Input `k` of a case at element `j`: values that suit the element type.
+double inputValue(const std::string &t, int k, int j) {
+  if (t == "i1")
+    return double(((j >> k) + k) & 1);
+  if (t == "ui8")
+    return double((j * 37 + k * 101 + 3) % 256);
+  if (t == "i8")
+    return double((j * 29 + k * 53) % 256 - 128);
+  if (t == "i32" || t == "i64")
+    return double((j * 7 + k * 3) % 23 - 11);
+  // Floats: -4.5 .. 4.5 in different orders per input, with exact zeros.
+  return double(((j * (2 * k + 1) + k) % kOpN) - 18) * 0.25;
+}
+
+std::string opKernel(const OpCase &c) {
+  std::string sig, body;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    std::string m = "memref<" + std::to_string(kOpN) + "x" + c.inputs[i] + ">";
+    std::string t = "tensor<" + std::to_string(kOpN) + "x" + c.inputs[i] + ">";
+    sig += "%a" + std::to_string(i) + ": " + m + ", ";
+    body += "  %t" + std::to_string(i) + " = bufferization.to_tensor %a" + std::to_string(i) +
+            " restrict : " + m + " to " + t + "\n";
+  }
+  std::string m = "memref<" + std::to_string(kOpN) + "x" + c.output + ">";
+  std::string t = "tensor<" + std::to_string(kOpN) + "x" + c.output + ">";
+  return "func.func @" + c.name + "(" + sig + "%out: " + m + ") attributes {ortc.kernel} {\n" +
+         body + c.body + "\n  bufferization.materialize_in_destination %r in restrict writable %out : (" +
+         t + ", " + m + ") -> ()\n  return\n}\n";
+}
+
+/// "(tensor<37xA>, tensor<37xB>) -> tensor<37xR>"
+std::string sigOf(std::vector<std::string> in, const std::string &out) {
+  std::string s = "(";
+  for (size_t i = 0; i < in.size(); ++i)
+    s += (i ? ", " : "") + std::string("tensor<") + std::to_string(kOpN) + "x" + in[i] + ">";
+  return s + ") -> tensor<" + std::to_string(kOpN) + "x" + out + ">";
+}
+
+OpCase simple(const std::string &name, const std::string &op, std::vector<std::string> in,
+              const std::string &out, std::function<double(const std::vector<double> &)> ref,
+              const std::string &attrs = "", double tol = 0) {
+  std::string operands;
+  for (size_t i = 0; i < in.size(); ++i)
+    operands += (i ? ", %t" : "%t") + std::to_string(i);
+  return {name, in, out,
+          "  %r = \"onnx." + op + "\"(" + operands + ")" + attrs + " : " + sigOf(in, out), ref, tol};
+}
+
+TEST(KernelLowering, OpsMatchScalarReferences) {
+  using V = const std::vector<double> &;
+  auto wrap8 = [](double v) { return double(int8_t(uint8_t(int64_t(v) & 0xff))); };
+  auto wrapU8 = [](double v) { return double(uint8_t(int64_t(v) & 0xff)); };
+  const std::string f = "f32", d = "f64";
+  std::vector<OpCase> cases = {
+      simple("sub", "Sub", {f, f}, f, [](V x) { return double(float(x[0]) - float(x[1])); }),
+      simple("div", "Div", {f, f}, f, [](V x) { return double(float(x[0]) / float(x[1])); }),
+      simple("floor", "Floor", {f}, f, [](V x) { return std::floor(x[0]); }),
+      simple("ceil", "Ceil", {f}, f, [](V x) { return std::ceil(x[0]); }),
+      simple("abs", "Abs", {f}, f, [](V x) { return std::fabs(x[0]); }),
+      simple("neg", "Neg", {f}, f, [](V x) { return -x[0]; }),
+      simple("reciprocal", "Reciprocal", {f}, f, [](V x) { return 1.0 / x[0]; }, "", 1e-7),
+      simple("leaky", "LeakyRelu", {f}, f, [](V x) { return x[0] < 0 ? double(0.1f) * x[0] : x[0]; },
+             " {alpha = 0.1 : f32}", 1e-7),
+      simple("hardsigmoid", "HardSigmoid", {f}, f,
+             [](V x) { return std::max(0.0, std::min(1.0, double(0.2f) * x[0] + 0.5)); }, "", 1e-6),
+      simple("max3", "Max", {f, f, f}, f, [](V x) { return std::max({x[0], x[1], x[2]}); }),
+      simple("min3", "Min", {f, f, f}, f, [](V x) { return std::min({x[0], x[1], x[2]}); }),
+      simple("sum3", "Sum", {f, f, f}, f, [](V x) { return x[0] + x[1] + x[2]; }, "", 1e-7),
+      simple("mean3", "Mean", {f, f, f}, f, [](V x) { return (x[0] + x[1] + x[2]) / 3; }, "", 1e-7),
+      simple("fmod", "Mod", {f, f}, f, [](V x) { return std::fmod(x[0], x[1]); }, " {fmod = 1 : i64}"),
+      simple("pow", "Pow", {f, f}, f,
+             [](V x) { return std::pow(x[0], x[1]); }, "", 1e-6),
+      simple("pow_i32", "Pow", {f, "i32"}, f, [](V x) { return std::pow(x[0], x[1]); }, "", 1e-6),
+      simple("eq", "Equal", {f, f}, "i1", [](V x) { return double(x[0] == x[1]); }),
+      simple("lt", "Less", {f, f}, "i1", [](V x) { return double(x[0] < x[1]); }),
+      simple("gt", "Greater", {f, f}, "i1", [](V x) { return double(x[0] > x[1]); }),
+      simple("le", "LessOrEqual", {f, f}, "i1", [](V x) { return double(x[0] <= x[1]); }),
+      simple("ge", "GreaterOrEqual", {f, f}, "i1", [](V x) { return double(x[0] >= x[1]); }),
+      // f64 through libm and LLVM intrinsics.
+      simple("exp64", "Exp", {d}, d, [](V x) { return std::exp(x[0]); }, "", 1e-15),
+      simple("tanh64", "Tanh", {d}, d, [](V x) { return std::tanh(x[0]); }, "", 1e-15),
+      simple("elu64", "Elu", {d}, d, [](V x) { double m = x[0] * 1e-6; return m < 0 ? std::expm1(m) : m; },
+             "", 1e-15),
+      simple("softplus64", "Softplus", {d}, d,
+             [](V x) { return std::max(x[0] * 20, 0.0) + std::log1p(std::exp(-std::fabs(x[0] * 20))); },
+             "", 1e-14),
+      simple("gelu64", "Gelu", {d}, d,
+             [](V x) { return 0.5 * x[0] * std::erfc(-x[0] / std::sqrt(2.0)); }, "", 1e-14),
+      // Integers and bools.
+      simple("i8_sub", "Sub", {"i8", "i8"}, "i8", [&](V x) { return wrap8(x[0] - x[1]); }),
+      simple("i8_neg", "Neg", {"i8"}, "i8", [&](V x) { return wrap8(-x[0]); }),
+      simple("i8_abs", "Abs", {"i8"}, "i8", [&](V x) { return wrap8(std::fabs(x[0])); }),
+      simple("i8_relu", "Relu", {"i8"}, "i8", [](V x) { return std::max(x[0], 0.0); }),
+      simple("u8_add", "Add", {"ui8", "ui8"}, "ui8", [&](V x) { return wrapU8(x[0] + x[1]); }),
+      simple("u8_max", "Max", {"ui8", "ui8"}, "ui8", [](V x) { return std::max(x[0], x[1]); }),
+      simple("u8_div", "Div", {"ui8", "ui8"}, "ui8",
+             [](V x) { return x[1] == 0 ? 0.0 : std::floor(x[0] / x[1]); }),
+      simple("u8_mod", "Mod", {"ui8", "ui8"}, "ui8",
+             [](V x) { return x[1] == 0 ? 0.0 : std::fmod(x[0], x[1]); }),
+      simple("u8_lt", "Less", {"ui8", "ui8"}, "i1", [](V x) { return double(x[0] < x[1]); }),
+      simple("i64_mul", "Mul", {"i64", "i64"}, "i64", [](V x) { return x[0] * x[1]; }),
+      simple("i32_min", "Min", {"i32", "i32", "i32"}, "i32", [](V x) { return std::min({x[0], x[1], x[2]}); }),
+      simple("i32_sum", "Sum", {"i32", "i32"}, "i32", [](V x) { return x[0] + x[1]; }),
+      simple("b_and", "And", {"i1", "i1"}, "i1", [](V x) { return double(x[0] && x[1]); }),
+      simple("b_or", "Or", {"i1", "i1"}, "i1", [](V x) { return double(x[0] || x[1]); }),
+      simple("b_xor", "Xor", {"i1", "i1"}, "i1", [](V x) { return double(x[0] != x[1]); }),
+      simple("b_not", "Not", {"i1"}, "i1", [](V x) { return double(!x[0]); }),
+      simple("b_eq", "Equal", {"i1", "i1"}, "i1", [](V x) { return double(x[0] == x[1]); }),
+      simple("i64_eq", "Equal", {"i64", "i64"}, "i1", [](V x) { return double(x[0] == x[1]); }),
+  };
+  // Bodies with constants, omitted inputs and scaled inputs.
+  cases.push_back({"clip_both", {f}, f,
+                   "  %lo = \"onnx.Constant\"() {value = dense<-1.0> : tensor<f32>} : () -> tensor<f32>\n"
+                   "  %hi = \"onnx.Constant\"() {value_float = 2.0 : f32} : () -> tensor<f32>\n"
+                   "  %r = \"onnx.Clip\"(%t0, %lo, %hi) : (tensor<37xf32>, tensor<f32>, tensor<f32>) -> tensor<37xf32>",
+                   [](V x) { return std::min(std::max(x[0], -1.0), 2.0); }, 0});
+  cases.push_back({"clip_max", {"i32"}, "i32",
+                   "  %n = \"onnx.NoValue\"() : () -> none\n"
+                   "  %hi = \"onnx.Constant\"() {value = dense<3> : tensor<1xi32>} : () -> tensor<1xi32>\n"
+                   "  %r = \"onnx.Clip\"(%t0, %n, %hi) : (tensor<37xi32>, none, tensor<1xi32>) -> tensor<37xi32>",
+                   [](V x) { return std::min(x[0], 3.0); }, 0});
+  cases.push_back({"pow2", {f}, f,
+                   "  %two = \"onnx.Constant\"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>\n"
+                   "  %r = \"onnx.Pow\"(%t0, %two) : (tensor<37xf32>, tensor<f32>) -> tensor<37xf32>",
+                   [](V x) { return x[0] * x[0]; }, 0});
+  cases.push_back({"i64_mod", {"i64"}, "i64",
+                   "  %k = \"onnx.Constant\"() {value_int = -5 : i64} : () -> tensor<i64>\n"
+                   "  %r = \"onnx.Mod\"(%t0, %k) : (tensor<37xi64>, tensor<i64>) -> tensor<37xi64>",
+                   [](V x) {
+                     double r = std::fmod(x[0], -5.0);
+                     return (r != 0 && (r < 0) != (-5 < 0)) ? r - 5 : r;
+                   },
+                   0});
+  // f64 Elu and Softplus near 0 and far out: expm1/log1p, not exp - 1 / log(1 + x).
+  for (OpCase &c : cases) {
+    if (c.name == "elu64")
+      c.body = "  %s = \"onnx.Constant\"() {value = dense<1.0e-6> : tensor<f64>} : () -> tensor<f64>\n"
+               "  %m = \"onnx.Mul\"(%t0, %s) : (tensor<37xf64>, tensor<f64>) -> tensor<37xf64>\n"
+               "  %r = \"onnx.Elu\"(%m) : (tensor<37xf64>) -> tensor<37xf64>";
+    if (c.name == "softplus64")
+      c.body = "  %s = \"onnx.Constant\"() {value = dense<20.0> : tensor<f64>} : () -> tensor<f64>\n"
+               "  %m = \"onnx.Mul\"(%t0, %s) : (tensor<37xf64>, tensor<f64>) -> tensor<37xf64>\n"
+               "  %r = \"onnx.Softplus\"(%m) : (tensor<37xf64>) -> tensor<37xf64>";
+  }
+
+  std::string source;
+  for (const OpCase &c : cases)
+    source += opKernel(c);
+  Kernels k;
+  ASSERT_TRUE(k.compile(source));
+  for (const OpCase &c : cases) {
+    std::vector<Buffer> inputs;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      Buffer b({kOpN}, bytesOf(c.inputs[i]));
+      for (int j = 0; j < kOpN; ++j)
+        store(b, c.inputs[i], j, inputValue(c.inputs[i], int(i), j));
+      inputs.push_back(std::move(b));
+    }
+    Buffer out({kOpN}, bytesOf(c.output));
+    std::vector<Buffer *> args;
+    for (Buffer &b : inputs)
+      args.push_back(&b);
+    args.push_back(&out);
+    k.run(c.name, args);
+    for (int j = 0; j < kOpN; ++j) {
+      std::vector<double> x;
+      for (size_t i = 0; i < c.inputs.size(); ++i)
+        x.push_back(load(inputs[i], c.inputs[i], j));
+      double ref = c.ref(x), y = load(out, c.output, j);
+      if (std::isnan(ref)) {
+        EXPECT_TRUE(std::isnan(y)) << c.name << " at " << j;
+        continue;
+      }
+      if (std::isinf(ref)) {
+        EXPECT_EQ(y, ref) << c.name << " at " << j;
+        continue;
+      }
+      EXPECT_LE(std::fabs(y - ref), c.tolerance * std::fabs(ref) + (c.tolerance ? 1e-300 : 0))
+          << c.name << " at " << j << ": got " << y << ", expected " << ref;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Claim honesty: what the predicate accepts compiles and runs
 //===----------------------------------------------------------------------===//
 
@@ -797,6 +1035,73 @@ TEST(KernelLowering, EveryAcceptedOpAndTypeCompilesAndRuns) {
     EXPECT_FALSE(refused.compile(c.text, &errors));
     EXPECT_NE(errors.find("cannot lower 'onnx.Add'"), std::string::npos) << errors;
     EXPECT_NE(errors.find("i16"), std::string::npos) << errors;
+  }
+}
+
+TEST(KernelLowering, ConstantsOfEveryTypeAndScalars) {
+  // A constant of each element type copied to an output, a constant in
+  // arithmetic, and rank-0 kernels (no loops at all).
+  std::string source;
+  const std::vector<std::pair<std::string, std::string>> constants = {
+      {"f32", "[1.5, -2.0, 0.0, 3.25, 7.0]"}, {"f64", "[1.5, -2.0, 0.0, 3.25, 7.0]"},
+      {"i8", "[1, -2, 0, 127, -128]"},       {"i32", "[1, -2, 0, 2147483647, -7]"},
+      {"i64", "[1, -2, 0, 9007199254740993, -7]"}, {"ui8", "[1, 2, 0, 200, 255]"},
+      {"i1", "[true, false, false, true, true]"}};
+  for (auto &[t, values] : constants) {
+    source += "func.func @const_" + t + "(%out: memref<5x" + t + ">) attributes {ortc.kernel} {\n"
+              "  %c = \"onnx.Constant\"() {value = dense<" + values + "> : tensor<5x" + t +
+              ">} : () -> tensor<5x" + t + ">\n"
+              "  bufferization.materialize_in_destination %c in restrict writable %out : (tensor<5x" +
+              t + ">, memref<5x" + t + ">) -> ()\n  return\n}\n";
+  }
+  source += R"mlir(
+func.func @scalar(%x: memref<f32>, %y: memref<f32>, %out: memref<f32>) attributes {ortc.kernel} {
+  %tx = bufferization.to_tensor %x restrict : memref<f32> to tensor<f32>
+  %ty = bufferization.to_tensor %y restrict : memref<f32> to tensor<f32>
+  %a = "onnx.Mul"(%tx, %ty) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %e = "onnx.Exp"(%a) : (tensor<f32>) -> tensor<f32>
+  bufferization.materialize_in_destination %e in restrict writable %out : (tensor<f32>, memref<f32>) -> ()
+  return
+}
+func.func @scalar_bcast(%x: memref<f32>, %y: memref<?x3xi32>, %out: memref<?x3xf32>) attributes {ortc.kernel} {
+  %tx = bufferization.to_tensor %x restrict : memref<f32> to tensor<f32>
+  %ty = bufferization.to_tensor %y restrict : memref<?x3xi32> to tensor<?x3xi32>
+  %c = "onnx.Constant"() {value = dense<[10, 20, 30]> : tensor<3xi32>} : () -> tensor<3xi32>
+  %s = "onnx.Add"(%ty, %c) : (tensor<?x3xi32>, tensor<3xi32>) -> tensor<?x3xi32>
+  %f = "onnx.Cast"(%s) {to = 1 : i64} : (tensor<?x3xi32>) -> tensor<?x3xf32>
+  %m = "onnx.Mul"(%f, %tx) : (tensor<?x3xf32>, tensor<f32>) -> tensor<?x3xf32>
+  bufferization.materialize_in_destination %m in restrict writable %out : (tensor<?x3xf32>, memref<?x3xf32>) -> ()
+  return
+}
+)mlir";
+  Kernels k;
+  ASSERT_TRUE(k.compile(source));
+  std::vector<double> expected[] = {{1.5, -2.0, 0.0, 3.25, 7.0}, {1.5, -2.0, 0.0, 3.25, 7.0},
+                                    {1, -2, 0, 127, -128},       {1, -2, 0, 2147483647, -7},
+                                    {1, -2, 0, 0, -7},           {1, 2, 0, 200, 255},
+                                    {1, 0, 0, 1, 1}};
+  for (size_t i = 0; i < constants.size(); ++i) {
+    const std::string &t = constants[i].first;
+    Buffer out({5}, bytesOf(t));
+    k.run("const_" + t, {&out});
+    for (int j = 0; j < 5; ++j) {
+      if (t == "i64" && j == 3)
+        EXPECT_EQ(out.at<int64_t>(3), int64_t(9007199254740993LL));
+      else
+        EXPECT_EQ(load(out, t, j), expected[i][j]) << t << " at " << j;
+    }
+  }
+  Buffer x = makeBuffer<float>({}, {1.5f}), y = makeBuffer<float>({}, {-2.0f}), out({}, 4);
+  k.run("scalar", {&x, &y, &out});
+  EXPECT_NEAR(out.at<float>(0), std::exp(-3.0), 1e-7);
+  for (int64_t batch : {1, 4}) {
+    std::vector<int32_t> yv(batch * 3);
+    for (int64_t i = 0; i < batch * 3; ++i)
+      yv[i] = int32_t(i) - 5;
+    Buffer by = makeBuffer<int32_t>({batch, 3}, yv), o({batch, 3}, 4);
+    k.run("scalar_bcast", {&x, &by, &o});
+    for (int64_t i = 0; i < batch * 3; ++i)
+      EXPECT_EQ(o.at<float>(i), float(yv[i] + 10 * (i % 3 + 1)) * 1.5f);
   }
 }
 
