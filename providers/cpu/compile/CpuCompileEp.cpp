@@ -607,8 +607,15 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
 
   // Code: the kernels through MLIR and LLVM, linked into a shared object.
   llvm::LLVMContext llvmContext;
+  // Tiles as wide as the target's vector registers.
+  KernelPipelineOptions pipelineOptions;
+  const std::vector<std::string> &features = target.requiredFeatures;
+  if (llvm::is_contained(features, "avx512f"))
+    pipelineOptions.vectorWidth = 16;
+  else if (!llvm::is_contained(features, "avx"))
+    pipelineOptions.vectorWidth = 4;
   FailureOr<std::unique_ptr<llvm::Module>> llvmModule =
-      lowerKernelsToLLVMIR(kernels, llvmContext);
+      lowerKernelsToLLVMIR(kernels, llvmContext, pipelineOptions);
   if (failed(llvmModule))
     return fn.emitError("cpu_ep: lowering the generated kernels of ")
            << fn.getSymName() << " failed";

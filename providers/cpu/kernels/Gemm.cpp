@@ -468,7 +468,10 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
   }
   // Equal blocks rather than full ones and a small remainder: K=1024 runs as
   // 3x342, not 384+384+256, and M=150 as 78+72, not 144+6.
-  int64_t kBlocks = (K + kKc - 1) / kKc;
+  // One A panel (M <= 6, e.g. a GEMV): B is used once, so there is no B
+  // slice to keep in L1; long K blocks let each B panel stream front to back.
+  int64_t kcMax = M <= kMr ? mcMax * kKc / kMr : kKc;
+  int64_t kBlocks = (K + kcMax - 1) / kcMax;
   int64_t kcBlock = (K + kBlocks - 1) / kBlocks;
   int64_t mBlocks = (M + mcMax - 1) / mcMax;
   int64_t mcBlock = roundUp((M + mBlocks - 1) / mBlocks, kMr);

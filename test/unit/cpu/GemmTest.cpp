@@ -179,6 +179,10 @@ TEST_P(GemmVariantTest, BlockBoundaries) {
       checkCase({M, 20, K}, seed++);
       checkCase({M, 33, K, true, false, 1.0f, true, 2, 0, 1}, seed++);
     }
+  // A single A panel (M <= 6) takes K in blocks of up to 9216.
+  checkCase({1, 17, 9217}, seed++);
+  checkCase({6, 40, 20000, false, true, 1.0f, true}, seed++);
+  checkCase({4, 16, 9216, true, false}, seed++);
 }
 
 TEST_P(GemmVariantTest, EmptyK) {

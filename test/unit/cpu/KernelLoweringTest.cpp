@@ -250,6 +250,18 @@ func.func @two_outputs(%x: memref<2x3x8xf32>, %w: memref<1x1x8xf32>,
       : (tensor<2x3x8xf32>, memref<2x3x8xf32>) -> ()
   return
 }
+
+// All static: a column broadcast (4x1 over 4x5) keeps the dims apart, a
+// plain 4x5 operand would collapse them.
+func.func @row_scale(%x: memref<4x5xf32>, %s: memref<4x1xf32>, %out: memref<4x5xf32>) attributes {ortc.kernel} {
+  %tx = bufferization.to_tensor %x restrict : memref<4x5xf32> to tensor<4x5xf32>
+  %ts = bufferization.to_tensor %s restrict : memref<4x1xf32> to tensor<4x1xf32>
+  %m = "onnx.Mul"(%tx, %ts) : (tensor<4x5xf32>, tensor<4x1xf32>) -> tensor<4x5xf32>
+  %a = "onnx.Add"(%m, %tx) : (tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  bufferization.materialize_in_destination %a in restrict writable %out
+      : (tensor<4x5xf32>, memref<4x5xf32>) -> ()
+  return
+}
 )mlir";
 
 TEST(KernelLowering, ChainWithBroadcastAndDynamicBatch) {
@@ -292,6 +304,13 @@ TEST(KernelLowering, TwoOutputsAndRankExtendingBroadcast) {
     EXPECT_FLOAT_EQ(sum.at<float>(i), a);
     EXPECT_NEAR(sig.at<float>(i), 1.0 / (1.0 + std::exp(-double(a))), 1e-6);
   }
+  std::vector<float> m(20), sc = {2.0f, -1.0f, 0.5f, 3.0f};
+  for (int i = 0; i < 20; ++i)
+    m[i] = float(i) - 7.0f;
+  Buffer bm = makeBuffer<float>({4, 5}, m), bsc = makeBuffer<float>({4, 1}, sc), o({4, 5}, 4);
+  k.run("row_scale", {&bm, &bsc, &o});
+  for (int i = 0; i < 20; ++i)
+    EXPECT_EQ(o.at<float>(i), m[i] * sc[i / 5] + m[i]) << i;
 }
 
 //===----------------------------------------------------------------------===//
@@ -977,6 +996,8 @@ TEST(KernelLowering, EveryAcceptedOpAndTypeCompilesAndRuns) {
   EXPECT_FALSE(isAccepted("And", 0));
 
   Kernels k;
+  // ORTC_DUMP_KERNELS=file writes the module, to replay a failure with
+  // `ortc-opt file -cpu-kernel-pipeline`.
   if (const char *dump = std::getenv("ORTC_DUMP_KERNELS")) {
     FILE *f = std::fopen(dump, "w");
     std::fputs(acceptedSource.c_str(), f);
