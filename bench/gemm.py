@@ -196,7 +196,8 @@ def main():
         "onnxruntime, back to back.",
         "",
         f"- CPU: {cpu_model()}, {os.cpu_count()} cores; ortc variant: `{variant}` (6x16 register",
-        "  tile, A packed per block, K blocks <= 384, M blocks <= 144 rows: see",
+        "  tile, A packed per block, K blocks <= 384 (one block up to 9216 when M <= 6), M",
+        "  blocks <= 144 rows: see",
         "  `providers/cpu/kernels/Gemm.cpp`)",
         f"- fp32 FMA peak (measured, {peak['isa']}): {peak_gflops:.1f} GFLOP/s per core",
         f"- date: {datetime.date.today().isoformat()}; share of wall time the timed thread was "
