@@ -195,13 +195,15 @@ def main():
         "before and after the shapes (the higher one is used). Each shape runs ortc, then",
         "onnxruntime, back to back.",
         "",
-        f"- CPU: {cpu_model()}, {os.cpu_count()} cores; ortc variant: `{variant}` (6x16 register",
-        "  tile, A packed per block, K blocks <= 384 (one block up to 9216 when M <= 6), M",
-        "  blocks <= 144 rows: see",
-        "  `providers/cpu/kernels/Gemm.cpp`)",
+        f"- CPU: {cpu_model()}, {os.cpu_count()} cores; ortc variant: `{variant}`",
+        "- ortc's kernel (`providers/cpu/kernels/Gemm.cpp`): 6x16 register tile, A packed per",
+        "  block, K blocks <= 384 (up to 9216 when M <= 6), M blocks <= 144 rows",
         f"- fp32 FMA peak (measured, {peak['isa']}): {peak_gflops:.1f} GFLOP/s per core",
         f"- date: {datetime.date.today().isoformat()}; share of wall time the timed thread was "
         f"on a CPU: {min(on_cpu):.2f} to {max(on_cpu):.2f} (1.00 = an idle machine)",
+        "",
+        "On a shared machine, runs differ by up to about 10% per shape (the other core's work",
+        "shares L3, memory bandwidth and the boost clock); compare the two columns of one run.",
         "",
     ]
     footer = [

@@ -195,6 +195,10 @@ def transformer(rng, seq=16, hidden=64, heads=4):
           name="half_features"),
         n("Shape", ["y_half"], ["y_shape"], name="shape", start=1),
         n("Squeeze", ["mask_add1", "axis1"], ["mask_sq"], name="mask_squeeze"),
+        # RMS of each token: ReduceMean, Pow and Sqrt that no fusion takes.
+        n("Pow", ["y", "two"], ["y_sq"], name="rms_square"),
+        n("ReduceMean", ["y_sq", "axes_last"], ["y_ms"], name="rms_mean", keepdims=0),
+        n("Sqrt", ["y_ms"], ["rms"], name="rms_sqrt"),
     ]
     model = _model(
         nodes,
@@ -204,7 +208,8 @@ def transformer(rng, seq=16, hidden=64, heads=4):
          helper.make_tensor_value_info("cls", TensorProto.FLOAT, ["batch", hidden]),
          helper.make_tensor_value_info("y_half", TensorProto.FLOAT, ["batch", seq, hidden // 2]),
          helper.make_tensor_value_info("y_shape", TensorProto.INT64, [2]),
-         helper.make_tensor_value_info("mask_sq", TensorProto.FLOAT, ["batch", seq])],
+         helper.make_tensor_value_info("mask_sq", TensorProto.FLOAT, ["batch", seq]),
+         helper.make_tensor_value_info("rms", TensorProto.FLOAT, ["batch", seq])],
         inits, "transformer")
 
     def feeds(batch, r):
