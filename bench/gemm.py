@@ -42,7 +42,12 @@ def parse_shape(text):
 def run_ortc(bench, args):
     """Runs ortc-bench-gemm; returns its peak records and its GEMM records by shape."""
     cmd = [bench] + args
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        sys.stderr.write(f"gemm.py: cannot run {bench}: {e.strerror} (build ortc-bench-gemm, or "
+                         "pass --ortc-bench)\n")
+        sys.exit(2)
     if proc.returncode != 0:
         sys.stderr.write(f"gemm.py: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr}")
         sys.exit(2)
