@@ -493,6 +493,8 @@ KernelCost estimateCost(Operation *op, const std::string &type) {
 CpuOpClass classifyCpuOp(Operation *op) {
   if (isLowerableElementwiseOp(op))
     return CpuOpClass::Elementwise;
+  if (isLowerableStructuredOp(op))
+    return CpuOpClass::Structured;
   std::string type = onnxOpTypeAndDomain(op).first;
   if (op->getName().getStringRef() == "onnx.Generic")
     return CpuOpClass::Unsupported;
@@ -527,6 +529,7 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
   const std::string &type = query.opType;
   switch (classifyCpuOp(op)) {
   case CpuOpClass::Elementwise:
+  case CpuOpClass::Structured:
     return KernelMatch::supported(estimateCost(op, type));
   case CpuOpClass::View:
     if (auto r = checkView(op, type); r.any())

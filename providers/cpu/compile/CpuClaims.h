@@ -19,6 +19,7 @@ namespace ortc::cpu {
 enum class CpuOpClass {
   Unsupported,
   Elementwise, // fused into a generated kernel
+  Structured,  // a generated kernel of its own (Transpose, reductions, Softmax)
   View,        // shares its input's bytes (Reshape, Flatten, Squeeze, ...)
   Library,     // a call into kernels/ (KernelApi.h)
 };

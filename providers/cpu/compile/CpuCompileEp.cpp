@@ -532,6 +532,16 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
     }
     if (consumesGroup(&op) && failed(closeKernel()))
       return failure();
+    if (kind == CpuOpClass::Structured) {
+      // A kernel of its own, emitted after the open group (which it does
+      // not read, or the group was just closed).
+      if (failed(closeKernel()))
+        return failure();
+      group.push_back(&op);
+      if (failed(closeKernel()))
+        return failure();
+      continue;
+    }
     if (kind == CpuOpClass::View) {
       if (failed(emitView(&op)))
         return failure();

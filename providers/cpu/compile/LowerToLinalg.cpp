@@ -16,6 +16,18 @@
 // for a ui8 result; the casts cancel in the LLVM conversion. Such generics
 // are not vectorized (cpu-tile-and-vectorize lowers them to loops).
 //
+// Structured ops (isLowerableStructuredOp, f32): Transpose becomes
+// linalg.transpose; Reduce{Sum,Mean,Max,Min} a linalg.fill (0, -inf, +inf)
+// and a linalg.generic with reduction iterators into a tensor without the
+// reduced dims (Mean: then a divide by the count, which includes the run-time
+// batch when it is reduced; keepdims: then tensor.expand_shape); Softmax and
+// LogSoftmax (opset 13, one axis) the max over the axis, exp(x - max) and its
+// sum, and the divide (LogSoftmax: x - max - log(sum)), the per-row values
+// broadcast back by their indexing maps. They are lowered first, while a
+// Reduce op's axes are still an onnx.Constant. cpu-tile-and-vectorize
+// vectorizes the all-parallel generics among them and leaves the transpose,
+// the fills and the reductions as scalar loops.
+//
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/compile/LowerToLinalg.h"
@@ -34,8 +46,11 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <limits>
+#include <optional>
 #include <string>
 
 namespace ortc::cpu {
@@ -947,6 +962,378 @@ Value lowerElementwise(OpBuilder &b, Operation *op) {
   return generic.getResult(0);
 }
 
+//===----------------------------------------------------------------------===//
+// Structured ops: Transpose, Reduce{Mean,Sum,Max,Min}, Softmax, LogSoftmax
+//===----------------------------------------------------------------------===//
+
+enum class StructKind { Transpose, Reduce, Softmax, LogSoftmax };
+
+/// An integer attribute, or its ODS default when the op does not carry it.
+int64_t intAttr(Operation *op, StringRef name, int64_t dflt) {
+  auto attr = op->getAttrOfType<IntegerAttr>(name);
+  return attr ? attr.getValue().getSExtValue() : dflt;
+}
+
+std::optional<StructKind> structKind(Operation *op) {
+  if (isa<onnx::TransposeOp>(op))
+    return StructKind::Transpose;
+  if (isa<onnx::ReduceMeanOp, onnx::ReduceSumOp, onnx::ReduceMaxOp, onnx::ReduceMinOp>(op))
+    return StructKind::Reduce;
+  if (isa<onnx::SoftmaxOp>(op))
+    return StructKind::Softmax;
+  if (isa<onnx::LogSoftmaxOp>(op))
+    return StructKind::LogSoftmax;
+  return std::nullopt;
+}
+
+/// The transpose permutation of `op` (default: reversed), or nullopt when
+/// it is not a permutation of the input's dims.
+std::optional<SmallVector<int64_t>> transposePerm(onnx::TransposeOp op, int64_t rank) {
+  SmallVector<int64_t> perm;
+  if (auto p = op.getPermAttr())
+    perm.assign(p.asArrayRef().begin(), p.asArrayRef().end());
+  else
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  if (int64_t(perm.size()) != rank)
+    return std::nullopt;
+  SmallVector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return std::nullopt;
+    seen[p] = true;
+  }
+  return perm;
+}
+
+/// The reduced dims of a Reduce op as a mask over the input's dims.
+std::optional<SmallVector<bool>> reduceMask(Operation *op, int64_t rank, std::string &why) {
+  Value axes = op->getOperand(1);
+  SmallVector<int64_t> list;
+  if (!onnx::isNoValue(axes)) {
+    auto c = axes.getDefiningOp<onnx::ConstantOp>();
+    auto dense = c ? dyn_cast_or_null<DenseIntElementsAttr>(c.getValueAttr()) : nullptr;
+    if (!dense || !dense.getElementType().isSignlessInteger(64) ||
+        dense.getType().getRank() != 1) {
+      why = "axes is not a 1-D i64 onnx.Constant with a dense value";
+      return std::nullopt;
+    }
+    for (const APInt &v : dense.getValues<APInt>())
+      list.push_back(v.getSExtValue());
+  }
+  if (list.empty() && intAttr(op, "noop_with_empty_axes", 0) != 0) {
+    why = "empty axes with noop_with_empty_axes=1";
+    return std::nullopt;
+  }
+  SmallVector<bool> mask(rank, list.empty());
+  for (int64_t a : list) {
+    if (a < -rank || a >= rank) {
+      why = "axis " + std::to_string(a) + " out of range for rank " + std::to_string(rank);
+      return std::nullopt;
+    }
+    if (a < 0)
+      a += rank;
+    if (mask[a]) {
+      why = "axis " + std::to_string(a) + " repeated";
+      return std::nullopt;
+    }
+    mask[a] = true;
+  }
+  return mask;
+}
+
+bool checkStructured(Operation *op, std::string &why) {
+  std::optional<StructKind> kind = structKind(op);
+  if (!kind) {
+    why = "not a transpose, reduction or softmax the CPU kernels lower";
+    return false;
+  }
+  if (op->getNumResults() != 1 || op->getNumOperands() < 1) {
+    why = "unexpected number of results or operands";
+    return false;
+  }
+  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!in || !out) {
+    why = "operand or result is not a ranked tensor";
+    return false;
+  }
+  if (!in.getElementType().isF32() || !out.getElementType().isF32()) {
+    why = "element type is not f32";
+    return false;
+  }
+  int64_t rank = in.getRank();
+  if (rank < 1) {
+    why = "input of rank 0";
+    return false;
+  }
+  SmallVector<int64_t> expected;
+  switch (*kind) {
+  case StructKind::Transpose: {
+    auto perm = transposePerm(cast<onnx::TransposeOp>(op), rank);
+    if (!perm) {
+      why = "perm is not a permutation of the input's dims";
+      return false;
+    }
+    for (int64_t p : *perm)
+      expected.push_back(in.getDimSize(p));
+    break;
+  }
+  case StructKind::Reduce: {
+    auto mask = reduceMask(op, rank, why);
+    if (!mask)
+      return false;
+    int64_t keepdims = intAttr(op, "keepdims", 1);
+    if (keepdims != 0 && keepdims != 1) {
+      why = "keepdims is not 0 or 1";
+      return false;
+    }
+    for (int64_t i = 0; i < rank; ++i) {
+      if (!(*mask)[i])
+        expected.push_back(in.getDimSize(i));
+      else if (keepdims)
+        expected.push_back(1);
+    }
+    break;
+  }
+  case StructKind::Softmax:
+  case StructKind::LogSoftmax: {
+    int64_t axis = intAttr(op, "axis", -1);
+    if (axis < -rank || axis >= rank) {
+      why = "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank);
+      return false;
+    }
+    expected.assign(in.getShape().begin(), in.getShape().end());
+    break;
+  }
+  }
+  if (out.getShape() != ArrayRef<int64_t>(expected)) {
+    why = "result type " + typeText(out) + " is not the shape the op computes";
+    return false;
+  }
+  return true;
+}
+
+/// tensor.empty of `type`; a `?` dim i takes its size from dim srcDims[i]
+/// of `src`.
+Value emptyFrom(OpBuilder &b, Location loc, RankedTensorType type, Value src,
+                ArrayRef<int64_t> srcDims) {
+  SmallVector<Value> dyn;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.isDynamicDim(i))
+      dyn.push_back(tensor::DimOp::create(b, loc, src, srcDims[i]));
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(), dyn);
+}
+
+using ReduceBody = llvm::function_ref<Value(Scalar &, ValueRange ins, Value acc)>;
+
+/// Reduces over the dims `mask` marks: `inputs[0]` has the full shape, the
+/// others have the reduced shape (the full shape without the marked dims)
+/// and are read at the same outer position. The result has the reduced
+/// shape, starting from `init`.
+Value buildReduction(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<bool> mask,
+                     double init, ReduceBody body) {
+  auto full = cast<RankedTensorType>(inputs[0].getType());
+  int64_t rank = full.getRank();
+  SmallVector<int64_t> shape, srcDims;
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (mask[i]) {
+      iterators.push_back(utils::IteratorType::reduction);
+      continue;
+    }
+    iterators.push_back(utils::IteratorType::parallel);
+    shape.push_back(full.getDimSize(i));
+    srcDims.push_back(i);
+    outExprs.push_back(b.getAffineDimExpr(i));
+  }
+  Type f32 = b.getF32Type();
+  auto type = RankedTensorType::get(shape, f32);
+  Value empty = emptyFrom(b, loc, type, inputs[0], srcDims);
+  Value initValue = arith::ConstantOp::create(b, loc, f32, b.getFloatAttr(f32, init));
+  Value filled = linalg::FillOp::create(b, loc, initValue, empty).getResult(0);
+  AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
+  SmallVector<AffineMap> maps{b.getMultiDimIdentityMap(rank)};
+  for (size_t i = 1; i < inputs.size(); ++i)
+    maps.push_back(outMap);
+  maps.push_back(outMap);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, inputs, ValueRange{filled}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Scalar s{nb, nloc};
+        linalg::YieldOp::create(nb, nloc, body(s, args.drop_back(), args.back()));
+      });
+  return generic.getResult(0);
+}
+
+/// An all-parallel generic over the full shape of `inputs[0]`; the others
+/// have the reduced shape of `mask` (read at the same outer position).
+Value buildBroadcastMap(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<bool> mask,
+                        llvm::function_ref<Value(Scalar &, ValueRange)> body) {
+  auto full = cast<RankedTensorType>(inputs[0].getType());
+  int64_t rank = full.getRank();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<int64_t> srcDims;
+  for (int64_t i = 0; i < rank; ++i) {
+    srcDims.push_back(i);
+    if (!mask[i])
+      outExprs.push_back(b.getAffineDimExpr(i));
+  }
+  Value empty = emptyFrom(b, loc, full, inputs[0], srcDims);
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  AffineMap reducedMap = AffineMap::get(rank, 0, outExprs, b.getContext());
+  SmallVector<AffineMap> maps{id};
+  for (size_t i = 1; i < inputs.size(); ++i)
+    maps.push_back(reducedMap);
+  maps.push_back(id);
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{full}, inputs, ValueRange{empty}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Scalar s{nb, nloc};
+        linalg::YieldOp::create(nb, nloc, body(s, args.drop_back()));
+      });
+  return generic.getResult(0);
+}
+
+Value lowerTranspose(OpBuilder &b, onnx::TransposeOp op) {
+  Location loc = op.getLoc();
+  Value in = op->getOperand(0);
+  int64_t rank = cast<RankedTensorType>(in.getType()).getRank();
+  SmallVector<int64_t> perm = *transposePerm(op, rank);
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  Value empty = emptyFrom(b, loc, type, in, perm);
+  return linalg::TransposeOp::create(b, loc, in, empty, perm)->getResult(0);
+}
+
+Value lowerReduce(OpBuilder &b, Operation *op) {
+  Location loc = op->getLoc();
+  Value in = op->getOperand(0);
+  auto inType = cast<RankedTensorType>(in.getType());
+  int64_t rank = inType.getRank();
+  std::string why;
+  SmallVector<bool> mask = *reduceMask(op, rank, why);
+  double inf = std::numeric_limits<double>::infinity();
+  Value r;
+  if (isa<onnx::ReduceMaxOp>(op))
+    r = buildReduction(b, loc, in, mask, -inf,
+                       [](Scalar &s, ValueRange x, Value acc) { return s.fmax(acc, x[0]); });
+  else if (isa<onnx::ReduceMinOp>(op))
+    r = buildReduction(b, loc, in, mask, inf,
+                       [](Scalar &s, ValueRange x, Value acc) { return s.fmin(acc, x[0]); });
+  else
+    r = buildReduction(b, loc, in, mask, 0.0,
+                       [](Scalar &s, ValueRange x, Value acc) { return s.add(acc, x[0]); });
+  if (isa<onnx::ReduceMeanOp>(op)) {
+    // Divide by the number of reduced elements (a `?` dim counts at run time).
+    Type f32 = b.getF32Type();
+    double staticCount = 1;
+    Value dynCount;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (!mask[i])
+        continue;
+      if (!inType.isDynamicDim(i)) {
+        staticCount *= double(inType.getDimSize(i));
+        continue;
+      }
+      Value d = tensor::DimOp::create(b, loc, in, i);
+      Value di = arith::IndexCastOp::create(b, loc, b.getI64Type(), d);
+      Value df = arith::SIToFPOp::create(b, loc, f32, di);
+      dynCount = dynCount ? Value(arith::MulFOp::create(b, loc, dynCount, df)) : df;
+    }
+    auto rType = cast<RankedTensorType>(r.getType());
+    SmallVector<int64_t> srcDims;
+    for (int64_t i = 0; i < rType.getRank(); ++i)
+      srcDims.push_back(i);
+    Value empty = emptyFrom(b, loc, rType, r, srcDims);
+    AffineMap id = b.getMultiDimIdentityMap(rType.getRank());
+    SmallVector<utils::IteratorType> iterators(rType.getRank(), utils::IteratorType::parallel);
+    r = linalg::GenericOp::create(
+            b, loc, TypeRange{rType}, ValueRange{r}, ValueRange{empty},
+            SmallVector<AffineMap>{id, id}, iterators,
+            [&](OpBuilder &nb, Location nloc, ValueRange args) {
+              Scalar s{nb, nloc};
+              Value n = s.cst(f32, staticCount);
+              if (dynCount)
+                n = s.mul(n, dynCount);
+              linalg::YieldOp::create(nb, nloc, s.div(args[0], n));
+            })
+            .getResult(0);
+  }
+  int64_t keepdims = intAttr(op, "keepdims", 1);
+  if (!keepdims)
+    return r;
+  // keepdims: each kept dim forms a group with the reduced dims after it
+  // (leading reduced dims join the first kept dim's group).
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices current;
+  int64_t kept = 0;
+  SmallVector<OpFoldResult> outputShape;
+  for (int64_t i = 0; i < rank; ++i) {
+    current.push_back(i);
+    if (mask[i]) {
+      outputShape.push_back(b.getIndexAttr(1));
+      continue;
+    }
+    if (resultType.isDynamicDim(i))
+      outputShape.push_back(OpFoldResult(tensor::DimOp::create(b, loc, r, kept).getResult()));
+    else
+      outputShape.push_back(b.getIndexAttr(resultType.getDimSize(i)));
+    ++kept;
+    groups.push_back(current);
+    current.clear();
+  }
+  if (!current.empty() && !groups.empty())
+    groups.back().append(current.begin(), current.end());
+  return tensor::ExpandShapeOp::create(b, loc, resultType, r, groups, outputShape);
+}
+
+Value lowerSoftmax(OpBuilder &b, Operation *op, bool log) {
+  Location loc = op->getLoc();
+  Value x = op->getOperand(0);
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  int64_t axis = intAttr(op, "axis", -1);
+  if (axis < 0)
+    axis += rank;
+  SmallVector<bool> mask(rank, false);
+  mask[axis] = true;
+  double inf = std::numeric_limits<double>::infinity();
+  Value mx = buildReduction(b, loc, x, mask, -inf,
+                            [](Scalar &s, ValueRange v, Value acc) { return s.fmax(acc, v[0]); });
+  if (log) {
+    // sum exp(x - max), then x - max - log(sum).
+    Value sum = buildReduction(b, loc, ValueRange{x, mx}, mask, 0.0,
+                               [](Scalar &s, ValueRange v, Value acc) {
+                                 return s.add(acc, s.exp(s.sub(v[0], v[1])));
+                               });
+    return buildBroadcastMap(b, loc, ValueRange{x, mx, sum}, mask, [](Scalar &s, ValueRange v) {
+      return s.sub(s.sub(v[0], v[1]), math::LogOp::create(s.b, s.loc, v[2]));
+    });
+  }
+  Value e = buildBroadcastMap(b, loc, ValueRange{x, mx}, mask,
+                              [](Scalar &s, ValueRange v) { return s.exp(s.sub(v[0], v[1])); });
+  Value sum = buildReduction(b, loc, e, mask, 0.0,
+                             [](Scalar &s, ValueRange v, Value acc) { return s.add(acc, v[0]); });
+  return buildBroadcastMap(b, loc, ValueRange{e, sum}, mask,
+                           [](Scalar &s, ValueRange v) { return s.div(v[0], v[1]); });
+}
+
+Value lowerStructured(OpBuilder &b, Operation *op) {
+  switch (*structKind(op)) {
+  case StructKind::Transpose:
+    return lowerTranspose(b, cast<onnx::TransposeOp>(op));
+  case StructKind::Reduce:
+    return lowerReduce(b, op);
+  case StructKind::Softmax:
+    return lowerSoftmax(b, op, /*log=*/false);
+  case StructKind::LogSoftmax:
+    return lowerSoftmax(b, op, /*log=*/true);
+  }
+  llvm_unreachable("unknown structured kind");
+}
+
 bool isOnnxOrOrtc(Operation *op) {
   Dialect *d = op->getDialect();
   return d && (isa<onnx::OnnxDialect>(d) || isa<ortc::fused::OrtcDialect>(d));
@@ -974,7 +1361,29 @@ struct CpuLowerToLinalgPass : ortc::cpu::impl::CpuLowerToLinalgBase<CpuLowerToLi
         ops.push_back(op);
     });
     IRRewriter rewriter(fn.getContext());
+    // Structured ops first: their axes are still onnx.Constant ops.
+    // Why each refused one is refused, said now, before its axes constant
+    // becomes an arith.constant.
+    SmallVector<Operation *> elementwise;
+    llvm::DenseMap<Operation *, std::string> refused;
     for (Operation *op : ops) {
+      if (!structKind(op)) {
+        elementwise.push_back(op);
+        continue;
+      }
+      std::string why;
+      if (!ortc::cpu::isLowerableStructuredOp(op, &why)) {
+        refused[op] = why;
+        continue;
+      }
+      rewriter.setInsertionPoint(op);
+      Value replacement = lowerStructured(rewriter, op);
+      rewriter.replaceOp(op, replacement);
+      ++numLowered;
+    }
+    for (Operation *op : elementwise) {
+      if (isa<onnx::ConstantOp>(op) && op->use_empty())
+        continue; // an axes input nobody reads any more
       if (!ortc::cpu::isLowerableElementwiseOp(op))
         continue;
       rewriter.setInsertionPoint(op);
@@ -1004,10 +1413,13 @@ struct CpuLowerToLinalgPass : ortc::cpu::impl::CpuLowerToLinalgBase<CpuLowerToLi
       return;
     bool failedAny = false;
     fn.walk([&](Operation *op) {
-      if (!isOnnxOrOrtc(op))
-        return;
+      if (!isOnnxOrOrtc(op) || isa<onnx::NoValueOp>(op))
+        return; // a placeholder; the op that reads it is reported
       std::string why;
-      ortc::cpu::isLowerableElementwiseOp(op, &why);
+      if (structKind(op))
+        why = refused.lookup(op);
+      else
+        ortc::cpu::isLowerableElementwiseOp(op, &why);
       op->emitError() << "cpu kernel lowering: cannot lower '" << op->getName() << "'"
                       << nodeSuffix(op->getLoc()) << ": " << why;
       failedAny = true;
@@ -1029,4 +1441,16 @@ bool ortc::cpu::isLowerableElementwiseOp(Operation *op, std::string *why) {
 
 bool ortc::cpu::isLowerableElementwiseOp(Operation *op) {
   return isLowerableElementwiseOp(op, nullptr);
+}
+
+bool ortc::cpu::isLowerableStructuredOp(Operation *op, std::string *why) {
+  std::string reason;
+  bool ok = checkStructured(op, reason);
+  if (!ok && why)
+    *why = reason;
+  return ok;
+}
+
+bool ortc::cpu::isLowerableStructuredOp(Operation *op) {
+  return isLowerableStructuredOp(op, nullptr);
 }

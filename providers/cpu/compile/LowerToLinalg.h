@@ -3,7 +3,9 @@
 // The CPU EP claims an elementwise node for a generated kernel exactly when
 // this predicate accepts it: whatever it accepts, cpu-lower-to-linalg lowers
 // and the kernel pipeline compiles (test/unit/cpu/KernelLoweringTest.cpp
-// compiles every accepted op and element type).
+// compiles every accepted op and element type). isLowerableStructuredOp
+// answers the same for Transpose, the Reduce ops, Softmax and LogSoftmax,
+// which are not elementwise (each goes in a kernel of its own).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,30 @@ bool isLowerableElementwiseOp(mlir::Operation *op);
 /// what is wrong in one phrase, e.g. "element type i16 of operand 0 is not
 /// one of f32, f64, i8, i32, i64, ui8, i1", suitable for a decline reason.
 bool isLowerableElementwiseOp(mlir::Operation *op, std::string *why);
+
+/// Whether cpu-lower-to-linalg lowers `op` as a structured (not
+/// elementwise) op; each is a kernel of its own. Exactly these, all f32
+/// (operand 0 and the result), input of rank >= 1, ranked tensors:
+///  - onnx.Transpose: `perm` (default reversed) a permutation of the input's
+///    dims; the result's shape is the input's permuted -> linalg.transpose;
+///  - onnx.ReduceMean/ReduceSum/ReduceMax/ReduceMin: `axes` absent
+///    (onnx.NoValue) or an onnx.Constant with a dense 1-D i64 value, each in
+///    [-rank, rank) with no dim named twice; absent or empty axes reduce all
+///    dims, and are refused with noop_with_empty_axes=1; keepdims 0 or 1;
+///    the result's shape is the input's without the reduced dims (keepdims
+///    0) or with them as 1 (keepdims 1) -> linalg.fill (0, -inf, +inf) and a
+///    linalg.generic with reduction iterators (Mean: then a divide by the
+///    count; keepdims: then tensor.expand_shape). Max/Min propagate NaN;
+///  - onnx.Softmax/onnx.LogSoftmax (opset 13): `axis` in [-rank, rank);
+///    the result's shape equals the input's -> max, exp(x - max), sum and
+///    divide (LogSoftmax: x - max - log(sum)) as linalg.generic ops.
+/// The result's shape must be exactly the computed one (a `?` only where the
+/// input has it).
+bool isLowerableStructuredOp(mlir::Operation *op);
+
+/// Like isLowerableStructuredOp; when it refuses, `why` (if given) says why
+/// in one phrase.
+bool isLowerableStructuredOp(mlir::Operation *op, std::string *why);
 
 } // namespace ortc::cpu
 

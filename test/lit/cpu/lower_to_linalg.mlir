@@ -98,7 +98,7 @@ func.func @pow_int_base(%x: tensor<8xi32>, %e: tensor<8xi32>) -> tensor<8xi32> {
 // Negative: unsupported ops, element types and shapes stay; the lowerable
 // op next to them is lowered.
 // CHECK-LABEL: func.func @unsupported
-// CHECK: "onnx.Softmax"
+// CHECK: "onnx.Hardmax"
 // CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<4xi16>, tensor<4xi16>)
 // CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<4xf16>, tensor<4xf16>)
 // CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
@@ -112,7 +112,7 @@ func.func @unsupported(%a: tensor<4x8xf32>, %i: tensor<4xi16>, %h: tensor<4xf16>
                        %s: tensor<3x4xf32>, %u: tensor<*xf32>, %f: tensor<4xf32>)
     -> (tensor<4x8xf32>, tensor<4xi16>, tensor<4xf16>, tensor<3x4xf32>, tensor<4xf32>,
         tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>) {
-  %0 = "onnx.Softmax"(%a) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %0 = "onnx.Hardmax"(%a) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "onnx.Add"(%i, %i) : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
   %2 = "onnx.Add"(%h, %h) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
   %3 = "onnx.Add"(%d, %s) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>

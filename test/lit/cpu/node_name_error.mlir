@@ -1,10 +1,10 @@
 // RUN: not ortc-opt %s -cpu-lower-to-linalg="fail-on-unlowered=1" 2>&1 | FileCheck %s
 
 // The error names the op and its node (the importer's NameLoc).
-// CHECK: error: {{.*}}cpu kernel lowering: cannot lower 'onnx.Softmax' (node 'attn/softmax'): not an elementwise op the CPU kernels lower
+// CHECK: error: {{.*}}cpu kernel lowering: cannot lower 'onnx.Hardmax' (node 'attn/hardmax'): not an elementwise op the CPU kernels lower
 // CHECK-NOT: error
-func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  %0 = "onnx.Softmax"(%x) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("attn/softmax")
+func.func @hardmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = "onnx.Hardmax"(%x) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("attn/hardmax")
   %1 = "onnx.Relu"(%0) : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("relu")
   return %1 : tensor<4x8xf32>
 }
