@@ -14,6 +14,7 @@
 
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/kernels/KernelUtil.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,18 +26,6 @@ namespace ortc::cpu::kernels {
 namespace {
 
 constexpr int kMaxSpatial = 3;
-
-Status invalid(const char *op, const std::string &what) {
-  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
-}
-
-Status checkFloat(const char *op, const TensorView *t, const char *role) {
-  if (!t)
-    return invalid(op, std::string("missing ") + role);
-  if (t->type != ElementType::Float)
-    return invalid(op, std::string(role) + " must be float32, got " + elementTypeName(t->type));
-  return Status::ok();
-}
 
 std::string listToString(const std::vector<int64_t> &v) { return shapeToString(v); }
 
@@ -128,17 +117,6 @@ Status computeGeometry(const char *op, const StepAttributes &attrs,
   return Status::ok();
 }
 
-/// [N, C, out...] must match the output view.
-Status checkOutput(const char *op, const TensorView &Y, int64_t N, int64_t C, const Geometry &g) {
-  std::vector<int64_t> expect = {N, C};
-  for (int i = kMaxSpatial - g.rank; i < kMaxSpatial; ++i)
-    expect.push_back(g.out[i]);
-  if (Y.shape != expect)
-    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
-                           shapeToString(expect));
-  return Status::ok();
-}
-
 Status checkSingleOutput(const char *op, const KernelCall &call) {
   if (call.numOutputs < 1)
     return invalid(op, "missing output");
@@ -148,7 +126,60 @@ Status checkSingleOutput(const char *op, const KernelCall &call) {
   return checkFloat(op, &call.outputs[0], "output");
 }
 
+/// After the inputs' types: one float32 output, and X [N,C,D1..Dn] with a
+/// spatial rank n the kernels handle.
+Status checkSpatialIO(const char *op, const KernelCall &call, const TensorView &X) {
+  if (Status s = checkSingleOutput(op, call); !s.isOk())
+    return s;
+  size_t rank = X.shape.size();
+  if (rank < 3 || rank > 2 + kMaxSpatial)
+    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " + shapeToString(X.shape));
+  return Status::ok();
+}
+
+/// [N, C, out...] must match the output view.
+Status checkOutput(const char *op, const TensorView &Y, int64_t N, int64_t C, const Geometry &g) {
+  std::vector<int64_t> expect = {N, C};
+  for (int i = kMaxSpatial - g.rank; i < kMaxSpatial; ++i)
+    expect.push_back(g.out[i]);
+  return checkOutputShape(op, Y, expect);
+}
+
 inline bool inside(int64_t i, int64_t n) { return uint64_t(i) < uint64_t(n); }
+
+/// Of `len` output columns reading input columns first + q * s, those inside
+/// [0, n) are [lo, hi); empty when lo >= hi. lo is left unclamped: clamping it
+/// here costs the direct pool loops ~10%, so im2col clamps it itself.
+inline void clipColumns(int64_t first, int64_t s, int64_t n, int64_t len, int64_t &lo,
+                        int64_t &hi) {
+  lo = first >= 0 ? 0 : (-first + s - 1) / s;
+  hi = std::min(n - 1 - first < 0 ? 0 : (n - 1 - first) / s + 1, len);
+}
+
+/// The direct loops (depthwise conv, pools) over one output row (od, oh):
+/// calls tap(in, t, base, lo, hi) for every kernel tap t (its index in the
+/// kernel) whose input row `in` of plane x is inside; output columns [lo, hi)
+/// read in[ow * s + base]. A template, so each caller's tap body is inlined
+/// into the loop nest.
+template <typename TapFn>
+inline void forEachTap(const float *x, const Geometry &g, int64_t od, int64_t oh, TapFn &&tap) {
+  for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+    int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+    if (!inside(id, g.in[0]))
+      continue;
+    for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+      int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+      if (!inside(ih, g.in[1]))
+        continue;
+      const float *in = x + (id * g.in[1] + ih) * g.in[2];
+      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+        int64_t base = kw * g.d[2] - g.padBegin[2], lo, hi;
+        clipColumns(base, g.s[2], g.in[2], g.out[2], lo, hi);
+        tap(in, (kd * g.k[1] + kh) * g.k[2] + kw, base, lo, hi);
+      }
+    }
+  }
+}
 
 //===----------------------------------------------------------------------===//
 // Conv
@@ -197,11 +228,10 @@ void im2colPacked(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int
               }
               const float *row = xc + (id * g.in[1] + ih) * g.in[2];
               // Run positions q whose input column (ow+q)*s + base is inside.
-              int64_t first = run.ow * s + base;
-              int64_t lo = first >= 0 ? 0 : (-first + s - 1) / s;
-              int64_t hi = g.in[2] - 1 - first < 0 ? 0 : (g.in[2] - 1 - first) / s + 1;
+              int64_t first = run.ow * s + base, lo, hi;
+              clipColumns(first, s, g.in[2], run.len, lo, hi);
               lo = std::min(lo, run.len);
-              hi = std::max(lo, std::min(hi, run.len));
+              hi = std::max(lo, hi);
               std::fill(d, d + lo, 0.f);
               if (s == 1)
                 std::copy(row + first + lo, row + first + hi, d + lo);
@@ -219,38 +249,23 @@ void im2colPacked(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int
 
 /// One output channel of a depthwise conv: y (one plane) from x (one plane).
 void depthwisePlane(const float *x, const float *w, float bias, const Geometry &g, float *y) {
+  int64_t s = g.s[2];
   for (int64_t od = 0; od < g.out[0]; ++od)
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       float *row = y + (od * g.out[1] + oh) * g.out[2];
       std::fill(row, row + g.out[2], bias);
-      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-        int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
-        if (!inside(id, g.in[0]))
-          continue;
-        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-          int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
-          if (!inside(ih, g.in[1]))
-            continue;
-          const float *inRow = x + (id * g.in[1] + ih) * g.in[2];
-          const float *wRow = w + (kd * g.k[1] + kh) * g.k[2];
-          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-            // Output columns whose input column ow*s + base lies in [0, in).
-            int64_t base = kw * g.d[2] - g.padBegin[2], s = g.s[2];
-            int64_t lo = base >= 0 ? 0 : (-base + s - 1) / s;
-            int64_t hi = g.in[2] - 1 - base < 0 ? -1 : (g.in[2] - 1 - base) / s;
-            hi = std::min(hi, g.out[2] - 1);
-            float wv = wRow[kw];
-            if (s == 1) {
-              const float *src = inRow + base;
-              for (int64_t ow = lo; ow <= hi; ++ow)
-                row[ow] += wv * src[ow];
-            } else {
-              for (int64_t ow = lo; ow <= hi; ++ow)
-                row[ow] += wv * inRow[ow * s + base];
-            }
-          }
-        }
-      }
+      forEachTap(x, g, od, oh,
+                 [&](const float *in, int64_t t, int64_t base, int64_t lo, int64_t hi) {
+                   float wv = w[t];
+                   if (s == 1) {
+                     const float *src = in + base;
+                     for (int64_t ow = lo; ow < hi; ++ow)
+                       row[ow] += wv * src[ow];
+                   } else {
+                     for (int64_t ow = lo; ow < hi; ++ow)
+                       row[ow] += wv * in[ow * s + base];
+                   }
+                 });
     }
 }
 
@@ -259,19 +274,14 @@ void depthwisePlane(const float *x, const float *w, float bias, const Geometry &
 Status conv(const KernelCall &call) {
   const char *op = "Conv";
   const TensorView *X = call.input(0), *Wt = call.input(1), *B = call.input(2);
-  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+  if (Status s = checkFloats(op, {{X, "input X"}, {Wt, "input W"}}); !s.isOk())
     return s;
-  if (Status s = checkFloat(op, Wt, "input W"); !s.isOk())
+  if (Status s = checkOptionalFloat(op, B, "input B"); !s.isOk())
     return s;
-  if (B)
-    if (Status s = checkFloat(op, B, "input B"); !s.isOk())
-      return s;
-  if (Status s = checkSingleOutput(op, call); !s.isOk())
+  if (Status s = checkSpatialIO(op, call, *X); !s.isOk())
     return s;
   const TensorView &Y = call.outputs[0];
   size_t rank = X->shape.size();
-  if (rank < 3 || rank > 2 + kMaxSpatial)
-    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " + shapeToString(X->shape));
   if (Wt->shape.size() != rank)
     return invalid(op, "W " + shapeToString(Wt->shape) + " and X " + shapeToString(X->shape) +
                            " differ in rank");
@@ -321,11 +331,9 @@ Status conv(const KernelCall &call) {
   int64_t tile = std::max<int64_t>(kGemmPanelWidth, kTileFloats / std::max<int64_t>(K, 1) /
                                                         kGemmPanelWidth * kGemmPanelWidth);
   tile = std::min(tile, (P + kGemmPanelWidth - 1) / kGemmPanelWidth * kGemmPanelWidth);
-  size_t bytes = packedGemmBSize(K, tile) * sizeof(float);
-  float *packed = static_cast<float *>(call.scratch.get(bytes));
-  if (!packed)
-    return Status::error(StatusCode::Internal,
-                         "Conv: cannot allocate " + std::to_string(bytes) + " bytes of scratch");
+  float *packed;
+  if (Status s = allocScratch(call, op, packedGemmBSize(K, tile), packed); !s.isOk())
+    return s;
 
   for (int64_t n = 0; n < N; ++n)
     for (int64_t gi = 0; gi < group; ++gi) {
@@ -363,12 +371,9 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   const TensorView *X = call.input(0);
   if (Status s = checkFloat(op, X, "input X"); !s.isOk())
     return s;
-  if (Status s = checkSingleOutput(op, call); !s.isOk())
+  if (Status s = checkSpatialIO(op, call, *X); !s.isOk())
     return s;
   const TensorView &Y = call.outputs[0];
-  size_t rank = X->shape.size();
-  if (rank < 3 || rank > 2 + kMaxSpatial)
-    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " + shapeToString(X->shape));
   if (!call.attrs.has("kernel_shape"))
     return invalid(op, "missing kernel_shape");
   std::vector<int64_t> kernel = call.attrs.getInts("kernel_shape");
@@ -402,16 +407,15 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
     }
     return std::max<int64_t>(hi - lo, 0);
   };
-  size_t bytes = size_t(OW) * sizeof(float);
-  float *colCount = static_cast<float *>(call.scratch.get(bytes));
-  if (!colCount)
-    return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
-                                                   std::to_string(bytes) + " bytes of scratch");
+  float *colCount;
+  if (Status s = allocScratch(call, op, size_t(OW), colCount); !s.isOk())
+    return s;
   for (int64_t ow = 0; ow < OW; ++ow)
     colCount[ow] = float(extent(2, ow, includePad));
 
   // One output row at a time: each kernel tap updates the row's columns whose
   // input column is inside, a clipped strided loop that vectorizes.
+  int64_t s = g.s[2];
   for (int64_t plane = 0; plane < N * C; ++plane) {
     const float *xp = x + plane * inPlane;
     float *yp = y + plane * outPlane;
@@ -420,32 +424,18 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
         float *row = yp + (od * g.out[1] + oh) * OW;
         std::fill(row, row + OW,
                   kind == PoolKind::Max ? std::numeric_limits<float>::lowest() : 0.f);
-        for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-          int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
-          if (!inside(id, g.in[0]))
-            continue;
-          for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-            int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
-            if (!inside(ih, g.in[1]))
-              continue;
-            const float *in = xp + (id * g.in[1] + ih) * g.in[2];
-            for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-              int64_t base = kw * g.d[2] - g.padBegin[2], s = g.s[2];
-              int64_t lo = base >= 0 ? 0 : (-base + s - 1) / s;
-              int64_t hi = g.in[2] - 1 - base < 0 ? 0 : (g.in[2] - 1 - base) / s + 1;
-              hi = std::min(hi, OW);
-              if (kind == PoolKind::Max) {
-                for (int64_t ow = lo; ow < hi; ++ow) {
-                  float v = in[ow * s + base];
-                  row[ow] = v > row[ow] ? v : row[ow];
-                }
-              } else {
-                for (int64_t ow = lo; ow < hi; ++ow)
-                  row[ow] += in[ow * s + base];
-              }
-            }
-          }
-        }
+        forEachTap(xp, g, od, oh,
+                   [&](const float *in, int64_t, int64_t base, int64_t lo, int64_t hi) {
+                     if (kind == PoolKind::Max) {
+                       for (int64_t ow = lo; ow < hi; ++ow) {
+                         float v = in[ow * s + base];
+                         row[ow] = v > row[ow] ? v : row[ow];
+                       }
+                     } else {
+                       for (int64_t ow = lo; ow < hi; ++ow)
+                         row[ow] += in[ow * s + base];
+                     }
+                   });
         if (kind == PoolKind::Average) {
           float dh = float(extent(0, od, includePad) * extent(1, oh, includePad));
           for (int64_t ow = 0; ow < OW; ++ow) {
@@ -470,13 +460,10 @@ Status globalPool(const KernelCall &call, const char *op, PoolKind kind) {
   std::vector<int64_t> expect(X->shape.size(), 1);
   expect[0] = X->shape[0];
   expect[1] = X->shape[1];
-  if (Y.shape != expect)
-    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
-                           shapeToString(expect));
+  if (Status s = checkOutputShape(op, Y, expect); !s.isOk())
+    return s;
   int64_t planes = X->shape[0] * X->shape[1];
-  int64_t size = 1;
-  for (size_t i = 2; i < X->shape.size(); ++i)
-    size *= X->shape[i];
+  int64_t size = product(X->shape, 2, X->shape.size());
   const float *x = static_cast<const float *>(X->data);
   float *y = static_cast<float *>(Y.data);
   for (int64_t p = 0; p < planes; ++p) {

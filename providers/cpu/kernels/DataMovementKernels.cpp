@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/kernels/KernelUtil.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,38 +19,37 @@ namespace ortc::cpu::kernels {
 
 namespace {
 
-Status invalid(const char *op, const std::string &what) {
-  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
+/// Input 0 (the data), or "missing input 0".
+Status requireData(const char *op, const KernelCall &call, const TensorView *&X) {
+  X = dataInput(call, 0);
+  return X ? Status::ok() : invalid(op, "missing input 0");
 }
 
-/// Input i, or nullptr if omitted. An empty tensor counts as present even when
-/// its data pointer is null.
-const TensorView *dataInput(const KernelCall &call, size_t i) {
-  if (i >= call.numInputs)
-    return nullptr;
-  const TensorView &t = call.inputs[i];
-  bool empty = std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end();
-  return t.data || empty ? &t : nullptr;
+/// requireData, then an element type the runtime knows the size of.
+Status requireSizedData(const char *op, const KernelCall &call, const TensorView *&X,
+                        size_t &elem) {
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
+  elem = elementSize(X->type);
+  if (elem == 0)
+    return invalid(op, "unsupported element type " + elementTypeName(X->type));
+  return Status::ok();
 }
 
 /// Input 0 present, output 0 of the same element type and of `expect` shape.
 Status checkDataAndOutput(const char *op, const KernelCall &call,
                           const std::vector<int64_t> *expect = nullptr) {
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
-  if (elementSize(X->type) == 0)
-    return invalid(op, "unsupported element type " + elementTypeName(X->type));
+  const TensorView *X;
+  size_t elem;
+  if (Status s = requireSizedData(op, call, X, elem); !s.isOk())
+    return s;
   if (call.numOutputs < 1)
     return invalid(op, "missing output");
   const TensorView &Y = call.outputs[0];
   if (Y.type != X->type)
     return invalid(op, "output type " + elementTypeName(Y.type) + " differs from input type " +
                            elementTypeName(X->type));
-  if (expect && Y.shape != *expect)
-    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
-                           shapeToString(*expect));
-  return Status::ok();
+  return expect ? checkOutputShape(op, Y, *expect) : Status::ok();
 }
 
 /// Reads a 1-D (or scalar) int32/int64 tensor.
@@ -74,20 +74,21 @@ Status readIndices(const char *op, const TensorView *t, const char *role,
   return Status::ok();
 }
 
-bool normalizeAxis(int64_t &axis, size_t rank) {
-  if (axis < 0)
-    axis += int64_t(rank);
-  return axis >= 0 && axis < int64_t(rank);
+/// readIndices of input i if present, else `fallback`.
+Status readOptionalIndices(const char *op, const KernelCall &call, size_t i, const char *role,
+                           std::vector<int64_t> &out, std::vector<int64_t> fallback) {
+  if (const TensorView *t = dataInput(call, i))
+    return readIndices(op, t, role, out);
+  out = std::move(fallback);
+  return Status::ok();
 }
 
-std::vector<int64_t> denseStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t s = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    strides[i] = s;
-    s *= shape[i];
-  }
-  return strides;
+/// 0, 1, ..., n - 1: the axes an omitted axes list means.
+std::vector<int64_t> allAxes(size_t n) {
+  std::vector<int64_t> axes(n);
+  for (size_t i = 0; i < n; ++i)
+    axes[i] = int64_t(i);
+  return axes;
 }
 
 template <typename T> void copyElements(char *dst, const char *src, int64_t n, int64_t stride) {
@@ -179,6 +180,78 @@ void fillElements(char *dst, const char *value, int64_t n, size_t elem) {
   copyRow(dst, value, n, 0, elem);
 }
 
+/// The ending of the kernels that are one strided copy: output 0 checked
+/// against `outShape`, then filled with the view of X that `shape` and
+/// `strides` (elements) describe, starting `offset` elements into X.
+Status writeStridedView(const char *op, const KernelCall &call, const TensorView &X,
+                        const std::vector<int64_t> &outShape, const std::vector<int64_t> &shape,
+                        const std::vector<int64_t> &strides, int64_t offset = 0) {
+  if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
+    return s;
+  size_t elem = elementSize(X.type);
+  stridedCopy(call.outputs[0].data, static_cast<const char *>(X.data) + offset * elem, shape,
+              strides, elem);
+  return Status::ok();
+}
+
+/// Concat's inputs or Split's outputs (`parts`, each called `partRole`)
+/// against the whole tensor (`wholeRole`): the same element type, the same dims
+/// off `axis`, and `axis` dims that add up to the whole's. Concat also wants
+/// every non-empty part's data (`needData`).
+Status checkParts(const char *op, const TensorView &whole, const char *wholeRole,
+                  const TensorView *parts, size_t numParts, const char *partRole, int64_t axis,
+                  bool needData) {
+  size_t rank = whole.shape.size();
+  int64_t total = 0;
+  for (size_t i = 0; i < numParts; ++i) {
+    const TensorView &part = parts[i];
+    auto name = [&] { return std::string(partRole) + " " + std::to_string(i); };
+    if (part.type != whole.type)
+      return invalid(op, name() + " is " + elementTypeName(part.type) + ", " + wholeRole + " is " +
+                             elementTypeName(whole.type));
+    bool fits = part.shape.size() == rank;
+    for (size_t d = 0; fits && d < rank; ++d)
+      fits = int64_t(d) == axis || part.shape[d] == whole.shape[d];
+    if (!fits)
+      return invalid(op, name() + " " + shapeToString(part.shape) + " does not fit " + wholeRole +
+                             " " + shapeToString(whole.shape) + " on axis " + std::to_string(axis));
+    if (needData && !part.data && part.numElements() != 0)
+      return invalid(op, "missing " + name());
+    total += part.shape[axis];
+  }
+  if (total != whole.shape[axis])
+    return invalid(op, std::string(partRole) + "s add up to " + std::to_string(total) +
+                           " on axis " + std::to_string(axis) + ", " + wholeRole + " has " +
+                           std::to_string(whole.shape[axis]));
+  return Status::ok();
+}
+
+/// Concat (kJoin) copies the parts' rows into the whole's, Split the other
+/// way. A row is everything from `axis` on; part i's share of the whole's row
+/// follows the shares of the parts before it.
+template <bool kJoin>
+void copyParts(const TensorView &whole, const TensorView *parts, size_t numParts, int64_t axis,
+               size_t elem) {
+  size_t rank = whole.shape.size();
+  int64_t outer = product(whole.shape, 0, axis), inner = product(whole.shape, axis + 1, rank);
+  size_t wholeRow = size_t(whole.shape[axis] * inner) * elem;
+  char *w = static_cast<char *>(whole.data);
+  size_t at = 0;
+  for (size_t i = 0; i < numParts; ++i) {
+    size_t row = size_t(parts[i].shape[axis] * inner) * elem;
+    if (row == 0)
+      continue;
+    char *p = static_cast<char *>(parts[i].data);
+    for (int64_t o = 0; o < outer; ++o) {
+      if (kJoin)
+        std::memcpy(w + o * wholeRow + at, p + o * row, row);
+      else
+        std::memcpy(p + o * row, w + o * wholeRow + at, row);
+    }
+    at += row;
+  }
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -232,9 +305,9 @@ Status shape(const KernelCall &call) {
 
 Status transpose(const KernelCall &call) {
   const char *op = "Transpose";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
   size_t rank = X->shape.size();
   std::vector<int64_t> perm = call.attrs.getInts("perm");
   if (perm.empty())
@@ -255,10 +328,7 @@ Status transpose(const KernelCall &call) {
     outShape[i] = X->shape[perm[i]];
     strides[i] = inStrides[perm[i]];
   }
-  if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
-    return s;
-  stridedCopy(call.outputs[0].data, X->data, outShape, strides, elementSize(X->type));
-  return Status::ok();
+  return writeStridedView(op, call, *X, outShape, outShape, strides);
 }
 
 //===----------------------------------------------------------------------===//
@@ -275,103 +345,31 @@ Status concat(const KernelCall &call) {
   size_t elem = elementSize(Y.type);
   if (elem == 0)
     return invalid(op, "unsupported element type " + elementTypeName(Y.type));
-  size_t rank = Y.shape.size();
-  int64_t axis = call.attrs.getInt("axis", 0);
-  if (rank == 0 || !normalizeAxis(axis, rank))
-    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", 0)) +
-                           " out of range for rank " + std::to_string(rank));
-  int64_t total = 0;
-  for (size_t i = 0; i < call.numInputs; ++i) {
-    const TensorView &in = call.inputs[i];
-    if (in.type != Y.type)
-      return invalid(op, "input " + std::to_string(i) + " is " + elementTypeName(in.type) +
-                             ", output is " + elementTypeName(Y.type));
-    bool fits = in.shape.size() == rank;
-    for (size_t d = 0; fits && d < rank; ++d)
-      fits = int64_t(d) == axis || in.shape[d] == Y.shape[d];
-    if (!fits)
-      return invalid(op, "input " + std::to_string(i) + " " + shapeToString(in.shape) +
-                             " does not fit output " + shapeToString(Y.shape) + " on axis " +
-                             std::to_string(axis));
-    if (!in.data && in.numElements() != 0)
-      return invalid(op, "missing input " + std::to_string(i));
-    total += in.shape[axis];
-  }
-  if (total != Y.shape[axis])
-    return invalid(op, "inputs add up to " + std::to_string(total) + " on axis " +
-                           std::to_string(axis) + ", output has " + std::to_string(Y.shape[axis]));
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= Y.shape[d];
-  for (size_t d = axis + 1; d < rank; ++d)
-    inner *= Y.shape[d];
-  size_t outRow = size_t(Y.shape[axis] * inner) * elem;
-  char *y = static_cast<char *>(Y.data);
-  size_t at = 0;
-  for (size_t i = 0; i < call.numInputs; ++i) {
-    const TensorView &in = call.inputs[i];
-    size_t row = size_t(in.shape[axis] * inner) * elem;
-    if (row == 0)
-      continue;
-    const char *x = static_cast<const char *>(in.data);
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(y + o * outRow + at, x + o * row, row);
-    at += row;
-  }
+  int64_t axis;
+  if (Status s = readAxis(op, call.attrs, 0, Y.shape.size(), axis); !s.isOk())
+    return s;
+  if (Status s = checkParts(op, Y, "output", call.inputs, call.numInputs, "input", axis, true);
+      !s.isOk())
+    return s;
+  copyParts<true>(Y, call.inputs, call.numInputs, axis, elem);
   return Status::ok();
 }
 
 Status split(const KernelCall &call) {
   const char *op = "Split";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
-  size_t elem = elementSize(X->type);
-  if (elem == 0)
-    return invalid(op, "unsupported element type " + elementTypeName(X->type));
-  size_t rank = X->shape.size();
-  int64_t axis = call.attrs.getInt("axis", 0);
-  if (rank == 0 || !normalizeAxis(axis, rank))
-    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", 0)) +
-                           " out of range for rank " + std::to_string(rank));
+  const TensorView *X;
+  size_t elem;
+  if (Status s = requireSizedData(op, call, X, elem); !s.isOk())
+    return s;
+  int64_t axis;
+  if (Status s = readAxis(op, call.attrs, 0, X->shape.size(), axis); !s.isOk())
+    return s;
   if (call.numOutputs < 1)
     return invalid(op, "needs at least one output");
-  int64_t total = 0;
-  for (size_t i = 0; i < call.numOutputs; ++i) {
-    const TensorView &out = call.outputs[i];
-    if (out.type != X->type)
-      return invalid(op, "output " + std::to_string(i) + " is " + elementTypeName(out.type) +
-                             ", input is " + elementTypeName(X->type));
-    bool fits = out.shape.size() == rank;
-    for (size_t d = 0; fits && d < rank; ++d)
-      fits = int64_t(d) == axis || out.shape[d] == X->shape[d];
-    if (!fits)
-      return invalid(op, "output " + std::to_string(i) + " " + shapeToString(out.shape) +
-                             " does not fit input " + shapeToString(X->shape) + " on axis " +
-                             std::to_string(axis));
-    total += out.shape[axis];
-  }
-  if (total != X->shape[axis])
-    return invalid(op, "outputs add up to " + std::to_string(total) + " on axis " +
-                           std::to_string(axis) + ", input has " + std::to_string(X->shape[axis]));
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= X->shape[d];
-  for (size_t d = axis + 1; d < rank; ++d)
-    inner *= X->shape[d];
-  size_t inRow = size_t(X->shape[axis] * inner) * elem;
-  const char *x = static_cast<const char *>(X->data);
-  size_t at = 0;
-  for (size_t i = 0; i < call.numOutputs; ++i) {
-    const TensorView &out = call.outputs[i];
-    size_t row = size_t(out.shape[axis] * inner) * elem;
-    if (row == 0)
-      continue;
-    char *y = static_cast<char *>(out.data);
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(y + o * row, x + o * inRow + at, row);
-    at += row;
-  }
+  if (Status s = checkParts(op, *X, "input", call.outputs, call.numOutputs, "output", axis, false);
+      !s.isOk())
+    return s;
+  copyParts<false>(*X, call.outputs, call.numOutputs, axis, elem);
   return Status::ok();
 }
 
@@ -381,28 +379,21 @@ Status split(const KernelCall &call) {
 
 Status slice(const KernelCall &call) {
   const char *op = "Slice";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
   size_t rank = X->shape.size();
   std::vector<int64_t> starts, ends, axes, steps;
   if (Status s = readIndices(op, dataInput(call, 1), "starts", starts); !s.isOk())
     return s;
   if (Status s = readIndices(op, dataInput(call, 2), "ends", ends); !s.isOk())
     return s;
-  if (dataInput(call, 3)) {
-    if (Status s = readIndices(op, dataInput(call, 3), "axes", axes); !s.isOk())
-      return s;
-  } else {
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(int64_t(i));
-  }
-  if (dataInput(call, 4)) {
-    if (Status s = readIndices(op, dataInput(call, 4), "steps", steps); !s.isOk())
-      return s;
-  } else {
-    steps.assign(starts.size(), 1);
-  }
+  if (Status s = readOptionalIndices(op, call, 3, "axes", axes, allAxes(starts.size())); !s.isOk())
+    return s;
+  if (Status s =
+          readOptionalIndices(op, call, 4, "steps", steps, std::vector<int64_t>(starts.size(), 1));
+      !s.isOk())
+    return s;
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     return invalid(op, "starts, ends, axes and steps differ in length");
 
@@ -412,9 +403,8 @@ Status slice(const KernelCall &call) {
   int64_t offset = 0;
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t axis = axes[i];
-    if (!normalizeAxis(axis, rank) || seen[axis])
-      return invalid(op, "axis " + std::to_string(axes[i]) + " is out of range or repeated");
-    seen[axis] = true;
+    if (Status s = claimAxis(op, axis, seen); !s.isOk())
+      return s;
     int64_t dim = X->shape[axis], step = steps[i];
     if (step == 0)
       return invalid(op, "step 0 on axis " + std::to_string(axis));
@@ -442,12 +432,7 @@ Status slice(const KernelCall &call) {
       offset += start * inStrides[axis];
     strides[axis] = step * inStrides[axis];
   }
-  if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
-    return s;
-  size_t elem = elementSize(X->type);
-  stridedCopy(call.outputs[0].data, static_cast<const char *>(X->data) + offset * elem, outShape,
-              strides, elem);
-  return Status::ok();
+  return writeStridedView(op, call, *X, outShape, outShape, strides, offset);
 }
 
 //===----------------------------------------------------------------------===//
@@ -456,30 +441,25 @@ Status slice(const KernelCall &call) {
 
 Status gather(const KernelCall &call) {
   const char *op = "Gather";
-  const TensorView *X = dataInput(call, 0), *I = dataInput(call, 1);
-  if (!X)
-    return invalid(op, "missing input 0");
+  const TensorView *X, *I = dataInput(call, 1);
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
   if (!I)
     return invalid(op, "missing indices");
   const TensorView &idx = *I;
   if (idx.type != ElementType::Int64 && idx.type != ElementType::Int32)
     return invalid(op, "indices must be int32 or int64, got " + elementTypeName(idx.type));
   size_t rank = X->shape.size();
-  int64_t axis = call.attrs.getInt("axis", 0);
-  if (rank == 0 || !normalizeAxis(axis, rank))
-    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", 0)) +
-                           " out of range for rank " + std::to_string(rank));
+  int64_t axis;
+  if (Status s = readAxis(op, call.attrs, 0, rank, axis); !s.isOk())
+    return s;
   std::vector<int64_t> outShape(X->shape.begin(), X->shape.begin() + axis);
   outShape.insert(outShape.end(), idx.shape.begin(), idx.shape.end());
   outShape.insert(outShape.end(), X->shape.begin() + axis + 1, X->shape.end());
   if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
     return s;
   int64_t dim = X->shape[axis], n = idx.numElements();
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= X->shape[d];
-  for (size_t d = axis + 1; d < rank; ++d)
-    inner *= X->shape[d];
+  int64_t outer = product(X->shape, 0, axis), inner = product(X->shape, axis + 1, rank);
   auto index = [&](int64_t i) -> int64_t {
     return idx.type == ElementType::Int64 ? static_cast<const int64_t *>(idx.data)[i]
                                           : static_cast<const int32_t *>(idx.data)[i];
@@ -514,16 +494,16 @@ Status gather(const KernelCall &call) {
 
 Status expand(const KernelCall &call) {
   const char *op = "Expand";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
   std::vector<int64_t> target;
   if (Status s = readIndices(op, dataInput(call, 1), "shape", target); !s.isOk())
     return s;
   // Bidirectional broadcast of X's shape and the requested shape.
   size_t rank = std::max(target.size(), X->shape.size());
-  std::vector<int64_t> outShape(rank), strides(rank, 0);
-  std::vector<int64_t> inStrides = denseStrides(X->shape);
+  std::vector<int64_t> outShape(rank);
+  std::vector<int64_t> strides = broadcastStrides(X->shape, rank);
   for (size_t back = 0; back < rank; ++back) {
     size_t i = rank - 1 - back;
     int64_t xd = back < X->shape.size() ? X->shape[X->shape.size() - 1 - back] : 1;
@@ -532,20 +512,15 @@ Status expand(const KernelCall &call) {
       return invalid(op, "input " + shapeToString(X->shape) + " does not broadcast to " +
                              shapeToString(target));
     outShape[i] = xd == 1 ? td : xd;
-    if (back < X->shape.size() && xd != 1)
-      strides[i] = inStrides[X->shape.size() - 1 - back];
   }
-  if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
-    return s;
-  stridedCopy(call.outputs[0].data, X->data, outShape, strides, elementSize(X->type));
-  return Status::ok();
+  return writeStridedView(op, call, *X, outShape, outShape, strides);
 }
 
 Status tile(const KernelCall &call) {
   const char *op = "Tile";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
   std::vector<int64_t> repeats;
   if (Status s = readIndices(op, dataInput(call, 1), "repeats", repeats); !s.isOk())
     return s;
@@ -566,10 +541,7 @@ Status tile(const KernelCall &call) {
     viewShape.push_back(X->shape[i]);
     viewStrides.push_back(inStrides[i]);
   }
-  if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
-    return s;
-  stridedCopy(call.outputs[0].data, X->data, viewShape, viewStrides, elementSize(X->type));
-  return Status::ok();
+  return writeStridedView(op, call, *X, outShape, viewShape, viewStrides);
 }
 
 //===----------------------------------------------------------------------===//
@@ -645,12 +617,10 @@ void gatherByMaps(char *dst, const char *src, const std::vector<std::vector<int6
 
 Status pad(const KernelCall &call) {
   const char *op = "Pad";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
-  size_t elem = elementSize(X->type);
-  if (elem == 0)
-    return invalid(op, "unsupported element type " + elementTypeName(X->type));
+  const TensorView *X;
+  size_t elem;
+  if (Status s = requireSizedData(op, call, X, elem); !s.isOk())
+    return s;
   size_t rank = X->shape.size();
   std::string mode = call.attrs.getString("mode", "constant");
   if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
@@ -661,13 +631,8 @@ Status pad(const KernelCall &call) {
     return invalid(op, "pads must be int64, got " + elementTypeName(padsT->type));
   if (Status s = readIndices(op, padsT, "pads", pads); !s.isOk())
     return s;
-  if (dataInput(call, 3)) {
-    if (Status s = readIndices(op, dataInput(call, 3), "axes", axes); !s.isOk())
-      return s;
-  } else {
-    for (size_t i = 0; i < rank; ++i)
-      axes.push_back(int64_t(i));
-  }
+  if (Status s = readOptionalIndices(op, call, 3, "axes", axes, allAxes(rank)); !s.isOk())
+    return s;
   if (pads.size() != 2 * axes.size())
     return invalid(op, "pads " + shapeToString(pads) + " needs 2 values per axis (" +
                            std::to_string(axes.size()) + " axes)");
@@ -675,9 +640,8 @@ Status pad(const KernelCall &call) {
   std::vector<bool> seen(rank, false);
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t a = axes[i];
-    if (!normalizeAxis(a, rank) || seen[a])
-      return invalid(op, "axis " + std::to_string(axes[i]) + " is out of range or repeated");
-    seen[a] = true;
+    if (Status s = claimAxis(op, a, seen); !s.isOk())
+      return s;
     begin[a] = pads[i];
     end[a] = pads[i + axes.size()];
   }
@@ -733,12 +697,10 @@ Status pad(const KernelCall &call) {
 
 Status resize(const KernelCall &call) {
   const char *op = "Resize";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
-  size_t elem = elementSize(X->type);
-  if (elem == 0)
-    return invalid(op, "unsupported element type " + elementTypeName(X->type));
+  const TensorView *X;
+  size_t elem;
+  if (Status s = requireSizedData(op, call, X, elem); !s.isOk())
+    return s;
   size_t rank = X->shape.size();
   if (rank == 0)
     return invalid(op, "input must have rank >= 1");
@@ -759,15 +721,11 @@ Status resize(const KernelCall &call) {
   // axes (opset 18) says which dims the scales or sizes describe.
   std::vector<int64_t> axes = call.attrs.getInts("axes");
   if (axes.empty())
-    for (size_t i = 0; i < rank; ++i)
-      axes.push_back(int64_t(i));
+    axes = allAxes(rank);
   std::vector<bool> seen(rank, false);
-  for (int64_t &a : axes) {
-    int64_t orig = a;
-    if (!normalizeAxis(a, rank) || seen[a])
-      return invalid(op, "axis " + std::to_string(orig) + " is out of range or repeated");
-    seen[a] = true;
-  }
+  for (int64_t &a : axes)
+    if (Status s = claimAxis(op, a, seen); !s.isOk())
+      return s;
 
   const TensorView *scalesT = dataInput(call, 2), *sizesT = dataInput(call, 3);
   bool haveScales = scalesT && scalesT->numElements() > 0;
@@ -855,9 +813,9 @@ Status resize(const KernelCall &call) {
 
 Status depthToSpace(const KernelCall &call) {
   const char *op = "DepthToSpace";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
   int64_t b = call.attrs.getInt("blocksize", 0);
   std::string mode = call.attrs.getString("mode", "DCR");
   if (X->shape.size() != 4 || b < 1 || X->shape[1] % (b * b) != 0)
@@ -868,8 +826,6 @@ Status depthToSpace(const KernelCall &call) {
   int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
   int64_t c = C / (b * b);
   std::vector<int64_t> outShape = {N, c, H * b, W * b};
-  if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
-    return s;
   // Output viewed as [N, c, H, b1, W, b2]; strides into X.
   int64_t sC = H * W, sb1, sb2, sc;
   if (mode == "DCR") { // X as [N, b1, b2, c, H, W]
@@ -881,28 +837,23 @@ Status depthToSpace(const KernelCall &call) {
     sb1 = b * sC;
     sb2 = sC;
   }
-  stridedCopy(call.outputs[0].data, X->data, {N, c, H, b, W, b}, {C * sC, sc, W, sb1, 1, sb2},
-              elementSize(X->type));
-  return Status::ok();
+  return writeStridedView(op, call, *X, outShape, {N, c, H, b, W, b}, {C * sC, sc, W, sb1, 1, sb2});
 }
 
 Status spaceToDepth(const KernelCall &call) {
   const char *op = "SpaceToDepth";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
   int64_t b = call.attrs.getInt("blocksize", 0);
   if (X->shape.size() != 4 || b < 1 || X->shape[2] % b != 0 || X->shape[3] % b != 0)
     return invalid(op, "needs X [N,C,H,W] with H and W divisible by blocksize, got " +
                            shapeToString(X->shape) + " and blocksize " + std::to_string(b));
   int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
   std::vector<int64_t> outShape = {N, C * b * b, H / b, W / b};
-  if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
-    return s;
   // Output viewed as [N, b1, b2, C, H/b, W/b]; X is [N, C, H/b, b1, W/b, b2].
-  stridedCopy(call.outputs[0].data, X->data, {N, b, b, C, H / b, W / b},
-              {C * H * W, W, 1, H * W, b * W, b}, elementSize(X->type));
-  return Status::ok();
+  return writeStridedView(op, call, *X, outShape, {N, b, b, C, H / b, W / b},
+                          {C * H * W, W, 1, H * W, b * W, b});
 }
 
 } // namespace ortc::cpu::kernels

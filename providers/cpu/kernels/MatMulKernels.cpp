@@ -8,6 +8,7 @@
 
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/kernels/KernelUtil.h"
 
 #include <algorithm>
 #include <cstring>
@@ -16,21 +17,17 @@ namespace ortc::cpu::kernels {
 
 namespace {
 
-Status invalid(const char *op, const std::string &what) {
-  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
-}
-
-Status checkFloat(const char *op, const TensorView *t, const char *role) {
-  if (!t)
-    return invalid(op, std::string("missing ") + role);
-  if (t->type != ElementType::Float)
-    return invalid(op, std::string(role) + " must be float32, got " + elementTypeName(t->type));
-  return Status::ok();
-}
-
-Status outOfMemory(const char *op, size_t bytes) {
-  return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
-                                                 std::to_string(bytes) + " bytes of scratch");
+/// Output 0 present, then A, B, the optional C and the output all float32, in
+/// that order (the order decides which error a bad call reports).
+Status checkOperands(const char *op, const KernelCall &call, const TensorView *A,
+                     const TensorView *B, const TensorView *C) {
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  if (Status s = checkFloats(op, {{A, "input A"}, {B, "input B"}}); !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(op, C, "input C"); !s.isOk())
+    return s;
+  return checkFloat(op, &call.outputs[0], "output");
 }
 
 /// C[M] = A[M,K] * b[K]: a packed panel would be 16x wider than the work.
@@ -57,15 +54,9 @@ void gemv(int64_t M, int64_t K, const float *A, const float *b, float *c) {
 Status matMul(const KernelCall &call) {
   const char *op = "MatMul";
   const TensorView *A = call.input(0), *B = call.input(1);
-  if (call.numOutputs < 1)
-    return invalid(op, "missing output");
+  if (Status s = checkOperands(op, call, A, B, nullptr); !s.isOk())
+    return s;
   const TensorView &Y = call.outputs[0];
-  if (Status s = checkFloat(op, A, "input A"); !s.isOk())
-    return s;
-  if (Status s = checkFloat(op, B, "input B"); !s.isOk())
-    return s;
-  if (Status s = checkFloat(op, &Y, "output"); !s.isOk())
-    return s;
   bool prepacked = call.attrs.getInt("packed_b", 0) != 0;
   if (A->shape.empty() || B->shape.empty())
     return invalid(op, "operands must have rank >= 1");
@@ -111,17 +102,11 @@ Status matMul(const KernelCall &call) {
     expect.push_back(M);
   if (!bVec)
     expect.push_back(N);
-  if (Y.shape != expect)
-    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
-                           shapeToString(expect));
+  if (Status s = checkOutputShape(op, Y, expect); !s.isOk())
+    return s;
 
-  int64_t batchCount = 1, aCount = 1, bCount = 1;
-  for (size_t i = 0; i < batchRank; ++i)
-    batchCount *= batch[i];
-  for (size_t i = 0; i < aBatchRank; ++i)
-    aCount *= a[i];
-  for (size_t i = 0; i < bBatchRank; ++i)
-    bCount *= b[i];
+  int64_t batchCount = product(batch, 0, batchRank);
+  int64_t aCount = product(a, 0, aBatchRank), bCount = product(b, 0, bBatchRank);
   float *y = static_cast<float *>(Y.data);
   if (batchCount == 0 || M == 0 || N == 0)
     return Status::ok();
@@ -142,10 +127,9 @@ Status matMul(const KernelCall &call) {
   size_t packedSize = packedGemmBSize(K, N);
   const float *packed = bData;
   if (!prepacked) {
-    size_t bytes = packedSize * bCount * sizeof(float);
-    float *buf = static_cast<float *>(call.scratch.get(bytes));
-    if (!buf)
-      return outOfMemory(op, bytes);
+    float *buf;
+    if (Status s = allocScratch(call, op, packedSize * bCount, buf); !s.isOk())
+      return s;
     for (int64_t i = 0; i < bCount; ++i)
       packGemmB(bData + i * bMat, N, false, K, N, 1.f, buf + i * packedSize);
     packed = buf;
@@ -174,18 +158,9 @@ Status matMul(const KernelCall &call) {
 Status gemm(const KernelCall &call) {
   const char *op = "Gemm";
   const TensorView *A = call.input(0), *B = call.input(1), *C = call.input(2);
-  if (call.numOutputs < 1)
-    return invalid(op, "missing output");
+  if (Status s = checkOperands(op, call, A, B, C); !s.isOk())
+    return s;
   const TensorView &Y = call.outputs[0];
-  if (Status s = checkFloat(op, A, "input A"); !s.isOk())
-    return s;
-  if (Status s = checkFloat(op, B, "input B"); !s.isOk())
-    return s;
-  if (C)
-    if (Status s = checkFloat(op, C, "input C"); !s.isOk())
-      return s;
-  if (Status s = checkFloat(op, &Y, "output"); !s.isOk())
-    return s;
   bool transA = call.attrs.getInt("transA", 0) != 0;
   bool transB = call.attrs.getInt("transB", 0) != 0;
   float alpha = call.attrs.getFloat("alpha", 1.f);
@@ -215,9 +190,8 @@ Status gemm(const KernelCall &call) {
                              shapeToString(B->shape));
   }
   std::vector<int64_t> expect = {M, N};
-  if (Y.shape != expect)
-    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
-                           shapeToString(expect));
+  if (Status s = checkOutputShape(op, Y, expect); !s.isOk())
+    return s;
 
   // C broadcasts one way to [M,N]: a scalar, [N], [1,N], [M,1], [M,N], ...
   int64_t cRowStride = 0, cColStride = 0;
@@ -250,10 +224,9 @@ Status gemm(const KernelCall &call) {
   }
   const float *packed = static_cast<const float *>(B->data);
   if (!prepacked) {
-    size_t bytes = packedGemmBSize(K, N) * sizeof(float);
-    float *buf = static_cast<float *>(call.scratch.get(bytes));
-    if (!buf)
-      return outOfMemory(op, bytes);
+    float *buf;
+    if (Status s = allocScratch(call, op, packedGemmBSize(K, N), buf); !s.isOk())
+      return s;
     packGemmB(static_cast<const float *>(B->data), B->shape[1], transB, K, N, alpha, buf);
     packed = buf;
   }

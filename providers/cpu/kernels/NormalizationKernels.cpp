@@ -2,6 +2,7 @@
 
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/kernels/KernelUtil.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,23 +12,6 @@
 namespace ortc::cpu::kernels {
 
 namespace {
-
-Status invalid(const char *op, const std::string &what) {
-  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
-}
-
-Status checkFloat(const char *op, const TensorView *t, const char *role) {
-  if (!t)
-    return invalid(op, std::string("missing ") + role);
-  if (t->type != ElementType::Float)
-    return invalid(op, std::string(role) + " must be float32, got " + elementTypeName(t->type));
-  return Status::ok();
-}
-
-Status outOfMemory(const char *op, size_t bytes) {
-  return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
-                                                 std::to_string(bytes) + " bytes of scratch");
-}
 
 /// Output 0 must be float32 with X's shape; further outputs must be absent.
 Status checkSameShapeOutput(const char *op, const KernelCall &call, const TensorView &X,
@@ -40,17 +24,38 @@ Status checkSameShapeOutput(const char *op, const KernelCall &call, const Tensor
   const TensorView &Y = call.outputs[0];
   if (Status s = checkFloat(op, &Y, "output"); !s.isOk())
     return s;
-  if (Y.shape != X.shape)
-    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
-                           shapeToString(X.shape));
-  return Status::ok();
+  return checkOutputShape(op, Y, X.shape);
 }
 
-/// Normalizes a possibly negative axis; false if out of range.
-bool normalizeAxis(int64_t &axis, size_t rank) {
-  if (axis < 0)
-    axis += int64_t(rank);
-  return axis >= 0 && axis < int64_t(rank);
+/// Input 0 (X) float32 and output 0 like it: the first checks of the kernels
+/// that map X to a Y of its shape. `role` names X in errors.
+Status checkElementwiseIO(const char *op, const KernelCall &call, const TensorView *&X,
+                          const char *role = "input X", size_t allowedOutputs = 1) {
+  X = call.input(0);
+  if (Status s = checkFloat(op, X, role); !s.isOk())
+    return s;
+  return checkSameShapeOutput(op, call, *X, allowedOutputs);
+}
+
+/// Mean and (biased) variance of a contiguous run, in two passes so that a
+/// large mean does not cancel the variance away.
+inline void moments(const float *x, int64_t n, float &mean, float &var) {
+  float sum = 0.f;
+  for (int64_t i = 0; i < n; ++i)
+    sum += x[i];
+  mean = sum / float(n);
+  float sq = 0.f;
+  for (int64_t i = 0; i < n; ++i) {
+    float c = x[i] - mean;
+    sq += c * c;
+  }
+  var = sq / float(n);
+}
+
+/// y = x * a + b over one contiguous run: a channel with its statistics folded.
+inline void scaleShift(const float *x, float *y, int64_t n, float a, float b) {
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = x[i] * a + b;
 }
 
 //===----------------------------------------------------------------------===//
@@ -81,23 +86,17 @@ void softmaxRow(const float *x, float *y, int64_t n, bool log) {
 }
 
 Status softmaxImpl(const KernelCall &call, const char *op, bool log) {
-  const TensorView *X = call.input(0);
-  if (Status s = checkFloat(op, X, "input"); !s.isOk())
+  const TensorView *X;
+  if (Status s = checkElementwiseIO(op, call, X, "input"); !s.isOk())
     return s;
-  if (Status s = checkSameShapeOutput(op, call, *X); !s.isOk())
-    return s;
-  int64_t axis = call.attrs.getInt("axis", -1);
   size_t rank = X->shape.size();
   if (rank == 0)
     return invalid(op, "input must have rank >= 1");
-  if (!normalizeAxis(axis, rank))
-    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", -1)) +
-                           " out of range for rank " + std::to_string(rank));
-  int64_t outer = 1, n = X->shape[axis], inner = 1;
-  for (int64_t i = 0; i < axis; ++i)
-    outer *= X->shape[i];
-  for (size_t i = axis + 1; i < rank; ++i)
-    inner *= X->shape[i];
+  int64_t axis;
+  if (Status s = readAxis(op, call.attrs, -1, rank, axis); !s.isOk())
+    return s;
+  int64_t outer = product(X->shape, 0, axis), n = X->shape[axis];
+  int64_t inner = product(X->shape, axis + 1, rank);
   const float *x = static_cast<const float *>(X->data);
   float *y = static_cast<float *>(call.outputs[0].data);
   if (outer * n * inner == 0)
@@ -108,10 +107,9 @@ Status softmaxImpl(const KernelCall &call, const char *op, bool log) {
     return Status::ok();
   }
   // Strided axis: run down the axis for a whole row of `inner` lanes at once.
-  size_t bytes = 2 * inner * sizeof(float);
-  float *m = static_cast<float *>(call.scratch.get(bytes));
-  if (!m)
-    return outOfMemory(op, bytes);
+  float *m;
+  if (Status s = allocScratch(call, op, size_t(2 * inner), m); !s.isOk())
+    return s;
   float *sum = m + inner;
   for (int64_t o = 0; o < outer; ++o) {
     const float *xb = x + o * n * inner;
@@ -182,24 +180,10 @@ bool broadcastsTo(const std::vector<int64_t> &shape, const std::vector<int64_t> 
 void broadcastInto(const float *src, const std::vector<int64_t> &shape,
                    const std::vector<int64_t> &target, float *dst) {
   size_t r = target.size();
-  std::vector<int64_t> strides(r, 0);
-  int64_t step = 1;
-  for (size_t i = 0; i < shape.size() && i < r; ++i) {
-    int64_t d = shape[shape.size() - 1 - i];
-    strides[r - 1 - i] = d == 1 ? 0 : step;
-    step *= d;
-  }
-  int64_t total = 1;
-  for (int64_t d : target)
-    total *= d;
-  for (int64_t e = 0; e < total; ++e) {
-    int64_t rem = e, off = 0;
-    for (size_t i = r; i-- > 0;) {
-      off += rem % target[i] * strides[i];
-      rem /= target[i];
-    }
-    dst[e] = src[off];
-  }
+  std::vector<int64_t> strides = broadcastStrides(shape, r);
+  int64_t total = product(target, 0, r);
+  for (int64_t e = 0; e < total; ++e)
+    dst[e] = src[stridedOffset(e, target.data(), strides.data(), r)];
 }
 
 } // namespace
@@ -213,23 +197,16 @@ Status logSoftmax(const KernelCall &call) { return softmaxImpl(call, "LogSoftmax
 
 Status layerNormalization(const KernelCall &call) {
   const char *op = "LayerNormalization";
-  const TensorView *X = call.input(0), *scale = call.input(1), *bias = call.input(2);
-  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
-    return s;
-  if (Status s = checkSameShapeOutput(op, call, *X, 3); !s.isOk())
+  const TensorView *X, *scale = call.input(1), *bias = call.input(2);
+  if (Status s = checkElementwiseIO(op, call, X, "input X", 3); !s.isOk())
     return s;
   size_t rank = X->shape.size();
-  int64_t axis = call.attrs.getInt("axis", -1);
-  if (rank == 0 || !normalizeAxis(axis, rank))
-    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", -1)) +
-                           " out of range for rank " + std::to_string(rank));
+  int64_t axis;
+  if (Status s = readAxis(op, call.attrs, -1, rank, axis); !s.isOk())
+    return s;
   float epsilon = call.attrs.getFloat("epsilon", 1e-5f);
   std::vector<int64_t> normShape(X->shape.begin() + axis, X->shape.end());
-  int64_t outer = 1, n = 1;
-  for (int64_t i = 0; i < axis; ++i)
-    outer *= X->shape[i];
-  for (int64_t d : normShape)
-    n *= d;
+  int64_t outer = product(X->shape, 0, axis), n = product(X->shape, axis, rank);
   for (const TensorView *p : {scale, bias}) {
     if (!p)
       continue;
@@ -263,10 +240,9 @@ Status layerNormalization(const KernelCall &call) {
   bool expandScale = scale && scale->numElements() != n;
   bool expandBias = bias && bias->numElements() != n;
   if (expandScale || expandBias) {
-    size_t bytes = 2 * n * sizeof(float);
-    float *buf = static_cast<float *>(call.scratch.get(bytes));
-    if (!buf)
-      return outOfMemory(op, bytes);
+    float *buf;
+    if (Status s = allocScratch(call, op, size_t(2 * n), buf); !s.isOk())
+      return s;
     if (expandScale) {
       broadcastInto(sc, scale->shape, normShape, buf);
       sc = buf;
@@ -282,16 +258,9 @@ Status layerNormalization(const KernelCall &call) {
   for (int64_t o = 0; o < outer; ++o) {
     const float *xr = x + o * n;
     float *yr = y + o * n;
-    float sum = 0.f;
-    for (int64_t i = 0; i < n; ++i)
-      sum += xr[i];
-    float mean = sum / float(n);
-    float sq = 0.f;
-    for (int64_t i = 0; i < n; ++i) {
-      float c = xr[i] - mean;
-      sq += c * c;
-    }
-    float inv = 1.f / std::sqrt(sq / float(n) + epsilon);
+    float mean, var;
+    moments(xr, n, mean, var);
+    float inv = 1.f / std::sqrt(var + epsilon);
     for (int64_t i = 0; i < n; ++i) {
       float v = (xr[i] - mean) * inv;
       if (sc)
@@ -333,31 +302,23 @@ Status batchNormalization(const KernelCall &call) {
     p[i] = static_cast<const float *>(t->data);
   }
   float epsilon = call.attrs.getFloat("epsilon", 1e-5f);
-  int64_t inner = 1;
-  for (size_t i = 2; i < X->shape.size(); ++i)
-    inner *= X->shape[i];
+  int64_t inner = product(X->shape, 2, X->shape.size());
   const float *x = static_cast<const float *>(X->data);
   float *y = static_cast<float *>(call.outputs[0].data);
   for (int64_t c = 0; c < C; ++c) {
-    // y = x * a + b with the statistics folded per channel.
+    // The statistics are folded per channel.
     float a = p[0][c] / std::sqrt(p[3][c] + epsilon);
     float b = p[1][c] - p[2][c] * a;
-    for (int64_t n = 0; n < N; ++n) {
-      const float *xp = x + (n * C + c) * inner;
-      float *yp = y + (n * C + c) * inner;
-      for (int64_t i = 0; i < inner; ++i)
-        yp[i] = xp[i] * a + b;
-    }
+    for (int64_t n = 0; n < N; ++n)
+      scaleShift(x + (n * C + c) * inner, y + (n * C + c) * inner, inner, a, b);
   }
   return Status::ok();
 }
 
 Status instanceNormalization(const KernelCall &call) {
   const char *op = "InstanceNormalization";
-  const TensorView *X = call.input(0);
-  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
-    return s;
-  if (Status s = checkSameShapeOutput(op, call, *X); !s.isOk())
+  const TensorView *X;
+  if (Status s = checkElementwiseIO(op, call, X); !s.isOk())
     return s;
   if (X->shape.size() < 3)
     return invalid(op, "X must be [N,C,D1..Dn], got " + shapeToString(X->shape));
@@ -368,9 +329,7 @@ Status instanceNormalization(const KernelCall &call) {
   if (Status s = checkChannelParam(op, bias, "B", C); !s.isOk())
     return s;
   float epsilon = call.attrs.getFloat("epsilon", 1e-5f);
-  int64_t inner = 1;
-  for (size_t i = 2; i < X->shape.size(); ++i)
-    inner *= X->shape[i];
+  int64_t inner = product(X->shape, 2, X->shape.size());
   if (inner == 0)
     return Status::ok();
   const float *x = static_cast<const float *>(X->data);
@@ -381,19 +340,10 @@ Status instanceNormalization(const KernelCall &call) {
     for (int64_t c = 0; c < C; ++c) {
       const float *xp = x + (n * C + c) * inner;
       float *yp = y + (n * C + c) * inner;
-      float sum = 0.f;
-      for (int64_t i = 0; i < inner; ++i)
-        sum += xp[i];
-      float mean = sum / float(inner);
-      float sq = 0.f;
-      for (int64_t i = 0; i < inner; ++i) {
-        float d = xp[i] - mean;
-        sq += d * d;
-      }
-      float a = sc[c] / std::sqrt(sq / float(inner) + epsilon);
-      float b = bi[c] - mean * a;
-      for (int64_t i = 0; i < inner; ++i)
-        yp[i] = xp[i] * a + b;
+      float mean, var;
+      moments(xp, inner, mean, var);
+      float a = sc[c] / std::sqrt(var + epsilon);
+      scaleShift(xp, yp, inner, a, bi[c] - mean * a);
     }
   return Status::ok();
 }
@@ -406,15 +356,10 @@ Status attention(const KernelCall &call) {
   const char *op = "Attention";
   const TensorView *Q = call.input(0), *K = call.input(1), *V = call.input(2),
                    *mask = call.input(3);
-  if (Status s = checkFloat(op, Q, "q"); !s.isOk())
+  if (Status s = checkFloats(op, {{Q, "q"}, {K, "k"}, {V, "v"}}); !s.isOk())
     return s;
-  if (Status s = checkFloat(op, K, "k"); !s.isOk())
+  if (Status s = checkOptionalFloat(op, mask, "mask"); !s.isOk())
     return s;
-  if (Status s = checkFloat(op, V, "v"); !s.isOk())
-    return s;
-  if (mask)
-    if (Status s = checkFloat(op, mask, "mask"); !s.isOk())
-      return s;
   if (call.numOutputs < 1)
     return invalid(op, "missing output");
   const TensorView &O = call.outputs[0];
@@ -440,9 +385,8 @@ Status attention(const KernelCall &call) {
   std::vector<int64_t> expect(Q->shape.begin(), Q->shape.begin() + lead);
   expect.push_back(Sq);
   expect.push_back(Dv);
-  if (O.shape != expect)
-    return invalid(op, "output shape " + shapeToString(O.shape) + " should be " +
-                           shapeToString(expect));
+  if (Status s = checkOutputShape(op, O, expect); !s.isOk())
+    return s;
   float scale = call.attrs.getFloat("scale", 1.f / std::sqrt(float(std::max<int64_t>(D, 1))));
 
   // Mask strides over the scores' [lead..., Sq, Sk], right-aligned, 0 where
@@ -455,12 +399,7 @@ Status attention(const KernelCall &call) {
     if (mask->shape.size() > rank || !broadcastsTo(mask->shape, scoreShape))
       return invalid(op, "mask " + shapeToString(mask->shape) + " does not broadcast to " +
                              shapeToString(scoreShape));
-    int64_t step = 1;
-    for (size_t i = 0; i < mask->shape.size(); ++i) {
-      int64_t d = mask->shape[mask->shape.size() - 1 - i];
-      maskStride[rank - 1 - i] = d == 1 ? 0 : step;
-      step *= d;
-    }
+    maskStride = broadcastStrides(mask->shape, rank);
   }
 
   float *o = static_cast<float *>(O.data);
@@ -473,10 +412,9 @@ Status attention(const KernelCall &call) {
   // Query rows per chunk: the scores chunk stays around 1 MiB.
   int64_t rows = std::max<int64_t>(1, std::min<int64_t>(Sq, (int64_t(1) << 18) / Sk));
   size_t kSize = packedGemmBSize(D, Sk), vSize = packedGemmBSize(Sk, Dv);
-  size_t bytes = (kSize + vSize + size_t(rows * Sk)) * sizeof(float);
-  float *buf = static_cast<float *>(call.scratch.get(bytes));
-  if (!buf)
-    return outOfMemory(op, bytes);
+  float *buf;
+  if (Status s = allocScratch(call, op, kSize + vSize + size_t(rows * Sk), buf); !s.isOk())
+    return s;
   float *packedK = buf, *packedV = buf + kSize, *scores = packedV + vSize;
   const float *q = static_cast<const float *>(Q->data);
   const float *k = static_cast<const float *>(K->data);
@@ -484,11 +422,7 @@ Status attention(const KernelCall &call) {
   const float *m = mask ? static_cast<const float *>(mask->data) : nullptr;
 
   for (int64_t b = 0; b < batch; ++b) {
-    int64_t maskOff = 0;
-    for (int64_t i = int64_t(lead), rem = b; i-- > 0;) {
-      maskOff += rem % Q->shape[i] * maskStride[i];
-      rem /= Q->shape[i];
-    }
+    int64_t maskOff = stridedOffset(b, Q->shape.data(), maskStride.data(), lead);
     // scores = q k^T * scale: k packed transposed with the scale folded in.
     if (D > 0)
       packGemmB(k + b * Sk * D, D, true, D, Sk, scale, packedK);

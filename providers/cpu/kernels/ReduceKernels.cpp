@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/kernels/KernelUtil.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,14 +20,16 @@ namespace ortc::cpu::kernels {
 
 namespace {
 
-Status invalid(const char *op, const std::string &what) {
-  return Status::error(StatusCode::InvalidArgument, std::string(op) + ": " + what);
-}
-
-bool normalizeAxis(int64_t &axis, size_t rank) {
-  if (axis < 0)
-    axis += int64_t(rank);
-  return axis >= 0 && axis < int64_t(rank);
+/// The first checks of both families: X present and float32, output 0
+/// present and of `outType` (float32 for Reduce*, int64 for ArgMax/ArgMin).
+Status checkIO(const char *op, const KernelCall &call, const TensorView *X, ElementType outType) {
+  if (!X)
+    return invalid(op, "missing input");
+  if (X->type != ElementType::Float)
+    return invalid(op, "input must be float32, got " + elementTypeName(X->type));
+  if (call.numOutputs < 1 || call.outputs[0].type != outType)
+    return invalid(op, "output must be " + elementTypeName(outType));
+  return Status::ok();
 }
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp };
@@ -164,18 +167,11 @@ void fold(const float *x, const ReducePlan &p, float *out, const float *shift) {
 
 template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op) {
   using Op = ReduceOp<K>;
-  const TensorView *X = call.input(0);
-  if (!X && call.numInputs > 0) {
-    const TensorView &t = call.inputs[0];
-    if (std::find(t.shape.begin(), t.shape.end(), 0) != t.shape.end())
-      X = &t; // empty tensor with a null pointer
-  }
-  if (!X)
-    return invalid(op, "missing input");
-  if (X->type != ElementType::Float)
-    return invalid(op, "input must be float32, got " + elementTypeName(X->type));
-  if (call.numOutputs < 1 || call.outputs[0].type != ElementType::Float)
-    return invalid(op, "output must be float32");
+  // An empty input may come with a null pointer and still reduce (to the
+  // identities); ArgMax/ArgMin below call that input missing.
+  const TensorView *X = dataInput(call, 0);
+  if (Status s = checkIO(op, call, X, ElementType::Float); !s.isOk())
+    return s;
   size_t rank = X->shape.size();
 
   // Axes: input 1 (opset 18, ReduceSum 13) or the attribute (older opsets).
@@ -191,12 +187,9 @@ template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op
   bool keepdims = call.attrs.getInt("keepdims", 1) != 0;
   bool noop = call.attrs.getInt("noop_with_empty_axes", 0) != 0;
   std::vector<bool> reduce(rank, axes.empty() && !noop);
-  for (int64_t a : axes) {
-    int64_t n = a;
-    if (!normalizeAxis(n, rank) || reduce[n])
-      return invalid(op, "axis " + std::to_string(a) + " is out of range or repeated");
-    reduce[n] = true;
-  }
+  for (int64_t a : axes)
+    if (Status s = claimAxis(op, a, reduce); !s.isOk())
+      return s;
   std::vector<int64_t> outShape;
   for (size_t i = 0; i < rank; ++i)
     if (!reduce[i])
@@ -204,9 +197,8 @@ template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op
     else if (keepdims)
       outShape.push_back(1);
   const TensorView &Y = call.outputs[0];
-  if (Y.shape != outShape)
-    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
-                           shapeToString(outShape));
+  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
+    return s;
 
   ReducePlan plan = makePlan(X->shape, reduce);
   const float *x = static_cast<const float *>(X->data);
@@ -215,11 +207,11 @@ template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op
     // log(sum(exp(x - max))) + max, so large inputs do not overflow.
     using MaxOp = ReduceOp<ReduceKind::Max>;
     using SumOp = ReduceOp<ReduceKind::Sum>;
+    // Not allocScratch: for an empty output a null get is no error.
     size_t bytes = size_t(plan.outSize) * sizeof(float);
     float *mx = static_cast<float *>(call.scratch.get(bytes));
     if (!mx && bytes)
-      return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
-                                                     std::to_string(bytes) + " bytes of scratch");
+      return outOfMemory(op, bytes);
     std::fill(mx, mx + plan.outSize, MaxOp::identity());
     fold<MaxOp, false>(x, plan, mx, nullptr);
     // An all -inf (or empty) group would give inf - inf: shift by 0 instead.
@@ -245,17 +237,12 @@ template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op
 
 template <bool kMax> Status argImpl(const KernelCall &call, const char *op) {
   const TensorView *X = call.input(0);
-  if (!X)
-    return invalid(op, "missing input");
-  if (X->type != ElementType::Float)
-    return invalid(op, "input must be float32, got " + elementTypeName(X->type));
-  if (call.numOutputs < 1 || call.outputs[0].type != ElementType::Int64)
-    return invalid(op, "output must be int64");
+  if (Status s = checkIO(op, call, X, ElementType::Int64); !s.isOk())
+    return s;
   size_t rank = X->shape.size();
-  int64_t axis = call.attrs.getInt("axis", 0);
-  if (rank == 0 || !normalizeAxis(axis, rank))
-    return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", 0)) +
-                           " out of range for rank " + std::to_string(rank));
+  int64_t axis;
+  if (Status s = readAxis(op, call.attrs, 0, rank, axis); !s.isOk())
+    return s;
   bool keepdims = call.attrs.getInt("keepdims", 1) != 0;
   bool last = call.attrs.getInt("select_last_index", 0) != 0;
   std::vector<int64_t> outShape = X->shape;
@@ -264,14 +251,10 @@ template <bool kMax> Status argImpl(const KernelCall &call, const char *op) {
   else
     outShape.erase(outShape.begin() + axis);
   const TensorView &Y = call.outputs[0];
-  if (Y.shape != outShape)
-    return invalid(op, "output shape " + shapeToString(Y.shape) + " should be " +
-                           shapeToString(outShape));
-  int64_t outer = 1, n = X->shape[axis], inner = 1;
-  for (int64_t i = 0; i < axis; ++i)
-    outer *= X->shape[i];
-  for (size_t i = axis + 1; i < rank; ++i)
-    inner *= X->shape[i];
+  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
+    return s;
+  int64_t outer = product(X->shape, 0, axis), n = X->shape[axis];
+  int64_t inner = product(X->shape, axis + 1, rank);
   if (n == 0 && outer * inner != 0)
     return invalid(op, "cannot take an index over an empty axis");
   const float *x = static_cast<const float *>(X->data);
@@ -292,15 +275,13 @@ template <bool kMax> Status argImpl(const KernelCall &call, const char *op) {
     }
     return Status::ok();
   }
-  size_t bytes = size_t(inner) * sizeof(float);
-  float *best = static_cast<float *>(call.scratch.get(bytes));
-  if (!best)
-    return Status::error(StatusCode::Internal, std::string(op) + ": cannot allocate " +
-                                                   std::to_string(bytes) + " bytes of scratch");
+  float *best;
+  if (Status s = allocScratch(call, op, size_t(inner), best); !s.isOk())
+    return s;
   for (int64_t o = 0; o < outer; ++o) {
     const float *xb = x + o * n * inner;
     int64_t *yb = y + o * inner;
-    std::memcpy(best, xb, bytes);
+    std::memcpy(best, xb, size_t(inner) * sizeof(float));
     std::fill(yb, yb + inner, 0);
     for (int64_t i = 1; i < n; ++i)
       for (int64_t j = 0; j < inner; ++j) {
