@@ -28,3 +28,14 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "I
 
 if os.path.exists(config.python):
     config.available_features.add("python-onnx")
+
+# CPU features of the machine running the tests, for tests of code compiled
+# for another CPU level.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                      if line.startswith("flags")), [])
+    if "avx512f" in flags:
+        config.available_features.add("host-avx512f")
+except OSError:
+    pass
