@@ -205,7 +205,7 @@ private:
   int addBuffer(fb::BufferKind kind, Type tensorType, std::string name);
   int bufferFor(Value value);
   int weightFor(Value value);
-  int packedGemmWeight(Value b, bool transB, float alpha, Operation *user);
+  int packedGemmWeight(Value b, bool transB, float alpha);
   LogicalResult emitLibraryStep(Operation *op);
   LogicalResult emitView(Operation *op);
   LogicalResult closeKernel();
@@ -217,7 +217,6 @@ private:
   fb::PlanT plan;
   std::vector<char> weights;
   llvm::DenseMap<Value, int> buffers;
-  llvm::DenseMap<Value, int> packedWeights;
 
   // The elementwise group being formed: its ops in order and its result shape.
   std::vector<Operation *> group;
@@ -267,8 +266,8 @@ int PartitionCompiler::weightFor(Value value) {
   return id;
 }
 
-int PartitionCompiler::packedGemmWeight(Value b, bool transB, float alpha, Operation *user) {
-  // One packing per (constant, transB, alpha) user; users rarely share.
+int PartitionCompiler::packedGemmWeight(Value b, bool transB, float alpha) {
+  // Packed per user: transB and alpha are folded in, so users rarely share.
   auto type = cast<RankedTensorType>(b.getType());
   std::optional<std::vector<char>> bytes = constantBytes(b.getDefiningOp());
   if (!bytes)
@@ -337,12 +336,12 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   };
   std::optional<int> packedB;
   if (callee == "MatMul" && isPackable(op->getOperand(1))) {
-    packedB = packedGemmWeight(op->getOperand(1), false, 1.0f, op);
+    packedB = packedGemmWeight(op->getOperand(1), false, 1.0f);
   } else if (callee == "Gemm" && isPackable(op->getOperand(1))) {
     auto transB = op->getAttrOfType<IntegerAttr>("transB");
     auto alpha = op->getAttrOfType<FloatAttr>("alpha");
     packedB = packedGemmWeight(op->getOperand(1), transB && transB.getInt(),
-                               alpha ? float(alpha.getValueAsDouble()) : 1.0f, op);
+                               alpha ? float(alpha.getValueAsDouble()) : 1.0f);
   }
   if (packedB) {
     if (*packedB < 0)

@@ -267,12 +267,13 @@ Status PlanExecutor::run(const std::vector<TensorView> &inputs,
   std::vector<TensorView> stepInputs, stepOutputs;
   std::vector<int64_t> descriptorWords;
   std::vector<void *> descriptorPointers;
+  std::vector<size_t> starts;
   for (const StepInfo &step : steps_) {
     if (step.isKernel) {
       // One memref descriptor per operand: {allocated, aligned, offset,
       // sizes[rank], strides[rank]}, inputs first, then outputs.
       descriptorWords.clear();
-      std::vector<size_t> starts;
+      starts.clear();
       auto addDescriptor = [&](const TensorView &v) {
         starts.push_back(descriptorWords.size());
         descriptorWords.push_back(int64_t(reinterpret_cast<intptr_t>(v.data)));

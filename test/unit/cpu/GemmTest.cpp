@@ -10,6 +10,8 @@
 
 #include "providers/cpu/kernels/Gemm.h"
 
+#include "test/unit/cpu/TestRng.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,17 +44,7 @@ std::string describe(const Case &c) {
          std::to_string(c.padC);
 }
 
-/// Deterministic values in [-1, 1) (xorshift), so failures reproduce.
-struct Rng {
-  uint64_t state;
-  explicit Rng(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  float next() {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return static_cast<float>((state >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
-  }
-};
+using ortc::cpu::test_support::Rng;
 
 /// Runs sgemmPacked on random data and checks it against the reference;
 /// returns the number of mismatches (reported through gtest as well).

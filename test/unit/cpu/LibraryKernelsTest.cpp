@@ -11,6 +11,8 @@
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
 
+#include "test/unit/cpu/TestRng.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,16 +34,7 @@ namespace {
 // Harness
 //===----------------------------------------------------------------------===//
 
-struct Rng {
-  uint64_t state;
-  explicit Rng(uint64_t seed) : state(seed * 0x9E3779B97F4A7C15ull + 1) {}
-  float next() {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return static_cast<float>((state >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
-  }
-};
+using ortc::cpu::test_support::Rng;
 
 int64_t numel(const std::vector<int64_t> &shape) {
   int64_t n = 1;
