@@ -13,6 +13,7 @@
 #include "runtime/session/ContextModel.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,32 @@ struct OwnedTensor {
 /// context source keys.
 Result<EpRegistry> createDefaultEpRegistry();
 
+struct SessionOptions {
+  /// Threads one run may use inside an operator: 0 = one per core, 1 = none extra.
+  int intraOpThreads = 0;
+};
+
+/// One graph output a run produces: written into `into` when the caller gave a
+/// buffer (its type and shape must be the output's exactly), else allocated
+/// by the session as `result`.
+struct RunOutput {
+  size_t index = 0; // position in Session::outputs()
+  std::optional<TensorView> into;
+  OwnedTensor result;
+};
+
+/// A loaded model. run() may be called from several threads at once.
 class Session {
 public:
-  /// Loads `path` and every partition in it.
-  static Result<std::unique_ptr<Session>> load(const std::string &path, EpRegistry registry);
+  /// Loads `path` and every partition in it; sidecars resolve beside `path`.
+  static Result<std::unique_ptr<Session>> load(const std::string &path, EpRegistry registry,
+                                               const SessionOptions &options = {});
+  /// Loads a model held in memory (copied). Sidecars resolve in `baseDir`; an
+  /// empty `baseDir` refuses them. `displayName` names the model in messages.
+  static Result<std::unique_ptr<Session>>
+  loadFromBuffer(const void *data, size_t size, const std::string &displayName,
+                 const std::string &baseDir, EpRegistry registry,
+                 const SessionOptions &options = {});
 
   const std::vector<TensorSignature> &inputs() const { return model_.inputs; }
   const std::vector<TensorSignature> &outputs() const { return model_.outputs; }
@@ -43,9 +66,16 @@ public:
 
   /// Runs on `inputs` (in the order of inputs()); returns the graph outputs
   /// in the order of outputs().
-  Result<std::vector<OwnedTensor>> run(const std::vector<TensorView> &inputs);
+  Result<std::vector<OwnedTensor>> run(const std::vector<TensorView> &inputs) const;
+
+  /// Runs on `inputs` (in the order of inputs()) and fills `outputs`: any
+  /// subset of the graph outputs, each at most once.
+  Status run(const std::vector<TensorView> &inputs, std::vector<RunOutput> &outputs) const;
 
 private:
+  static Result<std::unique_ptr<Session>> loadPartitions(ContextModel model, EpRegistry registry,
+                                                         const SessionOptions &options);
+
   ContextModel model_;
   EpRegistry registry_;
   std::vector<std::unique_ptr<LoadedPartition>> partitions_;
