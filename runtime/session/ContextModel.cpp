@@ -17,6 +17,9 @@ Status invalid(const std::string &message) {
   return Status::error(StatusCode::InvalidArgument, message);
 }
 
+Result<ContextModel> buildContextModel(std::shared_ptr<onnx::ModelProto> proto,
+                                       const std::string &path, const std::string &modelDir);
+
 // A graph input or output as a signature; false with `why` when it is not a
 // tensor with a known element type and rank.
 bool readSignature(const onnx::ValueInfoProto &info, TensorSignature &signature, std::string &why) {
@@ -51,7 +54,26 @@ Result<ContextModel> loadContextModel(const std::string &path) {
   std::string error;
   if (!readModelFile(path, *proto, error))
     return invalid(error);
+  return buildContextModel(std::move(proto), path, modelDirectory(path));
+}
 
+Result<ContextModel> loadContextModelFromBuffer(const void *data, size_t size,
+                                                const std::string &displayName,
+                                                const std::string &baseDir) {
+  auto proto = std::make_shared<onnx::ModelProto>();
+  std::string error;
+  if (!parseModelBuffer(data, size, displayName, *proto, error))
+    return invalid(error);
+  return buildContextModel(std::move(proto), displayName, baseDir);
+}
+
+namespace {
+
+// Reads the parsed model; `path` names it in messages and sidecars resolve in
+// `modelDir` (none when empty).
+Result<ContextModel> buildContextModel(std::shared_ptr<onnx::ModelProto> proto,
+                                       const std::string &path, const std::string &modelDir) {
+  std::string error;
   ContextModel model;
   model.path = path;
   const onnx::GraphProto &graph = proto->graph();
@@ -96,7 +118,6 @@ Result<ContextModel> loadContextModel(const std::string &path) {
     model.constants.push_back(std::move(constant));
   }
 
-  std::string modelDir = modelDirectory(path);
   std::map<std::string, std::shared_ptr<MappedFile>> mapped; // by resolved path
   for (int n = 0; n < graph.node_size(); ++n) {
     const onnx::NodeProto &nodeProto = graph.node(n);
@@ -165,6 +186,10 @@ Result<ContextModel> loadContextModel(const std::string &path) {
       node.context.data = cache->s().data();
       node.context.size = cache->s().size();
     } else {
+      if (modelDir.empty())
+        return fail("sidecar '" + cache->s() +
+                    "': the model was loaded from memory without a base directory to "
+                    "resolve sidecar files in");
       std::string resolved;
       if (!resolveFileBesideModel(modelDir, cache->s(), resolved, error))
         return fail("sidecar: " + error);
@@ -210,5 +235,7 @@ Result<ContextModel> loadContextModel(const std::string &path) {
   model.proto = std::move(proto);
   return Result<ContextModel>(std::move(model));
 }
+
+} // namespace
 
 } // namespace ortc

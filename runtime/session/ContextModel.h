@@ -72,6 +72,13 @@ struct ContextModel {
 /// not raw data of the size its type and dims need.
 Result<ContextModel> loadContextModel(const std::string &path);
 
+/// The same for a model held in memory (parsed into the ContextModel, so the
+/// buffer may go once this returns). `displayName` names it in messages;
+/// sidecars resolve in `baseDir`, and an empty `baseDir` refuses them.
+Result<ContextModel> loadContextModelFromBuffer(const void *data, size_t size,
+                                                const std::string &displayName,
+                                                const std::string &baseDir);
+
 } // namespace ortc
 
 #endif // ORTC_RUNTIME_SESSION_CONTEXTMODEL_H

@@ -1,9 +1,19 @@
 //===- Session.cpp - run a compiled EPContext model -----------------------===//
+//
+// A run walks the EPContext nodes in graph order (the compiler writes them
+// topologically sorted, and the loader checked that every input exists before
+// its consumer). Values live on the host or on one device EP; a partition on a
+// device gets its inputs copied there (copy_async, then the fences are
+// waited on before it runs), and a host partition or a graph output gets
+// device values copied back. Each transfer happens once per run per value.
+//
+//===----------------------------------------------------------------------===//
 
 #include "runtime/session/Session.h"
 
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -15,8 +25,9 @@ OwnedTensor OwnedTensor::allocate(ElementType type, std::vector<int64_t> shape) 
   t.type = type;
   t.shape = std::move(shape);
   size_t bytes = (t.view().byteSize() + 63) / 64 * 64;
-  t.data = std::shared_ptr<char>(static_cast<char *>(std::aligned_alloc(64, bytes ? bytes : 64)),
-                                 [](char *p) { std::free(p); });
+  char *data = static_cast<char *>(std::aligned_alloc(64, bytes ? bytes : 64));
+  if (data)
+    t.data = std::shared_ptr<char>(data, [](char *p) { std::free(p); });
   return t;
 }
 
@@ -28,19 +39,52 @@ Result<EpRegistry> createDefaultEpRegistry() {
   return registry;
 }
 
-Result<std::unique_ptr<Session>> Session::load(const std::string &path, EpRegistry registry) {
+Result<std::unique_ptr<Session>> Session::load(const std::string &path, EpRegistry registry,
+                                               const SessionOptions &options) {
   Result<ContextModel> model = loadContextModel(path);
   if (!model.isOk())
     return model.status();
+  return loadPartitions(model.takeValue(), std::move(registry), options);
+}
+
+Result<std::unique_ptr<Session>>
+Session::loadFromBuffer(const void *data, size_t size, const std::string &displayName,
+                        const std::string &baseDir, EpRegistry registry,
+                        const SessionOptions &options) {
+  Result<ContextModel> model = loadContextModelFromBuffer(data, size, displayName, baseDir);
+  if (!model.isOk())
+    return model.status();
+  return loadPartitions(model.takeValue(), std::move(registry), options);
+}
+
+Result<std::unique_ptr<Session>> Session::loadPartitions(ContextModel model, EpRegistry registry,
+                                                         const SessionOptions &options) {
   std::unique_ptr<Session> session(new Session());
-  session->model_ = model.takeValue();
+  session->model_ = std::move(model);
   session->registry_ = std::move(registry);
+  const std::string &path = session->model_.path;
+  if (options.intraOpThreads < 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         path + ": intra-op thread count " +
+                             std::to_string(options.intraOpThreads) + " is negative");
+
+  // Only the EPs this model uses are started.
+  EpConfig config;
+  config.intraOpThreads = options.intraOpThreads;
+  std::vector<RuntimeEp *> initialized;
   for (const ContextNode &node : session->model_.nodes) {
     Result<RuntimeEp *> ep = session->registry_.findBySource(node.context.source);
     if (!ep.isOk())
       return Status::error(ep.status().code(),
                            path + ": node '" + node.name + "': " + ep.status().message());
-    Result<std::unique_ptr<LoadedPartition>> loaded = ep.value()->loadContext(node.context);
+    RuntimeEp *owner = ep.value();
+    if (std::find(initialized.begin(), initialized.end(), owner) == initialized.end()) {
+      Status started = owner->initialize(config);
+      if (!started.isOk())
+        return Status::error(started.code(), path + ": " + started.message());
+      initialized.push_back(owner);
+    }
+    Result<std::unique_ptr<LoadedPartition>> loaded = owner->loadContext(node.context);
     if (!loaded.isOk())
       return Status::error(loaded.status().code(),
                            path + ": " +
@@ -58,17 +102,93 @@ Result<std::unique_ptr<Session>> Session::load(const std::string &path, EpRegist
                                std::to_string(partition->inputs().size()) + " and " +
                                std::to_string(partition->outputs().size()));
     session->partitions_.push_back(std::move(partition));
+    session->eps_.push_back(owner);
   }
   return session;
 }
 
-Result<std::vector<OwnedTensor>> Session::run(const std::vector<TensorView> &inputs) {
+namespace {
+
+/// A value of one run: host memory, or a buffer of the device EP `device`.
+struct Value {
+  TensorView view;
+  RuntimeEp *device = nullptr;
+};
+
+/// Device buffers of one run, each released through its owner exactly once,
+/// whichever way the run ends.
+class DeviceAllocations {
+public:
+  ~DeviceAllocations() {
+    for (auto &[ep, buffer] : buffers_)
+      (void)ep->deallocate(std::move(buffer));
+  }
+  Result<void *> allocate(RuntimeEp &ep, size_t bytes) {
+    Result<DeviceBuffer> buffer = ep.allocate(bytes ? bytes : 1, 64);
+    if (!buffer.isOk())
+      return buffer.status();
+    void *data = buffer.value().data();
+    buffers_.emplace_back(&ep, buffer.takeValue());
+    return data;
+  }
+
+private:
+  std::vector<std::pair<RuntimeEp *, DeviceBuffer>> buffers_;
+};
+
+bool isHost(const RuntimeEp &ep) { return ep.identity().deviceType == DeviceType::Cpu; }
+
+DeviceBuffer viewOf(const Value &value) {
+  return value.device ? DeviceBuffer::borrowed(value.view.data, value.view.byteSize(),
+                                               value.device->identity().deviceType,
+                                               value.device->identity().deviceId)
+                      : DeviceBuffer::borrowed(value.view.data, value.view.byteSize(),
+                                               DeviceType::Cpu);
+}
+
+/// Copies a device value into host memory at `into`.
+Status copyToHost(const Value &value, void *into) {
+  DeviceBuffer src = viewOf(value);
+  DeviceBuffer dst = DeviceBuffer::borrowed(into, value.view.byteSize(), DeviceType::Cpu);
+  return value.device->copy(src, dst, value.view.byteSize());
+}
+
+} // namespace
+
+Result<std::vector<OwnedTensor>> Session::run(const std::vector<TensorView> &inputs) const {
+  std::vector<RunOutput> outputs(model_.outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    outputs[i].index = i;
+  Status status = run(inputs, outputs);
+  if (!status.isOk())
+    return status;
+  std::vector<OwnedTensor> results;
+  for (RunOutput &output : outputs)
+    results.push_back(std::move(output.result));
+  return results;
+}
+
+Status Session::run(const std::vector<TensorView> &inputs, std::vector<RunOutput> &outputs) const {
+  Status status = runPartitions(inputs, outputs);
+  if (!status.isOk())
+    for (RunOutput &output : outputs)
+      output.result = OwnedTensor(); // nothing half-made reaches the caller
+  return status;
+}
+
+Status Session::runPartitions(const std::vector<TensorView> &inputs,
+                              std::vector<RunOutput> &outputs) const {
   const std::string &path = model_.path;
+  auto invalid = [&](const std::string &message) {
+    return Status::error(StatusCode::InvalidArgument, path + ": " + message);
+  };
+  auto outOfMemory = [&](const std::string &what) {
+    return Status::error(StatusCode::Internal, path + ": out of memory allocating " + what);
+  };
   if (inputs.size() != model_.inputs.size())
-    return Status::error(StatusCode::InvalidArgument,
-                         path + ": expected " + std::to_string(model_.inputs.size()) +
-                             " inputs, got " + std::to_string(inputs.size()));
-  std::map<std::string, TensorView> values;
+    return invalid("expected " + std::to_string(model_.inputs.size()) + " inputs, got " +
+                   std::to_string(inputs.size()));
+  std::map<std::string, Value> values; // host values by name
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSignature &sig = model_.inputs[i];
     const TensorView &view = inputs[i];
@@ -76,73 +196,188 @@ Result<std::vector<OwnedTensor>> Session::run(const std::vector<TensorView> &inp
     for (size_t d = 0; ok && d < sig.shape.size(); ++d)
       ok = view.shape[d] >= 0 && (sig.shape[d] < 0 || sig.shape[d] == view.shape[d]);
     if (!ok)
-      return Status::error(StatusCode::InvalidArgument,
-                           path + ": input '" + sig.name + "' must be " +
-                               elementTypeName(sig.type) + shapeToString(sig.shape) + ", got " +
-                               elementTypeName(view.type) + shapeToString(view.shape));
-    values[sig.name] = view;
+      return invalid("input '" + sig.name + "' must be " + elementTypeName(sig.type) +
+                     shapeToString(sig.shape) + ", got " + elementTypeName(view.type) +
+                     shapeToString(view.shape));
+    if (!view.data && view.byteSize() > 0)
+      return invalid("input '" + sig.name + "' has no data");
+    values[sig.name] = Value{view, nullptr};
   }
 
-  std::map<std::string, OwnedTensor> produced;
+  // Which requested output each graph output name goes to.
+  std::map<std::string, RunOutput *> requested;
+  for (RunOutput &output : outputs) {
+    if (output.index >= model_.outputs.size())
+      return invalid("there is no output #" + std::to_string(output.index) + " (the model has " +
+                     std::to_string(model_.outputs.size()) + ")");
+    const TensorSignature &sig = model_.outputs[output.index];
+    if (!requested.emplace(sig.name, &output).second)
+      return invalid("output '" + sig.name + "' is requested twice");
+    output.result = OwnedTensor();
+  }
+
+  DeviceAllocations deviceMemory;
+  std::map<std::string, OwnedTensor> hostCopies; // session-allocated host values
+  // Values copied to a device EP in this run, by (name, EP).
+  std::map<std::pair<std::string, RuntimeEp *>, Value> onDevice;
+
   for (size_t n = 0; n < partitions_.size(); ++n) {
     const ContextNode &node = model_.nodes[n];
     LoadedPartition &partition = *partitions_[n];
+    RuntimeEp &ep = *eps_[n];
+    bool host = isHost(ep);
+
+    // Inputs where this partition reads them.
     std::vector<TensorView> nodeInputs;
-    for (const std::string &name : node.inputs)
-      nodeInputs.push_back(values.at(name));
+    std::vector<std::unique_ptr<Fence>> fences;
+    for (const std::string &name : node.inputs) {
+      Value value = values.at(name);
+      if (host && value.device) {
+        OwnedTensor copy = OwnedTensor::allocate(value.view.type, value.view.shape);
+        if (!copy.data)
+          return outOfMemory("a host copy of '" + name + "'");
+        if (Status s = copyToHost(value, copy.data.get()); !s.isOk())
+          return invalid("copying '" + name + "' to the host: " + s.message());
+        value = Value{copy.view(), nullptr};
+        values[name] = value; // later host consumers read this copy
+        hostCopies[name] = std::move(copy);
+      } else if (!host && value.device != &ep) {
+        auto key = std::make_pair(name, &ep);
+        auto cached = onDevice.find(key);
+        if (cached != onDevice.end()) {
+          value = cached->second;
+        } else {
+          if (value.device) { // from another device: through the host
+            OwnedTensor copy = OwnedTensor::allocate(value.view.type, value.view.shape);
+            if (!copy.data)
+              return outOfMemory("a host copy of '" + name + "'");
+            if (Status s = copyToHost(value, copy.data.get()); !s.isOk())
+              return invalid("copying '" + name + "' to the host: " + s.message());
+            value = Value{copy.view(), nullptr};
+            values[name] = value;
+            hostCopies[name] = std::move(copy);
+          }
+          Result<void *> buffer = deviceMemory.allocate(ep, value.view.byteSize());
+          if (!buffer.isOk())
+            return invalid("node '" + node.name + "': input '" + name + "': " +
+                           buffer.status().message());
+          Value moved{TensorView{buffer.value(), value.view.type, value.view.shape}, &ep};
+          DeviceBuffer src = viewOf(value), dst = viewOf(moved);
+          Result<std::unique_ptr<Fence>> fence = ep.copyAsync(src, dst, value.view.byteSize());
+          if (!fence.isOk())
+            return invalid("node '" + node.name + "': copying input '" + name +
+                           "' to the device: " + fence.status().message());
+          fences.push_back(fence.takeValue());
+          onDevice[key] = moved;
+          value = moved;
+        }
+      }
+      nodeInputs.push_back(value.view);
+    }
+    for (std::unique_ptr<Fence> &fence : fences)
+      if (Status s = fence->wait(); !s.isOk())
+        return invalid("node '" + node.name + "': waiting for an input transfer: " + s.message());
+
     Result<std::vector<std::vector<int64_t>>> shapes = partition.outputShapes(nodeInputs);
     if (!shapes.isOk())
       return Status::error(shapes.status().code(), path + ": " + shapes.status().message());
+
+    // Outputs: a caller's buffer when a host partition makes a requested
+    // graph output, else fresh host or device memory.
     std::vector<TensorView> nodeOutputs;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
-      OwnedTensor tensor =
-          OwnedTensor::allocate(partition.outputs()[i].type, shapes.value()[i]);
-      nodeOutputs.push_back(tensor.view());
-      values[node.outputs[i]] = tensor.view();
-      produced[node.outputs[i]] = std::move(tensor);
+      const std::string &name = node.outputs[i];
+      TensorView view{nullptr, partition.outputs()[i].type, shapes.value()[i]};
+      auto want = requested.find(name);
+      if (host && want != requested.end() && want->second->into) {
+        const TensorView &into = *want->second->into;
+        if (into.type != view.type || into.shape != view.shape)
+          return invalid("output '" + name + "' must be " + elementTypeName(view.type) +
+                         shapeToString(view.shape) + ", but the buffer given for it is " +
+                         elementTypeName(into.type) + shapeToString(into.shape));
+        if (!into.data && into.byteSize() > 0)
+          return invalid("the buffer given for output '" + name + "' has no data");
+        view.data = into.data;
+        values[name] = Value{view, nullptr};
+      } else if (host) {
+        OwnedTensor tensor = OwnedTensor::allocate(view.type, view.shape);
+        if (!tensor.data)
+          return outOfMemory("output '" + name + "' (" + std::to_string(view.byteSize()) +
+                             " bytes)");
+        view.data = tensor.data.get();
+        values[name] = Value{view, nullptr};
+        hostCopies[name] = std::move(tensor);
+      } else {
+        Result<void *> buffer = deviceMemory.allocate(ep, view.byteSize());
+        if (!buffer.isOk())
+          return invalid("node '" + node.name + "': output '" + name +
+                         "': " + buffer.status().message());
+        view.data = buffer.value();
+        values[name] = Value{view, &ep};
+      }
+      nodeOutputs.push_back(view);
     }
     Status status = partition.run(nodeInputs, nodeOutputs);
     if (!status.isOk())
       return Status::error(status.code(), path + ": " + status.message());
   }
 
-  // Outputs: what a node produced, else a graph input passed through or a
-  // constant the compiler folded; those two are copied so the caller owns
-  // every output alike.
-  std::vector<OwnedTensor> outputs;
-  for (const TensorSignature &sig : model_.outputs) {
-    auto found = produced.find(sig.name);
-    if (found != produced.end()) {
-      outputs.push_back(found->second);
-      continue;
-    }
-    const char *bytes = nullptr;
-    TensorView source;
+  // Requested outputs not yet in place: a value still on a device, one the
+  // session allocated, a graph input passed through, or a folded constant.
+  for (RunOutput &output : outputs) {
+    const TensorSignature &sig = model_.outputs[output.index];
+    Value source;
+    const char *constantBytes = nullptr;
     auto value = values.find(sig.name);
     if (value != values.end()) {
       source = value->second;
-      bytes = static_cast<const char *>(source.data);
+      if (output.into && !source.device && source.view.data == output.into->data)
+        continue; // written in place by its partition
+      auto owned = hostCopies.find(sig.name);
+      if (!output.into && !source.device && owned != hostCopies.end()) {
+        output.result = owned->second; // hand over without a copy
+        continue;
+      }
     } else {
       for (const ContextConstant &constant : model_.constants)
         if (constant.signature.name == sig.name) {
-          source = TensorView{nullptr, constant.signature.type, constant.signature.shape};
-          bytes = constant.data;
-          if (source.byteSize() != constant.size)
-            return Status::error(StatusCode::InvalidArgument,
-                                 path + ": constant output '" + sig.name + "' holds " +
-                                     std::to_string(constant.size) + " bytes, expected " +
-                                     std::to_string(source.byteSize()));
+          source.view = TensorView{nullptr, constant.signature.type, constant.signature.shape};
+          constantBytes = constant.data;
+          if (source.view.byteSize() != constant.size)
+            return invalid("constant output '" + sig.name + "' holds " +
+                           std::to_string(constant.size) + " bytes, expected " +
+                           std::to_string(source.view.byteSize()));
         }
+      if (!constantBytes && source.view.type == ElementType::Undefined)
+        return Status::error(StatusCode::Internal,
+                             path + ": output '" + sig.name + "' was not produced");
     }
-    if (!bytes && source.byteSize() == 0 && source.type == ElementType::Undefined)
-      return Status::error(StatusCode::Internal,
-                           path + ": output '" + sig.name + "' was not produced");
-    OwnedTensor copy = OwnedTensor::allocate(source.type, source.shape);
-    if (source.byteSize())
-      std::memcpy(copy.data.get(), bytes, source.byteSize());
-    outputs.push_back(std::move(copy));
+
+    void *destination;
+    if (output.into) {
+      const TensorView &into = *output.into;
+      if (into.type != source.view.type || into.shape != source.view.shape)
+        return invalid("output '" + sig.name + "' must be " + elementTypeName(source.view.type) +
+                       shapeToString(source.view.shape) + ", but the buffer given for it is " +
+                       elementTypeName(into.type) + shapeToString(into.shape));
+      if (!into.data && into.byteSize() > 0)
+        return invalid("the buffer given for output '" + sig.name + "' has no data");
+      destination = into.data;
+    } else {
+      output.result = OwnedTensor::allocate(source.view.type, source.view.shape);
+      if (!output.result.data)
+        return outOfMemory("output '" + sig.name + "'");
+      destination = output.result.data.get();
+    }
+    size_t bytes = source.view.byteSize();
+    if (source.device) {
+      if (Status s = copyToHost(source, destination); !s.isOk())
+        return invalid("copying output '" + sig.name + "' to the host: " + s.message());
+    } else if (bytes) {
+      std::memcpy(destination, constantBytes ? constantBytes : source.view.data, bytes);
+    }
   }
-  return outputs;
+  return Status::ok();
 }
 
 } // namespace ortc

@@ -1,8 +1,9 @@
 //===- Session.h - run a compiled EPContext model ----------------*- C++ -*-===//
 //
 // Loads model_ctx.onnx (ContextModel.h), hands every EPContext node to the EP
-// that holds its `source` key (load_context), and runs the nodes in order on
-// host tensors. Nothing is recompiled: the EPs load their blobs as written.
+// that holds its `source` key (load_context), and runs the nodes in order,
+// copying values between the host and device EPs where partitions meet.
+// Nothing is recompiled: the EPs load their blobs as written.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,10 +76,13 @@ public:
 private:
   static Result<std::unique_ptr<Session>> loadPartitions(ContextModel model, EpRegistry registry,
                                                          const SessionOptions &options);
+  Status runPartitions(const std::vector<TensorView> &inputs,
+                       std::vector<RunOutput> &outputs) const;
 
   ContextModel model_;
   EpRegistry registry_;
   std::vector<std::unique_ptr<LoadedPartition>> partitions_;
+  std::vector<RuntimeEp *> eps_; // the EP of each partition, owned by registry_
 };
 
 } // namespace ortc

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <sys/mman.h>
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -140,7 +142,38 @@ Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
   return blob;
 }
 
-Result<BlobView> openBlob(const char *data, size_t size, const std::string &what) {
+Result<BlobDescription> describeBlob(const char *data, size_t size, const std::string &what) {
+  if (!data || size < kHeaderSize)
+    return invalid(what, "blob truncated: " + std::to_string(size) +
+                             " bytes, shorter than the 32-byte header");
+  if (std::memcmp(data, kMagic, 8) != 0)
+    return invalid(what, "not an ortc blob (wrong magic)");
+  BlobDescription blob;
+  blob.version = readU32(data + 8);
+  blob.declaredSize = readU64(data + 16);
+  blob.storedChecksum = readU64(data + kChecksumOffset);
+  blob.computedChecksum = envelopeChecksum(data, size);
+  uint32_t count = readU32(data + 12);
+  if (kHeaderSize + uint64_t(count) * kEntrySize > size)
+    return invalid(what, "section directory of " + std::to_string(count) +
+                             " entries runs past the end of the blob");
+  for (uint32_t i = 0; i < count; ++i) {
+    const char *entry = data + kHeaderSize + size_t(i) * kEntrySize;
+    BlobDescription::Section section;
+    section.tag = isPrintableTag(entry) ? std::string(entry, 4) : tagForMessage(entry);
+    section.alignment = readU32(entry + 4);
+    section.offset = readU64(entry + 8);
+    section.size = readU64(entry + 16);
+    blob.sections.push_back(std::move(section));
+  }
+  return blob;
+}
+
+namespace {
+
+// What can be checked before the checksum: the header's size, magic, version
+// and declared length.
+Status checkHeader(const char *data, size_t size, const std::string &what) {
   if (!data || size < kHeaderSize)
     return invalid(what, "blob truncated: " + std::to_string(size) +
                              " bytes, shorter than the 32-byte header");
@@ -160,8 +193,18 @@ Result<BlobView> openBlob(const char *data, size_t size, const std::string &what
     return invalid(what, "blob has " + std::to_string(size - declared) +
                              " trailing bytes after the " + std::to_string(declared) +
                              " its header declares");
+  return Status::ok();
+}
+
+// openBlob(), with the checksum of `data` computed already when `computed`
+// is given (copyAndOpenBlob hashes the bytes as it copies them).
+Result<BlobView> openChecked(const char *data, size_t size, const std::string &what,
+                             const uint64_t *computed) {
+  if (Status header = checkHeader(data, size, what); !header.isOk())
+    return header;
+  uint32_t version = readU32(data + 8);
   uint64_t stored = readU64(data + kChecksumOffset);
-  if (envelopeChecksum(data, size) != stored)
+  if ((computed ? *computed : envelopeChecksum(data, size)) != stored)
     return invalid(what, "blob checksum mismatch: the bytes are corrupted");
 
   // The checksum only proves the bytes are what some writer wrote; the
@@ -226,6 +269,103 @@ Result<BlobView> openBlob(const char *data, size_t size, const std::string &what
                                view.sections[ranges[i].index].tag + "' overlaps section " +
                                std::to_string(ranges[i - 1].index) + " '" +
                                view.sections[ranges[i - 1].index].tag + "'");
+  return view;
+}
+
+// Copies `size` bytes and returns the envelope checksum of the copy, hashing
+// each piece right after writing it, while it is still in cache: the bytes
+// cross the memory bus once, and the checksum is of the bytes that stay.
+uint64_t copyAndChecksum(char *dst, const char *src, size_t size) {
+  constexpr size_t kPiece = 256 << 10; // well inside L2
+  static const char zeros[8] = {};
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);
+  XXH3_64bits_reset(&state);
+  std::memcpy(dst, src, kHeaderSize);
+  XXH3_64bits_update(&state, dst, kChecksumOffset);
+  XXH3_64bits_update(&state, zeros, 8);
+  for (size_t at = kHeaderSize; at < size; at += kPiece) {
+    size_t n = std::min(kPiece, size - at);
+    std::memcpy(dst + at, src + at, n);
+    XXH3_64bits_update(&state, dst + at, n);
+  }
+  return XXH3_64bits_digest(&state);
+}
+
+} // namespace
+
+Result<BlobView> openBlob(const char *data, size_t size, const std::string &what) {
+  return openChecked(data, size, what, nullptr);
+}
+
+OwnedBlobBytes::~OwnedBlobBytes() { reset(); }
+
+OwnedBlobBytes::OwnedBlobBytes(OwnedBlobBytes &&other) noexcept { *this = std::move(other); }
+
+OwnedBlobBytes &OwnedBlobBytes::operator=(OwnedBlobBytes &&other) noexcept {
+  if (this != &other) {
+    reset();
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    std::swap(mapped_, other.mapped_);
+  }
+  return *this;
+}
+
+void OwnedBlobBytes::reset() {
+  if (data_)
+    ::munmap(data_, mapped_);
+  data_ = nullptr;
+  size_ = mapped_ = 0;
+}
+
+Status OwnedBlobBytes::allocate(size_t size, const std::string &what) {
+  reset();
+  // A large blob goes on 2 MiB boundaries so that the kernel can back it with
+  // transparent huge pages (where it offers them for madvise()d ranges):
+  // faulting in 4 KiB pages one by one costs more than the copy itself.
+  constexpr size_t kPage = 4096, kHuge = size_t(2) << 20;
+  size_t align = size >= kHuge ? kHuge : kPage;
+  size_t length = (std::max<size_t>(size, 1) + align - 1) / align * align;
+  if (length < size || length > SIZE_MAX - align)
+    return invalid(what, "cannot copy a blob of " + std::to_string(size) + " bytes");
+  size_t reserve = length + (align - kPage);
+  void *raw = ::mmap(nullptr, reserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED)
+    return Status::error(StatusCode::Internal, what + ": out of memory copying the " +
+                                                   std::to_string(size) + "-byte blob");
+  char *base = static_cast<char *>(raw);
+  char *start = reinterpret_cast<char *>((reinterpret_cast<uintptr_t>(base) + align - 1) &
+                                         ~uintptr_t(align - 1));
+  // Give back the unaligned head and the tail beyond `length`.
+  if (start != base)
+    ::munmap(base, size_t(start - base));
+  char *end = base + reserve;
+  if (start + length != end)
+    ::munmap(start + length, size_t(end - (start + length)));
+#ifdef MADV_HUGEPAGE
+  if (align == kHuge)
+    (void)::madvise(start, length, MADV_HUGEPAGE); // a hint; 4 KiB pages work too
+#endif
+  data_ = start;
+  size_ = size;
+  mapped_ = length;
+  return Status::ok();
+}
+
+Result<BlobView> copyAndOpenBlob(const char *data, size_t size, const std::string &what,
+                                 OwnedBlobBytes &storage) {
+  storage = OwnedBlobBytes();
+  // Refuse what the header alone refuses before allocating its size.
+  if (Status header = checkHeader(data, size, what); !header.isOk())
+    return header;
+  if (Status allocated = storage.allocate(size, what); !allocated.isOk())
+    return allocated;
+  uint64_t checksum = copyAndChecksum(storage.data_, data, size);
+  // Everything is verified again on the copy: the source may change meanwhile.
+  Result<BlobView> view = openChecked(storage.data_, size, what, &checksum);
+  if (!view.isOk())
+    storage = OwnedBlobBytes();
   return view;
 }
 

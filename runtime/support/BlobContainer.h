@@ -62,8 +62,71 @@ struct BlobView {
 /// of bounds, misaligned relative to the blob, or overlapping another.
 Result<BlobView> openBlob(const char *data, size_t size, const std::string &what);
 
+/// What a blob's header and section directory say, read without trusting
+/// them: `ortc inspect` shows a corrupted blob instead of refusing it.
+struct BlobDescription {
+  struct Section {
+    std::string tag; // as printed: the four characters, or 0x<hex> if unprintable
+    uint32_t alignment = 0;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+  };
+  uint32_t version = 0;
+  uint64_t declaredSize = 0; // the header's total size; the blob may differ
+  uint64_t storedChecksum = 0;
+  uint64_t computedChecksum = 0; // over the bytes as they are
+  std::vector<Section> sections;
+
+  bool checksumMatches() const { return storedChecksum == computedChecksum; }
+};
+
+/// Reads the header and directory of `size` bytes at `data`, checking only
+/// what reading them needs: refuses (one line, prefixed by `what`) a blob
+/// shorter than its header, a wrong magic, or a directory that runs past the
+/// end. Everything else, the checksum included, is for the caller to judge
+/// (openBlob() verifies it all).
+Result<BlobDescription> describeBlob(const char *data, size_t size, const std::string &what);
+
 /// XXH3-64 of a byte range (exposed for tests and for `ortc inspect`).
 uint64_t blobChecksum(const char *data, size_t size);
+
+/// Fresh memory that holds a copy of a blob: page aligned (so every section
+/// keeps its alignment), on 2 MiB boundaries and advised for transparent huge
+/// pages when the blob is at least that large. Move-only; unmapped when
+/// destroyed.
+class OwnedBlobBytes {
+public:
+  OwnedBlobBytes() = default;
+  ~OwnedBlobBytes();
+  OwnedBlobBytes(OwnedBlobBytes &&other) noexcept;
+  OwnedBlobBytes &operator=(OwnedBlobBytes &&other) noexcept;
+  OwnedBlobBytes(const OwnedBlobBytes &) = delete;
+  OwnedBlobBytes &operator=(const OwnedBlobBytes &) = delete;
+
+  const char *data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return data_ == nullptr; }
+
+private:
+  friend Result<BlobView> copyAndOpenBlob(const char *data, size_t size, const std::string &what,
+                                          OwnedBlobBytes &storage);
+  Status allocate(size_t size, const std::string &what);
+  void reset();
+
+  char *data_ = nullptr;
+  size_t size_ = 0;
+  size_t mapped_ = 0;
+};
+
+/// openBlob() for bytes that cannot be used where they lie (an inline blob
+/// inside a protobuf string starts at no particular alignment): copies them
+/// into `storage` and verifies the copy exactly as openBlob() does, with the
+/// checksum computed over each piece of the copy as it is written, so the
+/// bytes are read once and what is verified is what the caller uses. The
+/// header is checked on the source before anything is allocated. On failure
+/// `storage` is left empty.
+Result<BlobView> copyAndOpenBlob(const char *data, size_t size, const std::string &what,
+                                 OwnedBlobBytes &storage);
 
 } // namespace ortc
 

@@ -9,6 +9,7 @@
 #ifndef ORTC_RUNTIME_SUPPORT_MODELFILE_H
 #define ORTC_RUNTIME_SUPPORT_MODELFILE_H
 
+#include <cstddef>
 #include <string>
 
 namespace onnx {
@@ -20,6 +21,11 @@ namespace ortc {
 /// Parses `path` into `model`. Returns false with a one-line `error` when the
 /// file is missing, empty, not a ModelProto, or has no graph.
 bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string &error);
+
+/// Parses `size` bytes at `data` into `model`; `name` stands for them in the
+/// one-line `error` (the same checks as readModelFile).
+bool parseModelBuffer(const void *data, size_t size, const std::string &name,
+                      onnx::ModelProto &model, std::string &error);
 
 /// The folder that relative paths in the model at `path` are resolved against.
 std::string modelDirectory(const std::string &path);

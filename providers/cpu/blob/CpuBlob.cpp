@@ -436,6 +436,39 @@ Status checkContents(const char *meta, size_t metaSize, const char *code, size_t
   return checkConsistency(*plan, metaSize, weightsSize, what);
 }
 
+// Everything openCpuBlob checks after the envelope.
+Result<CpuBlobView> openCpuSections(const BlobView &view, const std::string &what,
+                                    const std::string &hostArchitecture,
+                                    const std::vector<std::string> &hostCpuFeatures) {
+  const BlobSection *meta = view.find(kCpuMetaSection);
+  const BlobSection *code = view.find(kCpuCodeSection);
+  const BlobSection *weights = view.find(kCpuWeightsSection);
+  std::string missing;
+  for (auto [section, tag] : {std::pair{meta, kCpuMetaSection}, std::pair{code, kCpuCodeSection},
+                              std::pair{weights, kCpuWeightsSection}})
+    if (!section)
+      missing += (missing.empty() ? "" : ", ") + std::string(tag);
+  if (!missing.empty())
+    return invalid(what, "blob lacks the section(s) " + missing + " of a cpu_ep blob");
+  // The plan is read in place and weights are used in place: both need it.
+  for (const BlobSection *section : {meta, code, weights})
+    if (section->alignment < kCpuBlobAlignment)
+      return invalid(what, "section '" + section->tag + "' is aligned to " +
+                               std::to_string(section->alignment) + " bytes, a cpu_ep blob needs " +
+                               std::to_string(kCpuBlobAlignment));
+
+  CpuBlobView result;
+  if (Status s = checkContents(meta->data, meta->size, code->data, code->size, weights->size, what,
+                               &hostArchitecture, &hostCpuFeatures, result.plan);
+      !s.isOk())
+    return s;
+  result.code = code->data;
+  result.codeSize = code->size;
+  result.weights = weights->data;
+  result.weightsSize = weights->size;
+  return result;
+}
+
 } // namespace
 
 Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
@@ -493,34 +526,21 @@ Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string
   Result<BlobView> blob = openBlob(data, size, what);
   if (!blob.isOk())
     return blob.status();
-  const BlobView &view = blob.value();
-  const BlobSection *meta = view.find(kCpuMetaSection);
-  const BlobSection *code = view.find(kCpuCodeSection);
-  const BlobSection *weights = view.find(kCpuWeightsSection);
-  std::string missing;
-  for (auto [section, tag] : {std::pair{meta, kCpuMetaSection}, std::pair{code, kCpuCodeSection},
-                              std::pair{weights, kCpuWeightsSection}})
-    if (!section)
-      missing += (missing.empty() ? "" : ", ") + std::string(tag);
-  if (!missing.empty())
-    return invalid(what, "blob lacks the section(s) " + missing + " of a cpu_ep blob");
-  // The plan is read in place and weights are used in place: both need it.
-  for (const BlobSection *section : {meta, code, weights})
-    if (section->alignment < kCpuBlobAlignment)
-      return invalid(what, "section '" + section->tag + "' is aligned to " +
-                               std::to_string(section->alignment) + " bytes, a cpu_ep blob needs " +
-                               std::to_string(kCpuBlobAlignment));
+  return openCpuSections(blob.value(), what, hostArchitecture, hostCpuFeatures);
+}
 
-  CpuBlobView result;
-  if (Status s = checkContents(meta->data, meta->size, code->data, code->size, weights->size, what,
-                               &hostArchitecture, &hostCpuFeatures, result.plan);
-      !s.isOk())
-    return s;
-  result.code = code->data;
-  result.codeSize = code->size;
-  result.weights = weights->data;
-  result.weightsSize = weights->size;
-  return result;
+Result<CpuBlobView> openCpuBlobCopy(const char *data, size_t size, const std::string &what,
+                                    const std::string &hostArchitecture,
+                                    const std::vector<std::string> &hostCpuFeatures,
+                                    OwnedBlobBytes &storage) {
+  Result<BlobView> blob = copyAndOpenBlob(data, size, what, storage);
+  if (!blob.isOk())
+    return blob.status();
+  Result<CpuBlobView> opened =
+      openCpuSections(blob.value(), what, hostArchitecture, hostCpuFeatures);
+  if (!opened.isOk())
+    storage = OwnedBlobBytes();
+  return opened;
 }
 
 } // namespace ortc::cpu

@@ -15,6 +15,7 @@
 
 #include "providers/cpu/blob/CpuPlan_generated.h"
 #include "runtime/ep/Status.h"
+#include "runtime/support/BlobContainer.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +60,16 @@ struct CpuBlobView {
 Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string &what,
                                 const std::string &hostArchitecture,
                                 const std::vector<std::string> &hostCpuFeatures);
+
+/// openCpuBlob() for bytes at any address (an inline blob inside a protobuf
+/// string): copies them once into `storage` (copyAndOpenBlob(): page aligned,
+/// huge pages where offered, the checksum taken over the copy as it is
+/// written) and verifies the copy; the view points into `storage`, which the
+/// caller keeps as long as it uses the view. On failure `storage` is empty.
+Result<CpuBlobView> openCpuBlobCopy(const char *data, size_t size, const std::string &what,
+                                    const std::string &hostArchitecture,
+                                    const std::vector<std::string> &hostCpuFeatures,
+                                    OwnedBlobBytes &storage);
 
 } // namespace ortc::cpu
 

@@ -15,6 +15,7 @@
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
+#include "providers/cpu/kernels/ThreadPool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -314,10 +315,11 @@ Status conv(const KernelCall &call) {
     return Status::ok();
 
   if (Cg == 1 && group > 1) {
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t oc = 0; oc < M; ++oc)
-        depthwisePlane(x + (n * C + oc / Mg) * inPlane, w + oc * kSize, bias ? bias[oc] : 0.f, g,
-                       y + (n * M + oc) * P);
+    parallelFor(call.pool, N * M, [&](int64_t plane) {
+      int64_t n = plane / M, oc = plane % M;
+      depthwisePlane(x + (n * C + oc / Mg) * inPlane, w + oc * kSize, bias ? bias[oc] : 0.f, g,
+                     y + (n * M + oc) * P);
+    });
     return Status::ok();
   }
 
@@ -342,11 +344,18 @@ Status conv(const KernelCall &call) {
       float *yg = y + (n * M + gi * Mg) * P;
       for (int64_t j0 = 0; j0 < P; j0 += tile) {
         int64_t cols = std::min(tile, P - j0);
-        if (pointwise)
-          packGemmB(xg + j0, inPlane, false, K, cols, 1.f, packed);
-        else
-          im2colPacked(xg, Cg, g, j0, cols, packed);
-        sgemmPacked(Mg, cols, K, wg, K, false, packed, yg + j0, P, false);
+        // Packing shares out by whole panels: each chunk writes its own.
+        int64_t panels = (cols + kGemmPanelWidth - 1) / kGemmPanelWidth;
+        int64_t chunks = std::min<int64_t>(panels, call.pool ? call.pool->threads() : 1);
+        int64_t perChunk = (panels + chunks - 1) / chunks * kGemmPanelWidth;
+        parallelFor(call.pool, (cols + perChunk - 1) / perChunk, [&](int64_t t) {
+          int64_t c0 = t * perChunk, count = std::min(perChunk, cols - c0);
+          if (pointwise)
+            packGemmB(xg + j0 + c0, inPlane, false, K, count, 1.f, packed + c0 * K);
+          else
+            im2colPacked(xg, Cg, g, j0 + c0, count, packed + c0 * K);
+        });
+        sgemmPackedParallel(call.pool, Mg, cols, K, wg, K, false, packed, yg + j0, P, false);
         if (bias)
           for (int64_t m = 0; m < Mg; ++m) {
             float bv = bias[gi * Mg + m];

@@ -21,6 +21,8 @@
 
 #include "providers/cpu/kernels/Gemm.h"
 
+#include "providers/cpu/kernels/ThreadPool.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -496,6 +498,36 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
       }
     }
   }
+}
+
+void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
+                         int64_t lda, bool transA, const float *packedB, float *C, int64_t ldc,
+                         bool accumulate) {
+  // Below ~1 MFLOP per thread, waking workers costs more than it saves.
+  constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
+  int64_t threads = pool ? pool->threads() : 1;
+  int64_t flops = 2 * M * N * std::max<int64_t>(K, 1);
+  int64_t tasks = std::min<int64_t>(threads, flops / kMinFlopsPerTask);
+  if (tasks <= 1 || M <= 0 || N <= 0) {
+    sgemmPacked(M, N, K, A, lda, transA, packedB, C, ldc, accumulate);
+    return;
+  }
+  int64_t rowPanels = (M + kMr - 1) / kMr, colPanels = (N + kNr - 1) / kNr;
+  if (rowPanels >= tasks) {
+    // Whole A panels per task, so every task's blocks stay register-tile sized.
+    int64_t per = (rowPanels + tasks - 1) / tasks * kMr;
+    parallelFor(pool, (M + per - 1) / per, [&](int64_t t) {
+      int64_t i0 = t * per, rows = std::min(per, M - i0);
+      const float *a = transA ? A + i0 : A + i0 * lda;
+      sgemmPacked(rows, N, K, a, lda, transA, packedB, C + i0 * ldc, ldc, accumulate);
+    });
+    return;
+  }
+  int64_t per = (colPanels + tasks - 1) / tasks * kNr;
+  parallelFor(pool, (N + per - 1) / per, [&](int64_t t) {
+    int64_t j0 = t * per, cols = std::min(per, N - j0);
+    sgemmPacked(M, cols, K, A, lda, transA, packedB + j0 * K, C + j0, ldc, accumulate);
+  });
 }
 
 const char *sgemmVariant() { return activeVariant()->name; }

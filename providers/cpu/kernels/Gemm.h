@@ -19,6 +19,8 @@
 
 namespace ortc::cpu {
 
+class ThreadPool;
+
 /// Version of the library kernels' packed-weight layouts and step attributes.
 constexpr uint32_t kCpuKernelAbi = 1;
 
@@ -38,6 +40,13 @@ void packGemmB(const float *B, int64_t ldb, bool transB, int64_t K, int64_t N, f
 /// stride lda, or [K,M] with row stride lda when transA; C has row stride ldc.
 void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
                  const float *packedB, float *C, int64_t ldc, bool accumulate);
+
+/// sgemmPacked shared out over `pool` (null: on the caller): C's rows in
+/// blocks, or its column panels when M is too small to share. Products too
+/// small to pay for waking threads run on the caller.
+void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
+                         int64_t lda, bool transA, const float *packedB, float *C, int64_t ldc,
+                         bool accumulate);
 
 /// The microkernel variant this CPU runs: "avx512", "avx2", or "generic".
 const char *sgemmVariant();

@@ -25,6 +25,8 @@
 
 namespace ortc::cpu {
 
+class ThreadPool;
+
 /// The attributes of one step, as the ONNX node had them (after the importer's
 /// upgrades): ints and int lists, floats and float lists, strings.
 struct StepAttributes {
@@ -62,6 +64,7 @@ struct KernelCall {
   const TensorView *outputs;
   size_t numOutputs;
   Scratch &scratch;
+  ThreadPool *pool = nullptr; // intra-op threads; null runs on the caller
 
   const TensorView *input(size_t i) const {
     return i < numInputs && inputs[i].data ? &inputs[i] : nullptr;

@@ -135,7 +135,7 @@ Status matMul(const KernelCall &call) {
     packed = buf;
   }
   if (foldRows) {
-    sgemmPacked(batchCount * M, N, K, aData, K, false, packed, y, N, false);
+    sgemmPackedParallel(call.pool, batchCount * M, N, K, aData, K, false, packed, y, N, false);
     return Status::ok();
   }
   // Strides over B's own batch index in packed units.
@@ -150,7 +150,7 @@ Status matMul(const KernelCall &call) {
       aOff += idx * aStride[i];
       bOff += idx * bPackedStride[i];
     }
-    sgemmPacked(M, N, K, aData + aOff, K, false, packed + bOff, y + n * M * N, N, false);
+    sgemmPackedParallel(call.pool, M, N, K, aData + aOff, K, false, packed + bOff, y + n * M * N, N, false);
   }
   return Status::ok();
 }
@@ -230,8 +230,8 @@ Status gemm(const KernelCall &call) {
     packGemmB(static_cast<const float *>(B->data), B->shape[1], transB, K, N, alpha, buf);
     packed = buf;
   }
-  sgemmPacked(M, N, K, static_cast<const float *>(A->data), A->shape[1], transA, packed, y, N,
-              accumulate);
+  sgemmPackedParallel(call.pool, M, N, K, static_cast<const float *>(A->data), A->shape[1], transA,
+                      packed, y, N, accumulate);
   return Status::ok();
 }
 

@@ -2,7 +2,11 @@
 
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
 
+#include "providers/cpu/kernels/ThreadPool.h"
 #include "providers/cpu/runtime/PlanExecutor.h"
+
+#include <algorithm>
+#include <thread>
 
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +14,24 @@
 namespace ortc::cpu {
 
 CpuRuntimeEp::CpuRuntimeEp() { identity_ = EpIdentity{"cpu_ep", DeviceType::Cpu, 0}; }
+
+Status CpuRuntimeEp::initialize(const EpConfig &config) {
+  if (config.intraOpThreads < 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         name() + ": intra-op thread count " +
+                             std::to_string(config.intraOpThreads) + " is negative");
+  int threads = config.intraOpThreads;
+  if (threads == 0)
+    threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  // Partitions already loaded keep the pool they were given.
+  pool_ = threads > 1 ? std::make_shared<ThreadPool>(threads) : nullptr;
+  return Status::ok();
+}
+
+Status CpuRuntimeEp::shutdown() {
+  pool_.reset();
+  return Status::ok();
+}
 
 Result<DeviceBuffer> CpuRuntimeEp::allocate(size_t size, size_t alignment) {
   if (alignment < alignof(std::max_align_t))
@@ -58,7 +80,7 @@ Result<std::unique_ptr<Fence>> CpuRuntimeEp::copyAsync(const DeviceBuffer &src, 
 }
 
 Result<std::unique_ptr<LoadedPartition>> CpuRuntimeEp::loadContext(const EpContextView &context) {
-  Result<std::unique_ptr<PlanExecutor>> loaded = PlanExecutor::load(context);
+  Result<std::unique_ptr<PlanExecutor>> loaded = PlanExecutor::load(context, pool_);
   if (!loaded.isOk())
     return loaded.status();
   return std::unique_ptr<LoadedPartition>(loaded.takeValue());

@@ -11,7 +11,11 @@
 
 #include "runtime/ep/RuntimeEp.h"
 
+#include <memory>
+
 namespace ortc::cpu {
+
+class ThreadPool;
 
 /// The EPContext `source` of CPU EP blobs.
 constexpr const char *kCpuContextSource = "ortc_cpu";
@@ -20,8 +24,9 @@ class CpuRuntimeEp final : public RuntimeEp {
 public:
   CpuRuntimeEp();
   const EpIdentity &identity() const override { return identity_; }
-  Status initialize(const EpConfig &config) override { return Status::ok(); }
-  Status shutdown() override { return Status::ok(); }
+  /// Starts the intra-op threads: config.intraOpThreads, 0 = one per core.
+  Status initialize(const EpConfig &config) override;
+  Status shutdown() override;
 
   Result<DeviceBuffer> allocate(size_t size, size_t alignment) override;
   Status deallocate(DeviceBuffer &&buffer) override;
@@ -35,6 +40,7 @@ public:
 
 private:
   EpIdentity identity_;
+  std::shared_ptr<ThreadPool> pool_; // shared with the partitions it loads
 };
 
 } // namespace ortc::cpu

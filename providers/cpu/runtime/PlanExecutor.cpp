@@ -37,29 +37,23 @@ std::string describe(const TensorSignature &sig) {
 }
 } // namespace
 
-PlanExecutor::~PlanExecutor() {
-  std::free(ownedBlob_);
-  std::free(arena_);
-}
+PlanExecutor::~PlanExecutor() = default;
 
-Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &context) {
+PlanExecutor::RunState::~RunState() { std::free(arena); }
+
+Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &context,
+                                                         std::shared_ptr<ThreadPool> pool) {
   std::string what = "partition '" + context.partitionName + "'";
   // Sections are 64-byte aligned relative to the blob. A mapped sidecar starts
   // on a page, so its weights are used in place; bytes inside the protobuf
-  // (an inline blob) may start anywhere, and then the blob is copied once.
+  // (an inline blob) may start anywhere, and then the blob is copied once,
+  // and verified as it is copied (openCpuBlobCopy).
   std::unique_ptr<PlanExecutor> exec(new PlanExecutor());
-  const char *data = context.data;
-  if (reinterpret_cast<uintptr_t>(data) % kAlignment != 0) {
-    size_t bytes = (context.size + kAlignment - 1) / kAlignment * kAlignment;
-    exec->ownedBlob_ = static_cast<char *>(std::aligned_alloc(kAlignment, bytes ? bytes : kAlignment));
-    if (!exec->ownedBlob_)
-      return Status::error(StatusCode::Internal, what + ": out of memory copying the " +
-                                                     std::to_string(context.size) + "-byte blob");
-    std::memcpy(exec->ownedBlob_, data, context.size);
-    data = exec->ownedBlob_;
-  }
   Result<CpuBlobView> opened =
-      openCpuBlob(data, context.size, what, hostArchitecture(), hostCpuFeatures());
+      reinterpret_cast<uintptr_t>(context.data) % kAlignment == 0
+          ? openCpuBlob(context.data, context.size, what, hostArchitecture(), hostCpuFeatures())
+          : openCpuBlobCopy(context.data, context.size, what, hostArchitecture(),
+                            hostCpuFeatures(), exec->ownedBlob_);
   if (!opened.isOk())
     return opened.status();
   const CpuBlobView &blob = opened.value();
@@ -150,6 +144,7 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
   }
 
   exec->weights_ = blob.weights;
+  exec->pool_ = std::move(pool);
   return exec;
 }
 
@@ -206,39 +201,74 @@ PlanExecutor::outputShapes(const std::vector<TensorView> &inputs) const {
   return shapes;
 }
 
-Status PlanExecutor::run(const std::vector<TensorView> &inputs,
-                         const std::vector<TensorView> &outputs) {
-  Result<int64_t> bound = bindBatch(inputs);
-  if (!bound.isOk())
-    return bound.status();
-  int64_t batch = bound.value();
+Status PlanExecutor::checkOutputs(const std::vector<TensorView> &outputs, int64_t batch) const {
   if (outputs.size() != outputs_.size())
     return Status::error(StatusCode::InvalidArgument,
                          what_ + ": expected " + std::to_string(outputs_.size()) +
                              " outputs, got " + std::to_string(outputs.size()));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorSignature &sig = outputs_[i];
-    if (outputs[i].type != sig.type || outputs[i].shape != bindShape(sig.shape, batch) ||
+    std::vector<int64_t> shape = bindShape(sig.shape, batch);
+    if (outputs[i].type != sig.type || outputs[i].shape != shape ||
         (!outputs[i].data && outputs[i].numElements() > 0))
       return Status::error(StatusCode::InvalidArgument,
                            what_ + ": output '" + sig.name + "' must be " +
-                               elementTypeName(sig.type) +
-                               shapeToString(bindShape(sig.shape, batch)) + ", got " +
+                               elementTypeName(sig.type) + shapeToString(shape) + ", got " +
                                describe(outputs[i]));
   }
+  return Status::ok();
+}
 
+std::unique_ptr<PlanExecutor::RunState> PlanExecutor::acquireState() {
+  {
+    std::lock_guard<std::mutex> lock(idleMutex_);
+    if (!idle_.empty()) {
+      std::unique_ptr<RunState> state = std::move(idle_.back());
+      idle_.pop_back();
+      return state;
+    }
+  }
+  return std::make_unique<RunState>();
+}
+
+void PlanExecutor::releaseState(std::unique_ptr<RunState> state) {
+  std::lock_guard<std::mutex> lock(idleMutex_);
+  idle_.push_back(std::move(state));
+}
+
+Status PlanExecutor::run(const std::vector<TensorView> &inputs,
+                         const std::vector<TensorView> &outputs) {
+  Result<int64_t> bound = bindBatch(inputs);
+  if (!bound.isOk())
+    return bound.status();
+  int64_t batch = bound.value();
+  if (Status checked = checkOutputs(outputs, batch); !checked.isOk())
+    return checked;
+
+  // As many states exist as runs have overlapped; each keeps the largest
+  // arena it needed.
+  std::unique_ptr<RunState> state = acquireState();
   uint64_t needed = arenaBytes(batch);
-  if (needed > arenaCapacity_) {
-    std::free(arena_);
-    arena_ = static_cast<char *>(std::aligned_alloc(kAlignment, needed));
-    arenaCapacity_ = arena_ ? needed : 0;
-    if (!arena_)
+  if (needed > state->capacity) {
+    std::free(state->arena);
+    state->arena = static_cast<char *>(std::aligned_alloc(kAlignment, needed));
+    state->capacity = state->arena ? needed : 0;
+    if (!state->arena) {
+      releaseState(std::move(state));
       return Status::error(StatusCode::Internal, what_ + ": out of memory allocating a " +
                                                      std::to_string(needed) + "-byte arena");
+    }
   }
+  Status status = runSteps(*state, inputs, outputs, batch);
+  releaseState(std::move(state));
+  return status;
+}
 
+Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &inputs,
+                              const std::vector<TensorView> &outputs, int64_t batch) const {
   // Every buffer as a view with its concrete shape.
-  std::vector<TensorView> views(buffers_.size());
+  std::vector<TensorView> &views = state.views;
+  views.resize(buffers_.size());
   for (size_t i = 0; i < buffers_.size(); ++i) {
     const BufferInfo &b = buffers_[i];
     TensorView &v = views[i];
@@ -255,8 +285,8 @@ Status PlanExecutor::run(const std::vector<TensorView> &inputs,
       v.data = const_cast<char *>(weights_) + b.offset;
       break;
     case Kind::Arena:
-      v.data = arena_ + (b.batchScaled ? b.offset * uint64_t(batch)
-                                       : scaledBytes_ * uint64_t(batch) + b.offset);
+      v.data = state.arena + (b.batchScaled ? b.offset * uint64_t(batch)
+                                            : scaledBytes_ * uint64_t(batch) + b.offset);
       break;
     case Kind::Alias:
       v.data = views[b.index].data;
@@ -264,10 +294,10 @@ Status PlanExecutor::run(const std::vector<TensorView> &inputs,
     }
   }
 
-  std::vector<TensorView> stepInputs, stepOutputs;
-  std::vector<int64_t> descriptorWords;
-  std::vector<void *> descriptorPointers;
-  std::vector<size_t> starts;
+  std::vector<TensorView> &stepInputs = state.stepInputs, &stepOutputs = state.stepOutputs;
+  std::vector<int64_t> &descriptorWords = state.descriptorWords;
+  std::vector<void *> &descriptorPointers = state.descriptorPointers;
+  std::vector<size_t> &starts = state.starts;
   for (const StepInfo &step : steps_) {
     if (step.isKernel) {
       // One memref descriptor per operand: {allocated, aligned, offset,
@@ -307,7 +337,8 @@ Status PlanExecutor::run(const std::vector<TensorView> &inputs,
     for (int id : step.outputs)
       stepOutputs.push_back(views[id]);
     KernelCall call{step.attrs,         stepInputs.data(), stepInputs.size(),
-                    stepOutputs.data(), stepOutputs.size(), scratch_};
+                    stepOutputs.data(), stepOutputs.size(), state.scratch,
+                    pool_.get()};
     Status status = step.library(call);
     if (!status.isOk())
       return Status::error(status.code(), what_ + ": node '" + step.node + "' (" + step.callee +

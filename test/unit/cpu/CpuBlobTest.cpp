@@ -323,6 +323,69 @@ TEST(BlobContainerTest, WriterRefusesBadSections) {
   }
 }
 
+// copyAndOpenBlob: the same view as openBlob, over a page-aligned copy, for
+// a source at any address; the same refusals, and nothing kept on failure.
+TEST(BlobContainerTest, CopyAndOpenGivesTheSameViewOverAnAlignedCopy) {
+  // Sections larger than the copy's 256 KiB pieces, so that the checksum is
+  // taken over several of them.
+  std::vector<char> a = pattern(600 << 10, 1), b = pattern(3, 2);
+  Result<std::vector<char>> blob =
+      writeBlob({{"AAAA", 64, a.data(), a.size()}, {"BBBB", 4096, b.data(), b.size()}});
+  ASSERT_TRUE(blob.isOk()) << blob.status().message();
+  const std::vector<char> &bytes = blob.value();
+  for (size_t shift : {0, 1, 16, 63}) {
+    SCOPED_TRACE("shift " + std::to_string(shift));
+    std::vector<char> source(bytes.size() + 64);
+    std::memcpy(source.data() + shift, bytes.data(), bytes.size());
+    OwnedBlobBytes storage;
+    Result<BlobView> view = copyAndOpenBlob(source.data() + shift, bytes.size(), kWhat, storage);
+    ASSERT_TRUE(view.isOk()) << view.status().message();
+    ASSERT_FALSE(storage.empty());
+    EXPECT_EQ(storage.size(), bytes.size());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(storage.data()) % 4096, 0u);
+    EXPECT_EQ(std::memcmp(storage.data(), bytes.data(), bytes.size()), 0);
+    ASSERT_EQ(view.value().sections.size(), 2u);
+    const BlobSection &got = view.value().sections[0];
+    EXPECT_EQ(got.data - storage.data(), int64_t(get64(bytes, entry(0) + 8)));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(view.value().sections[1].data) % 4096, 0u);
+    EXPECT_EQ(std::memcmp(got.data, a.data(), a.size()), 0);
+    // Moving the storage keeps the bytes where they are.
+    const char *where = storage.data();
+    OwnedBlobBytes moved = std::move(storage);
+    EXPECT_TRUE(storage.empty());
+    EXPECT_EQ(moved.data(), where);
+  }
+}
+
+TEST(BlobContainerTest, CopyAndOpenRefusesWhatOpenRefuses) {
+  std::vector<char> blob = twoSectionBlob();
+  auto copyStatus = [](const std::vector<char> &bytes, size_t size) {
+    OwnedBlobBytes storage;
+    Result<BlobView> view = copyAndOpenBlob(bytes.data(), size, kWhat, storage);
+    EXPECT_EQ(storage.empty(), !view.isOk());
+    return view.isOk() ? Status::ok() : view.status();
+  };
+  for (size_t at = 0; at < blob.size(); ++at) {
+    SCOPED_TRACE("byte " + std::to_string(at));
+    std::vector<char> bad = blob;
+    bad[at] ^= 0x5a;
+    Status copied = copyStatus(bad, bad.size());
+    Status opened = openStatus(bad);
+    ASSERT_FALSE(copied.isOk());
+    EXPECT_EQ(copied.message(), opened.message());
+  }
+  for (size_t length : {size_t(0), size_t(31), blob.size() - 1})
+    expectError(copyStatus(blob, length), "truncated");
+  std::vector<char> trailing = blob;
+  trailing.push_back(0);
+  expectError(copyStatus(trailing, trailing.size()), "1 trailing bytes");
+  // A structural error found after the checksum also leaves nothing behind.
+  std::vector<char> overlapping = blob;
+  put64(overlapping, entry(1) + 8, get64(overlapping, entry(0) + 8));
+  reseal(overlapping);
+  expectError(copyStatus(overlapping, overlapping.size()), "overlaps");
+}
+
 TEST(BlobContainerTest, ChecksumIsXxh3OfTheBytes) {
   // Known XXH3-64 values pin the algorithm (a change would orphan every blob).
   EXPECT_EQ(blobChecksum("", 0), 0x2D06800538D394C2ull);
@@ -1024,6 +1087,38 @@ TEST(CpuBlobTest, RefusesAnUnalignedBaseAddress) {
       openCpuBlob(storage.data() + 1, blob.size(), kWhat, kHostArch, kHostFeatures);
   ASSERT_FALSE(view.isOk());
   expectError(view.status(), "blob bytes are not 8-byte aligned in memory");
+}
+
+TEST(CpuBlobTest, CopyOpensAnUnalignedBlobAndRefusesACorruptedOne) {
+  fb::PlanT plan = validPlan();
+  std::vector<char> code = elfCode(), weights = pattern(kWeightsSize, 5);
+  Result<std::vector<char>> blob =
+      writeCpuBlob(plan, code.data(), code.size(), weights.data(), weights.size());
+  ASSERT_TRUE(blob.isOk()) << blob.status().message();
+  std::vector<char> source(blob.value().size() + 8);
+  std::memcpy(source.data() + 1, blob.value().data(), blob.value().size());
+  OwnedBlobBytes storage;
+  Result<CpuBlobView> view = openCpuBlobCopy(source.data() + 1, blob.value().size(), kWhat,
+                                             kHostArch, kHostFeatures, storage);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  expectSamePlan(plan, *view.value().plan);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(view.value().weights) % 64, 0u);
+  EXPECT_GE(view.value().weights, storage.data());
+  EXPECT_LE(view.value().weights + view.value().weightsSize, storage.data() + storage.size());
+  EXPECT_EQ(std::memcmp(view.value().weights, weights.data(), weights.size()), 0);
+
+  // A corrupted byte, and a plan this host cannot run: refused, nothing kept.
+  source[1 + blob.value().size() / 2] ^= 1;
+  Result<CpuBlobView> corrupted = openCpuBlobCopy(source.data() + 1, blob.value().size(), kWhat,
+                                                  kHostArch, kHostFeatures, storage);
+  ASSERT_FALSE(corrupted.isOk());
+  expectError(corrupted.status(), "checksum mismatch");
+  EXPECT_TRUE(storage.empty());
+  Result<CpuBlobView> elsewhere = openCpuBlobCopy(blob.value().data(), blob.value().size(), kWhat,
+                                                  "aarch64", kHostFeatures, storage);
+  ASSERT_FALSE(elsewhere.isOk());
+  expectError(elsewhere.status(), "but the host is 'aarch64'");
+  EXPECT_TRUE(storage.empty());
 }
 
 TEST(CpuBlobTest, WriterRefusesMissingTables) {

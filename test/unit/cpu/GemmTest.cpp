@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/ThreadPool.h"
 
 #include "test/unit/cpu/TestRng.h"
 
@@ -48,7 +49,8 @@ using ortc::cpu::test_support::Rng;
 
 /// Runs sgemmPacked on random data and checks it against the reference;
 /// returns the number of mismatches (reported through gtest as well).
-int checkCase(const Case &c, uint64_t seed) {
+/// With a pool, through sgemmPackedParallel.
+int checkCase(const Case &c, uint64_t seed, ThreadPool *pool = nullptr) {
   Rng rng(seed);
   // Stored shapes: A is [M,K] or [K,M]; B is [K,N] or [N,K].
   int64_t aRows = c.transA ? c.K : c.M, aCols = c.transA ? c.M : c.K;
@@ -71,8 +73,12 @@ int checkCase(const Case &c, uint64_t seed) {
   std::vector<float> packed(packedGemmBSize(c.K, c.N) + 1, kSentinel);
   packGemmB(B.data(), ldb, c.transB, c.K, c.N, c.alpha, packed.data());
   EXPECT_EQ(packed.back(), kSentinel) << "packGemmB wrote past packedGemmBSize: " << describe(c);
-  sgemmPacked(c.M, c.N, c.K, A.data(), lda, c.transA, packed.data(), C.data(), ldc,
-              c.accumulate);
+  if (pool)
+    sgemmPackedParallel(pool, c.M, c.N, c.K, A.data(), lda, c.transA, packed.data(), C.data(),
+                        ldc, c.accumulate);
+  else
+    sgemmPacked(c.M, c.N, c.K, A.data(), lda, c.transA, packed.data(), C.data(), ldc,
+                c.accumulate);
 
   // |a|,|b| <= 1, so K*|alpha| bounds every product sum; float rounding of a
   // K-term sum stays far below 1e-5 of that.
@@ -197,6 +203,21 @@ TEST_P(GemmVariantTest, ConcurrentCalls) {
   t0.join();
   t1.join();
   EXPECT_EQ(bad[0] + bad[1], 0);
+}
+
+TEST_P(GemmVariantTest, ParallelSplitsMatchTheReference) {
+  // Rows split in whole A panels (large M), column panels (small M), with
+  // transposes, accumulation and padded strides; tiny products stay serial.
+  ThreadPool pool(4);
+  const Case cases[] = {
+      {250, 70, 600, false, false},       {250, 70, 600, true, true, 0.5f, true, 3, 2, 5},
+      {3, 700, 400, false, false},        {5, 333, 257, true, false, 1.f, true, 0, 0, 7},
+      {37, 45, 129, false, true},         {4, 4, 4},
+  };
+  int bad = 0;
+  for (const Case &c : cases)
+    bad += checkCase(c, 91, &pool);
+  EXPECT_EQ(bad, 0);
 }
 
 // Named "Gemm" so that --gtest_filter='Gemm*' selects these too.

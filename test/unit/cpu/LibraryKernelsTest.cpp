@@ -10,6 +10,7 @@
 
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/kernels/ThreadPool.h"
 
 #include "test/unit/cpu/TestRng.h"
 
@@ -147,6 +148,12 @@ Scratch &sharedScratch() {
   return scratch;
 }
 
+/// The pool kernels run on; null (the default) runs them on the caller.
+ThreadPool *&kernelPool() {
+  static ThreadPool *pool = nullptr;
+  return pool;
+}
+
 /// Runs kernel `name`; a null input is an omitted optional input.
 Status run(const std::string &name, const Attrs &attrs, std::vector<const Tensor *> ins,
            std::vector<Tensor *> outs) {
@@ -158,7 +165,8 @@ Status run(const std::string &name, const Attrs &attrs, std::vector<const Tensor
   LibraryKernelFn fn = findLibraryKernel(name);
   if (!fn)
     return Status::error(StatusCode::NotFound, "no kernel " + name);
-  KernelCall call{attrs.a, iv.data(), iv.size(), ov.data(), ov.size(), sharedScratch()};
+  KernelCall call{attrs.a,   iv.data(),       iv.size(), ov.data(),
+                  ov.size(), sharedScratch(), kernelPool()};
   Status status = fn(call);
   for (size_t i = 0; i < outs.size(); ++i)
     if (outs[i]) {
@@ -547,6 +555,24 @@ TEST(LibraryKernels, Conv2D) {
   // Many output tiles (K = 576) and M past the GEMM's 6-row tiles.
   checkConv({{1, 64, 40, 40}, {13, 64, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 14);
   checkConv({{1, 3, 200, 100}, {7, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 15);
+}
+
+TEST(LibraryKernels, ConvOnAThreadPool) {
+  // Packing and GEMM shared out over 3 threads give the serial results.
+  ThreadPool pool(3);
+  kernelPool() = &pool;
+  checkConv({{2, 3, 7, 6}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 40);
+  checkConv({{2, 5, 8, 7}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1, 1, 1}}, 41); // depthwise
+  checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 42);                       // pointwise
+  checkConv({{1, 64, 40, 40}, {13, 64, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 43);
+  checkConv({{1, 3, 200, 100}, {7, 3, 3, 3}, 1, {2, 1}, {1, 1, 1, 1}}, 44);
+  Tensor A = randomF({2, 70, 190}, 45), B = randomF({190, 230}, 46);
+  std::vector<int64_t> ys;
+  std::vector<float> want = refMatMul(A, B, ys);
+  Tensor Y(ElementType::Float, ys);
+  EXPECT_OK(run("MatMul", Attrs(), {&A, &B}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(), want));
+  kernelPool() = nullptr;
 }
 
 TEST(LibraryKernels, ConvAndMatMulOnPortableGemm) {
