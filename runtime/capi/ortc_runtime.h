@@ -51,7 +51,9 @@ typedef struct OrtcSessionOptions OrtcSessionOptions;
 typedef struct OrtcSession OrtcSession;
 typedef struct OrtcTensor OrtcTensor;
 
-/* The message of the last failed call on this thread ("" if none). */
+/* The message of the last failed call on this thread ("" if none). A
+ * successful call leaves it as it is; the text stays valid until the next
+ * failed call on this thread. */
 ORTC_API const char *ortc_last_error(void);
 /* "0.1.0"; and ORTC_RUNTIME_API_VERSION of the library. */
 ORTC_API const char *ortc_version(void);
@@ -72,7 +74,7 @@ ORTC_API OrtcStatus ortc_session_create(const char *path, const OrtcSessionOptio
                                         OrtcSession **out);
 /* Loads a model held in memory (copied; the caller may free it on return).
  * Sidecars are resolved in `base_dir`; with base_dir NULL a model that needs a
- * sidecar is refused. */
+ * sidecar is refused (an empty base_dir is refused too: pass NULL or "."). */
 ORTC_API OrtcStatus ortc_session_create_from_buffer(const void *data, size_t size,
                                                     const char *base_dir,
                                                     const OrtcSessionOptions *options,
@@ -116,7 +118,8 @@ ORTC_API size_t ortc_tensor_byte_size(const OrtcTensor *tensor);
  *           A slot holding NULL receives a new tensor the caller releases; a
  *           slot holding a tensor is written in place, and its element type
  *           and shape must be exactly the output's.
- * On failure no slot that held NULL is left holding a tensor. */
+ * On failure no slot that held NULL is left holding a tensor (a caller's
+ * tensor may have been written in part). */
 ORTC_API OrtcStatus ortc_session_run(OrtcSession *session, const char *const *input_names,
                                      const OrtcTensor *const *inputs, size_t num_inputs,
                                      const char *const *output_names, OrtcTensor **outputs,

@@ -54,6 +54,9 @@ struct EpContextView {
   std::string epSdkVersion;
   const char *data = nullptr;
   size_t size = 0;
+  /// The node's input and output value names, for messages: an EP may name
+  /// its partition's tensors internally ("input0"), the user knows these.
+  std::vector<std::string> inputNames, outputNames;
 };
 
 /// A partition restored from its context, ready to run. Tensors are host

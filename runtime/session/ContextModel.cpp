@@ -7,7 +7,9 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <cerrno>
 #include <map>
+#include <sys/stat.h>
 #include <set>
 
 namespace ortc {
@@ -191,8 +193,12 @@ Result<ContextModel> buildContextModel(std::shared_ptr<onnx::ModelProto> proto,
                     "': the model was loaded from memory without a base directory to "
                     "resolve sidecar files in");
       std::string resolved;
-      if (!resolveFileBesideModel(modelDir, cache->s(), resolved, error))
-        return fail("sidecar: " + error);
+      if (!resolveFileBesideModel(modelDir, cache->s(), resolved, error)) {
+        struct stat st;
+        bool missing = ::lstat((modelDir + "/" + cache->s()).c_str(), &st) != 0 && errno == ENOENT;
+        return Status::error(missing ? StatusCode::NotFound : StatusCode::InvalidArgument,
+                             where + ": sidecar: " + error);
+      }
       auto &file = mapped[resolved];
       if (!file) {
         file = MappedFile::open(resolved, error);
@@ -220,6 +226,8 @@ Result<ContextModel> buildContextModel(std::shared_ptr<onnx::ModelProto> proto,
         return fail("output '" + output + "' is already produced by a graph input or earlier node");
       node.outputs.push_back(output);
     }
+    node.context.inputNames = node.inputs;
+    node.context.outputNames = node.outputs;
     model.nodes.push_back(std::move(node));
   }
 

@@ -17,9 +17,17 @@ int runCompile(const std::vector<std::string> &args);
 void printCompileHelp();
 int runRun(const std::vector<std::string> &args);
 void printRunHelp();
+int runInspect(const std::vector<std::string> &args);
+void printInspectHelp();
+int runBench(const std::vector<std::string> &args);
+void printBenchHelp();
 
 /// Prints "ortc: <message>" on stderr.
 void printError(const std::string &message);
+
+/// `text` with line breaks and other control characters escaped (\xNN), so
+/// that a name from a hostile model stays on one line.
+std::string escapeLineBreaks(const std::string &text);
 
 } // namespace ortc::cli
 

@@ -43,15 +43,9 @@ struct CompileOptions {
   std::string cpu = "host";
 };
 
-// Options that later issues implement. Accepted on the command line so that the
-// message can say what is missing rather than "unknown option".
-struct PlannedOption {
-  const char *name;
-  const char *arrivesWith;
-};
-constexpr PlannedOption kPlannedOptions[] = {
-    {"--threads", "the runtime issue"},
-};
+// Options of `ortc run` and `ortc bench` given to compile by mistake: say
+// where they belong rather than "unknown option".
+constexpr const char *kRunOptions[] = {"--threads", "--input", "--batch"};
 
 } // namespace
 
@@ -363,11 +357,11 @@ int runCompile(const std::vector<std::string> &args) {
       options.embed = arg;
       continue;
     }
-    for (const PlannedOption &option : kPlannedOptions) {
-      if (!matches(arg, option.name))
+    for (const char *option : kRunOptions) {
+      if (!matches(arg, option))
         continue;
-      printError(std::string("option ") + option.name + " is not available yet (it arrives with " +
-                 option.arrivesWith + ")");
+      printError(std::string("option ") + option +
+                 " is for 'ortc run' and 'ortc bench', not 'ortc compile'");
       return kExitUsage;
     }
     if (!arg.empty() && arg[0] == '-') {

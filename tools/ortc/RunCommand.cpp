@@ -1,153 +1,144 @@
 //===- RunCommand.cpp - ortc run ------------------------------------------===//
 //
-//   ortc run model_ctx.onnx --input NAME=FILE.npy ... [--output-dir DIR]
+//   ortc run model_ctx.onnx [--input NAME=FILE ...] [--output-dir DIR]
 //
 // Loads the EPContext model with the runtime (no compiler involved), runs it
-// once, and writes each graph output to DIR/<output name>.npy.
+// once on .npy or TensorProto inputs (or random ones), writes each graph
+// output to DIR, and prints a line per output.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/ortc/Commands.h"
+#include "tools/ortc/TensorIo.h"
 
-#include "runtime/session/Session.h"
-#include "runtime/support/Npy.h"
-
-#include <cctype>
+#include <filesystem>
 #include <iostream>
-#include <map>
 
 namespace ortc::cli {
 
 void printRunHelp() {
-  std::cout <<
-      R"(Usage: ortc run MODEL_ctx.onnx --input NAME=FILE.npy ... [options]
+  std::cout << R"(Usage: ortc run MODEL_ctx.onnx [--input NAME=FILE ...] [options]
 
 Runs a model compiled by `ortc compile` with the ortc runtime: every EPContext
-node's blob is loaded by the EP that wrote it; nothing is recompiled.
+node's blob is loaded by the EP that wrote it; nothing is recompiled. Prints
+each output's dtype, shape, file and min/max/mean.
 
 Options:
-  --input NAME=FILE.npy  The value of graph input NAME (every input is needed).
-  --output-dir DIR       Where to write each output as DIR/<name>.npy
-                         (default: the current directory).
-  -h, --help             Show this help.
+)" << kInputOptionsHelp
+            << R"(  --output-dir DIR      Where to write each output as DIR/<name>.npy or .pb
+                        (default: the current directory; created if missing).
+  --output-format npy|pb
+                        The outputs' format. Default: pb when every input is
+                        a .pb file, else npy.
+  -h, --help            Show this help.
 
 Exit status: 0 on success, 1 when the model or an input is refused or a run
 fails (the message names the file, node or input), 2 for a bad command line.
 )";
 }
 
-int runRun(const std::vector<std::string> &args) {
-  std::string model, outputDir = ".";
-  std::map<std::string, std::string> inputFiles;
+namespace {
+
+struct RunOptions {
+  std::string model;
+  std::string outputDir = ".";
+  std::string outputFormat; // "", "npy" or "pb"
+  InputOptions inputs;
+};
+
+// False when the command ends here (help, or a bad command line) with `exit`.
+bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options, int &exit) {
+  exit = kExitUsage;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
-    auto value = [&](const std::string &flag, std::string &out) {
-      if (arg == flag) {
-        if (i + 1 >= args.size()) {
-          printError(flag + " needs a value");
-          return -1;
-        }
-        out = args[++i];
-        return 1;
-      }
-      if (arg.rfind(flag + "=", 0) == 0) {
-        out = arg.substr(flag.size() + 1);
-        return 1;
-      }
-      return 0;
-    };
-    std::string v;
     if (arg == "-h" || arg == "--help") {
       printRunHelp();
-      return kExitOk;
+      exit = kExitOk;
+      return false;
     }
-    int got = value("--input", v);
-    if (got < 0)
-      return kExitUsage;
-    if (got) {
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        printError("--input wants NAME=FILE.npy, got '" + v + "'");
-        return kExitUsage;
+    Taken taken = takeInputOption(args, i, options.inputs);
+    if (taken == Taken::No)
+      taken = takeOption(args, i, "--output-dir", options.outputDir);
+    if (taken == Taken::No) {
+      taken = takeOption(args, i, "--output-format", options.outputFormat);
+      if (taken == Taken::Yes && options.outputFormat != "npy" && options.outputFormat != "pb") {
+        printError("--output-format takes npy or pb, got '" + options.outputFormat + "'");
+        return false;
       }
-      inputFiles[v.substr(0, eq)] = v.substr(eq + 1);
-      continue;
     }
-    got = value("--output-dir", outputDir);
-    if (got < 0)
-      return kExitUsage;
-    if (got)
+    if (taken == Taken::Error)
+      return false;
+    if (taken == Taken::Yes)
       continue;
     if (!arg.empty() && arg[0] == '-') {
       printError("unknown option '" + arg + "' (see `ortc run --help`)");
-      return kExitUsage;
+      return false;
     }
-    if (!model.empty()) {
-      printError("one model at a time: got '" + model + "' and '" + arg + "'");
-      return kExitUsage;
+    if (!options.model.empty()) {
+      printError("one model at a time: got '" + options.model + "' and '" + arg + "'");
+      return false;
     }
-    model = arg;
+    options.model = arg;
   }
-  if (model.empty()) {
+  if (options.model.empty()) {
     printError("no model given (see `ortc run --help`)");
-    return kExitUsage;
+    return false;
   }
+  return checkInputOptions(options.inputs);
+}
 
-  Result<EpRegistry> registry = createDefaultEpRegistry();
-  if (!registry.isOk()) {
-    printError(registry.status().message());
-    return kExitFailed;
-  }
-  Result<std::unique_ptr<Session>> session = Session::load(model, registry.takeValue());
+} // namespace
+
+int runRun(const std::vector<std::string> &args) {
+  RunOptions options;
+  int exit;
+  if (!parseRunOptions(args, options, exit))
+    return exit;
+
+  Result<std::unique_ptr<Session>> session = loadSession(options.model, options.inputs.threads);
   if (!session.isOk()) {
     printError(session.status().message());
     return kExitFailed;
   }
-  Session &s = *session.value();
-
-  std::vector<NpyArray> arrays;
-  for (const TensorSignature &sig : s.inputs()) {
-    auto file = inputFiles.find(sig.name);
-    if (file == inputFiles.end()) {
-      printError(model + ": input '" + sig.name + "' (" + elementTypeName(sig.type) +
-                 shapeToString(sig.shape) + ") needs --input " + sig.name + "=FILE.npy");
-      return kExitFailed;
-    }
-    Result<NpyArray> array = readNpy(file->second);
-    if (!array.isOk()) {
-      printError("input '" + sig.name + "': " + array.status().message());
-      return kExitFailed;
-    }
-    arrays.push_back(array.takeValue());
-    inputFiles.erase(file);
-  }
-  if (!inputFiles.empty()) {
-    printError(model + " has no input named '" + inputFiles.begin()->first + "'");
+  const Session &s = *session.value();
+  Result<ModelInputs> inputs = prepareInputs(options.model, s.inputs(), options.inputs);
+  if (!inputs.isOk()) {
+    printError(inputs.status().message());
     return kExitFailed;
   }
-  std::vector<TensorView> views;
-  for (NpyArray &array : arrays)
-    views.push_back(array.view());
-  Result<std::vector<OwnedTensor>> outputs = s.run(views);
+  if (inputs.value().random)
+    printRandomInputs(std::cout, s.inputs(), inputs.value(), options.inputs);
+
+  Result<std::vector<OwnedTensor>> outputs = s.run(inputs.value().views());
   if (!outputs.isOk()) {
     printError(outputs.status().message());
     return kExitFailed;
   }
+
+  TensorFormat format = options.outputFormat == "pb" ? TensorFormat::Pb
+                        : options.outputFormat == "npy"
+                            ? TensorFormat::Npy
+                            : (inputs.value().allPb ? TensorFormat::Pb : TensorFormat::Npy);
+  std::error_code ec;
+  std::filesystem::create_directories(options.outputDir, ec);
+  if (ec) {
+    printError(options.outputDir + ": cannot create the output folder: " + ec.message());
+    return kExitFailed;
+  }
+  std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < s.outputs().size(); ++i) {
-    // Output names come from the model: keep them from naming other paths.
-    std::string file = s.outputs()[i].name;
-    for (char &c : file)
-      if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
-        c = '_';
-    if (file.empty() || file[0] == '.')
-      file = "_" + file;
-    std::string path = outputDir + "/" + file + ".npy";
-    Status written = writeNpy(path, outputs.value()[i].view());
-    if (!written.isOk()) {
-      printError(written.message());
+    const std::string &name = s.outputs()[i].name;
+    TensorView view = outputs.value()[i].view();
+    Result<std::string> path = writeOutput(options.outputDir, name, view, format);
+    if (!path.isOk()) {
+      printError(path.status().message());
       return kExitFailed;
     }
+    rows.push_back({name, elementTypeName(view.type) + shapeToString(view.shape), path.value(),
+                    summarizeValues(view)});
   }
+  std::cout << "outputs:\n";
+  printTable(std::cout, rows);
   return kExitOk;
 }
 

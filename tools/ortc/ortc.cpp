@@ -1,7 +1,7 @@
 //===- ortc.cpp - the ortc command line -----------------------------------===//
 //
-//   ortc compile model.onnx [options]    (see `ortc compile --help`)
-//   ortc run | inspect | bench ...       (not available yet)
+//   ortc compile model.onnx [options]       (see `ortc compile --help`)
+//   ortc run | inspect | bench model_ctx.onnx [options]
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,25 +28,24 @@ Commands:
             partition, each EP's blob inline or in a sidecar file. Or print
             the IR after import, the generic passes or partitioning
             (--emit=onnx-mlir, optimized-mlir, partitioned-mlir).
-  run       Run a compiled model (model_ctx.onnx) on .npy inputs with the
-            runtime; see `ortc run --help`.
-  inspect   List the partitions, EPs and blobs of a model.   (not available yet)
-  bench     Time loading and running a compiled model.       (not available yet)
-  help      Show this help, or `ortc help <command>`.
+  run       Run a compiled model (model_ctx.onnx) with the runtime on .npy or
+            TensorProto .pb inputs, or random ones; write and summarize the
+            outputs.
+  inspect   List a compiled model's inputs, outputs, EPContext nodes and
+            blobs (sections, checksum) without loading any code.
+  bench     Time loading a compiled model, its first run, and the latency
+            percentiles over many runs.
+  help      Show this help, or `ortc help <command>`; every command also
+            takes --help.
 
 Options:
   -h, --help     Show this help.
   --version      Print the version.
 
-Exit status: 0 on success, 1 when the model cannot be compiled (the message
-names the file and node), 2 for a bad command line or a feature that is not
-available yet.
+Exit status: 0 on success, 1 when a model or input is refused or a run fails
+(the message names the file and node), 2 for a bad command line or a feature
+that is not available yet.
 )";
-}
-
-int notAvailable(const std::string &command, const char *what) {
-  printError("'ortc " + command + "' is not available yet: " + what);
-  return kExitUsage;
 }
 
 } // namespace
@@ -104,26 +103,27 @@ int main(int argc, char **argv) {
     std::cout << "ortc " << kVersion << "\n";
     return kExitOk;
   }
+  struct Command {
+    const char *name;
+    int (*run)(const std::vector<std::string> &);
+    void (*help)();
+  };
+  static const Command commands[] = {{"compile", runCompile, printCompileHelp},
+                                     {"run", runRun, printRunHelp},
+                                     {"inspect", runInspect, printInspectHelp},
+                                     {"bench", runBench, printBenchHelp}};
   if (command == "help") {
-    if (!args.empty() && args[0] == "compile") {
-      printCompileHelp();
-      return kExitOk;
-    }
-    if (!args.empty() && args[0] == "run") {
-      printRunHelp();
-      return kExitOk;
-    }
+    for (const Command &known : commands)
+      if (!args.empty() && args[0] == known.name) {
+        known.help();
+        return kExitOk;
+      }
     printHelp();
     return kExitOk;
   }
-  if (command == "compile")
-    return runCompile(args);
-  if (command == "run")
-    return runRun(args);
-  if (command == "inspect")
-    return notAvailable(command, "it arrives with the runtime issue");
-  if (command == "bench")
-    return notAvailable(command, "the runtime arrives with the runtime issue");
+  for (const Command &known : commands)
+    if (command == known.name)
+      return known.run(args);
   printError("unknown command '" + command + "' (try 'ortc --help')");
   return kExitUsage;
 }

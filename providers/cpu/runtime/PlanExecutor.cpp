@@ -67,6 +67,14 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
   };
   readSignatures(plan.inputs(), exec->inputs_);
   readSignatures(plan.outputs(), exec->outputs_);
+  // Messages name the graph's values, not the blob's internal "input0".
+  auto rename = [](std::vector<TensorSignature> &sigs, const std::vector<std::string> &names) {
+    if (names.size() == sigs.size())
+      for (size_t i = 0; i < sigs.size(); ++i)
+        sigs[i].name = names[i];
+  };
+  rename(exec->inputs_, context.inputNames);
+  rename(exec->outputs_, context.outputNames);
 
   for (const fb::Buffer *b : *plan.buffers()) {
     BufferInfo info;

@@ -162,6 +162,18 @@ TEST(CpuPartition, RefusesInputsThatDoNotMatchTheSignature) {
   EXPECT_FALSE(run(ortc::ElementType::Float, {4, 3}, {3, 4}).isOk()); // output batch differs
   EXPECT_FALSE(run(ortc::ElementType::Float, {4, 3, 1}, {4, 4}).isOk());
   EXPECT_TRUE(run(ortc::ElementType::Float, {4, 3}, {4, 4}).isOk());
+
+  // Given the EPContext node's value names, messages use them.
+  view.inputNames = {"features"};
+  view.outputNames = {"logits"};
+  auto named = ep.loadContext(view);
+  ASSERT_TRUE(named.isOk()) << named.status().message();
+  std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Double, {4, 3}}};
+  std::vector<ortc::TensorView> out{{y.data(), ortc::ElementType::Float, {4, 4}}};
+  ortc::Status namedError = named.value()->run(in, out);
+  EXPECT_NE(namedError.message().find("input 'features' must be float32[?,3]"), std::string::npos)
+      << namedError.message();
+  EXPECT_EQ(named.value()->outputs()[0].name, "logits");
 }
 
 TEST(CpuPartition, RefusesABlobOfAnotherEpOrACorruptedOne) {

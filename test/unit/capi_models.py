@@ -1,0 +1,69 @@
+"""Compiles the C API tests' model with `ortc compile`, blob inline and in a
+sidecar:
+
+  y = Relu(x @ W + b)   x: float32[batch, 4], y: float32[batch, 3]
+  z = y * s             s: float32[batch, 3], z: float32[batch, 3]
+
+W[k][j] = (k - j) / 4 and b[j] = (j - 1) / 2. With inputs that are multiples
+of 1/2 every result is exact in float32, whatever the summation order, so the
+tests compare bit for bit with values they compute themselves.
+
+Usage: capi_models.py --ortc ORTC --out DIR
+Writes DIR/model.onnx, DIR/inline/model_ctx.onnx and DIR/sidecar/model_ctx.onnx
+(+ its sidecar).
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def build_model():
+    w = np.array([[(k - j) / 4 for j in range(3)] for k in range(4)], np.float32)
+    b = np.array([(j - 1) / 2 for j in range(3)], np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["xw"], name="matmul"),
+        helper.make_node("Add", ["xw", "b"], ["xwb"], name="bias"),
+        helper.make_node("Relu", ["xwb"], ["y"], name="relu"),
+        helper.make_node("Mul", ["y", "s"], ["z"], name="scale"),
+    ]
+    graph = helper.make_graph(
+        nodes, "capi",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", 3])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ortc", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+
+    shutil.rmtree(args.out, ignore_errors=True)
+    os.makedirs(args.out)
+    source = os.path.join(args.out, "model.onnx")
+    onnx.save(build_model(), source)
+    for kind, extra in (("inline", []), ("sidecar", ["--no-embed"])):
+        out = os.path.join(args.out, kind, "model_ctx.onnx")
+        os.makedirs(os.path.dirname(out))
+        result = subprocess.run([args.ortc, "compile", source, "-o", out] + extra)
+        if result.returncode != 0:
+            sys.exit(f"capi_models.py: ortc compile ({kind}) failed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,429 @@
+//===- TensorIo.cpp - inputs and outputs of `ortc run` and `bench` --------===//
+
+#include "tools/ortc/TensorIo.h"
+
+#include "tools/ortc/Commands.h"
+
+#include "runtime/support/TensorFile.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <new>
+#include <ostream>
+#include <random>
+
+namespace ortc::cli {
+
+const char *const kInputOptionsHelp =
+    R"(  --input NAME=FILE     The value of graph input NAME: a .npy file or an ONNX
+                        TensorProto .pb file (as in the ONNX backend tests'
+                        input_0.pb; raw_data or typed values, no external
+                        data). Give every input, or none: with no --input,
+                        each input is filled with random values of its
+                        declared shape.
+  --batch N             Random inputs: the value of every dynamic dim
+                        (default 1).
+  --seed N              Random inputs: the generator's seed (default 0, so
+                        runs repeat).
+  --threads N           Threads a run may use inside an operator (default 0:
+                        one per core; 1: no extra threads).
+)";
+
+namespace {
+
+// --input NAME=FILE.
+Taken addInputFile(const std::string &value, InputOptions &options) {
+  size_t eq = value.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
+    printError("--input wants NAME=FILE, got '" + value + "'");
+    return Taken::Error;
+  }
+  options.files.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+  return Taken::Yes;
+}
+
+} // namespace
+
+Taken takeInputOption(const std::vector<std::string> &args, size_t &i, InputOptions &options) {
+  std::string value;
+  Taken taken;
+  if ((taken = takeOption(args, i, "--input", value)) != Taken::No)
+    return taken == Taken::Yes ? addInputFile(value, options) : taken;
+  // Integer options: Error when the value is missing or out of range.
+  int64_t number = 0;
+  auto integer = [&](const char *name, int64_t min, int64_t max) {
+    return taken == Taken::Yes && !parseInteger(name, value, min, max, number) ? Taken::Error
+                                                                               : taken;
+  };
+  if ((taken = takeOption(args, i, "--batch", value)) != Taken::No) {
+    options.randomOptionGiven = true;
+    taken = integer("--batch", 1, int64_t(1) << 32);
+    options.batch = number;
+    return taken;
+  }
+  if ((taken = takeOption(args, i, "--seed", value)) != Taken::No) {
+    options.randomOptionGiven = true;
+    taken = integer("--seed", 0, std::numeric_limits<int64_t>::max());
+    options.seed = uint64_t(number);
+    return taken;
+  }
+  if ((taken = takeOption(args, i, "--threads", value)) != Taken::No) {
+    taken = integer("--threads", 0, 4096);
+    options.threads = int(number);
+    return taken;
+  }
+  return Taken::No;
+}
+
+bool checkInputOptions(const InputOptions &options) {
+  if (options.randomOptionGiven && !options.files.empty()) {
+    printError("--batch and --seed shape random inputs; they cannot be combined with --input");
+    return false;
+  }
+  for (size_t i = 0; i < options.files.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (options.files[i].first == options.files[j].first) {
+        printError("--input " + options.files[i].first + " is given twice");
+        return false;
+      }
+  return true;
+}
+
+Result<std::unique_ptr<Session>> loadSession(const std::string &model, int threads) {
+  Result<EpRegistry> registry = createDefaultEpRegistry();
+  if (!registry.isOk())
+    return registry.status();
+  SessionOptions options;
+  options.intraOpThreads = threads;
+  return Session::load(model, registry.takeValue(), options);
+}
+
+std::vector<TensorView> ModelInputs::views() {
+  std::vector<TensorView> result;
+  for (NpyArray &array : arrays)
+    result.push_back(array.view());
+  return result;
+}
+
+namespace {
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// IEEE binary16 and bfloat16 from float, rounding to nearest even.
+uint16_t floatToHalf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  uint32_t sign = (bits >> 16) & 0x8000;
+  int32_t exponent = int32_t((bits >> 23) & 0xff) - 127 + 15;
+  uint32_t mantissa = bits & 0x7fffff;
+  if (exponent <= 0) { // subnormal or zero (random values are never NaN or Inf)
+    if (exponent < -10)
+      return uint16_t(sign);
+    mantissa |= 0x800000;
+    uint32_t shift = uint32_t(14 - exponent);
+    uint32_t half = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1);
+    uint32_t midpoint = 1u << (shift - 1);
+    if (rest > midpoint || (rest == midpoint && (half & 1)))
+      ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t half = (uint32_t(exponent) << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half;
+  return uint16_t(sign | half);
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f;
+  uint32_t mantissa = h & 0x3ff;
+  float magnitude;
+  if (exponent == 0)
+    magnitude = std::ldexp(float(mantissa), -24);
+  else if (exponent == 31)
+    magnitude =
+        mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else
+    magnitude = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+uint16_t floatToBFloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return uint16_t(bits >> 16);
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+
+bool isFloatType(ElementType type) {
+  return type == ElementType::Float || type == ElementType::Double ||
+         type == ElementType::Float16 || type == ElementType::BFloat16;
+}
+
+template <typename T> void put(char *data, int64_t i, T value) {
+  std::memcpy(data + i * int64_t(sizeof(T)), &value, sizeof(T));
+}
+
+template <typename T> T get(const char *data, int64_t i) {
+  T value;
+  std::memcpy(&value, data + i * int64_t(sizeof(T)), sizeof(T));
+  return value;
+}
+
+// Floats uniform in [-1, 1); integers in [0, 10), valid for every integer
+// type and small enough to index most tables; bools either way.
+void fillRandom(NpyArray &array, std::mt19937_64 &rng) {
+  int64_t count = int64_t(array.data.size() / elementSize(array.type));
+  char *data = array.data.data();
+  auto uniform = [&] { return double(rng() >> 11) * 0x1.0p-53 * 2.0 - 1.0; };
+  for (int64_t i = 0; i < count; ++i) {
+    switch (array.type) {
+    case ElementType::Float:
+      put(data, i, float(uniform()));
+      break;
+    case ElementType::Double:
+      put(data, i, uniform());
+      break;
+    case ElementType::Float16:
+      put(data, i, floatToHalf(float(uniform())));
+      break;
+    case ElementType::BFloat16:
+      put(data, i, floatToBFloat16(float(uniform())));
+      break;
+    case ElementType::Bool:
+      put(data, i, uint8_t(rng() & 1));
+      break;
+    default: {
+      uint64_t value = rng() % 10;
+      // Little endian: the low bytes of `value` are the integer at any width.
+      std::memcpy(data + i * int64_t(elementSize(array.type)), &value, elementSize(array.type));
+    }
+    }
+  }
+}
+
+// Random inputs beyond this are almost certainly a mistaken --batch.
+constexpr uint64_t kMaxRandomBytes = uint64_t(1) << 32;
+
+Result<NpyArray> randomInput(const TensorSignature &signature, const InputOptions &options,
+                             std::mt19937_64 &rng) {
+  NpyArray array;
+  array.type = signature.type;
+  size_t width = elementSize(signature.type);
+  if (width == 0)
+    return Status::error(StatusCode::Unsupported,
+                         "input '" + signature.name + "' is " + elementTypeName(signature.type) +
+                             ", which random inputs do not cover; give --input files");
+  uint64_t bytes = width;
+  for (int64_t dim : signature.shape) {
+    int64_t bound = dim < 0 ? options.batch : dim;
+    array.shape.push_back(bound);
+    if (bound && bytes > kMaxRandomBytes / uint64_t(bound))
+      bytes = kMaxRandomBytes + 1;
+    else
+      bytes *= uint64_t(bound);
+  }
+  if (bytes > kMaxRandomBytes)
+    return Status::error(StatusCode::InvalidArgument,
+                         "input '" + signature.name + "': random " +
+                             elementTypeName(signature.type) + shapeToString(array.shape) +
+                             " would take over 4 GiB; give a smaller --batch");
+  try {
+    array.data.resize(size_t(bytes));
+  } catch (const std::bad_alloc &) {
+    return Status::error(StatusCode::InvalidArgument,
+                         "input '" + signature.name + "': cannot allocate " +
+                             std::to_string(bytes) + " bytes of random values");
+  }
+  fillRandom(array, rng);
+  return array;
+}
+
+} // namespace
+
+Result<NpyArray> readTensorFile(const std::string &path, TensorFormat &format) {
+  if (endsWith(path, ".npy"))
+    format = TensorFormat::Npy;
+  else if (endsWith(path, ".pb"))
+    format = TensorFormat::Pb;
+  else {
+    // Any other name: .npy files start with their magic; anything else is
+    // read as a TensorProto.
+    char magic[6] = {};
+    std::ifstream in(path, std::ios::binary);
+    in.read(magic, 6);
+    format = std::memcmp(magic, "\x93NUMPY", 6) == 0 ? TensorFormat::Npy : TensorFormat::Pb;
+  }
+  return format == TensorFormat::Npy ? readNpy(path) : readTensorProto(path);
+}
+
+Result<ModelInputs> prepareInputs(const std::string &model,
+                                  const std::vector<TensorSignature> &signatures,
+                                  const InputOptions &options) {
+  ModelInputs inputs;
+  if (options.files.empty()) {
+    inputs.random = true;
+    std::mt19937_64 rng(options.seed);
+    for (const TensorSignature &signature : signatures) {
+      Result<NpyArray> array = randomInput(signature, options, rng);
+      if (!array.isOk())
+        return Status::error(array.status().code(), model + ": " + array.status().message());
+      inputs.arrays.push_back(array.takeValue());
+    }
+    return inputs;
+  }
+  inputs.allPb = true;
+  for (const TensorSignature &signature : signatures) {
+    auto file = std::find_if(options.files.begin(), options.files.end(),
+                             [&](const auto &entry) { return entry.first == signature.name; });
+    if (file == options.files.end())
+      return Status::error(StatusCode::InvalidArgument,
+                           model + ": input '" + signature.name + "' (" +
+                               elementTypeName(signature.type) + shapeToString(signature.shape) +
+                               ") needs --input " + signature.name +
+                               "=FILE (or give no --input for random values)");
+    TensorFormat format;
+    Result<NpyArray> array = readTensorFile(file->second, format);
+    if (!array.isOk())
+      return Status::error(array.status().code(),
+                           "input '" + signature.name + "': " + array.status().message());
+    inputs.allPb = inputs.allPb && format == TensorFormat::Pb;
+    inputs.arrays.push_back(array.takeValue());
+  }
+  for (const auto &[name, file] : options.files) {
+    bool known = false;
+    for (const TensorSignature &signature : signatures)
+      known = known || signature.name == name;
+    if (!known)
+      return Status::error(StatusCode::InvalidArgument,
+                           model + " has no input named '" + name + "'");
+  }
+  return inputs;
+}
+
+void printRandomInputs(std::ostream &os, const std::vector<TensorSignature> &signatures,
+                       const ModelInputs &inputs, const InputOptions &options) {
+  os << "no --input: random inputs (seed " << options.seed << ", dynamic dims = " << options.batch
+     << ")\n";
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < signatures.size(); ++i) {
+    const NpyArray &array = inputs.arrays[i];
+    std::string values = isFloatType(array.type)           ? "uniform in [-1, 1)"
+                         : array.type == ElementType::Bool ? "false or true"
+                                                           : "integers in [0, 10)";
+    rows.push_back(
+        {signatures[i].name, elementTypeName(array.type) + shapeToString(array.shape), values});
+  }
+  printTable(os, rows);
+}
+
+std::string describeInputs(const ModelInputs &inputs, const InputOptions &options) {
+  if (!inputs.random)
+    return "files";
+  return "random (seed " + std::to_string(options.seed) +
+         ", dynamic dims = " + std::to_string(options.batch) + ")";
+}
+
+Result<std::string> writeOutput(const std::string &dir, const std::string &name,
+                                const TensorView &tensor, TensorFormat format) {
+  // Output names come from the model: keep them from naming other paths.
+  std::string file = name;
+  for (char &c : file)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'))
+      c = '_';
+  if (file.empty() || file[0] == '.')
+    file = "_" + file;
+  std::string path = dir + "/" + file + (format == TensorFormat::Pb ? ".pb" : ".npy");
+  Status written =
+      format == TensorFormat::Pb ? writeTensorProto(path, name, tensor) : writeNpy(path, tensor);
+  if (!written.isOk())
+    return Status::error(written.code(), "output '" + name + "': " + written.message());
+  return path;
+}
+
+namespace {
+
+double valueAt(const TensorView &tensor, int64_t i) {
+  const char *data = static_cast<const char *>(tensor.data);
+  switch (tensor.type) {
+  case ElementType::Float:
+    return get<float>(data, i);
+  case ElementType::Double:
+    return get<double>(data, i);
+  case ElementType::Float16:
+    return halfToFloat(get<uint16_t>(data, i));
+  case ElementType::BFloat16:
+    return bfloat16ToFloat(get<uint16_t>(data, i));
+  case ElementType::Int8:
+    return get<int8_t>(data, i);
+  case ElementType::UInt8:
+  case ElementType::Bool:
+    return get<uint8_t>(data, i);
+  case ElementType::Int16:
+    return get<int16_t>(data, i);
+  case ElementType::UInt16:
+    return get<uint16_t>(data, i);
+  case ElementType::Int32:
+    return get<int32_t>(data, i);
+  case ElementType::UInt32:
+    return get<uint32_t>(data, i);
+  case ElementType::Int64:
+    return double(get<int64_t>(data, i));
+  case ElementType::UInt64:
+    return double(get<uint64_t>(data, i));
+  case ElementType::Undefined:
+    break;
+  }
+  return 0;
+}
+
+} // namespace
+
+std::string summarizeValues(const TensorView &tensor) {
+  int64_t count = tensor.numElements();
+  if (count == 0 || elementSize(tensor.type) == 0)
+    return "";
+  if (tensor.type == ElementType::Bool) {
+    int64_t trues = 0;
+    for (int64_t i = 0; i < count; ++i)
+      trues += valueAt(tensor, i) != 0;
+    return "true " + std::to_string(trues) + " of " + std::to_string(count);
+  }
+  double min = std::numeric_limits<double>::infinity(), max = -min, sum = 0;
+  int64_t nans = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    double value = valueAt(tensor, i);
+    if (std::isnan(value)) {
+      ++nans;
+      continue;
+    }
+    min = std::min(min, value);
+    max = std::max(max, value);
+    sum += value;
+  }
+  std::string text;
+  if (nans < count)
+    text = "min " + formatNumber(min) + "  max " + formatNumber(max) + "  mean " +
+           formatNumber(sum / double(count - nans));
+  if (nans)
+    text += std::string(text.empty() ? "" : "  ") + "nan " + std::to_string(nans);
+  return text;
+}
+
+} // namespace ortc::cli

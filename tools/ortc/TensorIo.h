@@ -1,0 +1,92 @@
+//===- TensorIo.h - inputs and outputs of `ortc run` and `bench` -*- C++ -*-===//
+//
+// What the two commands that run a model share: the options that say where
+// the inputs come from (.npy or TensorProto .pb files, or random values) and
+// how the session runs, loading the session, writing outputs, and the
+// summary line printed for each output.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_TOOLS_ORTC_TENSORIO_H
+#define ORTC_TOOLS_ORTC_TENSORIO_H
+
+#include "tools/ortc/CliUtil.h"
+
+#include "runtime/session/Session.h"
+#include "runtime/support/Npy.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ortc::cli {
+
+enum class TensorFormat { Npy, Pb };
+
+/// --input, --batch, --seed and --threads.
+struct InputOptions {
+  /// --input NAME=FILE, in command-line order.
+  std::vector<std::pair<std::string, std::string>> files;
+  /// Random inputs: every dynamic dim, and the seed (fixed, so runs repeat).
+  int64_t batch = 1;
+  uint64_t seed = 0;
+  /// --batch or --seed was given: they need random inputs.
+  bool randomOptionGiven = false;
+  /// SessionOptions::intraOpThreads.
+  int threads = 0;
+};
+
+/// Consumes args[i] (and its value) when it is one of InputOptions'. Errors
+/// are reported; the caller exits with kExitUsage.
+Taken takeInputOption(const std::vector<std::string> &args, size_t &i, InputOptions &options);
+
+/// Checks the options together once parsing is done (reports, false).
+bool checkInputOptions(const InputOptions &options);
+
+/// Help text lines for the shared options.
+extern const char *const kInputOptionsHelp;
+
+/// Loads `model` with this build's EPs and `threads` intra-op threads.
+Result<std::unique_ptr<Session>> loadSession(const std::string &model, int threads);
+
+/// A session's inputs, in the order of Session::inputs().
+struct ModelInputs {
+  std::vector<NpyArray> arrays;
+  bool random = false;
+  bool allPb = false; // every input came from a TensorProto file
+
+  std::vector<TensorView> views();
+};
+
+/// Reads every input from its file or, when no --input was given, fills each
+/// with random values of its declared shape (dynamic dims = --batch).
+/// Errors are one line naming the model, the input or the file.
+Result<ModelInputs> prepareInputs(const std::string &model,
+                                  const std::vector<TensorSignature> &signatures,
+                                  const InputOptions &options);
+
+/// Prints what the random inputs are: one line per input.
+void printRandomInputs(std::ostream &os, const std::vector<TensorSignature> &signatures,
+                       const ModelInputs &inputs, const InputOptions &options);
+
+/// "random (seed 0, batch 1)" or "files".
+std::string describeInputs(const ModelInputs &inputs, const InputOptions &options);
+
+/// Reads a tensor file: .npy or .pb by extension, else by content.
+Result<NpyArray> readTensorFile(const std::string &path, TensorFormat &format);
+
+/// Writes output `name` to DIR/<name>.npy or .pb (the name made safe as a
+/// file name) and returns the path.
+Result<std::string> writeOutput(const std::string &dir, const std::string &name,
+                                const TensorView &tensor, TensorFormat format);
+
+/// "min -1 max 2.5 mean 0.3" for numbers (NaNs skipped and counted),
+/// "true 3 of 4" for bools, "" when empty.
+std::string summarizeValues(const TensorView &tensor);
+
+} // namespace ortc::cli
+
+#endif // ORTC_TOOLS_ORTC_TENSORIO_H
