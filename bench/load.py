@@ -288,7 +288,7 @@ def breakdown(bench, paths, reps):
 PHASES = [
     ("parse", "protobuf parse of model_ctx.onnx (readModelFile)"),
     ("context", "EPContext model: parse + checks + sidecar mmap (loadContextModel)"),
-    ("realign", "inline blob copied to 64-byte alignment (aligned_alloc + memcpy, today)"),
+    ("realign", "inline blob copied to 64-byte alignment (aligned_alloc + memcpy; the old path, for comparison)"),
     ("checksum", "XXH3-64 over the blob (faults in the mapped pages)"),
     ("envelope", "openBlob: checksum + section directory"),
     ("open_cpu_blob", "openCpuBlob: envelope + FlatBuffer verifier + plan checks"),
@@ -436,8 +436,8 @@ def run(opts, workdir):
         "",
         "A sidecar is memory-mapped and its weights are used in place, so its load is about one",
         "read of the blob: the checksum, which runs at the speed of memory. An inline blob is",
-        "copied twice before that: protobuf copies it out of the file into a string while",
-        "parsing the model, and the executor copies it again to 64-byte alignment. On this",
+        "copied twice: protobuf copies it out of the file into a string while parsing the",
+        "model, and the executor copies it to page-aligned memory, hashing it as it copies. On this",
         "machine, memory a process has not touched before costs more to fault in than to copy",
         "(a virtual machine), so those copies dominate; see the steps below.",
         "",
@@ -456,9 +456,9 @@ def run(opts, workdir):
             "`ortc-bench-load` times each step of the load path on its own (median of "
             f"{max(3, opts.reps // 2)} runs, ms; a sidecar is mapped afresh each run). The rows "
             "nest: `session` holds `context` and `partition`; `partition` holds "
-            "`open_cpu_blob` and `code` (and `realign` today, for an inline blob); "
-            "`open_cpu_blob` holds `envelope`, which is mostly `checksum`. `copy_verify` is "
-            "the one-pass replacement for `realign` + `envelope`.",
+            "`open_cpu_blob` (or, for an inline blob, `copy_verify`) and `code`; "
+            "`open_cpu_blob` holds `envelope`, which is mostly `checksum`. `copy_verify`, "
+            "what the executor runs for an inline blob, replaced `realign` + `envelope`.",
             "",
             "| step | sidecar | inline |",
             "|---|---:|---:|",
