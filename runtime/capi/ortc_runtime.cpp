@@ -147,6 +147,29 @@ std::string listNames(const std::vector<TensorSignature> &signatures) {
   return names.empty() ? "none" : names;
 }
 
+/// The signature that slot `i` of a run names: its position without `names`,
+/// else the signature of that name. A NULL or unknown name, or one given
+/// twice (`seen`), is refused; `kind` is "input" or "output".
+OrtcStatus slotIndex(const char *fn, const std::string &model, const std::string &kind,
+                     const char *const *names, size_t i,
+                     const std::vector<TensorSignature> &signatures, std::vector<bool> &seen,
+                     size_t &index) {
+  index = i;
+  if (names) {
+    if (!names[i])
+      return invalidArgument(fn, kind + "_names[" + std::to_string(i) + "] is NULL");
+    index = findByName(signatures, names[i]);
+    if (index == signatures.size())
+      return fail(ORTC_NOT_FOUND, model + " has no " + kind + " named '" + names[i] + "' (" +
+                                      kind + "s: " + listNames(signatures) + ")");
+    if (seen[index])
+      return fail(ORTC_INVALID_ARGUMENT,
+                  model + ": " + kind + " '" + signatures[index].name + "' is given twice");
+  }
+  seen[index] = true;
+  return ORTC_OK;
+}
+
 OrtcStatus signatureInfo(const char *function, const Session &session,
                          const std::vector<TensorSignature> &signatures, const char *what,
                          size_t index, const char **name, int32_t *elementType,
@@ -371,19 +394,11 @@ OrtcStatus ortc_session_run(OrtcSession *session, const char *const *input_names
       return fail(ORTC_INVALID_ARGUMENT, model + ": expected " + std::to_string(inputSigs.size()) +
                                              " inputs, got " + std::to_string(num_inputs));
     std::vector<const OrtcTensor *> ordered(inputSigs.size(), nullptr);
+    std::vector<bool> given(inputSigs.size(), false);
     for (size_t i = 0; i < num_inputs; ++i) {
-      size_t index = i;
-      if (input_names) {
-        if (!input_names[i])
-          return invalidArgument(fn, "input_names[" + std::to_string(i) + "] is NULL");
-        index = findByName(inputSigs, input_names[i]);
-        if (index == inputSigs.size())
-          return fail(ORTC_NOT_FOUND, model + " has no input named '" + input_names[i] +
-                                          "' (inputs: " + listNames(inputSigs) + ")");
-        if (ordered[index])
-          return fail(ORTC_INVALID_ARGUMENT,
-                      model + ": input '" + inputSigs[index].name + "' is given twice");
-      }
+      size_t index;
+      if (OrtcStatus st = slotIndex(fn, model, "input", input_names, i, inputSigs, given, index))
+        return st;
       if (!inputs[i])
         return invalidArgument(fn, "inputs[" + std::to_string(i) + "] ('" + inputSigs[index].name +
                                        "') is NULL");
@@ -405,19 +420,10 @@ OrtcStatus ortc_session_run(OrtcSession *session, const char *const *input_names
     std::vector<RunOutput> requests(num_outputs);
     std::vector<bool> requested(outputSigs.size(), false);
     for (size_t i = 0; i < num_outputs; ++i) {
-      size_t index = i;
-      if (output_names) {
-        if (!output_names[i])
-          return invalidArgument(fn, "output_names[" + std::to_string(i) + "] is NULL");
-        index = findByName(outputSigs, output_names[i]);
-        if (index == outputSigs.size())
-          return fail(ORTC_NOT_FOUND, model + " has no output named '" + output_names[i] +
-                                          "' (outputs: " + listNames(outputSigs) + ")");
-        if (requested[index])
-          return fail(ORTC_INVALID_ARGUMENT,
-                      model + ": output '" + outputSigs[index].name + "' is requested twice");
-      }
-      requested[index] = true;
+      size_t index;
+      if (OrtcStatus st = slotIndex(fn, model, "output", output_names, i, outputSigs, requested,
+                                    index))
+        return st;
       requests[i].index = index;
       if (outputs[i])
         requests[i].into = outputs[i]->view;

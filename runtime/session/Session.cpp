@@ -230,33 +230,34 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
     // Inputs where this partition reads them.
     std::vector<TensorView> nodeInputs;
     std::vector<std::unique_ptr<Fence>> fences;
+    // A device value brought to the host: later host readers use the copy,
+    // later readers on its device still find the original.
+    auto bringToHost = [&](const std::string &name, Value &value) -> Status {
+      OwnedTensor copy = OwnedTensor::allocate(value.view.type, value.view.shape);
+      if (!copy.data)
+        return outOfMemory("a host copy of '" + name + "'");
+      if (Status s = copyToHost(value, copy.data.get()); !s.isOk())
+        return invalid("copying '" + name + "' to the host: " + s.message());
+      onDevice[{name, value.device}] = value;
+      value = Value{copy.view(), nullptr};
+      values[name] = value;
+      hostCopies[name] = std::move(copy);
+      return Status::ok();
+    };
     for (const std::string &name : node.inputs) {
       Value value = values.at(name);
       if (host && value.device) {
-        OwnedTensor copy = OwnedTensor::allocate(value.view.type, value.view.shape);
-        if (!copy.data)
-          return outOfMemory("a host copy of '" + name + "'");
-        if (Status s = copyToHost(value, copy.data.get()); !s.isOk())
-          return invalid("copying '" + name + "' to the host: " + s.message());
-        value = Value{copy.view(), nullptr};
-        values[name] = value; // later host consumers read this copy
-        hostCopies[name] = std::move(copy);
+        if (Status s = bringToHost(name, value); !s.isOk())
+          return s;
       } else if (!host && value.device != &ep) {
         auto key = std::make_pair(name, &ep);
         auto cached = onDevice.find(key);
         if (cached != onDevice.end()) {
           value = cached->second;
         } else {
-          if (value.device) { // from another device: through the host
-            OwnedTensor copy = OwnedTensor::allocate(value.view.type, value.view.shape);
-            if (!copy.data)
-              return outOfMemory("a host copy of '" + name + "'");
-            if (Status s = copyToHost(value, copy.data.get()); !s.isOk())
-              return invalid("copying '" + name + "' to the host: " + s.message());
-            value = Value{copy.view(), nullptr};
-            values[name] = value;
-            hostCopies[name] = std::move(copy);
-          }
+          if (value.device) // from another device: through the host
+            if (Status s = bringToHost(name, value); !s.isOk())
+              return s;
           Result<void *> buffer = deviceMemory.allocate(ep, value.view.byteSize());
           if (!buffer.isOk())
             return invalid("node '" + node.name + "': input '" + name + "': " +

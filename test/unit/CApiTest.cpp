@@ -462,7 +462,7 @@ TEST(CApi, RunRefusals) {
   expectRunFails(s, {"x", "x"}, {x.get(), x.get()}, {}, noOuts, ORTC_INVALID_ARGUMENT,
                  "input 'x' is given twice");
   expectRunFails(s, {"x", "s"}, {x.get(), sIn.get()}, {"z", "z"}, noOuts, ORTC_INVALID_ARGUMENT,
-                 "output 'z' is requested twice");
+                 "output 'z' is given twice");
   expectRunFails(s, {}, {x.get()}, {}, noOuts, ORTC_INVALID_ARGUMENT, "expected 2 inputs, got 1");
   expectRunFails(s, {}, {x.get(), sIn.get()}, {}, {nullptr}, ORTC_INVALID_ARGUMENT,
                  "expected 2 output slots, got 1");

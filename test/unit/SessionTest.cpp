@@ -190,9 +190,12 @@ void addNode(onnx::GraphProto *graph, const std::string &name, const std::string
   a->set_s(source);
 }
 
-// x -> host(*2) -> a -> device(+1) -> b -> device(+10) -> c -> host(*3) -> d,
-// with graph outputs d, c and b: c and b end on the device.
-std::string writeChainModel() {
+struct NodeSpec {
+  const char *name, *source, *constant, *in, *out;
+};
+
+std::string writeModel(const std::string &tag, const std::vector<NodeSpec> &nodes,
+                       const std::vector<std::string> &outputs) {
   onnx::ModelProto model;
   model.set_ir_version(8);
   model.add_opset_import()->set_version(17);
@@ -200,19 +203,27 @@ std::string writeChainModel() {
   ms->set_domain("com.microsoft");
   ms->set_version(1);
   onnx::GraphProto *graph = model.mutable_graph();
-  graph->set_name("chain");
+  graph->set_name(tag);
   addTensor(graph->mutable_input(), "x");
-  addNode(graph, "h0", "mock_host", "2", "x", "a");
-  addNode(graph, "d0", "mock_device", "1", "a", "b");
-  addNode(graph, "d1", "mock_device", "10", "b", "c");
-  addNode(graph, "h1", "mock_host", "3", "c", "d");
-  addTensor(graph->mutable_output(), "d");
-  addTensor(graph->mutable_output(), "c");
-  addTensor(graph->mutable_output(), "b");
-  std::string path = ::testing::TempDir() + "/session_chain_" + std::to_string(::getpid()) +
+  for (const NodeSpec &n : nodes)
+    addNode(graph, n.name, n.source, n.constant, n.in, n.out);
+  for (const std::string &output : outputs)
+    addTensor(graph->mutable_output(), output);
+  std::string path = ::testing::TempDir() + "/session_" + tag + "_" + std::to_string(::getpid()) +
                      "_ctx.onnx";
   std::ofstream(path, std::ios::binary) << model.SerializeAsString();
   return path;
+}
+
+// x -> host(*2) -> a -> device(+1) -> b -> device(+10) -> c -> host(*3) -> d,
+// with graph outputs d, c and b: c and b end on the device.
+std::string writeChainModel() {
+  return writeModel("chain",
+                    {{"h0", "mock_host", "2", "x", "a"},
+                     {"d0", "mock_device", "1", "a", "b"},
+                     {"d1", "mock_device", "10", "b", "c"},
+                     {"h1", "mock_host", "3", "c", "d"}},
+                    {"d", "c", "b"});
 }
 
 struct Fixture {
@@ -251,6 +262,26 @@ TEST(SessionTest, CopiesValuesBetweenHostAndDeviceOncePerRun) {
   EXPECT_EQ(f.device->toDevice_.load(), 1);
   EXPECT_EQ(f.device->toHost_.load(), 2);
   EXPECT_EQ(f.device->liveBuffers(), 0u) << "device buffers leaked";
+}
+
+TEST(SessionTest, ADeviceValueReadOnTheHostStaysUsableOnTheDevice) {
+  // b is made on the device, read by a host partition, then by the device
+  // again: that second read uses the original, with no copy back.
+  Fixture f(writeModel("fanout",
+                       {{"d0", "mock_device", "1", "x", "b"},
+                        {"h0", "mock_host", "2", "b", "c"},
+                        {"d1", "mock_device", "10", "b", "e"}},
+                       {"c", "e"}));
+  ASSERT_TRUE(f.session);
+  float x[4] = {1, 2, 3, 4};
+  Result<std::vector<OwnedTensor>> out =
+      f.session->run({TensorView{x, ElementType::Float, {4}}});
+  ASSERT_TRUE(out.isOk()) << out.status().message();
+  EXPECT_EQ(floats(out.value()[0]), (std::vector<float>{4, 6, 8, 10}));
+  EXPECT_EQ(floats(out.value()[1]), (std::vector<float>{12, 13, 14, 15}));
+  EXPECT_EQ(f.device->toDevice_.load(), 1); // x
+  EXPECT_EQ(f.device->toHost_.load(), 2);   // b for h0, e as an output
+  EXPECT_EQ(f.device->liveBuffers(), 0u);
 }
 
 TEST(SessionTest, WritesIntoCallerBuffersAndSubsets) {

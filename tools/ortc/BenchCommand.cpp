@@ -75,20 +75,11 @@ bool parseBenchOptions(const std::vector<std::string> &args, BenchOptions &optio
       return false;
     if (taken == Taken::Yes)
       continue;
-    if (!arg.empty() && arg[0] == '-') {
-      printError("unknown option '" + arg + "' (see `ortc bench --help`)");
+    if (!takeModelArgument(arg, "bench", options.model))
       return false;
-    }
-    if (!options.model.empty()) {
-      printError("one model at a time: got '" + options.model + "' and '" + arg + "'");
-      return false;
-    }
-    options.model = arg;
   }
-  if (options.model.empty()) {
-    printError("no model given (see `ortc bench --help`)");
+  if (!requireModel(options.model, "bench"))
     return false;
-  }
   return checkInputOptions(options.inputs);
 }
 

@@ -32,6 +32,26 @@ Taken takeOption(const std::vector<std::string> &args, size_t &i, const std::str
   return Taken::Yes;
 }
 
+bool takeModelArgument(const std::string &arg, const char *command, std::string &model) {
+  if (!arg.empty() && arg[0] == '-') {
+    printError("unknown option '" + arg + "' (see `ortc " + command + " --help`)");
+    return false;
+  }
+  if (!model.empty()) {
+    printError("one model at a time: got '" + model + "' and '" + arg + "'");
+    return false;
+  }
+  model = arg;
+  return true;
+}
+
+bool requireModel(const std::string &model, const char *command) {
+  if (!model.empty())
+    return true;
+  printError(std::string("no model given (see `ortc ") + command + " --help`)");
+  return false;
+}
+
 bool parseInteger(const std::string &name, const std::string &text, int64_t min, int64_t max,
                   int64_t &value) {
   errno = 0;

@@ -18,6 +18,13 @@ enum class Taken { No, Yes, Error };
 Taken takeOption(const std::vector<std::string> &args, size_t &i, const std::string &name,
                  std::string &value);
 
+/// A positional argument of `ortc COMMAND`: the model path, once. Refuses
+/// (reported, false) an unknown option or a second model.
+bool takeModelArgument(const std::string &arg, const char *command, std::string &model);
+
+/// Reports and returns false when no model was given to `ortc COMMAND`.
+bool requireModel(const std::string &model, const char *command);
+
 /// Parses `text` as a decimal integer in [min, max] for option `name`;
 /// reports and returns false otherwise.
 bool parseInteger(const std::string &name, const std::string &text, int64_t min, int64_t max,

@@ -250,22 +250,13 @@ int runInspect(const std::vector<std::string> &args) {
       printInspectHelp();
       return kExitOk;
     }
-    if (arg == "--json") {
+    if (arg == "--json")
       json = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      printError("unknown option '" + arg + "' (see `ortc inspect --help`)");
+    else if (!takeModelArgument(arg, "inspect", path))
       return kExitUsage;
-    } else if (!path.empty()) {
-      printError("one model at a time: got '" + path + "' and '" + arg + "'");
-      return kExitUsage;
-    } else {
-      path = arg;
-    }
   }
-  if (path.empty()) {
-    printError("no model given (see `ortc inspect --help`)");
+  if (!requireModel(path, "inspect"))
     return kExitUsage;
-  }
 
   Result<ContextModel> model = loadContextModel(path);
   if (!model.isOk()) {

@@ -70,20 +70,11 @@ bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options, 
       return false;
     if (taken == Taken::Yes)
       continue;
-    if (!arg.empty() && arg[0] == '-') {
-      printError("unknown option '" + arg + "' (see `ortc run --help`)");
+    if (!takeModelArgument(arg, "run", options.model))
       return false;
-    }
-    if (!options.model.empty()) {
-      printError("one model at a time: got '" + options.model + "' and '" + arg + "'");
-      return false;
-    }
-    options.model = arg;
   }
-  if (options.model.empty()) {
-    printError("no model given (see `ortc run --help`)");
+  if (!requireModel(options.model, "run"))
     return false;
-  }
   return checkInputOptions(options.inputs);
 }
 
