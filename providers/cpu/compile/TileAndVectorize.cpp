@@ -88,6 +88,12 @@ struct CpuTileAndVectorizePass
       if (!cast<MemRefType>(operand.get().getType()).getLayout().isIdentity())
         return op;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // A broadcast size-1 dim reads as the constant 0 in its operand's map;
+    // collapsing across it would fold the operand's dims wrongly (or crash).
+    for (AffineMap map : maps)
+      for (AffineExpr result : map.getResults())
+        if (!isa<AffineDimExpr>(result))
+          return op;
     while (k > 0 && !ShapedType::isDynamic(ranges[k - 1])) {
       ReassociationIndices group;
       for (int64_t d = k - 1; d < n; ++d)

@@ -109,6 +109,38 @@ func.func @no_collapse_across_bcast(%x: memref<2x3x8xf32>, %b: memref<8xf32>, %o
 
 // -----
 
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#scalar = affine_map<(d0, d1, d2) -> (0)>
+#unit3 = affine_map<(d0, d1, d2) -> (0, 0, 0)>
+
+// Size-1 operands broadcast through constant-0 results (f32[1] and
+// f32[1,1,1] against [3,2,5]): nothing collapses, since the collapsed op
+// would fold the operand's unit dims with the others' (this crashed, or read
+// the wrong elements).
+// CHECK-LABEL: func.func @no_collapse_with_unit_bcast
+// CHECK-NOT: memref.collapse_shape
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.divf %{{.*}} : vector<5xf32>
+// CHECK: arith.addf %{{.*}} : vector<5xf32>
+func.func @no_collapse_with_unit_bcast(%x: memref<3x2x5xf32>, %q: memref<1x1x1xf32>, %y: memref<1xf32>, %out: memref<3x2x5xf32>, %out2: memref<3x2x5xf32>) {
+  linalg.generic {indexing_maps = [#id3, #unit3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %q : memref<3x2x5xf32>, memref<1x1x1xf32>) outs(%out : memref<3x2x5xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %r = arith.divf %a, %c : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id3, #scalar, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %y : memref<3x2x5xf32>, memref<1xf32>) outs(%out2 : memref<3x2x5xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %r = arith.addf %a, %c : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 #id1 = affine_map<(d0) -> (d0)>
 
 // A dynamic innermost dim becomes a scalar loop (LLVM may vectorize it).
