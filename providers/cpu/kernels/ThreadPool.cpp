@@ -3,8 +3,33 @@
 #include "providers/cpu/kernels/ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define ORTC_CPU_RELAX() _mm_pause()
+#else
+#define ORTC_CPU_RELAX() std::this_thread::yield()
+#endif
 
 namespace ortc::cpu {
+
+namespace {
+// How long an idle worker or a waiting caller polls before it blocks.
+constexpr std::chrono::microseconds kSpin(300);
+
+/// Polls `ready` for up to kSpin; true when it became true.
+template <typename Ready> bool spinUntil(Ready ready) {
+  auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready())
+      return true;
+    ORTC_CPU_RELAX();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until)
+      return false;
+  }
+}
+} // namespace
 
 ThreadPool::ThreadPool(int threads) {
   for (int i = 1; i < threads; ++i)
@@ -15,6 +40,7 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
+    stoppingFlag_ = true;
   }
   wake_.notify_all();
   for (std::thread &worker : workers_)
@@ -31,6 +57,11 @@ void ThreadPool::work(Loop &loop) {
 void ThreadPool::workerMain() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    if (loops_.empty() && !stopping_) {
+      lock.unlock();
+      spinUntil([&] { return queued_.load() > 0 || stoppingFlag_.load(); });
+      lock.lock();
+    }
     wake_.wait(lock, [&] { return stopping_ || !loops_.empty(); });
     if (loops_.empty())
       return; // stopping, nothing left
@@ -41,8 +72,10 @@ void ThreadPool::workerMain() {
     lock.lock();
     // Every index is handed out: no one else needs to find this loop.
     auto it = std::find(loops_.begin(), loops_.end(), loop);
-    if (it != loops_.end())
+    if (it != loops_.end()) {
       loops_.erase(it);
+      --queued_;
+    }
     --loop->helpers;
     finished_.notify_all();
   }
@@ -62,14 +95,18 @@ void ThreadPool::parallelFor(int64_t n, const std::function<void(int64_t)> &body
   {
     std::lock_guard<std::mutex> lock(mutex_);
     loops_.push_back(&loop);
+    ++queued_;
   }
   wake_.notify_all();
   work(loop);
+  spinUntil([&] { return loop.done.load() == n; });
   // The loop lives on this stack: wait until no worker can still touch it.
   std::unique_lock<std::mutex> lock(mutex_);
   auto it = std::find(loops_.begin(), loops_.end(), &loop);
-  if (it != loops_.end())
+  if (it != loops_.end()) {
     loops_.erase(it);
+    --queued_;
+  }
   finished_.wait(lock, [&] { return loop.helpers == 0 && loop.done.load() == n; });
 }
 

@@ -3,7 +3,10 @@
 // A fixed set of worker threads that help with parallelFor loops. The calling
 // thread always takes part, so a loop finishes even when every worker is busy
 // with another caller's loop (several runs of one session share the pool) and
-// a loop may be nested inside another. Plain C++17; no LLVM.
+// a loop may be nested inside another. Workers and callers spin briefly
+// before they sleep: the loops of one run come a fraction of a millisecond
+// apart, and waking a sleeping thread (on a virtual machine especially) costs
+// about that much. Plain C++17; no LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +53,9 @@ private:
   std::mutex mutex_;
   std::condition_variable wake_, finished_;
   std::deque<Loop *> loops_; // loops with indices left to hand out
+  std::atomic<int> queued_{0}; // loops_.size(), readable without the lock
   bool stopping_ = false;
+  std::atomic<bool> stoppingFlag_{false};
   std::vector<std::thread> workers_;
 };
 
