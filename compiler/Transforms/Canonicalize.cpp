@@ -151,10 +151,32 @@ struct FoldCasts : OpRewritePattern<CastOp> {
   }
 };
 
+/// CastLike(x, like) -> Cast(x, to = like's element type), when that type
+/// is known and has an ONNX code: one Cast for every later pattern and EP.
+struct CastLikeToCast : OpRewritePattern<CastLikeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastLikeOp op, PatternRewriter &rewriter) const override {
+    Type target = elementTypeOf(op.getTargetType().getType());
+    if (!target)
+      return rewriter.notifyMatchFailure(op, "target type unknown");
+    // TensorProto.DataType codes run from 1 to a few dozen.
+    int code = 0;
+    for (int c = 1; c < 64 && !code; ++c)
+      if (elementTypeForOnnxCode(getContext(), c) == target)
+        code = c;
+    if (!code)
+      return rewriter.notifyMatchFailure(op, "no ONNX code for the target type");
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), op.getInput(), op.getRoundModeAttr(),
+                                        op.getSaturateAttr(), rewriter.getI64IntegerAttr(code));
+    return success();
+  }
+};
+
 struct OnnxCanonicalize : ortc::impl::OnnxCanonicalizeBase<OnnxCanonicalize> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<RemoveIdentity, FoldTransposes, FoldReshapes, FoldCasts>(&getContext());
+    patterns.add<RemoveIdentity, FoldTransposes, FoldReshapes, FoldCasts, CastLikeToCast>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -36,6 +36,8 @@ def OnnxCanonicalize : Pass<"onnx-canonicalize", "mlir::func::FuncOp"> {
       a constant with no 0 entries (a 0 would copy a dim of the inner result);
     - Cast to the input's own type is removed; Cast of a lossless Cast (such as
       f16 to f32, or i8 to i32) becomes one Cast, or nothing when it casts back.
+    - CastLike becomes Cast to its second input's element type when that is
+      known (then folded as a Cast).
     Rewrites never change a value's type: where the replacement's type differs
     the pattern does not apply.
   }];

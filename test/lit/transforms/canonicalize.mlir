@@ -110,3 +110,28 @@ func.func @lossy_casts_kept(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
   %d = "onnx.Cast"(%c) {to = 1 : i64} : (tensor<4xi32>) -> tensor<4xf32>
   return %b, %d : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// CastLike takes its target from the second input's element type: to f16 it
+// becomes a Cast (to = 10); to the input's own type it disappears.
+// CHECK-LABEL: func.func @cast_like
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>, %[[H:.*]]: tensor<2xf16>, %[[F:.*]]: tensor<f32>)
+// CHECK: %[[C:.*]] = "onnx.Cast"(%[[X]]) <{{{.*}}to = 10 : i64}> : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK-NOT: "onnx.CastLike"
+// CHECK: return %[[C]], %[[X]]
+func.func @cast_like(%x: tensor<4xf32>, %h: tensor<2xf16>, %f: tensor<f32>) -> (tensor<4xf16>, tensor<4xf32>) {
+  %a = "onnx.CastLike"(%x, %h) : (tensor<4xf32>, tensor<2xf16>) -> tensor<4xf16>
+  %b = "onnx.CastLike"(%x, %f) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %a, %b : tensor<4xf16>, tensor<4xf32>
+}
+
+// -----
+
+// Negative: a target of unknown type stays a CastLike.
+// CHECK-LABEL: func.func @cast_like_unknown_target
+// CHECK: "onnx.CastLike"
+func.func @cast_like_unknown_target(%x: tensor<4xf32>, %t: !onnx.unknown) -> tensor<*xf32> {
+  %a = "onnx.CastLike"(%x, %t) : (tensor<4xf32>, !onnx.unknown) -> tensor<*xf32>
+  return %a : tensor<*xf32>
+}
