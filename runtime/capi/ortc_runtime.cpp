@@ -10,7 +10,6 @@
 #include "runtime/session/Session.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -20,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/stat.h>
 
 using namespace ortc;
 
@@ -238,11 +236,6 @@ OrtcStatus ortc_session_create(const char *path, const OrtcSessionOptions *optio
     *out = nullptr;
     if (!path)
       return nullArgument(fn, "path");
-    // The loader says only that it cannot open the file; the C API promises
-    // ORTC_NOT_FOUND for a missing one.
-    struct stat st;
-    if (::stat(path, &st) != 0 && errno == ENOENT)
-      return fail(ORTC_NOT_FOUND, std::string(path) + ": cannot open: " + std::strerror(ENOENT));
     Result<EpRegistry> registry = createDefaultEpRegistry();
     if (!registry.isOk())
       return fail(registry.status());

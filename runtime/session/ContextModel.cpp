@@ -54,8 +54,9 @@ bool readSignature(const onnx::ValueInfoProto &info, TensorSignature &signature,
 Result<ContextModel> loadContextModel(const std::string &path) {
   auto proto = std::make_shared<onnx::ModelProto>();
   std::string error;
-  if (!readModelFile(path, *proto, error))
-    return invalid(error);
+  bool missing = false;
+  if (!readModelFile(path, *proto, error, &missing))
+    return Status::error(missing ? StatusCode::NotFound : StatusCode::InvalidArgument, error);
   return buildContextModel(std::move(proto), path, modelDirectory(path));
 }
 

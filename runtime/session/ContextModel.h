@@ -69,7 +69,8 @@ struct ContextModel {
 /// folder; a node input that no graph input, initializer or earlier node
 /// produces; a value produced twice; a graph output nothing produces; a graph
 /// input or output that is not a tensor with a shape; an initializer that is
-/// not raw data of the size its type and dims need.
+/// not raw data of the size its type and dims need. A missing model file or
+/// sidecar is NotFound; every other refusal is InvalidArgument.
 Result<ContextModel> loadContextModel(const std::string &path);
 
 /// The same for a model held in memory (parsed into the ContextModel, so the

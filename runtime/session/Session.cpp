@@ -136,6 +136,19 @@ private:
   std::vector<std::pair<RuntimeEp *, DeviceBuffer>> buffers_;
 };
 
+/// Whether the caller's buffer `into` can hold output `name`, made as `made`.
+Status checkCallerBuffer(const std::string &name, const TensorView &into, const TensorView &made) {
+  if (into.type != made.type || into.shape != made.shape)
+    return Status::error(StatusCode::InvalidArgument,
+                         "output '" + name + "' must be " + elementTypeName(made.type) +
+                             shapeToString(made.shape) + ", but the buffer given for it is " +
+                             elementTypeName(into.type) + shapeToString(into.shape));
+  if (!into.data && into.byteSize() > 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         "the buffer given for output '" + name + "' has no data");
+  return Status::ok();
+}
+
 bool isHost(const RuntimeEp &ep) { return ep.identity().deviceType == DeviceType::Cpu; }
 
 DeviceBuffer viewOf(const Value &value) {
@@ -292,12 +305,8 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
       auto want = requested.find(name);
       if (host && want != requested.end() && want->second->into) {
         const TensorView &into = *want->second->into;
-        if (into.type != view.type || into.shape != view.shape)
-          return invalid("output '" + name + "' must be " + elementTypeName(view.type) +
-                         shapeToString(view.shape) + ", but the buffer given for it is " +
-                         elementTypeName(into.type) + shapeToString(into.shape));
-        if (!into.data && into.byteSize() > 0)
-          return invalid("the buffer given for output '" + name + "' has no data");
+        if (Status s = checkCallerBuffer(name, into, view); !s.isOk())
+          return invalid(s.message());
         view.data = into.data;
         values[name] = Value{view, nullptr};
       } else if (host) {
@@ -340,14 +349,12 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
         continue;
       }
     } else {
+      // loadContextModel checked that each constant holds what its dims need.
       for (const ContextConstant &constant : model_.constants)
         if (constant.signature.name == sig.name) {
           source.view = TensorView{nullptr, constant.signature.type, constant.signature.shape};
           constantBytes = constant.data;
-          if (source.view.byteSize() != constant.size)
-            return invalid("constant output '" + sig.name + "' holds " +
-                           std::to_string(constant.size) + " bytes, expected " +
-                           std::to_string(source.view.byteSize()));
+          break;
         }
       if (!constantBytes && source.view.type == ElementType::Undefined)
         return Status::error(StatusCode::Internal,
@@ -356,14 +363,9 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
 
     void *destination;
     if (output.into) {
-      const TensorView &into = *output.into;
-      if (into.type != source.view.type || into.shape != source.view.shape)
-        return invalid("output '" + sig.name + "' must be " + elementTypeName(source.view.type) +
-                       shapeToString(source.view.shape) + ", but the buffer given for it is " +
-                       elementTypeName(into.type) + shapeToString(into.shape));
-      if (!into.data && into.byteSize() > 0)
-        return invalid("the buffer given for output '" + sig.name + "' has no data");
-      destination = into.data;
+      if (Status s = checkCallerBuffer(sig.name, *output.into, source.view); !s.isOk())
+        return invalid(s.message());
+      destination = output.into->data;
     } else {
       output.result = OwnedTensor::allocate(source.view.type, source.view.shape);
       if (!output.result.data)

@@ -32,9 +32,12 @@ bool checkParsed(bool parsed, const std::string &name, const onnx::ModelProto &m
 }
 } // namespace
 
-bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string &error) {
+bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string &error,
+                   bool *missing) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
+    if (missing)
+      *missing = errno == ENOENT;
     error = path + ": cannot open: " + std::strerror(errno);
     return false;
   }

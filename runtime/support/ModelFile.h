@@ -19,8 +19,10 @@ class ModelProto;
 namespace ortc {
 
 /// Parses `path` into `model`. Returns false with a one-line `error` when the
-/// file is missing, empty, not a ModelProto, or has no graph.
-bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string &error);
+/// file is missing (then `*missing` is set, when given), empty, not a
+/// ModelProto, or has no graph.
+bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string &error,
+                   bool *missing = nullptr);
 
 /// Parses `size` bytes at `data` into `model`; `name` stands for them in the
 /// one-line `error` (the same checks as readModelFile).

@@ -40,7 +40,6 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    stoppingFlag_ = true;
   }
   wake_.notify_all();
   for (std::thread &worker : workers_)
@@ -59,7 +58,7 @@ void ThreadPool::workerMain() {
   for (;;) {
     if (loops_.empty() && !stopping_) {
       lock.unlock();
-      spinUntil([&] { return queued_.load() > 0 || stoppingFlag_.load(); });
+      spinUntil([&] { return queued_.load() > 0 || stopping_.load(); });
       lock.lock();
     }
     wake_.wait(lock, [&] { return stopping_ || !loops_.empty(); });

@@ -54,8 +54,7 @@ private:
   std::condition_variable wake_, finished_;
   std::deque<Loop *> loops_; // loops with indices left to hand out
   std::atomic<int> queued_{0}; // loops_.size(), readable without the lock
-  bool stopping_ = false;
-  std::atomic<bool> stoppingFlag_{false};
+  std::atomic<bool> stopping_{false}; // set under mutex_, polled without it
   std::vector<std::thread> workers_;
 };
 
