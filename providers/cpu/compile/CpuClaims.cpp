@@ -86,6 +86,27 @@ Refusal requireConstant(Operation *op, unsigned operand, const char *what) {
   return {};
 }
 
+/// An input that decides an output's shape: a compile-time constant, or a
+/// run-time value when the input and every result are statically shaped anyway
+/// (the model declares them). The kernel computes the shape from the run-time
+/// value and refuses a mismatch with the planned output, so nothing is guessed.
+Refusal requireConstantOrStaticShapes(Operation *op, unsigned operand, const char *what) {
+  if (operand >= op->getNumOperands() || isOmitted(op->getOperand(operand)) ||
+      getConstantIntValues(op->getOperand(operand)))
+    return {};
+  auto in = rankedType(op->getOperand(0));
+  bool staticShapes = in && in.hasStaticShape();
+  for (Value r : op->getResults())
+    if (!isa<NoneType>(r.getType()))
+      staticShapes &= rankedType(r) && rankedType(r).hasStaticShape();
+  if (staticShapes)
+    return {};
+  return refuse(RejectedKind::Attribute,
+                std::string(what) + " is not a constant and the output shape is not static",
+                std::string(what) + " known at compile time, or static input and output shapes",
+                "give the model static shapes or make " + std::string(what) + " an initializer");
+}
+
 Refusal requireOneOf(Operation *op, StringRef name, StringRef fallback,
                      std::initializer_list<const char *> allowed) {
   std::string value = strAttr(op, name, fallback);
@@ -160,7 +181,7 @@ Refusal checkPool(Operation *op) {
 Refusal checkReduce(Operation *op) {
   if (auto r = requireF32(op, {0}); r.any())
     return r;
-  return requireConstant(op, 1, "axes");
+  return requireConstantOrStaticShapes(op, 1, "axes");
 }
 
 const std::map<std::string, LibraryOp> &libraryOps() {
@@ -304,11 +325,12 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           return requireAxisNotBatch(op, op->getOperand(0), intAttr(op, "axis", 0), "gather");
         }}},
-      {"Expand", {"Expand", [](Operation *op) { return requireConstant(op, 1, "shape"); }}},
+      {"Expand",
+       {"Expand", [](Operation *op) { return requireConstantOrStaticShapes(op, 1, "shape"); }}},
       {"Tile",
        {"Tile",
         [](Operation *op) -> Refusal {
-          if (auto r = requireConstant(op, 1, "repeats"); r.any())
+          if (auto r = requireConstantOrStaticShapes(op, 1, "repeats"); r.any())
             return r;
           auto repeats = getConstantIntValues(op->getOperand(1));
           if (hasDynamicDim(op->getOperand(0)) && repeats && !repeats->empty() &&
@@ -320,12 +342,13 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"Pad",
        {"Pad",
         [](Operation *op) -> Refusal {
-          if (auto r = requireOneOf(op, "mode", "constant", {"constant", "reflect", "edge"});
+          if (auto r = requireOneOf(op, "mode", "constant",
+                                    {"constant", "reflect", "edge", "wrap"});
               r.any())
             return r;
-          if (auto r = requireConstant(op, 1, "pads"); r.any())
+          if (auto r = requireConstantOrStaticShapes(op, 1, "pads"); r.any())
             return r;
-          if (auto r = requireConstant(op, 3, "axes"); r.any())
+          if (auto r = requireConstantOrStaticShapes(op, 3, "axes"); r.any())
             return r;
           if (hasDynamicDim(op->getOperand(0))) {
             if (op->getNumOperands() > 3 && !isOmitted(op->getOperand(3)))
