@@ -388,6 +388,16 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           return {};
         }}},
       {"Shape", {"Shape", [](Operation *) { return Refusal(); }}},
+      // Only with a run-time shape or axes (isRuntimeShapedView); else views.
+      {"Reshape", {"Reshape", [](Operation *op) {
+         return requireConstantOrStaticShapes(op, 1, "the target shape");
+       }}},
+      {"Squeeze", {"Squeeze", [](Operation *op) {
+         return requireConstantOrStaticShapes(op, 1, "axes");
+       }}},
+      {"Unsqueeze", {"Unsqueeze", [](Operation *op) {
+         return requireConstantOrStaticShapes(op, 1, "axes");
+       }}},
       {"ReduceMean", {"ReduceMean", checkReduce}},
       {"ReduceSum", {"ReduceSum", checkReduce}},
       {"ReduceMax", {"ReduceMax", checkReduce}},
@@ -408,13 +418,16 @@ const llvm::StringSet<> &viewOps() {
   return ops;
 }
 
+/// A Reshape, Squeeze or Unsqueeze whose shape or axes input is not a
+/// constant: it runs as a library step that derives the shape at run time.
+bool isRuntimeShapedView(Operation *op, const std::string &type) {
+  if (type != "Reshape" && type != "Squeeze" && type != "Unsqueeze")
+    return false;
+  return op->getNumOperands() > 1 && !isOmitted(op->getOperand(1)) &&
+         !getConstantIntValues(op->getOperand(1));
+}
+
 Refusal checkView(Operation *op, const std::string &type) {
-  if (type == "Reshape" && !getConstantIntValues(op->getOperand(1)))
-    return refuse(RejectedKind::Attribute, "the target shape is not a constant",
-                  "a constant shape");
-  if ((type == "Squeeze" || type == "Unsqueeze") && op->getNumOperands() > 1)
-    if (auto r = requireConstant(op, 1, "axes"); r.any())
-      return r;
   if (type == "Dropout") {
     if (op->getNumOperands() > 2 && !isOmitted(op->getOperand(2))) {
       auto training = getConstantIntValues(op->getOperand(2));
@@ -522,7 +535,7 @@ CpuOpClass classifyCpuOp(Operation *op) {
   if (op->getName().getStringRef() == "onnx.Generic")
     return CpuOpClass::Unsupported;
   if (viewOps().contains(type))
-    return CpuOpClass::View;
+    return isRuntimeShapedView(op, type) ? CpuOpClass::Library : CpuOpClass::View;
   if (libraryOps().count(type))
     return CpuOpClass::Library;
   return CpuOpClass::Unsupported;

@@ -271,6 +271,107 @@ Status copy(const KernelCall &call) {
   return Status::ok();
 }
 
+/// Reshape, Squeeze and Unsqueeze whose shape or axes input is only known at
+/// run time (a constant one makes them views with no step): the output shape
+/// follows from that input, must be the planned one, and the bytes are copied.
+Status copyIntoShape(const char *op, const KernelCall &call, const std::vector<int64_t> &shape) {
+  if (Status s = checkDataAndOutput(op, call, &shape); !s.isOk())
+    return s;
+  const TensorView &X = *dataInput(call, 0), &Y = call.outputs[0];
+  if (X.byteSize() != Y.byteSize())
+    return invalid(op, "output " + shapeToString(Y.shape) + " and input " +
+                           shapeToString(X.shape) + " differ in size");
+  if (X.byteSize())
+    std::memmove(Y.data, X.data, X.byteSize());
+  return Status::ok();
+}
+
+Status reshape(const KernelCall &call) {
+  const char *op = "Reshape";
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
+  std::vector<int64_t> shape;
+  if (Status s = readIndices(op, dataInput(call, 1), "shape", shape); !s.isOk())
+    return s;
+  bool allowZero = call.attrs.getInt("allowzero", 0) != 0;
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowZero) {
+      if (i >= X->shape.size())
+        return invalid(op, "shape " + shapeToString(shape) + " copies dim " + std::to_string(i) +
+                               " of a rank-" + std::to_string(X->shape.size()) + " input");
+      shape[i] = X->shape[i];
+    }
+    if (shape[i] == -1) {
+      if (inferred >= 0)
+        return invalid(op, "shape " + shapeToString(shape) + " has more than one -1");
+      inferred = int64_t(i);
+    } else if (shape[i] < 0) {
+      return invalid(op, "shape " + shapeToString(shape) + " has a negative dim");
+    } else {
+      known *= shape[i];
+    }
+  }
+  int64_t total = X->numElements();
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0)
+      return invalid(op, "cannot infer the -1 of " + shapeToString(shape) + " for " +
+                             std::to_string(total) + " elements");
+    shape[inferred] = total / known;
+  }
+  return copyIntoShape(op, call, shape);
+}
+
+Status squeeze(const KernelCall &call) {
+  const char *op = "Squeeze";
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
+  size_t rank = X->shape.size();
+  std::vector<int64_t> axes;
+  if (Status s = readOptionalIndices(op, call, 1, "axes", axes, {}); !s.isOk())
+    return s;
+  std::vector<bool> drop(rank, false);
+  if (axes.empty() && !dataInput(call, 1)) {
+    for (size_t a = 0; a < rank; ++a)
+      drop[a] = X->shape[a] == 1;
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axes) {
+    if (Status s = claimAxis(op, a, seen); !s.isOk())
+      return s;
+    if (X->shape[a] != 1)
+      return invalid(op, "axis " + std::to_string(a) + " of " + shapeToString(X->shape) +
+                             " is not 1");
+    drop[a] = true;
+  }
+  std::vector<int64_t> shape;
+  for (size_t a = 0; a < rank; ++a)
+    if (!drop[a])
+      shape.push_back(X->shape[a]);
+  return copyIntoShape(op, call, shape);
+}
+
+Status unsqueeze(const KernelCall &call) {
+  const char *op = "Unsqueeze";
+  const TensorView *X;
+  if (Status s = requireData(op, call, X); !s.isOk())
+    return s;
+  std::vector<int64_t> axes;
+  if (Status s = readIndices(op, dataInput(call, 1), "axes", axes); !s.isOk())
+    return s;
+  size_t rank = X->shape.size() + axes.size();
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axes)
+    if (Status s = claimAxis(op, a, seen); !s.isOk())
+      return s;
+  std::vector<int64_t> shape;
+  for (size_t a = 0, next = 0; a < rank; ++a)
+    shape.push_back(seen[a] ? 1 : X->shape[next++]);
+  return copyIntoShape(op, call, shape);
+}
+
 Status shape(const KernelCall &call) {
   const char *op = "Shape";
   if (call.numInputs < 1)

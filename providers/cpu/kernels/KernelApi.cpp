@@ -39,6 +39,9 @@ Status tile(const KernelCall &call);
 Status pad(const KernelCall &call);
 Status resize(const KernelCall &call);
 Status copy(const KernelCall &call);
+Status reshape(const KernelCall &call);
+Status squeeze(const KernelCall &call);
+Status unsqueeze(const KernelCall &call);
 Status shape(const KernelCall &call);
 Status depthToSpace(const KernelCall &call);
 Status spaceToDepth(const KernelCall &call);
@@ -94,14 +97,17 @@ const KernelEntry kKernels[] = {
     {"ReduceProd", kernels::reduceProd},
     {"ReduceSum", kernels::reduceSum},
     {"ReduceSumSquare", kernels::reduceSumSquare},
+    {"Reshape", kernels::reshape},
     {"Resize", kernels::resize},
     {"Shape", kernels::shape},
     {"Slice", kernels::slice},
     {"Softmax", kernels::softmax},
     {"SpaceToDepth", kernels::spaceToDepth},
     {"Split", kernels::split},
+    {"Squeeze", kernels::squeeze},
     {"Tile", kernels::tile},
     {"Transpose", kernels::transpose},
+    {"Unsqueeze", kernels::unsqueeze},
 };
 
 } // namespace

@@ -266,6 +266,9 @@ TEST(LibraryKernelApi, RegistryFindsEveryName) {
                         "Resize",
                         "Copy",
                         "Shape",
+                        "Reshape",
+                        "Squeeze",
+                        "Unsqueeze",
                         "ReduceMean",
                         "ReduceSum",
                         "ReduceMax",
@@ -1554,6 +1557,44 @@ TEST(LibraryKernels, ResizeNearest) {
                  "coordinate_transformation_mode");
   Tensor Ybad(ElementType::Float, {1, 1, 1, 3});
   EXPECT_INVALID(run("Resize", {}, {&X, nullptr, &S}, {&Ybad}), "output shape");
+}
+
+// Reshape/Squeeze/Unsqueeze run as kernels only when their shape or axes
+// input is a run-time value: the shape comes from it and must be the planned one.
+TEST(LibraryKernels, RuntimeShapedViews) {
+  Tensor X = iota(ElementType::Int32, {2, 3, 4});
+  Tensor Y(ElementType::Int32, {3, 8}), S = I64({3, -1});
+  EXPECT_OK(run("Reshape", {}, {&X, &S}, {&Y}));
+  EXPECT_EQ(Y.bytes, X.bytes);
+  Tensor Z(ElementType::Int32, {2, 12}), S0 = I64({0, -1});
+  EXPECT_OK(run("Reshape", {}, {&X, &S0}, {&Z}));
+  EXPECT_EQ(Z.bytes, X.bytes);
+  Tensor Zs = I64({0, 24});
+  EXPECT_INVALID(run("Reshape", {}, {&X, &Zs}, {&Z}), "output shape");
+  EXPECT_INVALID(run("Reshape", Attrs().i("allowzero", 1), {&X, &S0}, {&Z}), "-1");
+  Tensor Two = I64({-1, -1});
+  EXPECT_INVALID(run("Reshape", {}, {&X, &Two}, {&Z}), "more than one -1");
+  Tensor Odd = I64({5, -1});
+  EXPECT_INVALID(run("Reshape", {}, {&X, &Odd}, {&Z}), "cannot infer");
+
+  Tensor W = iota(ElementType::Float, {1, 3, 1, 2});
+  Tensor Sq(ElementType::Float, {3, 1, 2}), A0 = I64({0});
+  EXPECT_OK(run("Squeeze", {}, {&W, &A0}, {&Sq}));
+  EXPECT_EQ(Sq.bytes, W.bytes);
+  Tensor All(ElementType::Float, {3, 2});
+  EXPECT_OK(run("Squeeze", {}, {&W}, {&All}));
+  Tensor A1 = I64({1}), Rep = I64({0, -4});
+  EXPECT_INVALID(run("Squeeze", {}, {&W, &A1}, {&Sq}), "is not 1");
+  EXPECT_INVALID(run("Squeeze", {}, {&W, &Rep}, {&All}), "out of range or repeated");
+
+  Tensor U(ElementType::Float, {1, 3, 2, 1}), Axes = I64({0, -1});
+  EXPECT_OK(run("Unsqueeze", {}, {&All, &Axes}, {&U}));
+  EXPECT_EQ(std::vector<uint8_t>(U.bytes.begin(), U.bytes.begin() + U.payload()),
+            std::vector<uint8_t>(All.bytes.begin(), All.bytes.begin() + All.payload()));
+  Tensor Wrong(ElementType::Float, {3, 1, 2, 1});
+  EXPECT_INVALID(run("Unsqueeze", {}, {&All, &Axes}, {&Wrong}), "output shape");
+  Tensor Far = I64({4});
+  EXPECT_INVALID(run("Unsqueeze", {}, {&All, &Far}, {&Wrong}), "out of range");
 }
 
 TEST(LibraryKernels, CopyShapeDepthSpace) {
