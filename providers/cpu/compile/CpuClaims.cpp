@@ -147,6 +147,38 @@ Refusal requireAxisNotBatch(Operation *op, Value data, int64_t axis, const char 
                 std::string(what) + " along static dims", "give the model a static batch");
 }
 
+/// Ops whose output shape follows from input values (NonZero, Compress, ...):
+/// claimed only when the model declares every shape statically; the kernel
+/// refuses a result that does not fit.
+Refusal requireStaticShapes(Operation *op) {
+  for (auto [i, r] : llvm::enumerate(op->getResults())) {
+    if (isa<NoneType>(r.getType()))
+      continue;
+    auto t = rankedType(r);
+    if (!t || !t.hasStaticShape())
+      return refuse(RejectedKind::Shape,
+                    "output " + std::to_string(i) + " depends on the input values and is " +
+                        (t ? "not static" : "unranked"),
+                    "a model that declares this output's shape statically",
+                    "declare the output shape, or run the op outside the compiled partition");
+  }
+  return {};
+}
+
+std::string typeText(Type type);
+
+/// Bytes one element takes in a buffer (bool: one byte).
+int64_t storageBytes(Type t) { return t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth() / 8; }
+
+Refusal checkWindow(Operation *op) {
+  auto out = rankedType(op->getResult(0));
+  if (!out || !(out.getElementType().isF32() || out.getElementType().isF64()))
+    return refuse(RejectedKind::DType,
+                  "output 0 is " + typeText(op->getResult(0).getType()),
+                  "float32 or float64 output (output_datatype 1 or 11)");
+  return requireStaticShapes(op);
+}
+
 using Check = std::function<Refusal(Operation *)>;
 
 struct LibraryOp {
@@ -388,6 +420,36 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           return {};
         }}},
       {"Shape", {"Shape", [](Operation *) { return Refusal(); }}},
+      {"BitCast",
+       {"BitCast",
+        [](Operation *op) -> Refusal {
+          auto in = rankedType(op->getOperand(0)), out = rankedType(op->getResult(0));
+          if (in && out && storageBytes(in.getElementType()) == storageBytes(out.getElementType()))
+            return {};
+          return refuse(RejectedKind::DType, "input and output element sizes differ",
+                        "element types of one size");
+        }}},
+      {"EyeLike", {"EyeLike", [](Operation *op) { return requireRank(op, 0, 2, 2); }}},
+      {"HannWindow", {"HannWindow", checkWindow}},
+      {"HammingWindow", {"HammingWindow", checkWindow}},
+      {"BlackmanWindow", {"BlackmanWindow", checkWindow}},
+      {"NonMaxSuppression",
+       {"NonMaxSuppression",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0, 1, 3, 4}); r.any())
+            return r;
+          return requireStaticShapes(op);
+        }}},
+      {"Compress", {"Compress", requireStaticShapes}},
+      {"NonZero", {"NonZero", requireStaticShapes}},
+      {"Det",
+       {"Det",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0}); r.any())
+            return r;
+          return requireRank(op, 0, 2, 8);
+        }}},
+      {"SwiGLU", {"SwiGLU", [](Operation *op) { return requireF32(op, {0, 1}); }}},
       // Only with a run-time shape or axes (isRuntimeShapedView); else views.
       {"Reshape", {"Reshape", [](Operation *op) {
          return requireConstantOrStaticShapes(op, 1, "the target shape");

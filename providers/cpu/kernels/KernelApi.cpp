@@ -40,6 +40,16 @@ Status pad(const KernelCall &call);
 Status resize(const KernelCall &call);
 Status copy(const KernelCall &call);
 Status reshape(const KernelCall &call);
+Status bitCast(const KernelCall &call);
+Status eyeLike(const KernelCall &call);
+Status hannWindow(const KernelCall &call);
+Status hammingWindow(const KernelCall &call);
+Status blackmanWindow(const KernelCall &call);
+Status nonMaxSuppression(const KernelCall &call);
+Status compress(const KernelCall &call);
+Status nonZero(const KernelCall &call);
+Status det(const KernelCall &call);
+Status swiGlu(const KernelCall &call);
 Status squeeze(const KernelCall &call);
 Status unsqueeze(const KernelCall &call);
 Status shape(const KernelCall &call);
@@ -73,20 +83,29 @@ const KernelEntry kKernels[] = {
     {"Attention", kernels::attention},
     {"AveragePool", kernels::averagePool},
     {"BatchNormalization", kernels::batchNormalization},
+    {"BitCast", kernels::bitCast},
+    {"BlackmanWindow", kernels::blackmanWindow},
+    {"Compress", kernels::compress},
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
     {"Copy", kernels::copy},
     {"DepthToSpace", kernels::depthToSpace},
+    {"Det", kernels::det},
     {"Expand", kernels::expand},
+    {"EyeLike", kernels::eyeLike},
     {"Gather", kernels::gather},
     {"Gemm", kernels::gemm},
     {"GlobalAveragePool", kernels::globalAveragePool},
     {"GlobalMaxPool", kernels::globalMaxPool},
+    {"HammingWindow", kernels::hammingWindow},
+    {"HannWindow", kernels::hannWindow},
     {"InstanceNormalization", kernels::instanceNormalization},
     {"LayerNormalization", kernels::layerNormalization},
     {"LogSoftmax", kernels::logSoftmax},
     {"MatMul", kernels::matMul},
     {"MaxPool", kernels::maxPool},
+    {"NonMaxSuppression", kernels::nonMaxSuppression},
+    {"NonZero", kernels::nonZero},
     {"Pad", kernels::pad},
     {"ReduceL1", kernels::reduceL1},
     {"ReduceL2", kernels::reduceL2},
@@ -105,6 +124,7 @@ const KernelEntry kKernels[] = {
     {"SpaceToDepth", kernels::spaceToDepth},
     {"Split", kernels::split},
     {"Squeeze", kernels::squeeze},
+    {"SwiGLU", kernels::swiGlu},
     {"Tile", kernels::tile},
     {"Transpose", kernels::transpose},
     {"Unsqueeze", kernels::unsqueeze},

@@ -1559,6 +1559,68 @@ TEST(LibraryKernels, ResizeNearest) {
   EXPECT_INVALID(run("Resize", {}, {&X, nullptr, &S}, {&Ybad}), "output shape");
 }
 
+TEST(LibraryKernels, MiscSmallOps) {
+  // BitCast keeps the bits; sizes must agree.
+  Tensor Fl = F({2}, {1.f, -2.f}), I(ElementType::Int32, {2}), D(ElementType::Double, {2});
+  EXPECT_OK(run("BitCast", {}, {&Fl}, {&I}));
+  EXPECT_EQ(I.values<int32_t>(), (std::vector<int32_t>{0x3F800000, int32_t(0xC0000000)}));
+  EXPECT_INVALID(run("BitCast", {}, {&Fl}, {&D}), "element sizes differ");
+
+  // EyeLike with an offset diagonal, into another element type.
+  Tensor X = iota(ElementType::Int32, {3, 4}), E(ElementType::Double, {3, 4});
+  EXPECT_OK(run("EyeLike", Attrs().i("k", 1), {&X}, {&E}));
+  std::vector<double> eye(12, 0.0);
+  eye[1] = eye[6] = eye[11] = 1.0;
+  EXPECT_EQ(E.values<double>(), eye);
+
+  // Windows: periodic Hann of 4 is sin^2(pi n / 4); symmetric Hamming of 3 ends at 25/46 - 21/46.
+  Tensor size4 = I64({}, {4}), size3 = I64({}, {3}), H(ElementType::Float, {4}),
+         M(ElementType::Float, {3});
+  EXPECT_OK(run("HannWindow", {}, {&size4}, {&H}));
+  EXPECT_TRUE(near(H.floats(), {0.f, 0.5f, 1.f, 0.5f}, 1e-6f));
+  EXPECT_OK(run("HammingWindow", Attrs().i("periodic", 0), {&size3}, {&M}));
+  EXPECT_TRUE(near(M.floats(), {4.f / 46.f, 1.f, 4.f / 46.f}, 1e-6f));
+  EXPECT_INVALID(run("BlackmanWindow", {}, {&size3}, {&H}), "output shape");
+
+  // NonMaxSuppression: box 1 overlaps box 0 (IoU 0.81), box 2 is apart.
+  Tensor boxes = F({1, 3, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 5, 1, 6});
+  Tensor scores = F({1, 1, 3}, {0.9f, 0.95f, 0.5f});
+  Tensor maxOut = I64({1}, {3}), iou = F({1}, {0.5f});
+  Tensor sel(ElementType::Int64, {2, 3});
+  EXPECT_OK(run("NonMaxSuppression", {}, {&boxes, &scores, &maxOut, &iou}, {&sel}));
+  EXPECT_EQ(sel.values<int64_t>(), (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
+  Tensor wrong(ElementType::Int64, {3, 3});
+  EXPECT_INVALID(run("NonMaxSuppression", {}, {&boxes, &scores, &maxOut, &iou}, {&wrong}),
+                 "output shape");
+
+  // Compress along an axis and flattened; NonZero in row-major order.
+  Tensor data = iota(ElementType::Int32, {3, 2}), cond(ElementType::Bool, {3});
+  cond.data<uint8_t>()[1] = cond.data<uint8_t>()[2] = 1;
+  Tensor C0(ElementType::Int32, {2, 2}), Cf(ElementType::Int32, {2});
+  EXPECT_OK(run("Compress", Attrs().i("axis", 0), {&data, &cond}, {&C0}));
+  EXPECT_EQ(C0.values<int32_t>(), (std::vector<int32_t>{17, 24, 31, 38})); // iota: 7i + 3
+  EXPECT_OK(run("Compress", {}, {&data, &cond}, {&Cf}));
+  EXPECT_EQ(Cf.values<int32_t>(), (std::vector<int32_t>{10, 17}));
+  Tensor nz = F({2, 2}, {1.f, -0.f, 0.f, 3.f}), NZ(ElementType::Int64, {2, 2});
+  EXPECT_OK(run("NonZero", {}, {&nz}, {&NZ}));
+  EXPECT_EQ(NZ.values<int64_t>(), (std::vector<int64_t>{0, 1, 0, 1}));
+
+  // Det of a batch: a permutation (-1), a singular matrix (0), a 2x2 (-2).
+  Tensor A = F({3, 2, 2}, {0, 1, 1, 0, 1, 2, 2, 4, 1, 2, 3, 4}), dets(ElementType::Float, {3});
+  EXPECT_OK(run("Det", {}, {&A}, {&dets}));
+  EXPECT_TRUE(near(dets.floats(), {-1.f, 0.f, -2.f}, 1e-6f));
+  Tensor notSquare = F({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_INVALID(run("Det", {}, {&notSquare}, {&dets}), "is not [..., M, M]");
+
+  // SwiGLU: a sigmoid(alpha a) b.
+  Tensor a = F({2}, {1.f, -2.f}), b = F({2}, {3.f, 0.5f}), y(ElementType::Float, {2});
+  EXPECT_OK(run("SwiGLU", Attrs().f("alpha", 2.f), {&a, &b}, {&y}));
+  EXPECT_TRUE(near(y.floats(), {float(1 / (1 + std::exp(-2.0)) * 3),
+                                float(-2 / (1 + std::exp(4.0)) * 0.5)}, 1e-6f));
+  Tensor b3 = F({3}, {1, 2, 3});
+  EXPECT_INVALID(run("SwiGLU", {}, {&a, &b3}, {&y}), "differ in shape");
+}
+
 // Reshape/Squeeze/Unsqueeze run as kernels only when their shape or axes
 // input is a run-time value: the shape comes from it and must be the planned one.
 TEST(LibraryKernels, RuntimeShapedViews) {
