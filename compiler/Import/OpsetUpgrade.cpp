@@ -41,6 +41,13 @@ onnx::TensorProto f32Scalar(float value) {
   return t;
 }
 
+onnx::TensorProto int64Scalar(int64_t value) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_int64_data(value);
+  return t;
+}
+
 /// Moves INTS attribute `attr` (when present) into input `index`.
 bool moveIntsToInput(const onnx::NodeProto &node, const char *attr, int index,
                      onnx::NodeProto &upgraded, std::vector<UpgradeConstant> &constants) {
@@ -112,6 +119,15 @@ bool upgradeOlderNode(const onnx::NodeProto &node, int64_t opset, const UpgradeI
     upgraded = withoutAttrs(node, {"ratio"});
     if (ratio)
       constants.push_back({1, f32Scalar(ratio->f())});
+    return true;
+  }
+  if (op == "DFT" && opset >= 17 && opset < 20) {
+    // DFT-20 takes the axis (default 1 before, counted the same way) as input 2.
+    if (node.input_size() > 2)
+      return false;
+    const auto *axis = findAttr(node, "axis");
+    upgraded = withoutAttrs(node, {"axis"});
+    constants.push_back({2, int64Scalar(axis ? axis->i() : 1)});
     return true;
   }
   if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && opset < 13) {

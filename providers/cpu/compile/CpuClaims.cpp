@@ -176,6 +176,10 @@ Refusal checkWindow(Operation *op) {
     return refuse(RejectedKind::DType,
                   "output 0 is " + typeText(op->getResult(0).getType()),
                   "float32 or float64 output (output_datatype 1 or 11)");
+  if (op->getName().getStringRef() == "onnx.MelWeightMatrix" &&
+      !rankedType(op->getResult(0)).getElementType().isF32())
+    return refuse(RejectedKind::DType, "output 0 is " + typeText(op->getResult(0).getType()),
+                  "float32 output (output_datatype 1)");
   return requireStaticShapes(op);
 }
 
@@ -450,6 +454,21 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           return requireRank(op, 0, 2, 8);
         }}},
       {"SwiGLU", {"SwiGLU", [](Operation *op) { return requireF32(op, {0, 1}); }}},
+      {"DFT",
+       {"DFT",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0}); r.any())
+            return r;
+          return requireStaticShapes(op);
+        }}},
+      {"STFT",
+       {"STFT",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0, 2}); r.any())
+            return r;
+          return requireStaticShapes(op);
+        }}},
+      {"MelWeightMatrix", {"MelWeightMatrix", checkWindow}},
       // Only with a run-time shape or axes (isRuntimeShapedView); else views.
       {"Reshape", {"Reshape", [](Operation *op) {
          return requireConstantOrStaticShapes(op, 1, "the target shape");

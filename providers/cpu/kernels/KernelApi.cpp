@@ -50,6 +50,9 @@ Status compress(const KernelCall &call);
 Status nonZero(const KernelCall &call);
 Status det(const KernelCall &call);
 Status swiGlu(const KernelCall &call);
+Status dft(const KernelCall &call);
+Status stft(const KernelCall &call);
+Status melWeightMatrix(const KernelCall &call);
 Status squeeze(const KernelCall &call);
 Status unsqueeze(const KernelCall &call);
 Status shape(const KernelCall &call);
@@ -89,6 +92,7 @@ const KernelEntry kKernels[] = {
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
     {"Copy", kernels::copy},
+    {"DFT", kernels::dft},
     {"DepthToSpace", kernels::depthToSpace},
     {"Det", kernels::det},
     {"Expand", kernels::expand},
@@ -104,6 +108,7 @@ const KernelEntry kKernels[] = {
     {"LogSoftmax", kernels::logSoftmax},
     {"MatMul", kernels::matMul},
     {"MaxPool", kernels::maxPool},
+    {"MelWeightMatrix", kernels::melWeightMatrix},
     {"NonMaxSuppression", kernels::nonMaxSuppression},
     {"NonZero", kernels::nonZero},
     {"Pad", kernels::pad},
@@ -118,6 +123,7 @@ const KernelEntry kKernels[] = {
     {"ReduceSumSquare", kernels::reduceSumSquare},
     {"Reshape", kernels::reshape},
     {"Resize", kernels::resize},
+    {"STFT", kernels::stft},
     {"Shape", kernels::shape},
     {"Slice", kernels::slice},
     {"Softmax", kernels::softmax},

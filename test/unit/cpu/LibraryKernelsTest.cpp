@@ -1621,6 +1621,49 @@ TEST(LibraryKernels, MiscSmallOps) {
   EXPECT_INVALID(run("SwiGLU", {}, {&a, &b3}, {&y}), "differ in shape");
 }
 
+TEST(LibraryKernels, SignalOps) {
+  // DFT of the real signal [1, 2, 3, 4] along axis 1: [10, -2+2i, -2, -2-2i].
+  Tensor x = F({1, 4, 1}, {1, 2, 3, 4}), full(ElementType::Float, {1, 4, 2}),
+         half(ElementType::Float, {1, 3, 2});
+  EXPECT_OK(run("DFT", {}, {&x}, {&full}));
+  EXPECT_TRUE(near(full.floats(), {10, 0, -2, 2, -2, 0, -2, -2}, 1e-6f));
+  EXPECT_OK(run("DFT", Attrs().i("onesided", 1), {&x}, {&half}));
+  EXPECT_TRUE(near(half.floats(), {10, 0, -2, 2, -2, 0}, 1e-6f));
+  // The inverse brings the spectrum back; irfft from the one-sided half too.
+  Tensor back(ElementType::Float, {1, 4, 2}), real(ElementType::Float, {1, 4, 1});
+  EXPECT_OK(run("DFT", Attrs().i("inverse", 1), {&full}, {&back}));
+  EXPECT_TRUE(near(back.floats(), {1, 0, 2, 0, 3, 0, 4, 0}, 1e-6f));
+  EXPECT_OK(run("DFT", Attrs().i("inverse", 1).i("onesided", 1), {&half}, {&real}));
+  EXPECT_TRUE(near(real.floats(), {1, 2, 3, 4}, 1e-6f));
+  // dft_length pads with zeros; the last axis is refused.
+  Tensor len8 = I64({}, {8}), padded(ElementType::Float, {1, 8, 2}), last = I64({}, {-1});
+  EXPECT_OK(run("DFT", {}, {&x, &len8}, {&padded}));
+  EXPECT_TRUE(near({padded.floats()[0], padded.floats()[8]}, {10, -2}, 1e-6f));
+  EXPECT_INVALID(run("DFT", {}, {&x, nullptr, &last}, {&full}), "the last dim");
+
+  // STFT: frames of 2 with step 2 over [1, 2, 3, 4]: [3, -1] and [7, -1].
+  Tensor sig = F({1, 4, 1}, {1, 2, 3, 4}), step = I64({}, {2}), flen = I64({}, {2});
+  Tensor spec(ElementType::Float, {1, 2, 2, 2});
+  EXPECT_OK(run("STFT", {}, {&sig, &step, nullptr, &flen}, {&spec}));
+  EXPECT_TRUE(near(spec.floats(), {3, 0, -1, 0, 7, 0, -1, 0}, 1e-6f));
+  Tensor zero = I64({}, {0});
+  EXPECT_INVALID(run("STFT", {}, {&sig, &zero, nullptr, &flen}, {&spec}), "do not fit");
+
+  // MelWeightMatrix: triangles that peak at 1; a wrong output shape is refused.
+  Tensor bins = I64({}, {2}), n = I64({}, {8}), rate = I64({}, {8000});
+  Tensor lo = F({}, {0.f}), hi = F({}, {4000.f}), mel(ElementType::Float, {5, 2});
+  EXPECT_OK(run("MelWeightMatrix", {}, {&bins, &n, &rate, &lo, &hi}, {&mel}));
+  for (int64_t i = 0; i < 2; ++i) {
+    float peak = 0;
+    for (int64_t j = 0; j < 5; ++j)
+      peak = std::max(peak, mel.floats()[j * 2 + i]);
+    EXPECT_EQ(peak, 1.f) << "mel bin " << i;
+  }
+  Tensor badMel(ElementType::Float, {4, 2});
+  EXPECT_INVALID(run("MelWeightMatrix", {}, {&bins, &n, &rate, &lo, &hi}, {&badMel}),
+                 "output shape");
+}
+
 // Reshape/Squeeze/Unsqueeze run as kernels only when their shape or axes
 // input is a run-time value: the shape comes from it and must be the planned one.
 TEST(LibraryKernels, RuntimeShapedViews) {
