@@ -469,6 +469,21 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           return requireStaticShapes(op);
         }}},
       {"MelWeightMatrix", {"MelWeightMatrix", checkWindow}},
+      {"CausalConvWithState",
+       {"CausalConvWithState",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0, 1, 2, 3}); r.any())
+            return r;
+          return requireOneOf(op, "activation", "none", {"none", "silu", "swish"});
+        }}},
+      {"LinearAttention",
+       {"LinearAttention",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0, 1, 2, 3, 4, 5}); r.any())
+            return r;
+          return requireOneOf(op, "update_rule", "gated_delta",
+                              {"linear", "gated", "delta", "gated_delta"});
+        }}},
       // Only with a run-time shape or axes (isRuntimeShapedView); else views.
       {"Reshape", {"Reshape", [](Operation *op) {
          return requireConstantOrStaticShapes(op, 1, "the target shape");

@@ -53,6 +53,8 @@ Status swiGlu(const KernelCall &call);
 Status dft(const KernelCall &call);
 Status stft(const KernelCall &call);
 Status melWeightMatrix(const KernelCall &call);
+Status causalConvWithState(const KernelCall &call);
+Status linearAttention(const KernelCall &call);
 Status squeeze(const KernelCall &call);
 Status unsqueeze(const KernelCall &call);
 Status shape(const KernelCall &call);
@@ -88,6 +90,7 @@ const KernelEntry kKernels[] = {
     {"BatchNormalization", kernels::batchNormalization},
     {"BitCast", kernels::bitCast},
     {"BlackmanWindow", kernels::blackmanWindow},
+    {"CausalConvWithState", kernels::causalConvWithState},
     {"Compress", kernels::compress},
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
@@ -105,6 +108,7 @@ const KernelEntry kKernels[] = {
     {"HannWindow", kernels::hannWindow},
     {"InstanceNormalization", kernels::instanceNormalization},
     {"LayerNormalization", kernels::layerNormalization},
+    {"LinearAttention", kernels::linearAttention},
     {"LogSoftmax", kernels::logSoftmax},
     {"MatMul", kernels::matMul},
     {"MaxPool", kernels::maxPool},

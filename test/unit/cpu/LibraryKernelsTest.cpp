@@ -1664,6 +1664,42 @@ TEST(LibraryKernels, SignalOps) {
                  "output shape");
 }
 
+TEST(LibraryKernels, StatefulDecoderOps) {
+  // Causal depthwise conv, k = 2: y[t] = w0 x[t-1] + w1 x[t] + b, x[-1] from the past state.
+  Tensor x = F({1, 1, 3}, {1, 2, 3}), w = F({1, 1, 2}, {10, 1}), b = F({1}, {0.5f});
+  Tensor past = F({1, 1, 1}, {4}), y(ElementType::Float, {1, 1, 3}),
+         present(ElementType::Float, {1, 1, 1});
+  EXPECT_OK(run("CausalConvWithState", {}, {&x, &w, &b, &past}, {&y, &present}));
+  EXPECT_TRUE(near(y.floats(), {41.5f, 12.5f, 23.5f}));
+  EXPECT_EQ(present.floats(), (std::vector<float>{3}));
+  EXPECT_OK(run("CausalConvWithState", Attrs().s("activation", "silu"), {&x, &w}, {&y}));
+  EXPECT_TRUE(near(y.floats(), {float(1 / (1 + std::exp(-1.0))), float(12 / (1 + std::exp(-12.0))),
+                                float(23 / (1 + std::exp(-23.0)))}));
+  Tensor badPast = F({1, 1, 2}, {0, 0});
+  EXPECT_INVALID(run("CausalConvWithState", {}, {&x, &w, nullptr, &badPast}, {&y}),
+                 "past_state");
+
+  // Linear rule, one head, d_k = d_v = 1, scale 1: S_t = S_{t-1} + k_t v_t, o_t = q_t S_t.
+  Tensor q = F({1, 2, 1}, {1, 2}), k = F({1, 2, 1}, {3, 1}), v = F({1, 2, 1}, {2, 5});
+  Tensor o(ElementType::Float, {1, 2, 1}), state(ElementType::Float, {1, 1, 1, 1});
+  Attrs linear = Attrs().i("q_num_heads", 1).i("kv_num_heads", 1).s("update_rule", "linear")
+                     .f("scale", 1.f);
+  EXPECT_OK(run("LinearAttention", linear, {&q, &k, &v}, {&o, &state}));
+  EXPECT_TRUE(near(o.floats(), {6, 22}));
+  EXPECT_EQ(state.floats(), (std::vector<float>{11}));
+  // Gated delta: S = e^g S + beta k (v - e^g S k), from past state 1.
+  Tensor s0 = F({1, 1, 1, 1}, {1}), g = F({1, 2, 1}, {0, std::log(0.5f)}),
+         beta = F({1, 2, 1}, {0.5f, 1});
+  Attrs gd = Attrs().i("q_num_heads", 1).i("kv_num_heads", 1).f("scale", 1.f);
+  EXPECT_OK(run("LinearAttention", gd, {&q, &k, &v, &s0, &g, &beta}, {&o, &state}));
+  // t0: S = 1 + 0.5*3*(2 - 3) = -0.5, o = -0.5; t1: S = -0.25 + 1*(5 + 0.25) = 5, o = 10.
+  EXPECT_TRUE(near(o.floats(), {-0.5f, 10}));
+  EXPECT_INVALID(run("LinearAttention", gd, {&q, &k, &v}, {&o}), "needs decay");
+  EXPECT_INVALID(run("LinearAttention", Attrs().i("q_num_heads", 3).i("kv_num_heads", 2),
+                     {&q, &k, &v}, {&o}),
+                 "positive multiple");
+}
+
 // Reshape/Squeeze/Unsqueeze run as kernels only when their shape or axes
 // input is a run-time value: the shape comes from it and must be the planned one.
 TEST(LibraryKernels, RuntimeShapedViews) {
