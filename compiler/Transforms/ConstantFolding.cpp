@@ -145,7 +145,20 @@ std::optional<HostTensor> comparison(Inputs &in, int64_t limit, char kind) {
   Type i1 = in[0] ? IntegerType::get(in[0]->elementType.getContext(), 1) : Type();
   if (!i1)
     return std::nullopt;
-  auto cmp = [kind](auto a, auto b) { return kind == '=' ? a == b : kind == '<' ? a < b : a > b; };
+  auto cmp = [kind](auto a, auto b) {
+    switch (kind) {
+    case '=':
+      return a == b;
+    case '<':
+      return a < b;
+    case 'l':
+      return a <= b;
+    case 'g':
+      return a >= b;
+    default:
+      return a > b;
+    }
+  };
   return binary(
       in, i1, limit, [&](double a, double b) -> std::optional<double> { return cmp(a, b); },
       [&](int64_t a, int64_t b) -> std::optional<int64_t> { return cmp(a, b); });
@@ -187,8 +200,7 @@ std::optional<HostTensor> foldRelabel(Operation *op, Inputs &in, int64_t) {
   return out;
 }
 
-std::optional<HostTensor> foldCast(Operation *op, Inputs &in, int64_t) {
-  Type to = ortc::onnx_dialect::elementTypeForOnnxCode(op->getContext(), intAttr(op, "to", 0));
+std::optional<HostTensor> castTo(Type to, Inputs &in) {
   if (!in[0] || !ortc::isHostElementType(to))
     return std::nullopt;
   HostTensor out = HostTensor::make(in[0]->shape, to);
@@ -212,6 +224,18 @@ std::optional<HostTensor> foldCast(Operation *op, Inputs &in, int64_t) {
     }
   }
   return out;
+}
+
+std::optional<HostTensor> foldCast(Operation *op, Inputs &in, int64_t) {
+  return castTo(ortc::onnx_dialect::elementTypeForOnnxCode(op->getContext(), intAttr(op, "to", 0)),
+                in);
+}
+
+std::optional<HostTensor> foldCastLike(Operation *op, Inputs &in, int64_t) {
+  auto target = dyn_cast<TensorType>(op->getOperand(1).getType());
+  if (!target)
+    return std::nullopt;
+  return castTo(target.getElementType(), in);
 }
 
 std::optional<HostTensor> foldNeg(Operation *, Inputs &in, int64_t) {
@@ -343,14 +367,12 @@ std::optional<HostTensor> foldConstantOfShape(Operation *op, Inputs &in, int64_t
     return std::nullopt;
   Type elem = Float32Type::get(op->getContext());
   double fill = 0;
-  if (auto value = op->getAttrOfType<DenseElementsAttr>("value")) {
-    elem = value.getElementType();
-    if (!ortc::isHostElementType(elem) || value.getNumElements() != 1)
-      return std::nullopt;
-    fill = isa<FloatType>(elem) ? (*value.getValues<APFloat>().begin()).convertToDouble()
-                                : double((*value.getValues<APInt>().begin()).getSExtValue());
-  } else if (op->getAttr("value")) {
-    return std::nullopt; // a resource-backed value: rare, leave it
+  if (Attribute attr = op->getAttr("value")) {
+    std::optional<HostTensor> value = ortc::readHostAttribute(attr, 1);
+    if (!value || value->numElements() != 1)
+      return std::nullopt; // an element type folding does not hold
+    elem = value->elementType;
+    fill = value->floatAt(0);
   }
   HostTensor out = HostTensor::make(shape, elem);
   for (double &v : out.floats)
@@ -399,12 +421,234 @@ std::optional<HostTensor> foldWhere(Operation *, Inputs &in, int64_t limit) {
   return out;
 }
 
+/// Elementwise unary op; `fn` returns nullopt to refuse.
+std::optional<HostTensor> unary(Inputs &in, std::function<std::optional<double>(double)> floatFn,
+                                std::function<std::optional<int64_t>(int64_t)> intFn) {
+  if (!in[0])
+    return std::nullopt;
+  HostTensor out = *in[0];
+  bool f32 = out.elementType.isF32();
+  for (double &v : out.floats) {
+    if (!floatFn)
+      return std::nullopt;
+    auto r = floatFn(v);
+    if (!r)
+      return std::nullopt;
+    v = f32 ? double(float(*r)) : *r;
+  }
+  for (int64_t &v : out.ints) {
+    if (!intFn)
+      return std::nullopt;
+    auto r = intFn(v);
+    if (!r)
+      return std::nullopt;
+    v = out.elementType.isSignlessInteger(32) ? int64_t(int32_t(*r)) : *r;
+  }
+  return out;
+}
+
+std::optional<HostTensor> logical(Inputs &in, int64_t limit, char kind) {
+  if (!in[0] || !in[0]->elementType.isSignlessInteger(1))
+    return std::nullopt;
+  auto fn = [kind](int64_t a, int64_t b) -> std::optional<int64_t> {
+    return kind == '&' ? (a && b) : kind == '|' ? (a || b) : (bool(a) != bool(b));
+  };
+  return binary(in, in[0]->elementType, limit, nullptr, fn);
+}
+
+std::optional<HostTensor> foldMod(Operation *op, Inputs &in, int64_t limit) {
+  if (!in[0])
+    return std::nullopt;
+  bool fmod = intAttr(op, "fmod", 0) != 0;
+  auto floatFn = [fmod](double a, double b) -> std::optional<double> {
+    if (!fmod || b == 0)
+      return std::nullopt; // fmod 0 is for integers only
+    return std::fmod(a, b);
+  };
+  auto intFn = [fmod](int64_t a, int64_t b) -> std::optional<int64_t> {
+    if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1))
+      return std::nullopt;
+    int64_t r = a % b;
+    if (!fmod && r != 0 && ((r < 0) != (b < 0)))
+      r += b; // the divisor's sign, as Python's %
+    return r;
+  };
+  return binary(in, in[0]->elementType, limit, floatFn, intFn);
+}
+
+std::optional<HostTensor> foldMinMax(Operation *op, Inputs &in, int64_t limit, bool isMax) {
+  if (in.size() != 2 || !in[0])
+    return std::nullopt;
+  auto pick = [isMax](auto a, auto b) -> std::optional<decltype(a)> {
+    return isMax ? std::max(a, b) : std::min(a, b);
+  };
+  auto floatFn = [&](double a, double b) -> std::optional<double> {
+    if (std::isnan(a) || std::isnan(b))
+      return std::nullopt;
+    return pick(a, b);
+  };
+  auto intFn = [&](int64_t a, int64_t b) -> std::optional<int64_t> { return pick(a, b); };
+  return binary(in, in[0]->elementType, limit, floatFn, intFn);
+}
+
+std::optional<HostTensor> foldExpand(Operation *, Inputs &in, int64_t limit) {
+  if (!in[0] || !in[1] || in[1]->isFloat())
+    return std::nullopt;
+  SmallVector<int64_t> target(in[1]->ints);
+  if (llvm::any_of(target, [](int64_t d) { return d < 0; }))
+    return std::nullopt;
+  auto shape = broadcastShape(in[0]->shape, target);
+  if (!shape || product(*shape) > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make(*shape, in[0]->elementType);
+  for (int64_t i = 0; i < out.numElements(); ++i)
+    out.copyElement(i, *in[0], broadcastIndex(i, *shape, in[0]->shape));
+  return out;
+}
+
+std::optional<HostTensor> foldTile(Operation *, Inputs &in, int64_t limit) {
+  if (!in[0] || !in[1] || in[1]->isFloat() || in[1]->ints.size() != in[0]->shape.size())
+    return std::nullopt;
+  SmallVector<int64_t> shape;
+  for (size_t d = 0; d < in[0]->shape.size(); ++d) {
+    if (in[1]->ints[d] < 0)
+      return std::nullopt;
+    shape.push_back(in[0]->shape[d] * in[1]->ints[d]);
+  }
+  if (product(shape) > limit)
+    return std::nullopt;
+  HostTensor out = HostTensor::make(shape, in[0]->elementType);
+  SmallVector<int64_t> outStrides = stridesOf(shape), inStrides = stridesOf(in[0]->shape);
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t src = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      src += ((i / outStrides[d]) % shape[d] % in[0]->shape[d]) * inStrides[d];
+    out.copyElement(i, *in[0], src);
+  }
+  return out;
+}
+
+std::optional<HostTensor> foldTranspose(Operation *op, Inputs &in, int64_t) {
+  if (!in[0])
+    return std::nullopt;
+  int64_t rank = in[0]->shape.size();
+  SmallVector<int64_t> perm;
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("perm"))
+    perm.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return std::nullopt;
+  SmallVector<bool> seen(rank, false);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return std::nullopt;
+    seen[p] = true;
+    shape.push_back(in[0]->shape[p]);
+  }
+  HostTensor out = HostTensor::make(shape, in[0]->elementType);
+  SmallVector<int64_t> outStrides = stridesOf(shape), inStrides = stridesOf(in[0]->shape);
+  for (int64_t i = 0; i < out.numElements(); ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      src += ((i / outStrides[d]) % shape[d]) * inStrides[perm[d]];
+    out.copyElement(i, *in[0], src);
+  }
+  return out;
+}
+
+/// ReduceSum/Prod/Max/Min/Mean with constant (or no) axes.
+std::optional<HostTensor> foldReduce(Operation *op, Inputs &in, int64_t, char kind) {
+  if (!in[0])
+    return std::nullopt;
+  const HostTensor &data = *in[0];
+  int64_t rank = data.shape.size();
+  SmallVector<int64_t> axes;
+  if (in.size() > 1 && in[1]) {
+    if (in[1]->isFloat())
+      return std::nullopt;
+    axes.assign(in[1]->ints.begin(), in[1]->ints.end());
+  } else if (in.size() > 1 && !isa<NoneType>(op->getOperand(1).getType())) {
+    return std::nullopt;
+  }
+  SmallVector<bool> reduced(rank, axes.empty());
+  if (axes.empty() && intAttr(op, "noop_with_empty_axes", 0))
+    return data;
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank)
+      return std::nullopt;
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  bool keepDims = intAttr(op, "keepdims", 1);
+  SmallVector<int64_t> keptShape, outShape;
+  for (int64_t d = 0; d < rank; ++d) {
+    keptShape.push_back(reduced[d] ? 1 : data.shape[d]);
+    if (!reduced[d] || keepDims)
+      outShape.push_back(reduced[d] ? 1 : data.shape[d]);
+  }
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (reduced[d])
+      count *= data.shape[d];
+  if ((kind == 'M' || kind == 'm') && count == 0)
+    return std::nullopt; // max/min of nothing
+  if (kind == 'a' && (count == 0 || !data.isFloat()))
+    return std::nullopt;
+  HostTensor out = HostTensor::make(outShape, data.elementType);
+  SmallVector<bool> started(out.numElements(), false);
+  SmallVector<int64_t> inStrides = stridesOf(data.shape), keptStrides = stridesOf(keptShape);
+  for (int64_t i = 0; i < data.numElements(); ++i) {
+    int64_t o = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced[d])
+        o += ((i / inStrides[d]) % data.shape[d]) * keptStrides[d];
+    auto combine = [&](auto acc, auto v) {
+      switch (kind) {
+      case 'M':
+        return std::max(acc, v);
+      case 'm':
+        return std::min(acc, v);
+      case '*':
+        return acc * v;
+      default:
+        return acc + v;
+      }
+    };
+    if (data.isFloat()) {
+      if (kind == 'M' || kind == 'm')
+        if (std::isnan(data.floats[i]))
+          return std::nullopt;
+      out.floats[o] = started[o] ? combine(out.floats[o], data.floats[i]) : data.floats[i];
+    } else {
+      out.ints[o] = started[o] ? combine(out.ints[o], data.ints[i]) : data.ints[i];
+    }
+    started[o] = true;
+  }
+  for (int64_t o = 0; o < out.numElements(); ++o) {
+    if (!started[o]) { // an empty reduction: the identity of the op
+      if (out.isFloat())
+        out.floats[o] = kind == '*' ? 1 : 0;
+      else
+        out.ints[o] = kind == '*' ? 1 : 0;
+    }
+    if (kind == 'a')
+      out.floats[o] /= double(count);
+    if (out.elementType.isF32())
+      out.floats[o] = double(float(out.floats[o]));
+    if (out.elementType.isSignlessInteger(32))
+      out.ints[o] = int64_t(int32_t(out.ints[o]));
+  }
+  return out;
+}
+
 llvm::StringMap<Folder> buildFolders() {
   llvm::StringMap<Folder> f;
   f["onnx.Shape"] = foldShape;
   f["onnx.Size"] = foldSize;
-  for (const char *name : {"onnx.Identity", "onnx.Reshape", "onnx.Squeeze", "onnx.Unsqueeze",
-                           "onnx.Flatten", "onnx.Expand"})
+  for (const char *name :
+       {"onnx.Identity", "onnx.Reshape", "onnx.Squeeze", "onnx.Unsqueeze", "onnx.Flatten"})
     f[name] = foldRelabel;
   f["onnx.Cast"] = foldCast;
   f["onnx.Neg"] = foldNeg;
@@ -415,48 +659,194 @@ llvm::StringMap<Folder> buildFolders() {
   f["onnx.Equal"] = [](Operation *, Inputs &in, int64_t l) { return comparison(in, l, '='); };
   f["onnx.Less"] = [](Operation *, Inputs &in, int64_t l) { return comparison(in, l, '<'); };
   f["onnx.Greater"] = [](Operation *, Inputs &in, int64_t l) { return comparison(in, l, '>'); };
+  f["onnx.LessOrEqual"] = [](Operation *, Inputs &in, int64_t l) { return comparison(in, l, 'l'); };
+  f["onnx.GreaterOrEqual"] = [](Operation *, Inputs &in, int64_t l) {
+    return comparison(in, l, 'g');
+  };
+  f["onnx.And"] = [](Operation *, Inputs &in, int64_t l) { return logical(in, l, '&'); };
+  f["onnx.Or"] = [](Operation *, Inputs &in, int64_t l) { return logical(in, l, '|'); };
+  f["onnx.Xor"] = [](Operation *, Inputs &in, int64_t l) { return logical(in, l, '^'); };
+  f["onnx.Not"] = [](Operation *, Inputs &in, int64_t) -> std::optional<HostTensor> {
+    if (!in[0] || !in[0]->elementType.isSignlessInteger(1))
+      return std::nullopt;
+    return unary(in, nullptr, [](int64_t v) -> std::optional<int64_t> { return v == 0; });
+  };
+  f["onnx.Abs"] = [](Operation *, Inputs &in, int64_t) {
+    return unary(
+        in, [](double v) -> std::optional<double> { return std::fabs(v); },
+        [](int64_t v) -> std::optional<int64_t> { return v < 0 ? -v : v; });
+  };
+  f["onnx.Sqrt"] = [](Operation *, Inputs &in, int64_t) {
+    return unary(in, [](double v) -> std::optional<double> { return std::sqrt(v); }, nullptr);
+  };
+  f["onnx.Reciprocal"] = [](Operation *, Inputs &in, int64_t) {
+    return unary(in, [](double v) -> std::optional<double> { return 1.0 / v; }, nullptr);
+  };
+  f["onnx.Floor"] = [](Operation *, Inputs &in, int64_t) {
+    return unary(in, [](double v) -> std::optional<double> { return std::floor(v); }, nullptr);
+  };
+  f["onnx.Ceil"] = [](Operation *, Inputs &in, int64_t) {
+    return unary(in, [](double v) -> std::optional<double> { return std::ceil(v); }, nullptr);
+  };
+  f["onnx.Mod"] = foldMod;
+  f["onnx.Max"] = [](Operation *op, Inputs &in, int64_t l) { return foldMinMax(op, in, l, true); };
+  f["onnx.Min"] = [](Operation *op, Inputs &in, int64_t l) { return foldMinMax(op, in, l, false); };
+  f["onnx.Tile"] = foldTile;
+  f["onnx.Transpose"] = foldTranspose;
+  f["onnx.CastLike"] = foldCastLike;
+  f["onnx.ReduceSum"] = [](Operation *op, Inputs &in, int64_t l) {
+    return foldReduce(op, in, l, '+');
+  };
+  f["onnx.ReduceProd"] = [](Operation *op, Inputs &in, int64_t l) {
+    return foldReduce(op, in, l, '*');
+  };
+  f["onnx.ReduceMax"] = [](Operation *op, Inputs &in, int64_t l) {
+    return foldReduce(op, in, l, 'M');
+  };
+  f["onnx.ReduceMin"] = [](Operation *op, Inputs &in, int64_t l) {
+    return foldReduce(op, in, l, 'm');
+  };
+  f["onnx.ReduceMean"] = [](Operation *op, Inputs &in, int64_t l) {
+    return foldReduce(op, in, l, 'a');
+  };
   f["onnx.Concat"] = foldConcat;
   f["onnx.Gather"] = foldGather;
   f["onnx.Slice"] = foldSlice;
   f["onnx.ConstantOfShape"] = foldConstantOfShape;
   f["onnx.Range"] = foldRange;
   f["onnx.Where"] = foldWhere;
+  f["onnx.Expand"] = foldExpand;
   return f;
 }
+
+/// A static-shaped function argument with no elements is a constant: there
+/// is nothing to read (reductions given empty `axes` as a graph input).
+unsigned foldEmptyArguments(func::FuncOp func) {
+  unsigned folded = 0;
+  if (func.getBody().empty())
+    return 0;
+  Block &entry = func.getBody().front();
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() != 0 ||
+        !ortc::isHostElementType(type.getElementType()))
+      continue;
+    bool used = llvm::any_of(arg.getUsers(), [](Operation *u) { return !isa<func::ReturnOp>(u); });
+    if (!used)
+      continue;
+    OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+    OperationState state(arg.getLoc(), "onnx.Constant");
+    Attribute value = HostTensor::make(type.getShape(), type.getElementType()).toAttribute();
+    state.addAttribute("value", value);
+    state.addTypes(type);
+    Operation *constant = builder.create(state);
+    arg.replaceUsesWithIf(constant->getResult(0), [](OpOperand &use) {
+      return !isa<func::ReturnOp>(use.getOwner());
+    });
+    ++folded;
+  }
+  return folded;
+}
+
+/// If with a constant condition becomes the branch it takes: its ops move
+/// before the If and the branch's yielded values replace the If's results,
+/// where their types agree.
+unsigned foldConstantIfs(func::FuncOp func) {
+  SmallVector<Operation *> ifs;
+  func.walk([&](Operation *op) {
+    if (op->getName().getStringRef() == "onnx.If" && op->getNumRegions() == 2)
+      ifs.push_back(op);
+  });
+  unsigned folded = 0;
+  // Post-order: an inner If goes before its parent, so no listed op is in a
+  // region erased earlier.
+  for (Operation *op : ifs) {
+    std::optional<HostTensor> cond = ortc::readHostTensor(op->getOperand(0), 1);
+    if (!cond || cond->numElements() != 1)
+      continue;
+    // The typed If's regions are (else_branch, then_branch).
+    Region &branch = op->getRegion(cond->floatAt(0) != 0 ? 1 : 0);
+    if (!branch.hasOneBlock() || branch.front().getNumArguments() != 0)
+      continue;
+    Block &block = branch.front();
+    Operation *yield = block.getTerminator();
+    if (!yield || yield->getNumOperands() != op->getNumResults())
+      continue;
+    bool typesAgree = true;
+    for (auto [result, value] : llvm::zip(op->getResults(), yield->getOperands())) {
+      Type have = result.getType(), give = value.getType();
+      auto haveTensor = dyn_cast<TensorType>(have), giveTensor = dyn_cast<TensorType>(give);
+      bool refines = have == give ||
+                     (haveTensor && giveTensor &&
+                      haveTensor.getElementType() == giveTensor.getElementType() &&
+                      (!haveTensor.hasRank() ||
+                       (giveTensor.hasRank() && haveTensor.getRank() == giveTensor.getRank())));
+      typesAgree &= refines;
+    }
+    if (!typesAgree)
+      continue;
+    SmallVector<Value> values(yield->getOperands());
+    yield->erase();
+    op->getBlock()->getOperations().splice(op->getIterator(), block.getOperations());
+    for (auto [result, value] : llvm::zip(op->getResults(), values))
+      result.replaceAllUsesWith(value);
+    op->erase();
+    ++folded;
+  }
+  return folded;
+}
+
+} // namespace
+
+unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
+  static const llvm::StringMap<Folder> folders = buildFolders();
+  unsigned folded = foldEmptyArguments(func);
+  SmallVector<Operation *> ops;
+  func.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    auto folder = folders.find(op->getName().getStringRef());
+    if (folder == folders.end() || op->getNumResults() != 1)
+      continue;
+    // Reshape/Squeeze/Unsqueeze/Expand read only their data as a tensor.
+    Inputs inputs;
+    for (Value operand : op->getOperands())
+      inputs.push_back(isa<NoneType>(operand.getType())
+                           ? std::nullopt
+                           : ortc::readHostTensor(operand, maxElements));
+    std::optional<HostTensor> result = folder->second(op, inputs, maxElements);
+    if (!result)
+      continue;
+    // The value must fit the type the result already has.
+    auto have = dyn_cast<TensorType>(op->getResult(0).getType());
+    if (have && (have.getElementType() != result->elementType ||
+                 (have.hasRank() && (have.getRank() != int64_t(result->shape.size()) ||
+                                     llvm::any_of(llvm::zip(have.getShape(), result->shape),
+                                                  [](auto dims) {
+                                                    auto [a, b] = dims;
+                                                    return a != ShapedType::kDynamic && a != b;
+                                                  })))))
+      continue;
+    OpBuilder builder(op);
+    OperationState state(op->getLoc(), "onnx.Constant");
+    Attribute value = result->toAttribute();
+    state.addAttribute("value", value);
+    state.addTypes(cast<TypedAttr>(value).getType());
+    Operation *constant = builder.create(state);
+    op->getResult(0).replaceAllUsesWith(constant->getResult(0));
+    op->erase();
+    ++folded;
+  }
+  folded += foldConstantIfs(func);
+  ortc::syncFunctionResultTypes(func);
+  return folded;
+}
+
+namespace {
 
 struct OnnxFoldConstants : ortc::impl::OnnxFoldConstantsBase<OnnxFoldConstants> {
   using Base::Base;
 
-  void runOnOperation() override {
-    static const llvm::StringMap<Folder> folders = buildFolders();
-    func::FuncOp func = getOperation();
-    SmallVector<Operation *> ops;
-    func.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
-    for (Operation *op : ops) {
-      auto folder = folders.find(op->getName().getStringRef());
-      if (folder == folders.end() || op->getNumResults() != 1)
-        continue;
-      // Reshape/Squeeze/Unsqueeze/Expand read only their data as a tensor.
-      Inputs inputs;
-      for (Value operand : op->getOperands())
-        inputs.push_back(isa<NoneType>(operand.getType())
-                             ? std::nullopt
-                             : ortc::readHostTensor(operand, maxElements));
-      std::optional<HostTensor> result = folder->second(op, inputs, maxElements);
-      if (!result)
-        continue;
-      OpBuilder builder(op);
-      OperationState state(op->getLoc(), "onnx.Constant");
-      Attribute value = result->toAttribute();
-      state.addAttribute("value", value);
-      state.addTypes(cast<TypedAttr>(value).getType());
-      Operation *constant = builder.create(state);
-      op->getResult(0).replaceAllUsesWith(constant->getResult(0));
-      op->erase();
-      ++numFolded;
-    }
-    ortc::syncFunctionResultTypes(func);
-  }
+  void runOnOperation() override { numFolded += ortc::foldConstantsIn(getOperation(), maxElements); }
 };
 
 } // namespace

@@ -123,7 +123,11 @@ std::optional<HostTensor> readHostTensor(Value v, int64_t maxElements) {
       t.ints[k] = is[k];
     return t;
   }
-  auto attr = dyn_cast_or_null<ElementsAttr>(op->getAttr("value"));
+  return readHostAttribute(op->getAttr("value"), maxElements);
+}
+
+std::optional<HostTensor> readHostAttribute(Attribute value, int64_t maxElements) {
+  auto attr = dyn_cast_or_null<ElementsAttr>(value);
   if (!attr)
     return std::nullopt;
   auto type = dyn_cast<RankedTensorType>(attr.getType());

@@ -53,6 +53,10 @@ bool isHostElementType(mlir::Type type);
 /// element type and at most `maxElements` elements.
 std::optional<HostTensor> readHostTensor(mlir::Value v, int64_t maxElements);
 
+/// The value of a dense or dense-resource elements attribute of a supported
+/// element type with at most `maxElements` elements.
+std::optional<HostTensor> readHostAttribute(mlir::Attribute value, int64_t maxElements);
+
 } // namespace ortc
 
 #endif // ORTC_COMPILER_TRANSFORMS_HOSTTENSOR_H

@@ -81,6 +81,29 @@ def OnnxFoldConstants : Pass<"onnx-fold-constants", "mlir::func::FuncOp"> {
   ];
 }
 
+def OnnxPropagateShapes : Pass<"onnx-propagate-shapes", "mlir::func::FuncOp"> {
+  let summary = "Shape inference and constant folding, alternated to a fixed point";
+  let description = [{
+    ONNX-style data propagation: runs onnx-shape-inference and
+    onnx-fold-constants (with the same `max-elements`) in turn until neither
+    changes anything, so that shape arithmetic on static inputs
+    (Shape -> Gather/Slice/Concat/... -> Reshape/Expand/ConstantOfShape/Range)
+    folds to constants and every type that follows from them is refined.
+    Stops with an error after `max-rounds` rounds that still change something.
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"65536",
+           "Largest constant, in elements, that folding reads or writes">,
+    Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"100",
+           "Most inference and folding rounds before giving up">,
+  ];
+  let statistics = [
+    Statistic<"numRounds", "num-rounds", "Rounds of inference and folding run">,
+    Statistic<"numRefined", "num-refined", "Number of results whose type was refined">,
+    Statistic<"numFolded", "num-folded", "Number of ops replaced by constants">
+  ];
+}
+
 def OnnxFuseMatMulAdd : Pass<"onnx-fuse-matmul-add", "mlir::func::FuncOp"> {
   let summary = "Fold a bias Add into a 2-D MatMul or Gemm";
   let description = [{

@@ -8,11 +8,10 @@
 void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm) {
   auto &fn = pm.nest<mlir::func::FuncOp>();
   fn.addPass(createOnnxCanonicalize());
-  fn.addPass(createOnnxShapeInference());
-  fn.addPass(createOnnxUpgradeGenericOps());
   // Static shapes let shape arithmetic fold; folded shapes refine more types.
-  fn.addPass(createOnnxFoldConstants());
-  fn.addPass(createOnnxShapeInference());
+  fn.addPass(createOnnxPropagateShapes());
+  fn.addPass(createOnnxUpgradeGenericOps());
+  fn.addPass(createOnnxPropagateShapes());
   fn.addPass(createOnnxFoldConvBatchNorm());
   fn.addPass(createOnnxFuseMatMulAdd());
   fn.addPass(createOnnxRecognizeFusedOps());

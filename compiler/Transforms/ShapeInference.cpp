@@ -456,7 +456,12 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
   int64_t span = in + padBegin + padEnd - effective;
   if (span < 0)
     return -1;
-  return (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // With ceil_mode a last window that would start in the end padding is
+  // dropped (ONNX's rule, and what the pooling kernels compute).
+  if (ceilMode && out > 1 && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
 }
 
 FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {
@@ -761,14 +766,33 @@ FailureOr<Proposal> inferPad(Operation *op) {
   return p;
 }
 
+/// Expand whose target shape is not a constant but has a static length: the
+/// rank is known, and so is every dim the input has other than 1.
+FailureOr<Proposal> inferExpandRank(Operation *op, ArrayRef<int64_t> in) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto shapeShape = shapeOf(op->getOperand(1));
+  if (!shapeShape || shapeShape->size() != 1 || (*shapeShape)[0] == kDyn)
+    return unknownShape(p, elem);
+  int64_t rank = std::max<int64_t>(in.size(), (*shapeShape)[0]);
+  SmallVector<int64_t> out(rank, kDyn);
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1)
+      out[rank - in.size() + i] = in[i];
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
 /// Expand broadcasts the input against a constant shape.
 FailureOr<Proposal> inferExpand(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto in = shapeOf(op->getOperand(0));
   auto target = ortc::getConstantIntValues(op->getOperand(1));
-  if (!in || !target)
+  if (!in)
     return unknownShape(p, elem);
+  if (!target)
+    return inferExpandRank(op, *in);
   auto out = ortc::broadcastShapes({*in, *target});
   if (!out) {
     op->emitError("the input cannot be expanded to the target shape");
@@ -808,6 +832,177 @@ FailureOr<Proposal> inferNormalization(Operation *op) {
   return p;
 }
 
+/// ConstantOfShape: the shape is input 0's values; the element type is the
+/// `value` attribute's (f32 without one).
+FailureOr<Proposal> inferConstantOfShape(Operation *op) {
+  Proposal p(1);
+  Type elem = Float32Type::get(op->getContext());
+  if (auto value = dyn_cast_or_null<ElementsAttr>(op->getAttr("value")))
+    elem = value.getElementType();
+  if (auto dims = ortc::getConstantIntValues(op->getOperand(0))) {
+    if (llvm::any_of(*dims, [](int64_t d) { return d < 0; })) {
+      op->emitError("the shape has a negative dim");
+      return failure();
+    }
+    p[0] = tensorType(*dims, elem);
+    return p;
+  }
+  auto shapeShape = shapeOf(op->getOperand(0));
+  if (shapeShape && shapeShape->size() == 1 && (*shapeShape)[0] != kDyn)
+    p[0] = tensorType(SmallVector<int64_t>((*shapeShape)[0], kDyn), elem);
+  else
+    p[0] = tensorType(std::nullopt, elem);
+  return p;
+}
+
+/// Range: 1-D, max(ceil((limit - start) / delta), 0) long when all three are
+/// constants.
+FailureOr<Proposal> inferRange(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  p[0] = tensorType(SmallVector<int64_t>{kDyn}, elem);
+  auto start = ortc::readHostTensor(op->getOperand(0), 1);
+  auto limit = ortc::readHostTensor(op->getOperand(1), 1);
+  auto delta = ortc::readHostTensor(op->getOperand(2), 1);
+  if (!start || !limit || !delta || start->numElements() != 1 || limit->numElements() != 1 ||
+      delta->numElements() != 1)
+    return p;
+  double n;
+  if (start->isFloat())
+    n = std::ceil((limit->floats[0] - start->floats[0]) / delta->floats[0]);
+  else if (delta->ints[0] != 0)
+    n = std::ceil(double(limit->ints[0] - start->ints[0]) / double(delta->ints[0]));
+  else
+    n = NAN;
+  if (!std::isfinite(n) || n > 1e15) {
+    op->emitError("delta is zero or the range is not finite");
+    return failure();
+  }
+  p[0] = tensorType(SmallVector<int64_t>{std::max<int64_t>(int64_t(n), 0)}, elem);
+  return p;
+}
+
+/// GatherElements: the indices' shape, the data's element type.
+FailureOr<Proposal> inferGatherElements(Operation *op) {
+  Proposal p(1);
+  p[0] = tensorType(shapeOf(op->getOperand(1)), elementOf(op->getOperand(0)));
+  return p;
+}
+
+/// GatherND with batch_dims b: indices[:-1] + data[b + indices[-1]:].
+FailureOr<Proposal> inferGatherND(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  auto data = shapeOf(op->getOperand(0)), indices = shapeOf(op->getOperand(1));
+  if (!data || !indices || indices->empty() || indices->back() == kDyn)
+    return unknownShape(p, elem);
+  int64_t b = intAttr(op, "batch_dims", 0), k = indices->back();
+  if (b < 0 || b + k > int64_t(data->size()) || b >= int64_t(indices->size())) {
+    op->emitError("indices do not fit the data's rank");
+    return failure();
+  }
+  SmallVector<int64_t> out(indices->begin(), indices->end() - 1);
+  out.append(data->begin() + b + k, data->end());
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
+/// ArgMax/ArgMin: a reduction over `axis` giving int64.
+FailureOr<Proposal> inferArgReduce(Operation *op) {
+  Proposal p(1);
+  Type i64 = IntegerType::get(op->getContext(), 64);
+  auto in = shapeOf(op->getOperand(0));
+  if (!in)
+    return unknownShape(p, i64);
+  auto axis = normalizeAxis(intAttr(op, "axis", 0), in->size());
+  if (!axis) {
+    op->emitError("axis is out of range for rank ") << in->size();
+    return failure();
+  }
+  SmallVector<int64_t> out = *in;
+  if (intAttr(op, "keepdims", 1))
+    out[*axis] = 1;
+  else
+    out.erase(out.begin() + *axis);
+  p[0] = tensorType(out, i64);
+  return p;
+}
+
+/// TopK: values and int64 indices, `axis` cut to a constant K.
+FailureOr<Proposal> inferTopK(Operation *op) {
+  Proposal p(op->getNumResults());
+  auto in = shapeOf(op->getOperand(0));
+  auto k = ortc::getConstantIntValues(op->getOperand(1));
+  if (!in || !k || k->size() != 1)
+    return p;
+  auto axis = normalizeAxis(intAttr(op, "axis", -1), in->size());
+  if (!axis) {
+    op->emitError("axis is out of range for rank ") << in->size();
+    return failure();
+  }
+  SmallVector<int64_t> out = *in;
+  out[*axis] = (*k)[0];
+  p[0] = tensorType(out, elementOf(op->getOperand(0)));
+  if (p.size() > 1)
+    p[1] = tensorType(out, IntegerType::get(op->getContext(), 64));
+  return p;
+}
+
+FailureOr<Proposal> inferSize(Operation *op) {
+  Proposal p(1);
+  p[0] = RankedTensorType::get({}, IntegerType::get(op->getContext(), 64));
+  return p;
+}
+
+FailureOr<Proposal> inferIsClass(Operation *op) {
+  Proposal p(1);
+  p[0] = tensorType(shapeOf(op->getOperand(0)), IntegerType::get(op->getContext(), 1));
+  return p;
+}
+
+/// EyeLike, RandomUniformLike, RandomNormalLike, Bernoulli: the input's shape,
+/// the `dtype` attribute's element type (else the input's).
+FailureOr<Proposal> inferLikeWithDtype(Operation *op) {
+  Proposal p(1);
+  Type elem = elementOf(op->getOperand(0));
+  if (auto dtype = op->getAttrOfType<IntegerAttr>("dtype"))
+    elem = od::elementTypeForOnnxCode(op->getContext(), dtype.getInt());
+  p[0] = tensorType(shapeOf(op->getOperand(0)), elem);
+  return p;
+}
+
+/// If: a result both branches yield with the same type has that type; with
+/// the same rank and element type, the dims the two agree on.
+FailureOr<Proposal> inferIf(Operation *op) {
+  Proposal p(op->getNumResults());
+  if (op->getNumRegions() != 2)
+    return p;
+  SmallVector<Operation *, 2> yields;
+  for (Region &r : op->getRegions()) {
+    if (!r.hasOneBlock())
+      return p;
+    Operation *y = r.front().getTerminator();
+    if (!y || y->getNumOperands() != op->getNumResults())
+      return p;
+    yields.push_back(y);
+  }
+  for (unsigned i = 0; i < op->getNumResults(); ++i) {
+    Type a = yields[0]->getOperand(i).getType(), b = yields[1]->getOperand(i).getType();
+    if (a == b) {
+      p[i] = a;
+      continue;
+    }
+    auto ra = dyn_cast<RankedTensorType>(a), rb = dyn_cast<RankedTensorType>(b);
+    if (!ra || !rb || ra.getElementType() != rb.getElementType() || ra.getRank() != rb.getRank())
+      continue;
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < ra.getRank(); ++d)
+      dims.push_back(ra.getDimSize(d) == rb.getDimSize(d) ? ra.getDimSize(d) : kDyn);
+    p[i] = RankedTensorType::get(dims, ra.getElementType());
+  }
+  return p;
+}
+
 llvm::StringMap<ShapeFn> buildShapeFunctions() {
   llvm::StringMap<ShapeFn> fns;
   for (const char *name :
@@ -818,7 +1013,8 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
         "Neg",       "Not",      "Reciprocal", "Relu",  "Round",      "Selu",
         "Shrink",    "Sigmoid",  "Sign",       "Sin",   "Sinh",       "Softmax",
         "Softplus",  "Softsign", "Sqrt",       "Tan",   "Tanh",       "ThresholdedRelu",
-        "Hardmax"})
+        "Hardmax",   "Trilu",    "CumSum",     "Swish", "ScatterElements", "ScatterND",
+        "LpNormalization", "MeanVarianceNormalization"})
     fns[std::string("onnx.") + name] = sameAsInput0;
   for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
                            "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
@@ -856,6 +1052,19 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
   fns["onnx.Slice"] = inferSlice;
   fns["onnx.Pad"] = inferPad;
   fns["onnx.Expand"] = inferExpand;
+  fns["onnx.ConstantOfShape"] = inferConstantOfShape;
+  fns["onnx.Range"] = inferRange;
+  fns["onnx.GatherElements"] = inferGatherElements;
+  fns["onnx.GatherND"] = inferGatherND;
+  fns["onnx.ArgMax"] = inferArgReduce;
+  fns["onnx.ArgMin"] = inferArgReduce;
+  fns["onnx.TopK"] = inferTopK;
+  fns["onnx.Size"] = inferSize;
+  fns["onnx.IsNaN"] = inferIsClass;
+  fns["onnx.IsInf"] = inferIsClass;
+  for (const char *name : {"EyeLike", "RandomUniformLike", "RandomNormalLike", "Bernoulli"})
+    fns[std::string("onnx.") + name] = inferLikeWithDtype;
+  fns["onnx.If"] = inferIf;
   fns["onnx.Tile"] = inferTile;
   for (const char *name :
        {"BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization"})
@@ -894,38 +1103,49 @@ FailureOr<Type> join(Type have, Type proposed) {
   return Type(RankedTensorType::get(dims, haveTensor.getElementType()));
 }
 
+} // namespace
+
+LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined) {
+  static const llvm::StringMap<ShapeFn> shapeFns = buildShapeFunctions();
+  bool failedAny = false;
+  func.walk([&](Operation *op) {
+    auto fn = shapeFns.find(op->getName().getStringRef());
+    if (fn == shapeFns.end())
+      return;
+    FailureOr<Proposal> proposal = fn->second(op);
+    if (failed(proposal)) {
+      failedAny = true;
+      return;
+    }
+    for (unsigned i = 0; i < op->getNumResults() && i < proposal->size(); ++i) {
+      Type have = op->getResult(i).getType();
+      FailureOr<Type> joined = join(have, (*proposal)[i]);
+      if (failed(joined)) {
+        op->emitError("result ") << i << " is declared as " << have << " but its inputs give "
+                                 << (*proposal)[i];
+        failedAny = true;
+        continue;
+      }
+      if (*joined != have) {
+        op->getResult(i).setType(*joined);
+        ++numRefined;
+      }
+    }
+  });
+  if (failedAny)
+    return failure();
+  ortc::syncFunctionResultTypes(func);
+  return success();
+}
+
+namespace {
+
 struct OnnxShapeInference : ortc::impl::OnnxShapeInferenceBase<OnnxShapeInference> {
   void runOnOperation() override {
-    static const llvm::StringMap<ShapeFn> shapeFns = buildShapeFunctions();
-    func::FuncOp func = getOperation();
-    bool failedAny = false;
-    func.walk([&](Operation *op) {
-      auto fn = shapeFns.find(op->getName().getStringRef());
-      if (fn == shapeFns.end())
-        return;
-      FailureOr<Proposal> proposal = fn->second(op);
-      if (failed(proposal)) {
-        failedAny = true;
-        return;
-      }
-      for (unsigned i = 0; i < op->getNumResults() && i < proposal->size(); ++i) {
-        Type have = op->getResult(i).getType();
-        FailureOr<Type> joined = join(have, (*proposal)[i]);
-        if (failed(joined)) {
-          op->emitError("result ")
-              << i << " is declared as " << have << " but its inputs give " << (*proposal)[i];
-          failedAny = true;
-          continue;
-        }
-        if (*joined != have) {
-          op->getResult(i).setType(*joined);
-          ++numRefined;
-        }
-      }
-    });
-    if (failedAny)
+    unsigned refined = 0;
+    if (failed(ortc::inferShapesIn(getOperation(), refined)))
       return signalPassFailure();
-    ortc::syncFunctionResultTypes(func);
+    numRefined += refined;
   }
 };
 
