@@ -32,7 +32,7 @@ Status checkIO(const char *op, const KernelCall &call, const TensorView *X, Elem
   return Status::ok();
 }
 
-enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp };
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp, LogSum };
 
 /// map(x) folded with combine(); identity is combine's neutral element.
 template <ReduceKind K> struct ReduceOp {
@@ -65,6 +65,8 @@ template <ReduceKind K> struct ReduceOp {
       return a / float(count);
     if (K == ReduceKind::L2)
       return std::sqrt(a);
+    if (K == ReduceKind::LogSum)
+      return std::log(a);
     return a;
   }
 };
@@ -313,6 +315,9 @@ Status reduceSumSquare(const KernelCall &call) {
 }
 Status reduceLogSumExp(const KernelCall &call) {
   return reduceImpl<ReduceKind::LogSumExp>(call, "ReduceLogSumExp");
+}
+Status reduceLogSum(const KernelCall &call) {
+  return reduceImpl<ReduceKind::LogSum>(call, "ReduceLogSum");
 }
 Status argMax(const KernelCall &call) { return argImpl<true>(call, "ArgMax"); }
 Status argMin(const KernelCall &call) { return argImpl<false>(call, "ArgMin"); }
