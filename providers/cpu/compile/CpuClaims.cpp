@@ -158,8 +158,29 @@ Refusal checkPool(Operation *op) {
 }
 
 Refusal checkReduce(Operation *op) {
-  if (auto r = requireF32(op, {0}); r.any())
-    return r;
+  // float32 and float64; ReduceMax and ReduceMin also int8, uint8, int32,
+  // int64 and bool (ReduceKernels.cpp).
+  auto data = rankedType(op->getOperand(0));
+  Type e = data ? data.getElementType() : Type();
+  bool ok = e && (e.isF32() || e.isF64());
+  StringRef name = op->getName().getStringRef();
+  bool maxMin = name == "onnx.ReduceMax" || name == "onnx.ReduceMin";
+  if (auto it = dyn_cast_or_null<IntegerType>(e); it && maxMin)
+    ok = it.getWidth() == 1 || it.getWidth() == 8 ||
+         ((it.getWidth() == 32 || it.getWidth() == 64) && !it.isUnsigned());
+  if (!ok)
+    return refuse(RejectedKind::DType,
+                  [&] {
+                    std::string s;
+                    llvm::raw_string_ostream os(s);
+                    if (data)
+                      os << "input 0 has element type " << e;
+                    else
+                      os << "input 0 is " << op->getOperand(0).getType();
+                    return s;
+                  }(),
+                  maxMin ? "float32, float64, int8, uint8, int32, int64 or bool data"
+                         : "float32 or float64 data");
   // An axes input of static shape [0] is known to be empty without being a
   // constant: the kernel reads no values from it.
   if (op->getNumOperands() > 1 && !isOmitted(op->getOperand(1)))

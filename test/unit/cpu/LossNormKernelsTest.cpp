@@ -591,4 +591,44 @@ TEST(NormKernels, ReduceLogSum) {
   EXPECT_INVALID(run("ReduceLogSum", {}, {&X, &bad}, {&Y}), "out of range");
 }
 
+TEST(NormKernels, ReduceOtherElementTypes) {
+  // float64 for every kind: LogSumExp of large values does not overflow.
+  Tensor D(ElementType::Double, {2, 2});
+  double dv[4] = {1000.0, 1000.0, -1.0, 2.0};
+  std::memcpy(D.bytes.data(), dv, sizeof dv);
+  Tensor axes = I64({1}, {1}), Yd(ElementType::Double, {2, 1});
+  EXPECT_OK(run("ReduceLogSumExp", {}, {&D, &axes}, {&Yd}));
+  const double *yd = reinterpret_cast<const double *>(Yd.bytes.data());
+  EXPECT_NEAR(yd[0], 1000.0 + std::log(2.0), 1e-12);
+  EXPECT_NEAR(yd[1], std::log(std::exp(-1.0) + std::exp(2.0)), 1e-12);
+  // Max and Min over integers and bool; an empty reduction gives the type's
+  // lowest (Max) or highest (Min) value.
+  Tensor I = I64({2, 3}, {5, -7, 3, -1, -2, -9}), Yi(ElementType::Int64, {2, 1});
+  EXPECT_OK(run("ReduceMax", {}, {&I, &axes}, {&Yi}));
+  EXPECT_EQ(at(Yi, 0), 5);
+  EXPECT_EQ(at(Yi, 1), -1);
+  EXPECT_OK(run("ReduceMin", {}, {&I, &axes}, {&Yi}));
+  EXPECT_EQ(at(Yi, 0), -7);
+  EXPECT_EQ(at(Yi, 1), -9);
+  Tensor B(ElementType::Bool, {2, 2});
+  B.bytes[0] = 0, B.bytes[1] = 1, B.bytes[2] = 0, B.bytes[3] = 0;
+  Tensor Yb(ElementType::Bool, {2, 1});
+  EXPECT_OK(run("ReduceMax", {}, {&B, &axes}, {&Yb}));
+  EXPECT_EQ(Yb.bytes[0], 1);
+  EXPECT_EQ(Yb.bytes[1], 0);
+  EXPECT_OK(run("ReduceMin", {}, {&B, &axes}, {&Yb}));
+  EXPECT_EQ(Yb.bytes[0], 0);
+  Tensor E(ElementType::Int32, {2, 0}), Ye(ElementType::Int32, {2, 1});
+  EXPECT_OK(run("ReduceMax", {}, {&E, &axes}, {&Ye}));
+  EXPECT_EQ(at(Ye, 0), std::numeric_limits<int32_t>::lowest());
+  EXPECT_OK(run("ReduceMin", {}, {&E, &axes}, {&Ye}));
+  EXPECT_EQ(at(Ye, 1), std::numeric_limits<int32_t>::max());
+  // Integer sums are not computed; the output type must be the input's.
+  EXPECT_INVALID(run("ReduceSum", {}, {&I, &axes}, {&Yi}), "float32 or float64");
+  Tensor Yf(ElementType::Float, {2, 1});
+  EXPECT_INVALID(run("ReduceMax", {}, {&I, &axes}, {&Yf}), "output must be int64");
+  Tensor H(ElementType::Float16, {2, 2}), Yh(ElementType::Float16, {2, 1});
+  EXPECT_INVALID(run("ReduceMax", {}, {&H, &axes}, {&Yh}), "got float16");
+}
+
 } // namespace
