@@ -157,6 +157,8 @@ Refusal checkPool(Operation *op) {
   return {};
 }
 
+std::string typeText(Type type);
+
 Refusal checkReduce(Operation *op) {
   // float32 and float64; ReduceMax and ReduceMin also int8, uint8, int32,
   // int64 and bool (ReduceKernels.cpp).
@@ -170,15 +172,8 @@ Refusal checkReduce(Operation *op) {
          ((it.getWidth() == 32 || it.getWidth() == 64) && !it.isUnsigned());
   if (!ok)
     return refuse(RejectedKind::DType,
-                  [&] {
-                    std::string s;
-                    llvm::raw_string_ostream os(s);
-                    if (data)
-                      os << "input 0 has element type " << e;
-                    else
-                      os << "input 0 is " << op->getOperand(0).getType();
-                    return s;
-                  }(),
+                  data ? "input 0 has element type " + typeText(e)
+                       : "input 0 is " + typeText(op->getOperand(0).getType()),
                   maxMin ? "float32, float64, int8, uint8, int32, int64 or bool data"
                          : "float32 or float64 data");
   // An axes input of static shape [0] is known to be empty without being a
@@ -249,12 +244,10 @@ Refusal checkLoss(Operation *op) {
   if (auto r = requireMinRank(op, 0, 2, "scores [N, C, d1..dk]"); r.any())
     return r;
   auto target = rankedType(op->getOperand(1));
-  if (!target || !(target.getElementType().isInteger(32) || target.getElementType().isInteger(64)))
-    return refuse(RejectedKind::DType, "input 1 is " + [&] {
-      std::string s;
-      llvm::raw_string_ostream(s) << op->getOperand(1).getType();
-      return s;
-    }(), "an int32 or int64 target");
+  auto index = target ? dyn_cast<IntegerType>(target.getElementType()) : IntegerType();
+  if (!index || index.isUnsigned() || (index.getWidth() != 32 && index.getWidth() != 64))
+    return refuse(RejectedKind::DType, "input 1 is " + typeText(op->getOperand(1).getType()),
+                  "an int32 or int64 target");
   if (auto r = requireOneOf(op, "reduction", "mean", {"none", "sum", "mean"}); r.any())
     return r;
   return requireNoOutputGap(op);
@@ -267,6 +260,8 @@ Refusal checkRmsNormalization(Operation *op) {
     return r;
   auto x = rankedType(op->getOperand(0));
   auto scale = rankedType(op->getOperand(1));
+  if (!scale)
+    return refuse(RejectedKind::Shape, "no scale input", "a scale input");
   int64_t rank = x.getRank(), axis = normalizeAxis(intAttr(op, "axis", -1), x.getRank());
   if (axis < 0 || axis >= rank)
     return refuse(RejectedKind::Attribute, "axis " + std::to_string(intAttr(op, "axis", -1)),
@@ -278,11 +273,9 @@ Refusal checkRmsNormalization(Operation *op) {
     fits = d == 1 || ShapedType::isDynamic(d) || ShapedType::isDynamic(t) || d == t;
   }
   if (!fits)
-    return refuse(RejectedKind::Shape, "scale " + [&] {
-      std::string s;
-      llvm::raw_string_ostream(s) << scale;
-      return s;
-    }() + " does not broadcast to X's dims from axis " + std::to_string(axis),
+    return refuse(RejectedKind::Shape,
+                  "scale " + typeText(scale) + " does not broadcast to X's dims from axis " +
+                      std::to_string(axis),
                   "a scale broadcasting (numpy) to X.shape[axis:]");
   return {};
 }
@@ -301,13 +294,9 @@ Refusal checkGroupNormalization(Operation *op) {
                   "num_groups dividing C = " + std::to_string(C));
   for (unsigned i : {1u, 2u}) {
     auto t = rankedType(op->getOperand(i));
-    if (t.getShape() != ArrayRef<int64_t>{C})
+    if (!t || t.getShape() != ArrayRef<int64_t>{C})
       return refuse(RejectedKind::Shape,
-                    "input " + std::to_string(i) + " has shape " + [&] {
-                      std::string s;
-                      llvm::raw_string_ostream(s) << t;
-                      return s;
-                    }(),
+                    "input " + std::to_string(i) + " is " + typeText(op->getOperand(i).getType()),
                     "scale and bias of shape [C] = [" + std::to_string(C) +
                         "] (the opset-21 per-channel form)");
   }
@@ -411,11 +400,8 @@ const std::map<std::string, LibraryOp> &libraryOps() {
             auto t = rankedType(op->getResult(i));
             if (t && !t.getElementType().isF32())
               return refuse(RejectedKind::DType,
-                            "output " + std::to_string(i) + " has element type " + [&] {
-                              std::string s;
-                              llvm::raw_string_ostream(s) << t.getElementType();
-                              return s;
-                            }(),
+                            "output " + std::to_string(i) + " has element type " +
+                                typeText(t.getElementType()),
                             "float32 Mean and InvStdDev");
           }
           if (auto r = requireNoOutputGap(op); r.any())
