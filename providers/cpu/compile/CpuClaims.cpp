@@ -429,11 +429,18 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           if (auto r = requireF32(op, {0, 1, 2, 3, 4}); r.any())
             return r;
-          if (intAttr(op, "training_mode", 0) != 0)
-            return refuse(RejectedKind::Attribute, "training_mode 1", "inference (training_mode 0)");
+          int64_t training = intAttr(op, "training_mode", 0);
+          if (training != 0 && training != 1)
+            return refuse(RejectedKind::Attribute, "training_mode " + std::to_string(training),
+                          "training_mode 0 or 1");
           if (auto r = requireRank(op, 0, 2, 8); r.any())
             return r;
-          return requireUnusedResultsAfter(op, 1);
+          if (training == 0)
+            return requireUnusedResultsAfter(op, 1);
+          // training_mode 1 (opset 14+): Y, running_mean, running_var.
+          if (auto r = requireNoOutputGap(op); r.any())
+            return r;
+          return requireUnusedResultsAfter(op, 3);
         }}},
       {"InstanceNormalization",
        {"InstanceNormalization",

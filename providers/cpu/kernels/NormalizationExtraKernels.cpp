@@ -323,4 +323,82 @@ Status lrn(const KernelCall &call) {
   return Status::ok();
 }
 
+//===----------------------------------------------------------------------===//
+// BatchNormalization, training_mode 1 (opset 14+); batchNormalization
+// (NormalizationKernels.cpp) hands such calls here
+//===----------------------------------------------------------------------===//
+
+Status batchNormalizationTraining(const KernelCall &call) {
+  const char *op = "BatchNormalization";
+  if (call.attrs.getInt("training_mode", 0) != 1)
+    return invalid(op, "training_mode " + std::to_string(call.attrs.getInt("training_mode", 0)) +
+                           " is not 0 or 1");
+  const TensorView *X = dataInput(call, 0);
+  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+    return s;
+  if (X->shape.size() < 2)
+    return invalid(op, "X must be [N,C,...], got " + shapeToString(X->shape));
+  int64_t N = X->shape[0], C = X->shape[1];
+  int64_t inner = product(X->shape, 2, X->shape.size());
+  const char *roles[4] = {"scale", "B", "input_mean", "input_var"};
+  const float *p[4];
+  for (int i = 0; i < 4; ++i) {
+    const TensorView *t = dataInput(call, 1 + i);
+    if (Status s = checkPerChannel(op, t, roles[i], C); !s.isOk())
+      return s;
+    p[i] = static_cast<const float *>(t->data);
+  }
+  // Outputs: Y, and optional running_mean and running_var ([C]).
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  for (size_t i = 3; i < call.numOutputs; ++i)
+    if (call.outputs[i].data)
+      return invalid(op, "output " + std::to_string(i) + " is not supported");
+  if (Status s = checkFloat(op, &call.outputs[0], "output Y"); !s.isOk())
+    return s;
+  if (Status s = checkOutputShape(op, call.outputs[0], X->shape); !s.isOk())
+    return s;
+  float *running[2] = {nullptr, nullptr};
+  for (size_t i = 1; i < call.numOutputs && i < 3; ++i) {
+    const TensorView &o = call.outputs[i];
+    if (!o.data)
+      continue;
+    if (Status s = checkPerChannel(op, &o, i == 1 ? "output running_mean" : "output running_var",
+                                   C);
+        !s.isOk())
+      return s;
+    running[i - 1] = static_cast<float *>(o.data);
+  }
+  float epsilon = call.attrs.getFloat("epsilon", 1e-5f);
+  double momentum = call.attrs.getFloat("momentum", 0.9f);
+  int64_t count = N * inner;
+  const float *x = static_cast<const float *>(X->data);
+  float *y = static_cast<float *>(call.outputs[0].data);
+  for (int64_t c = 0; c < C; ++c) {
+    // The batch's mean and (biased) variance over N and the spatial dims.
+    double sum = 0, sq = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i)
+        sum += x[(n * C + c) * inner + i];
+    double mean = count ? sum / double(count) : 0.0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        double d = x[(n * C + c) * inner + i] - mean;
+        sq += d * d;
+      }
+    double var = count ? sq / double(count) : 0.0;
+    double a = p[0][c] / std::sqrt(var + double(epsilon)), b = p[1][c] - mean * a;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t e = (n * C + c) * inner + i;
+        y[e] = float(x[e] * a + b);
+      }
+    if (running[0])
+      running[0][c] = float(p[2][c] * momentum + mean * (1 - momentum));
+    if (running[1])
+      running[1][c] = float(p[3][c] * momentum + var * (1 - momentum));
+  }
+  return Status::ok();
+}
+
 } // namespace ortc::cpu::kernels

@@ -631,4 +631,45 @@ TEST(NormKernels, ReduceOtherElementTypes) {
   EXPECT_INVALID(run("ReduceMax", {}, {&H, &axes}, {&Yh}), "got float16");
 }
 
+TEST(NormKernels, BatchNormalizationTraining) {
+  std::vector<int64_t> shape = {2, 3, 2, 2};
+  Tensor X = randomF(shape, 41, 2.f), S = randomF({3}, 42), B = randomF({3}, 43);
+  Tensor M = randomF({3}, 44), V = randomF({3}, 45);
+  for (int64_t c = 0; c < 3; ++c)
+    V.f()[c] = std::fabs(V.f()[c]) + 0.5f;
+  int64_t N = 2, C = 3, inner = 4;
+  std::vector<double> want(numel(shape)), rm(C), rv(C);
+  for (int64_t c = 0; c < C; ++c) {
+    double s = 0, q = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i)
+        s += X.f()[(n * C + c) * inner + i];
+    double m = s / (N * inner);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i)
+        q += std::pow(X.f()[(n * C + c) * inner + i] - m, 2);
+    double v = q / (N * inner);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t e = (n * C + c) * inner + i;
+        want[e] = (X.f()[e] - m) / std::sqrt(v + 1e-2) * S.f()[c] + B.f()[c];
+      }
+    rm[c] = M.f()[c] * 0.8 + m * 0.2;
+    rv[c] = V.f()[c] * 0.8 + v * 0.2;
+  }
+  Tensor Y(ElementType::Float, shape), RM(ElementType::Float, {3}), RV(ElementType::Float, {3});
+  Attrs attrs = Attrs().i("training_mode", 1).f("epsilon", 1e-2f).f("momentum", 0.8f);
+  EXPECT_OK(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y, &RM, &RV}));
+  EXPECT_TRUE(near(Y.floats(), want, 1e-4));
+  EXPECT_TRUE(near(RM.floats(), rm));
+  EXPECT_TRUE(near(RV.floats(), rv));
+  // The running statistics are optional.
+  Tensor Y2(ElementType::Float, shape);
+  EXPECT_OK(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y2}));
+  EXPECT_TRUE(near(Y2.floats(), want, 1e-4));
+  Tensor bad(ElementType::Float, {2});
+  EXPECT_INVALID(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y, &bad}),
+                 "running_mean must be [3]");
+}
+
 } // namespace
