@@ -189,15 +189,15 @@ Refusal checkReduce(Operation *op) {
 // NormalizationExtraKernels.cpp)
 //===----------------------------------------------------------------------===//
 
-/// The plan passes a node's present outputs in order, so an omitted output
-/// may only be followed by omitted ones.
+/// The plan passes a node's present outputs in order, so one after an
+/// omitted output would land in the omitted one's slot: it must be unused.
 Refusal requireNoOutputGap(Operation *op) {
   bool gap = false;
   for (unsigned i = 0; i < op->getNumResults(); ++i) {
     bool omitted = isa<NoneType>(op->getResult(i).getType());
-    if (gap && !omitted)
+    if (gap && !omitted && !op->getResult(i).use_empty())
       return refuse(RejectedKind::Attribute,
-                    "output " + std::to_string(i) + " is present after an omitted output",
+                    "output " + std::to_string(i) + " is used after an omitted output",
                     "optional outputs omitted only at the end");
     gap |= omitted;
   }
