@@ -215,9 +215,173 @@ Refusal checkPool(Operation *op) {
 }
 
 Refusal checkReduce(Operation *op) {
+  // float32 and float64; ReduceMax and ReduceMin also int8, uint8, int32,
+  // int64 and bool (ReduceKernels.cpp).
+  auto data = rankedType(op->getOperand(0));
+  Type e = data ? data.getElementType() : Type();
+  bool ok = e && (e.isF32() || e.isF64());
+  StringRef name = op->getName().getStringRef();
+  bool maxMin = name == "onnx.ReduceMax" || name == "onnx.ReduceMin";
+  if (auto it = dyn_cast_or_null<IntegerType>(e); it && maxMin)
+    ok = it.getWidth() == 1 || it.getWidth() == 8 ||
+         ((it.getWidth() == 32 || it.getWidth() == 64) && !it.isUnsigned());
+  if (!ok)
+    return refuse(RejectedKind::DType,
+                  data ? "input 0 has element type " + typeText(e)
+                       : "input 0 is " + typeText(op->getOperand(0).getType()),
+                  maxMin ? "float32, float64, int8, uint8, int32, int64 or bool data"
+                         : "float32 or float64 data");
+  // An axes input of static shape [0] is known to be empty without being a
+  // constant: the kernel reads no values from it.
+  if (op->getNumOperands() > 1 && !isOmitted(op->getOperand(1)))
+    if (auto t = rankedType(op->getOperand(1)); t && t.hasStaticShape() && t.getNumElements() == 0)
+      return {};
+  return requireConstantOrStaticShapes(op, 1, "axes");
+}
+
+//===----------------------------------------------------------------------===//
+// Losses and the further normalizations (LossKernels.cpp,
+// NormalizationExtraKernels.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The plan passes a node's present outputs in order, so one after an
+/// omitted output would land in the omitted one's slot: it must be unused.
+Refusal requireNoOutputGap(Operation *op) {
+  bool gap = false;
+  for (unsigned i = 0; i < op->getNumResults(); ++i) {
+    bool omitted = isa<NoneType>(op->getResult(i).getType());
+    if (gap && !omitted && !op->getResult(i).use_empty())
+      return refuse(RejectedKind::Attribute,
+                    "output " + std::to_string(i) + " is used after an omitted output",
+                    "optional outputs omitted only at the end");
+    gap |= omitted;
+  }
+  return {};
+}
+
+Refusal requireMinRank(Operation *op, unsigned operand, int64_t minRank, const char *form) {
+  auto t = rankedType(op->getOperand(operand));
+  if (t && t.getRank() >= minRank)
+    return {};
+  return refuse(RejectedKind::Shape,
+                "input " + std::to_string(operand) + " has rank " +
+                    (t ? std::to_string(t.getRank()) : std::string("?")),
+                "rank >= " + std::to_string(minRank) + " (" + form + ")");
+}
+
+Refusal requireStashFloat(Operation *op) {
+  int64_t stash = intAttr(op, "stash_type", 1);
+  if (stash == 1)
+    return {};
+  return refuse(RejectedKind::Attribute, "stash_type " + std::to_string(stash),
+                "stash_type 1 (statistics in float32)");
+}
+
+/// An int-list attribute in either of its forms, or `fallback` when absent.
+std::vector<int64_t> intsAttr(Operation *op, StringRef name, std::vector<int64_t> fallback) {
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(name))
+    return std::vector<int64_t>(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (auto a = op->getAttrOfType<ArrayAttr>(name)) {
+    std::vector<int64_t> v;
+    for (Attribute e : a)
+      if (auto i = dyn_cast<IntegerAttr>(e))
+        v.push_back(i.getInt());
+    return v;
+  }
+  return fallback;
+}
+
+/// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: scores, target,
+/// optional weight.
+Refusal checkLoss(Operation *op) {
+  if (auto r = requireF32(op, {0, 2}); r.any())
+    return r;
+  if (auto r = requireMinRank(op, 0, 2, "scores [N, C, d1..dk]"); r.any())
+    return r;
+  auto target = rankedType(op->getOperand(1));
+  auto index = target ? dyn_cast<IntegerType>(target.getElementType()) : IntegerType();
+  if (!index || index.isUnsigned() || (index.getWidth() != 32 && index.getWidth() != 64))
+    return refuse(RejectedKind::DType, "input 1 is " + typeText(op->getOperand(1).getType()),
+                  "an int32 or int64 target");
+  if (auto r = requireOneOf(op, "reduction", "mean", {"none", "sum", "mean"}); r.any())
+    return r;
+  return requireNoOutputGap(op);
+}
+
+Refusal checkRmsNormalization(Operation *op) {
+  if (auto r = requireF32(op, {0, 1}); r.any())
+    return r;
+  if (auto r = requireStashFloat(op); r.any())
+    return r;
+  auto x = rankedType(op->getOperand(0));
+  auto scale = rankedType(op->getOperand(1));
+  if (!scale)
+    return refuse(RejectedKind::Shape, "no scale input", "a scale input");
+  int64_t rank = x.getRank(), axis = normalizeAxis(intAttr(op, "axis", -1), x.getRank());
+  if (axis < 0 || axis >= rank)
+    return refuse(RejectedKind::Attribute, "axis " + std::to_string(intAttr(op, "axis", -1)),
+                  "an axis within X's rank " + std::to_string(rank));
+  ArrayRef<int64_t> xs = x.getShape(), ss = scale.getShape();
+  bool fits = int64_t(ss.size()) <= rank - axis;
+  for (size_t i = 0; fits && i < ss.size(); ++i) {
+    int64_t d = ss[ss.size() - 1 - i], t = xs[xs.size() - 1 - i];
+    fits = d == 1 || ShapedType::isDynamic(d) || ShapedType::isDynamic(t) || d == t;
+  }
+  if (!fits)
+    return refuse(RejectedKind::Shape,
+                  "scale " + typeText(scale) + " does not broadcast to X's dims from axis " +
+                      std::to_string(axis),
+                  "a scale broadcasting (numpy) to X.shape[axis:]");
+  return {};
+}
+
+Refusal checkGroupNormalization(Operation *op) {
+  if (auto r = requireF32(op, {0, 1, 2}); r.any())
+    return r;
+  if (auto r = requireMinRank(op, 0, 2, "X [N, C, D1..Dn]"); r.any())
+    return r;
+  if (auto r = requireStashFloat(op); r.any())
+    return r;
+  int64_t C = rankedType(op->getOperand(0)).getShape()[1];
+  int64_t groups = intAttr(op, "num_groups", 0);
+  if (groups <= 0 || C % groups != 0)
+    return refuse(RejectedKind::Attribute, "num_groups " + std::to_string(groups),
+                  "num_groups dividing C = " + std::to_string(C));
+  for (unsigned i : {1u, 2u}) {
+    auto t = rankedType(op->getOperand(i));
+    if (!t || t.getShape() != ArrayRef<int64_t>{C})
+      return refuse(RejectedKind::Shape,
+                    "input " + std::to_string(i) + " is " + typeText(op->getOperand(i).getType()),
+                    "scale and bias of shape [C] = [" + std::to_string(C) +
+                        "] (the opset-21 per-channel form)");
+  }
+  return {};
+}
+
+Refusal checkMeanVarianceNormalization(Operation *op) {
   if (auto r = requireF32(op, {0}); r.any())
     return r;
-  return requireConstantOrStaticShapes(op, 1, "axes");
+  int64_t rank = rankedType(op->getOperand(0)).getRank();
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : intsAttr(op, "axes", {0, 2, 3})) {
+    int64_t n = normalizeAxis(a, rank);
+    if (n < 0 || n >= rank || seen[n])
+      return refuse(RejectedKind::Attribute, "axes entry " + std::to_string(a),
+                    "distinct axes within the rank " + std::to_string(rank));
+    seen[n] = true;
+  }
+  return {};
+}
+
+Refusal checkAlongAxis(Operation *op) {
+  if (auto r = requireF32(op, {0}); r.any())
+    return r;
+  int64_t rank = rankedType(op->getOperand(0)).getRank();
+  int64_t axis = normalizeAxis(intAttr(op, "axis", -1), rank);
+  if (axis < 0 || axis >= rank)
+    return refuse(RejectedKind::Attribute, "axis " + std::to_string(intAttr(op, "axis", -1)),
+                  "an axis within the input's rank " + std::to_string(rank));
+  return {};
 }
 
 const std::map<std::string, LibraryOp> &libraryOps() {
@@ -286,7 +450,18 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           if (auto r = requireF32(op, {0, 1, 2}); r.any())
             return r;
-          return requireUnusedResultsAfter(op, 1);
+          // Mean and InvStdDev (type U) come out in float32 only.
+          for (unsigned i = 1; i < op->getNumResults() && i < 3; ++i) {
+            auto t = rankedType(op->getResult(i));
+            if (t && !t.getElementType().isF32())
+              return refuse(RejectedKind::DType,
+                            "output " + std::to_string(i) + " has element type " +
+                                typeText(t.getElementType()),
+                            "float32 Mean and InvStdDev");
+          }
+          if (auto r = requireNoOutputGap(op); r.any())
+            return r;
+          return requireUnusedResultsAfter(op, 3);
         }}},
       {"layer_norm",
        {"LayerNormalization", [](Operation *op) { return requireF32(op, {0, 1, 2}); }}},
@@ -309,11 +484,18 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           if (auto r = requireF32(op, {0, 1, 2, 3, 4}); r.any())
             return r;
-          if (intAttr(op, "training_mode", 0) != 0)
-            return refuse(RejectedKind::Attribute, "training_mode 1", "inference (training_mode 0)");
+          int64_t training = intAttr(op, "training_mode", 0);
+          if (training != 0 && training != 1)
+            return refuse(RejectedKind::Attribute, "training_mode " + std::to_string(training),
+                          "training_mode 0 or 1");
           if (auto r = requireRank(op, 0, 2, 8); r.any())
             return r;
-          return requireUnusedResultsAfter(op, 1);
+          if (training == 0)
+            return requireUnusedResultsAfter(op, 1);
+          // training_mode 1 (opset 14+): Y, running_mean, running_var.
+          if (auto r = requireNoOutputGap(op); r.any())
+            return r;
+          return requireUnusedResultsAfter(op, 3);
         }}},
       {"InstanceNormalization",
        {"InstanceNormalization",
@@ -501,6 +683,44 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"ReduceProd", {"ReduceProd", checkReduce}},
       {"ReduceL2", {"ReduceL2", checkReduce}},
       {"ReduceSumSquare", {"ReduceSumSquare", checkReduce}},
+      {"ReduceL1", {"ReduceL1", checkReduce}},
+      {"ReduceLogSumExp", {"ReduceLogSumExp", checkReduce}},
+      {"ReduceLogSum", {"ReduceLogSum", checkReduce}},
+      {"NegativeLogLikelihoodLoss",
+       {"NegativeLogLikelihoodLoss",
+        [](Operation *op) -> Refusal {
+          if (auto r = checkLoss(op); r.any())
+            return r;
+          return requireUnusedResultsAfter(op, 1);
+        }}},
+      {"SoftmaxCrossEntropyLoss", {"SoftmaxCrossEntropyLoss", checkLoss}},
+      {"RMSNormalization", {"RMSNormalization", checkRmsNormalization}},
+      {"GroupNormalization", {"GroupNormalization", checkGroupNormalization}},
+      {"MeanVarianceNormalization",
+       {"MeanVarianceNormalization", checkMeanVarianceNormalization}},
+      {"Hardmax", {"Hardmax", checkAlongAxis}},
+      {"LpNormalization",
+       {"LpNormalization",
+        [](Operation *op) -> Refusal {
+          if (auto r = checkAlongAxis(op); r.any())
+            return r;
+          int64_t p = intAttr(op, "p", 2);
+          if (p != 1 && p != 2)
+            return refuse(RejectedKind::Attribute, "p " + std::to_string(p), "p 1 or 2");
+          return {};
+        }}},
+      {"LRN",
+       {"LRN",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0}); r.any())
+            return r;
+          if (auto r = requireMinRank(op, 0, 2, "X [N, C, D1..Dn]"); r.any())
+            return r;
+          if (intAttr(op, "size", 0) < 1)
+            return refuse(RejectedKind::Attribute, "size " + std::to_string(intAttr(op, "size", 0)),
+                          "size >= 1");
+          return {};
+        }}},
       {"ArgMax", {"ArgMax", [](Operation *op) { return requireF32(op, {0}); }}},
       {"ArgMin", {"ArgMin", [](Operation *op) { return requireF32(op, {0}); }}},
   };

@@ -70,8 +70,21 @@ Status reduceL1(const KernelCall &call);
 Status reduceL2(const KernelCall &call);
 Status reduceSumSquare(const KernelCall &call);
 Status reduceLogSumExp(const KernelCall &call);
+Status reduceLogSum(const KernelCall &call);
 Status argMax(const KernelCall &call);
 Status argMin(const KernelCall &call);
+
+// LossKernels.cpp
+Status negativeLogLikelihoodLoss(const KernelCall &call);
+Status softmaxCrossEntropyLoss(const KernelCall &call);
+
+// NormalizationExtraKernels.cpp
+Status rmsNormalization(const KernelCall &call);
+Status groupNormalization(const KernelCall &call);
+Status lpNormalization(const KernelCall &call);
+Status meanVarianceNormalization(const KernelCall &call);
+Status lrn(const KernelCall &call);
+Status hardmax(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -104,20 +117,28 @@ const KernelEntry kKernels[] = {
     {"Gemm", kernels::gemm},
     {"GlobalAveragePool", kernels::globalAveragePool},
     {"GlobalMaxPool", kernels::globalMaxPool},
+    {"GroupNormalization", kernels::groupNormalization},
     {"HammingWindow", kernels::hammingWindow},
     {"HannWindow", kernels::hannWindow},
+    {"Hardmax", kernels::hardmax},
     {"InstanceNormalization", kernels::instanceNormalization},
+    {"LRN", kernels::lrn},
     {"LayerNormalization", kernels::layerNormalization},
     {"LinearAttention", kernels::linearAttention},
     {"LogSoftmax", kernels::logSoftmax},
+    {"LpNormalization", kernels::lpNormalization},
     {"MatMul", kernels::matMul},
     {"MaxPool", kernels::maxPool},
+    {"MeanVarianceNormalization", kernels::meanVarianceNormalization},
     {"MelWeightMatrix", kernels::melWeightMatrix},
+    {"NegativeLogLikelihoodLoss", kernels::negativeLogLikelihoodLoss},
     {"NonMaxSuppression", kernels::nonMaxSuppression},
     {"NonZero", kernels::nonZero},
     {"Pad", kernels::pad},
+    {"RMSNormalization", kernels::rmsNormalization},
     {"ReduceL1", kernels::reduceL1},
     {"ReduceL2", kernels::reduceL2},
+    {"ReduceLogSum", kernels::reduceLogSum},
     {"ReduceLogSumExp", kernels::reduceLogSumExp},
     {"ReduceMax", kernels::reduceMax},
     {"ReduceMean", kernels::reduceMean},
@@ -131,6 +152,7 @@ const KernelEntry kKernels[] = {
     {"Shape", kernels::shape},
     {"Slice", kernels::slice},
     {"Softmax", kernels::softmax},
+    {"SoftmaxCrossEntropyLoss", kernels::softmaxCrossEntropyLoss},
     {"SpaceToDepth", kernels::spaceToDepth},
     {"Split", kernels::split},
     {"Squeeze", kernels::squeeze},

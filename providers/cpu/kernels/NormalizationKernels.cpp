@@ -281,13 +281,15 @@ Status layerNormalization(const KernelCall &call) {
 // BatchNormalization (inference) and InstanceNormalization
 //===----------------------------------------------------------------------===//
 
+Status batchNormalizationTraining(const KernelCall &call);
+
 Status batchNormalization(const KernelCall &call) {
   const char *op = "BatchNormalization";
   const TensorView *X = call.input(0);
   if (Status s = checkFloat(op, X, "input X"); !s.isOk())
     return s;
   if (call.attrs.getInt("training_mode", 0) != 0)
-    return invalid(op, "training_mode = 1 is not supported");
+    return batchNormalizationTraining(call); // NormalizationExtraKernels.cpp
   if (Status s = checkSameShapeOutput(op, call, *X); !s.isOk())
     return s;
   if (X->shape.size() < 2)

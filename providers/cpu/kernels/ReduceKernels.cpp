@@ -32,40 +32,56 @@ Status checkIO(const char *op, const KernelCall &call, const TensorView *X, Elem
   return Status::ok();
 }
 
-enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp };
+enum class ReduceKind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp, LogSum };
 
 /// map(x) folded with combine(); identity is combine's neutral element.
-template <ReduceKind K> struct ReduceOp {
+/// T is float or double for every kind; Max and Min also take the integer
+/// types and bool (identity: the type's lowest or highest value).
+template <ReduceKind K, typename T = float> struct ReduceOp {
   static constexpr bool kMul = K == ReduceKind::Prod;
   static constexpr bool kMax = K == ReduceKind::Max;
   static constexpr bool kMin = K == ReduceKind::Min;
-  static float identity() {
-    if (kMax)
-      return -std::numeric_limits<float>::infinity();
-    if (kMin)
-      return std::numeric_limits<float>::infinity();
-    return kMul ? 1.f : 0.f;
+  static T identity() {
+    constexpr bool inf = std::numeric_limits<T>::has_infinity;
+    if constexpr (kMax)
+      return inf ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+    else if constexpr (kMin)
+      return inf ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    else
+      return kMul ? T(1) : T(0);
   }
-  static float map(float x) {
-    if (K == ReduceKind::L1)
+  static T map(T x) {
+    if constexpr (K == ReduceKind::L1)
       return std::fabs(x);
-    if (K == ReduceKind::L2 || K == ReduceKind::SumSquare)
+    else if constexpr (K == ReduceKind::L2 || K == ReduceKind::SumSquare)
       return x * x;
-    return x;
+    else
+      return x;
   }
-  static float combine(float a, float b) {
-    if (kMax)
+  /// map, or exp(x - s) in LogSumExp's second pass.
+  template <bool kExpShift> static T term(T x, T s) {
+    if constexpr (kExpShift)
+      return std::exp(x - s);
+    else
+      return map(x);
+  }
+  static T combine(T a, T b) {
+    if constexpr (kMax)
       return a > b ? a : b;
-    if (kMin)
+    else if constexpr (kMin)
       return a < b ? a : b;
-    return kMul ? a * b : a + b;
+    else
+      return kMul ? T(a * b) : T(a + b);
   }
-  static float finalize(float a, int64_t count) {
-    if (K == ReduceKind::Mean)
-      return a / float(count);
-    if (K == ReduceKind::L2)
+  static T finalize(T a, int64_t count) {
+    if constexpr (K == ReduceKind::Mean)
+      return a / T(count);
+    else if constexpr (K == ReduceKind::L2)
       return std::sqrt(a);
-    return a;
+    else if constexpr (K == ReduceKind::LogSum)
+      return std::log(a);
+    else
+      return a;
   }
 };
 
@@ -109,14 +125,13 @@ ReducePlan makePlan(const std::vector<int64_t> &shape, const std::vector<bool> &
 /// out[o] = combine over the reduced elements of map(x), starting from what
 /// out holds. `shift` (may be null) is subtracted per output before map,
 /// then exp is applied (LogSumExp's second pass).
-template <class Op, bool kExpShift>
-void fold(const float *x, const ReducePlan &p, float *out, const float *shift) {
+template <class Op, bool kExpShift, typename T>
+void fold(const T *x, const ReducePlan &p, T *out, const T *shift) {
   if (p.empty)
     return;
   size_t r = p.dims.size();
   if (r == 0) {
-    float v = kExpShift ? std::exp(x[0] - shift[0]) : Op::map(x[0]);
-    out[0] = Op::combine(out[0], v);
+    out[0] = Op::combine(out[0], Op::template term<kExpShift>(x[0], kExpShift ? shift[0] : T(0)));
     return;
   }
   int64_t inner = p.dims[r - 1];
@@ -129,26 +144,26 @@ void fold(const float *x, const ReducePlan &p, float *out, const float *shift) {
   for (int64_t row = 0; row < rows; ++row, x += inner) {
     if (innerReduced) {
       // Eight partial results so the row folds in vector lanes.
-      float lanes[8];
-      for (float &l : lanes)
+      T lanes[8];
+      for (T &l : lanes)
         l = Op::identity();
-      float s = kExpShift ? shift[off] : 0.f;
+      T s = kExpShift ? shift[off] : T(0);
       int64_t j = 0;
       for (; j + 8 <= inner; j += 8)
         for (int l = 0; l < 8; ++l)
-          lanes[l] = Op::combine(lanes[l], kExpShift ? std::exp(x[j + l] - s) : Op::map(x[j + l]));
+          lanes[l] = Op::combine(lanes[l], Op::template term<kExpShift>(x[j + l], s));
       for (; j < inner; ++j)
-        lanes[0] = Op::combine(lanes[0], kExpShift ? std::exp(x[j] - s) : Op::map(x[j]));
-      float a = out[off];
-      for (float l : lanes)
+        lanes[0] = Op::combine(lanes[0], Op::template term<kExpShift>(x[j], s));
+      T a = out[off];
+      for (T l : lanes)
         a = Op::combine(a, l);
       out[off] = a;
     } else {
-      float *o = out + off;
+      T *o = out + off;
       if (kExpShift) {
-        const float *s = shift + off;
+        const T *s = shift + off;
         for (int64_t j = 0; j < inner; ++j)
-          o[j] = Op::combine(o[j], std::exp(x[j] - s[j]));
+          o[j] = Op::combine(o[j], Op::template term<true>(x[j], s[j]));
       } else {
         for (int64_t j = 0; j < inner; ++j)
           o[j] = Op::combine(o[j], Op::map(x[j]));
@@ -165,13 +180,11 @@ void fold(const float *x, const ReducePlan &p, float *out, const float *shift) {
   }
 }
 
-template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op) {
-  using Op = ReduceOp<K>;
-  // An empty input may come with a null pointer and still reduce (to the
-  // identities); ArgMax/ArgMin below call that input missing.
-  const TensorView *X = dataInput(call, 0);
-  if (Status s = checkIO(op, call, X, ElementType::Float); !s.isOk())
-    return s;
+template <ReduceKind K, typename T>
+Status reduceTyped(const KernelCall &call, const char *op, const TensorView *X) {
+  using Op = ReduceOp<K, T>;
+  if (call.numOutputs < 1 || call.outputs[0].type != X->type)
+    return invalid(op, "output must be " + elementTypeName(X->type) + " as the input");
   size_t rank = X->shape.size();
 
   // Axes: input 1 (opset 18, ReduceSum 13) or the attribute (older opsets).
@@ -201,34 +214,71 @@ template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op
     return s;
 
   ReducePlan plan = makePlan(X->shape, reduce);
-  const float *x = static_cast<const float *>(X->data);
-  float *y = static_cast<float *>(Y.data);
-  if (K == ReduceKind::LogSumExp) {
+  const T *x = static_cast<const T *>(X->data);
+  T *y = static_cast<T *>(Y.data);
+  if constexpr (K == ReduceKind::LogSumExp) {
     // log(sum(exp(x - max))) + max, so large inputs do not overflow.
-    using MaxOp = ReduceOp<ReduceKind::Max>;
-    using SumOp = ReduceOp<ReduceKind::Sum>;
+    using MaxOp = ReduceOp<ReduceKind::Max, T>;
+    using SumOp = ReduceOp<ReduceKind::Sum, T>;
     // Not allocScratch: for an empty output a null get is no error.
-    size_t bytes = size_t(plan.outSize) * sizeof(float);
-    float *mx = static_cast<float *>(call.scratch.get(bytes));
+    size_t bytes = size_t(plan.outSize) * sizeof(T);
+    T *mx = static_cast<T *>(call.scratch.get(bytes));
     if (!mx && bytes)
       return outOfMemory(op, bytes);
     std::fill(mx, mx + plan.outSize, MaxOp::identity());
-    fold<MaxOp, false>(x, plan, mx, nullptr);
+    fold<MaxOp, false>(x, plan, mx, static_cast<const T *>(nullptr));
     // An all -inf (or empty) group would give inf - inf: shift by 0 instead.
     for (int64_t o = 0; o < plan.outSize; ++o)
       if (std::isinf(mx[o]))
-        mx[o] = 0.f;
-    std::fill(y, y + plan.outSize, 0.f);
-    fold<SumOp, true>(x, plan, y, mx);
+        mx[o] = T(0);
+    std::fill(y, y + plan.outSize, T(0));
+    fold<SumOp, true>(x, plan, y, static_cast<const T *>(mx));
     for (int64_t o = 0; o < plan.outSize; ++o)
       y[o] = std::log(y[o]) + mx[o];
     return Status::ok();
+  } else {
+    std::fill(y, y + plan.outSize, Op::identity());
+    fold<Op, false>(x, plan, y, static_cast<const T *>(nullptr));
+    for (int64_t o = 0; o < plan.outSize; ++o)
+      y[o] = Op::finalize(y[o], plan.count);
+    return Status::ok();
   }
-  std::fill(y, y + plan.outSize, Op::identity());
-  fold<Op, false>(x, plan, y, nullptr);
-  for (int64_t o = 0; o < plan.outSize; ++o)
-    y[o] = Op::finalize(y[o], plan.count);
-  return Status::ok();
+}
+
+/// float32 and float64 for every kind; Max and Min also int8, uint8, int32,
+/// int64 and bool.
+template <ReduceKind K> Status reduceImpl(const KernelCall &call, const char *op) {
+  // An empty input may come with a null pointer and still reduce (to the
+  // identities); ArgMax/ArgMin below call that input missing.
+  const TensorView *X = dataInput(call, 0);
+  if (!X)
+    return invalid(op, "missing input");
+  switch (X->type) {
+  case ElementType::Float:
+    return reduceTyped<K, float>(call, op, X);
+  case ElementType::Double:
+    return reduceTyped<K, double>(call, op, X);
+  default:
+    break;
+  }
+  if constexpr (K == ReduceKind::Max || K == ReduceKind::Min) {
+    switch (X->type) {
+    case ElementType::Int8:
+      return reduceTyped<K, int8_t>(call, op, X);
+    case ElementType::UInt8:
+      return reduceTyped<K, uint8_t>(call, op, X);
+    case ElementType::Int32:
+      return reduceTyped<K, int32_t>(call, op, X);
+    case ElementType::Int64:
+      return reduceTyped<K, int64_t>(call, op, X);
+    case ElementType::Bool:
+      return reduceTyped<K, bool>(call, op, X);
+    default:
+      return invalid(op, "input must be float32, float64, int8, uint8, int32, int64 or bool, got " +
+                             elementTypeName(X->type));
+    }
+  }
+  return invalid(op, "input must be float32 or float64, got " + elementTypeName(X->type));
 }
 
 //===----------------------------------------------------------------------===//
@@ -313,6 +363,9 @@ Status reduceSumSquare(const KernelCall &call) {
 }
 Status reduceLogSumExp(const KernelCall &call) {
   return reduceImpl<ReduceKind::LogSumExp>(call, "ReduceLogSumExp");
+}
+Status reduceLogSum(const KernelCall &call) {
+  return reduceImpl<ReduceKind::LogSum>(call, "ReduceLogSum");
 }
 Status argMax(const KernelCall &call) { return argImpl<true>(call, "ArgMax"); }
 Status argMin(const KernelCall &call) { return argImpl<false>(call, "ArgMin"); }

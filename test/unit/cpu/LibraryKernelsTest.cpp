@@ -985,7 +985,7 @@ TEST(LibraryKernels, BatchAndInstanceNormalization) {
   EXPECT_INVALID(run("BatchNormalization", {}, {&X, &S, &S, &S, &S}, {&Y}), "scale");
   Tensor S3 = randomF({3}, 2);
   EXPECT_INVALID(
-      run("BatchNormalization", Attrs().i("training_mode", 1), {&X, &S3, &S3, &S3, &S3}, {&Y}),
+      run("BatchNormalization", Attrs().i("training_mode", 2), {&X, &S3, &S3, &S3, &S3}, {&Y}),
       "training_mode");
 }
 
