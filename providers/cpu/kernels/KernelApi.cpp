@@ -54,6 +54,21 @@ Status reduceSumSquare(const KernelCall &call);
 Status reduceLogSumExp(const KernelCall &call);
 Status argMax(const KernelCall &call);
 Status argMin(const KernelCall &call);
+
+Status trilu(const KernelCall &call);
+Status cumSum(const KernelCall &call);
+Status cumProd(const KernelCall &call);
+Status scatterElements(const KernelCall &call);
+Status scatterND(const KernelCall &call);
+Status tensorScatter(const KernelCall &call);
+Status gatherElements(const KernelCall &call);
+Status gatherND(const KernelCall &call);
+Status topK(const KernelCall &call);
+Status oneHot(const KernelCall &call);
+Status eyeLike(const KernelCall &call);
+Status reverseSequence(const KernelCall &call);
+Status range(const KernelCall &call);
+Status einsum(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -73,9 +88,15 @@ const KernelEntry kKernels[] = {
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
     {"Copy", kernels::copy},
+    {"CumProd", kernels::cumProd},
+    {"CumSum", kernels::cumSum},
     {"DepthToSpace", kernels::depthToSpace},
+    {"Einsum", kernels::einsum},
     {"Expand", kernels::expand},
+    {"EyeLike", kernels::eyeLike},
     {"Gather", kernels::gather},
+    {"GatherElements", kernels::gatherElements},
+    {"GatherND", kernels::gatherND},
     {"Gemm", kernels::gemm},
     {"GlobalAveragePool", kernels::globalAveragePool},
     {"GlobalMaxPool", kernels::globalMaxPool},
@@ -84,7 +105,9 @@ const KernelEntry kKernels[] = {
     {"LogSoftmax", kernels::logSoftmax},
     {"MatMul", kernels::matMul},
     {"MaxPool", kernels::maxPool},
+    {"OneHot", kernels::oneHot},
     {"Pad", kernels::pad},
+    {"Range", kernels::range},
     {"ReduceL1", kernels::reduceL1},
     {"ReduceL2", kernels::reduceL2},
     {"ReduceLogSumExp", kernels::reduceLogSumExp},
@@ -95,13 +118,19 @@ const KernelEntry kKernels[] = {
     {"ReduceSum", kernels::reduceSum},
     {"ReduceSumSquare", kernels::reduceSumSquare},
     {"Resize", kernels::resize},
+    {"ReverseSequence", kernels::reverseSequence},
+    {"ScatterElements", kernels::scatterElements},
+    {"ScatterND", kernels::scatterND},
     {"Shape", kernels::shape},
     {"Slice", kernels::slice},
     {"Softmax", kernels::softmax},
     {"SpaceToDepth", kernels::spaceToDepth},
     {"Split", kernels::split},
+    {"TensorScatter", kernels::tensorScatter},
     {"Tile", kernels::tile},
+    {"TopK", kernels::topK},
     {"Transpose", kernels::transpose},
+    {"Trilu", kernels::trilu},
 };
 
 } // namespace
