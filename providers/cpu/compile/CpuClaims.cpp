@@ -519,8 +519,9 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           auto t = rankedType(op->getOperand(0));
           Type e = t ? t.getElementType() : Type();
-          if (!t || !(e.isF32() || e.isF64() || e.isF16() || e.isBF16() || e.isInteger(16) ||
-                      e.isInteger(32) || e.isInteger(64)))
+          bool signedInt = isa<IntegerType>(e) && !e.isUnsignedInteger() &&
+                           (e.isInteger(16) || e.isInteger(32) || e.isInteger(64));
+          if (!t || !(e.isF32() || e.isF64() || e.isF16() || e.isBF16() || signedInt))
             return refuse(RejectedKind::DType,
                           "start has element type " + elementTypeText(op->getOperand(0)),
                           "float32, float64, float16, bfloat16, int16, int32 or int64");
