@@ -203,8 +203,7 @@ Refusal requireMinRank(Operation *op, unsigned operand, int64_t minRank) {
 }
 
 Refusal checkScatter(Operation *op) {
-  if (auto r = requireOneOf(op, "reduction", "none", {"none", "add", "mul", "max", "min"});
-      r.any())
+  if (auto r = requireOneOf(op, "reduction", "none", {"none", "add", "mul", "max", "min"}); r.any())
     return r;
   if (strAttr(op, "reduction", "none") != "none")
     return requireArithmetic(op, 0, "data (with a reduction)");
@@ -244,7 +243,8 @@ Refusal checkEinsum(Operation *op) {
   EinsumPlan plan;
   std::string error;
   if (!planEinsum(strAttr(op, "equation", ""), shapes, plan, error))
-    return refuse(RejectedKind::Attribute, "equation '" + strAttr(op, "equation", "") + "': " + error,
+    return refuse(RejectedKind::Attribute,
+                  "equation '" + strAttr(op, "equation", "") + "': " + error,
                   "numpy einsum equations that fit the input shapes");
   auto out = rankedType(op->getResult(0));
   if (!out || llvm::ArrayRef<int64_t>(plan.outputShape) != out.getShape())
@@ -467,9 +467,11 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           if (auto r = requireMinRank(op, 0, 2); r.any())
             return r;
           int64_t rank = rankedType(op->getOperand(0)).getRank();
-          if (normalizeAxis(intAttr(op, "axis", -2), rank) == 0)
-            return refuse(RejectedKind::Attribute, "axis 0 (the batch axis)",
-                          "a sequence axis other than 0");
+          int64_t axis = normalizeAxis(intAttr(op, "axis", -2), rank);
+          if (axis <= 0 || axis >= rank)
+            return refuse(RejectedKind::Attribute,
+                          "axis " + std::to_string(intAttr(op, "axis", -2)),
+                          "a sequence axis in [1, rank) (not the batch axis 0)");
           return {};
         }}},
       {"GatherElements", {"GatherElements", [](Operation *) { return Refusal(); }}},

@@ -228,8 +228,7 @@ void contract(const std::vector<std::vector<Acc>> &in,
   std::vector<int> reduce;
   for (int l = 0; l < int(plan.labelSizes.size()); ++l)
     if (plan.labelSizes[size_t(l)] >= 0 &&
-        std::find(plan.outputLabels.begin(), plan.outputLabels.end(), l) ==
-            plan.outputLabels.end())
+        std::find(plan.outputLabels.begin(), plan.outputLabels.end(), l) == plan.outputLabels.end())
       reduce.push_back(l);
   size_t n = in.size();
   int64_t outCount = product(plan.outputShape, 0, plan.outputShape.size());
@@ -314,8 +313,7 @@ Status einsum(const KernelCall &call) {
     return s;
 
   size_t n = shapes.size();
-  std::vector<std::vector<int64_t>> strides(n,
-                                            std::vector<int64_t>(plan.labelSizes.size(), 0));
+  std::vector<std::vector<int64_t>> strides(n, std::vector<int64_t>(plan.labelSizes.size(), 0));
   for (size_t i = 0; i < n; ++i) {
     std::vector<int64_t> dense = denseStrides(shapes[i]);
     for (size_t a = 0; a < shapes[i].size(); ++a)

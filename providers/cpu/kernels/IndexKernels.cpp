@@ -42,8 +42,8 @@ Status needSized(const char *op, const KernelCall &call, size_t i, const char *r
   if (Status s = need(op, call, i, role, t); !s.isOk())
     return s;
   if (elementSize(t->type) == 0)
-    return invalid(op, std::string(role) + " has unsupported element type " +
-                           elementTypeName(t->type));
+    return invalid(op,
+                   std::string(role) + " has unsupported element type " + elementTypeName(t->type));
   return Status::ok();
 }
 
@@ -63,8 +63,8 @@ bool isIndexType(ElementType t) { return t == ElementType::Int64 || t == Element
 
 Status needIndices(const char *op, const TensorView &t, const char *role) {
   if (!isIndexType(t.type))
-    return invalid(op, std::string(role) + " must be int32 or int64, got " +
-                           elementTypeName(t.type));
+    return invalid(op,
+                   std::string(role) + " must be int32 or int64, got " + elementTypeName(t.type));
   return Status::ok();
 }
 
@@ -121,8 +121,7 @@ void copyBytes(void *dst, const void *src, size_t n) {
 
 enum class Reduction { None, Add, Mul, Max, Min };
 
-Status readReduction(const char *op, const StepAttributes &attrs, Reduction &r,
-                     std::string &name) {
+Status readReduction(const char *op, const StepAttributes &attrs, Reduction &r, std::string &name) {
   name = attrs.getString("reduction", "none");
   if (name == "none")
     r = Reduction::None;
@@ -181,8 +180,7 @@ Status pickCombine(const char *op, ElementType type, Reduction r, const std::str
     }
   });
   if (!ok)
-    return invalid(op, "reduction '" + name +
-                           "' needs float32, float64 or an integer type, got " +
+    return invalid(op, "reduction '" + name + "' needs float32, float64 or an integer type, got " +
                            elementTypeName(type));
   return Status::ok();
 }
@@ -546,8 +544,7 @@ Status gatherND(const KernelCall &call) {
   int64_t b = call.attrs.getInt("batch_dims", 0);
   if (r < 1 || q < 1 || b < 0 || b >= std::min(r, q))
     return invalid(op, "batch_dims " + std::to_string(b) + " must be below the ranks of data " +
-                           shapeToString(X->shape) + " and indices " +
-                           shapeToString(I->shape));
+                           shapeToString(X->shape) + " and indices " + shapeToString(I->shape));
   int64_t k = I->shape[q - 1];
   if (k > r - b)
     return invalid(op, "indices' last dim " + std::to_string(k) + " exceeds data's rank " +
@@ -606,8 +603,8 @@ template <typename T> bool greaterNanHigh(T a, T b) {
 }
 
 template <typename T>
-void topKTyped(const T *x, T *values, int64_t *indices, int64_t outer, int64_t dim,
-               int64_t inner, int64_t k, bool largest) {
+void topKTyped(const T *x, T *values, int64_t *indices, int64_t outer, int64_t dim, int64_t inner,
+               int64_t k, bool largest) {
   std::vector<int64_t> order(static_cast<size_t>(dim));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
@@ -795,9 +792,8 @@ Status eyeLike(const KernelCall &call) {
     return s;
   if (X->shape.size() != 2)
     return invalid(op, "input must be 2-D, got " + shapeToString(X->shape));
-  ElementType type = call.attrs.has("dtype")
-                         ? ElementType(int32_t(call.attrs.getInt("dtype", 0)))
-                         : X->type;
+  ElementType type =
+      call.attrs.has("dtype") ? ElementType(int32_t(call.attrs.getInt("dtype", 0))) : X->type;
   unsigned char one[8];
   if (elementSize(type) == 0 || !oneOf(type, one))
     return invalid(op, "unsupported output element type " + elementTypeName(type));
@@ -846,8 +842,7 @@ Status reverseSequence(const KernelCall &call) {
     int64_t len = indexAt(*L, b);
     if (len < 0 || len > T)
       return invalid(op, "sequence length " + std::to_string(len) + " of batch " +
-                             std::to_string(b) + " is out of range [0, " + std::to_string(T) +
-                             "]");
+                             std::to_string(b) + " is out of range [0, " + std::to_string(T) + "]");
   }
   if (Status s = needOutput(op, call, 0, X->type, X->shape, Y); !s.isOk())
     return s;
@@ -921,7 +916,8 @@ Status range(const KernelCall &call) {
   int64_t is = 0, il = 0, id = 0;
   if (!rangeScalar(*S, fs, is) || !rangeScalar(*L, fl, il) || !rangeScalar(*D, fd, id))
     return invalid(op, "start, limit and delta must be single float or signed integer values, "
-                       "got " + elementTypeName(type) + " " + shapeToString(S->shape) + ", " +
+                       "got " +
+                           elementTypeName(type) + " " + shapeToString(S->shape) + ", " +
                            shapeToString(L->shape) + ", " + shapeToString(D->shape));
   bool isFloat = type == ElementType::Float || type == ElementType::Double ||
                  type == ElementType::Float16 || type == ElementType::BFloat16;

@@ -157,10 +157,10 @@ TEST(NumericTypesTest, HalfRoundTripsAndRoundsToNearestEven) {
   EXPECT_EQ(halfToFloat(0x3c00), 1.0f);
   EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24)); // smallest subnormal
   EXPECT_EQ(floatToHalf(65504.f), 0x7bff);
-  EXPECT_EQ(floatToHalf(65520.f), 0x7c00);              // the tie rounds to infinity
-  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.f, -11)), 0x3c00); // tie to even (down)
+  EXPECT_EQ(floatToHalf(65520.f), 0x7c00);                         // the tie rounds to infinity
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.f, -11)), 0x3c00);     // tie to even (down)
   EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.f, -11)), 0x3c02); // tie to even (up)
-  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);            // tie to even zero
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);           // tie to even zero
   EXPECT_EQ(floatToHalf(std::ldexp(1.5f, -25)), 0x0001);
   EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
 }
@@ -311,14 +311,14 @@ TEST(IndexKernelsTest, ScatterElementsRejectsBadInputs) {
   Tensor Ib = I64({1, 3}, {0, 1, 2});
   EXPECT_INVALID(run("ScatterElements", Attrs().i("axis", 1), {&X, &Ib, &U}, {&Y}),
                  "must have one shape");
-  Tensor Bx(ElementType::Bool, {1, 5}), Bu(ElementType::Bool, {1, 2}), By(ElementType::Bool, {1, 5});
+  Tensor Bx(ElementType::Bool, {1, 5}), Bu(ElementType::Bool, {1, 2}),
+      By(ElementType::Bool, {1, 5});
   Tensor I0 = I64({1, 2}, {0, 1});
   EXPECT_INVALID(
       run("ScatterElements", Attrs().i("axis", 1).s("reduction", "add"), {&Bx, &I0, &Bu}, {&By}),
       "reduction 'add' needs");
-  EXPECT_INVALID(
-      run("ScatterElements", Attrs().s("reduction", "mean"), {&X, &I0, &U}, {&Y}),
-      "unsupported reduction 'mean'");
+  EXPECT_INVALID(run("ScatterElements", Attrs().s("reduction", "mean"), {&X, &I0, &U}, {&Y}),
+                 "unsupported reduction 'mean'");
 }
 
 TEST(IndexKernelsTest, ScatterNDDocExamples) {
@@ -388,7 +388,8 @@ TEST(IndexKernelsTest, TensorScatterLinearAndCircular) {
 }
 
 TEST(IndexKernelsTest, TensorScatterRejectsBadInputs) {
-  Tensor P = F({2, 4, 2}, std::vector<float>(16, 0.f)), U = F({2, 2, 2}, std::vector<float>(8, 1.f));
+  Tensor P = F({2, 4, 2}, std::vector<float>(16, 0.f)),
+         U = F({2, 2, 2}, std::vector<float>(8, 1.f));
   Tensor Y(ElementType::Float, {2, 4, 2});
   Tensor W = I64({2}, {3, 0});
   EXPECT_INVALID(run("TensorScatter", {}, {&P, &U, &W}, {&Y}), "write index 3 of batch 0");
@@ -513,8 +514,8 @@ TEST(IndexKernelsTest, OneHotAxesAndNegativeIndices) {
   Tensor Y(ElementType::Float, {3, 10});
   EXPECT_OK(run("OneHot", Attrs().i("axis", 1), {&I, &depth, &vals}, {&Y}));
   std::vector<float> want(30, 1.f);
-  want[0] = 3;       // index 0
-  want[10 + 3] = 3;  // -7 + 10
+  want[0] = 3;      // index 0
+  want[10 + 3] = 3; // -7 + 10
   EXPECT_EQ(Y.values<float>(), want) << "12 is out of range: a row of off values";
   // axis 0 on float indices [2,2]: output [depth, 2, 2]; values int32.
   Tensor If = F({2, 2}, {1, 2.9f, 0, 3}), d4 = I32({}, {4}), vi = I32({2}, {-1, 5});
@@ -531,7 +532,8 @@ TEST(IndexKernelsTest, OneHotAxesAndNegativeIndices) {
 TEST(IndexKernelsTest, OneHotRejectsBadInputs) {
   Tensor I = I64({3}, {0, 1, 2}), depth = F({}, {10.f}), vals = F({2}, {0, 1});
   Tensor Y(ElementType::Float, {3, 5});
-  EXPECT_INVALID(run("OneHot", {}, {&I, &depth, &vals}, {&Y}), "output shape [3,5] should be [3,10]");
+  EXPECT_INVALID(run("OneHot", {}, {&I, &depth, &vals}, {&Y}),
+                 "output shape [3,5] should be [3,10]");
   Tensor v3 = F({3}, {0, 1, 2}), Y10(ElementType::Float, {3, 10});
   EXPECT_INVALID(run("OneHot", {}, {&I, &depth, &v3}, {&Y10}), "values must have 2 elements");
   Tensor d0 = F({}, {0.f});
@@ -547,8 +549,8 @@ TEST(IndexKernelsTest, EyeLikeTypesAndOffsets) {
   EXPECT_OK(run("EyeLike", Attrs().i("k", -1), {&X}, {&Yi}));
   EXPECT_EQ(Yi.values<int32_t>(), (std::vector<int32_t>{0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}));
   Tensor Yb(ElementType::BFloat16, {3, 4});
-  EXPECT_OK(run("EyeLike", Attrs().i("dtype", int64_t(ElementType::BFloat16)).i("k", 3), {&X},
-                {&Yb}));
+  EXPECT_OK(
+      run("EyeLike", Attrs().i("dtype", int64_t(ElementType::BFloat16)).i("k", 3), {&X}, {&Yb}));
   EXPECT_EQ(Yb.values<uint16_t>(),
             (std::vector<uint16_t>{0, 0, 0, 0x3f80, 0, 0, 0, 0, 0, 0, 0, 0}));
   Tensor X3(ElementType::Float, {2, 2, 2}), Y3(ElementType::Float, {2, 2, 2});
@@ -682,7 +684,8 @@ TEST(EinsumTest, MatchesNaiveContractions) {
       for (int k = 0; k < 4; ++k) {
         double want = 0;
         for (int j = 0; j < 3; ++j)
-          want += double(A.data<float>()[(b * 2 + i) * 3 + j]) * B.data<float>()[(b * 3 + j) * 4 + k];
+          want +=
+              double(A.data<float>()[(b * 2 + i) * 3 + j]) * B.data<float>()[(b * 3 + j) * 4 + k];
         EXPECT_NEAR(Y.data<float>()[(b * 2 + i) * 4 + k], want, 1e-6);
       }
   // Transpose, row sums, trace and batch diagonal on doubles.
