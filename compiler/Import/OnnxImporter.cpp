@@ -451,6 +451,9 @@ LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
   if (opset == opsets.end())
     return fail(what + ": domain '" + domain + "' is not in the model's opset_import");
   int64_t version = opset->second;
+  // Scatter (9 and 11, deprecated) is ScatterElements-11 without a reduction.
+  if (domain.empty() && originalNode.op_type() == "Scatter")
+    originalNode.set_op_type("ScatterElements");
 
   // Typed op when the node's opset is one the typed op stands for, or when an
   // older signature can be rewritten into it (OpsetUpgrade.h).

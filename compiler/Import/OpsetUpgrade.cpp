@@ -130,6 +130,11 @@ bool upgradeOlderNode(const onnx::NodeProto &node, int64_t opset, const UpgradeI
     constants.push_back({2, int64Scalar(axis ? axis->i() : 1)});
     return true;
   }
+  if (op == "ScatterElements" && opset >= 9 && opset < 11) {
+    // A Scatter-9 node, renamed by the importer: the same inputs and axis.
+    upgraded = node;
+    return true;
+  }
   if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && opset < 13) {
     // Before 13 these flatten to 2-D at `axis` (default 1); over the last
     // axis that is the same as the per-axis form.

@@ -9,6 +9,7 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "providers/cpu/compile/LowerToLinalg.h"
+#include "providers/cpu/kernels/Einsum.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -384,6 +385,95 @@ Refusal checkAlongAxis(Operation *op) {
   return {};
 }
 
+//===--- Index, scatter, scan and generator ops (kernels/IndexKernels.cpp,
+//===--- kernels/EinsumKernel.cpp) ---------------------------------------===//
+
+std::string elementTypeText(Value v) {
+  std::string s;
+  auto t = rankedType(v);
+  llvm::raw_string_ostream(s) << (t ? t.getElementType() : v.getType());
+  return s;
+}
+
+/// float32, float64 or an 8- to 64-bit integer (not bool): what the kernels
+/// that compute on values (visitArithmetic) take.
+bool isArithmeticElement(Value v) {
+  auto t = rankedType(v);
+  if (!t)
+    return false;
+  Type e = t.getElementType();
+  return e.isF32() || e.isF64() || (isa<IntegerType>(e) && !e.isInteger(1));
+}
+
+Refusal requireArithmetic(Operation *op, unsigned operand, const char *what) {
+  if (isArithmeticElement(op->getOperand(operand)))
+    return {};
+  return refuse(RejectedKind::DType,
+                std::string(what) + " has element type " + elementTypeText(op->getOperand(operand)),
+                "float32, float64 or 8- to 64-bit integers", "insert a Cast to float32");
+}
+
+Refusal requireMinRank(Operation *op, unsigned operand, int64_t minRank) {
+  auto t = rankedType(op->getOperand(operand));
+  if (t && t.getRank() >= minRank)
+    return {};
+  return refuse(RejectedKind::Shape,
+                "input " + std::to_string(operand) + " has rank " +
+                    (t ? std::to_string(t.getRank()) : std::string("?")),
+                "rank " + std::to_string(minRank) + " or more");
+}
+
+Refusal checkScatter(Operation *op) {
+  if (auto r = requireOneOf(op, "reduction", "none", {"none", "add", "mul", "max", "min"}); r.any())
+    return r;
+  if (strAttr(op, "reduction", "none") != "none")
+    return requireArithmetic(op, 0, "data (with a reduction)");
+  return {};
+}
+
+Refusal checkDepthSpace(Operation *op, bool toSpace) {
+  if (auto r = requireRank(op, 0, 4, 4); r.any())
+    return r;
+  if (auto r = requireOneOf(op, "mode", "DCR", {"DCR", "CRD"}); r.any())
+    return r;
+  int64_t b = intAttr(op, "blocksize", 0);
+  if (b < 1)
+    return refuse(RejectedKind::Attribute, "blocksize " + std::to_string(b), "blocksize >= 1");
+  auto shape = rankedType(op->getOperand(0)).getShape();
+  bool fits = toSpace ? shape[1] % (b * b) == 0 : shape[2] % b == 0 && shape[3] % b == 0;
+  if (!fits)
+    return refuse(RejectedKind::Shape, "input dims do not divide by blocksize " + std::to_string(b),
+                  toSpace ? "C divisible by blocksize^2" : "H and W divisible by blocksize");
+  return {};
+}
+
+Refusal checkEinsum(Operation *op) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (Value in : op->getOperands()) {
+    auto t = rankedType(in);
+    Type e = t ? t.getElementType() : Type();
+    if (!t || !(e.isF32() || e.isF64() || e.isF16() || e.isBF16() ||
+                (isa<IntegerType>(e) && !e.isInteger(1))))
+      return refuse(RejectedKind::DType, "an input has element type " + elementTypeText(in),
+                    "float32, float64, float16, bfloat16 or 8- to 64-bit integers");
+    if (!t.hasStaticShape())
+      return refuse(RejectedKind::Shape, "an input has a dynamic dim", "static input shapes",
+                    "give the model static shapes");
+    shapes.emplace_back(t.getShape().begin(), t.getShape().end());
+  }
+  EinsumPlan plan;
+  std::string error;
+  if (!planEinsum(strAttr(op, "equation", ""), shapes, plan, error))
+    return refuse(RejectedKind::Attribute,
+                  "equation '" + strAttr(op, "equation", "") + "': " + error,
+                  "numpy einsum equations that fit the input shapes");
+  auto out = rankedType(op->getResult(0));
+  if (!out || llvm::ArrayRef<int64_t>(plan.outputShape) != out.getShape())
+    return refuse(RejectedKind::Shape, "the result type differs from the equation's output shape",
+                  "a result of the equation's shape");
+  return {};
+}
+
 const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = {
       {"MatMul",
@@ -605,6 +695,87 @@ const std::map<std::string, LibraryOp> &libraryOps() {
             return r;
           return {};
         }}},
+      {"Trilu", {"Trilu", [](Operation *op) { return requireMinRank(op, 0, 2); }}},
+      {"CumSum", {"CumSum", [](Operation *op) { return requireArithmetic(op, 0, "input x"); }}},
+      {"CumProd", {"CumProd", [](Operation *op) { return requireArithmetic(op, 0, "input x"); }}},
+      {"ScatterElements", {"ScatterElements", checkScatter}},
+      {"ScatterND", {"ScatterND", checkScatter}},
+      {"TensorScatter",
+       {"TensorScatter",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireOneOf(op, "mode", "linear", {"linear", "circular"}); r.any())
+            return r;
+          if (auto r = requireMinRank(op, 0, 2); r.any())
+            return r;
+          int64_t rank = rankedType(op->getOperand(0)).getRank();
+          int64_t axis = normalizeAxis(intAttr(op, "axis", -2), rank);
+          if (axis <= 0 || axis >= rank)
+            return refuse(RejectedKind::Attribute,
+                          "axis " + std::to_string(intAttr(op, "axis", -2)),
+                          "a sequence axis in [1, rank) (not the batch axis 0)");
+          return {};
+        }}},
+      {"GatherElements", {"GatherElements", [](Operation *) { return Refusal(); }}},
+      {"GatherND", {"GatherND", [](Operation *) { return Refusal(); }}},
+      // K need not be a constant: the result type's static dim fixes it, and
+      // the kernel refuses a K that differs.
+      {"TopK",
+       {"TopK",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireArithmetic(op, 0, "input X"); r.any())
+            return r;
+          return requireAxisNotBatch(op, op->getOperand(0), intAttr(op, "axis", -1), "top-k");
+        }}},
+      // depth likewise: the result's static dim fixes it; not the batch dim.
+      {"OneHot",
+       {"OneHot",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireArithmetic(op, 0, "indices"); r.any())
+            return r;
+          if (auto r = requireArithmetic(op, 1, "depth"); r.any())
+            return r;
+          auto out = rankedType(op->getResult(0));
+          int64_t axis = normalizeAxis(intAttr(op, "axis", -1), out.getRank());
+          if (axis < 0 || axis >= out.getRank() || ShapedType::isDynamic(out.getShape()[axis]))
+            return refuse(RejectedKind::Shape, "the depth dim is not a static dim of the result",
+                          "a static depth dim");
+          return {};
+        }}},
+      {"ReverseSequence",
+       {"ReverseSequence",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireMinRank(op, 0, 2); r.any())
+            return r;
+          int64_t b = intAttr(op, "batch_axis", 1), t = intAttr(op, "time_axis", 0);
+          if (!((b == 0 && t == 1) || (b == 1 && t == 0)))
+            return refuse(RejectedKind::Attribute,
+                          "batch_axis " + std::to_string(b) + ", time_axis " + std::to_string(t),
+                          "batch_axis and time_axis 0 and 1 in either order");
+          return {};
+        }}},
+      // start, limit and delta need not be constants: the result's static
+      // length (checkTypes refuses a dynamic one) fixes the element count, and
+      // the kernel refuses inputs that give another.
+      {"Range",
+       {"Range",
+        [](Operation *op) -> Refusal {
+          auto t = rankedType(op->getOperand(0));
+          Type e = t ? t.getElementType() : Type();
+          bool signedInt = isa<IntegerType>(e) && !e.isUnsignedInteger() &&
+                           (e.isInteger(16) || e.isInteger(32) || e.isInteger(64));
+          if (!t || !(e.isF32() || e.isF64() || e.isF16() || e.isBF16() || signedInt))
+            return refuse(RejectedKind::DType,
+                          "start has element type " + elementTypeText(op->getOperand(0)),
+                          "float32, float64, float16, bfloat16, int16, int32 or int64");
+          int64_t stash = intAttr(op, "stash_type", 1);
+          if (stash != 1 && stash != 11)
+            return refuse(RejectedKind::Attribute, "stash_type " + std::to_string(stash),
+                          "stash_type 1 (float32) or 11 (float64)");
+          return {};
+        }}},
+      {"Einsum", {"Einsum", checkEinsum}},
+      {"DepthToSpace", {"DepthToSpace", [](Operation *op) { return checkDepthSpace(op, true); }}},
+      {"SpaceToDepth", {"SpaceToDepth", [](Operation *op) { return checkDepthSpace(op, false); }}},
       {"Shape", {"Shape", [](Operation *) { return Refusal(); }}},
       {"BitCast",
        {"BitCast",

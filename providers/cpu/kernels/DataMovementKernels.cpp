@@ -950,9 +950,16 @@ Status spaceToDepth(const KernelCall &call) {
   if (X->shape.size() != 4 || b < 1 || X->shape[2] % b != 0 || X->shape[3] % b != 0)
     return invalid(op, "needs X [N,C,H,W] with H and W divisible by blocksize, got " +
                            shapeToString(X->shape) + " and blocksize " + std::to_string(b));
+  std::string mode = call.attrs.getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD")
+    return invalid(op, "unsupported mode '" + mode + "'");
   int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
   std::vector<int64_t> outShape = {N, C * b * b, H / b, W / b};
-  // Output viewed as [N, b1, b2, C, H/b, W/b]; X is [N, C, H/b, b1, W/b, b2].
+  // X is [N, C, H/b, b1, W/b, b2]. DCR: output viewed as [N, b1, b2, C, H/b, W/b];
+  // CRD: as [N, C, b1, b2, H/b, W/b].
+  if (mode == "CRD")
+    return writeStridedView(op, call, *X, outShape, {N, C, b, b, H / b, W / b},
+                            {C * H * W, H * W, W, 1, b * W, b});
   return writeStridedView(op, call, *X, outShape, {N, b, b, C, H / b, W / b},
                           {C * H * W, W, 1, H * W, b * W, b});
 }

@@ -85,6 +85,19 @@ Status lpNormalization(const KernelCall &call);
 Status meanVarianceNormalization(const KernelCall &call);
 Status lrn(const KernelCall &call);
 Status hardmax(const KernelCall &call);
+Status trilu(const KernelCall &call);
+Status cumSum(const KernelCall &call);
+Status cumProd(const KernelCall &call);
+Status scatterElements(const KernelCall &call);
+Status scatterND(const KernelCall &call);
+Status tensorScatter(const KernelCall &call);
+Status gatherElements(const KernelCall &call);
+Status gatherND(const KernelCall &call);
+Status topK(const KernelCall &call);
+Status oneHot(const KernelCall &call);
+Status reverseSequence(const KernelCall &call);
+Status range(const KernelCall &call);
+Status einsum(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -108,12 +121,17 @@ const KernelEntry kKernels[] = {
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
     {"Copy", kernels::copy},
+    {"CumProd", kernels::cumProd},
+    {"CumSum", kernels::cumSum},
     {"DFT", kernels::dft},
     {"DepthToSpace", kernels::depthToSpace},
     {"Det", kernels::det},
+    {"Einsum", kernels::einsum},
     {"Expand", kernels::expand},
     {"EyeLike", kernels::eyeLike},
     {"Gather", kernels::gather},
+    {"GatherElements", kernels::gatherElements},
+    {"GatherND", kernels::gatherND},
     {"Gemm", kernels::gemm},
     {"GlobalAveragePool", kernels::globalAveragePool},
     {"GlobalMaxPool", kernels::globalMaxPool},
@@ -134,8 +152,10 @@ const KernelEntry kKernels[] = {
     {"NegativeLogLikelihoodLoss", kernels::negativeLogLikelihoodLoss},
     {"NonMaxSuppression", kernels::nonMaxSuppression},
     {"NonZero", kernels::nonZero},
+    {"OneHot", kernels::oneHot},
     {"Pad", kernels::pad},
     {"RMSNormalization", kernels::rmsNormalization},
+    {"Range", kernels::range},
     {"ReduceL1", kernels::reduceL1},
     {"ReduceL2", kernels::reduceL2},
     {"ReduceLogSum", kernels::reduceLogSum},
@@ -148,7 +168,10 @@ const KernelEntry kKernels[] = {
     {"ReduceSumSquare", kernels::reduceSumSquare},
     {"Reshape", kernels::reshape},
     {"Resize", kernels::resize},
+    {"ReverseSequence", kernels::reverseSequence},
     {"STFT", kernels::stft},
+    {"ScatterElements", kernels::scatterElements},
+    {"ScatterND", kernels::scatterND},
     {"Shape", kernels::shape},
     {"Slice", kernels::slice},
     {"Softmax", kernels::softmax},
@@ -157,8 +180,11 @@ const KernelEntry kKernels[] = {
     {"Split", kernels::split},
     {"Squeeze", kernels::squeeze},
     {"SwiGLU", kernels::swiGlu},
+    {"TensorScatter", kernels::tensorScatter},
     {"Tile", kernels::tile},
+    {"TopK", kernels::topK},
     {"Transpose", kernels::transpose},
+    {"Trilu", kernels::trilu},
     {"Unsqueeze", kernels::unsqueeze},
 };
 

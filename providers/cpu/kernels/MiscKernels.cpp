@@ -1,6 +1,6 @@
 //===- MiscKernels.cpp - small ops with no better home ----------------------===//
 //
-// BitCast, EyeLike, the window generators, NonMaxSuppression, Compress,
+// BitCast, the window generators, NonMaxSuppression, Compress,
 // NonZero, Det and SwiGLU. Several have data-dependent output shapes; the
 // compiler claims them only when the model declares those shapes statically,
 // and each kernel refuses a result that does not fit the planned output.
@@ -39,48 +39,6 @@ Status readIntScalar(const char *op, const TensorView *t, const char *role, int6
   return Status::ok();
 }
 
-/// Bit patterns of 1 and 0 in each element type (bool and integers: 1).
-bool writeOne(ElementType type, void *p) {
-  switch (type) {
-  case ElementType::Float: {
-    float v = 1.f;
-    std::memcpy(p, &v, 4);
-    return true;
-  }
-  case ElementType::Double: {
-    double v = 1.0;
-    std::memcpy(p, &v, 8);
-    return true;
-  }
-  case ElementType::Float16: {
-    uint16_t v = 0x3C00;
-    std::memcpy(p, &v, 2);
-    return true;
-  }
-  case ElementType::BFloat16: {
-    uint16_t v = 0x3F80;
-    std::memcpy(p, &v, 2);
-    return true;
-  }
-  case ElementType::Bool:
-  case ElementType::Int8:
-  case ElementType::UInt8:
-  case ElementType::Int16:
-  case ElementType::UInt16:
-  case ElementType::Int32:
-  case ElementType::UInt32:
-  case ElementType::Int64:
-  case ElementType::UInt64: {
-    size_t n = elementSize(type);
-    std::memset(p, 0, n);
-    static_cast<uint8_t *>(p)[0] = 1; // little endian
-    return true;
-  }
-  default:
-    return false;
-  }
-}
-
 bool isFloatType(ElementType t) {
   return t == ElementType::Float || t == ElementType::Double || t == ElementType::Float16 ||
          t == ElementType::BFloat16;
@@ -117,30 +75,6 @@ Status bitCast(const KernelCall &call) {
     return s;
   if (X->byteSize())
     std::memmove(Y.data, X->data, X->byteSize());
-  return Status::ok();
-}
-
-Status eyeLike(const KernelCall &call) {
-  const char *op = "EyeLike";
-  const TensorView *X = dataInput(call, 0);
-  if (!X || X->shape.size() != 2)
-    return invalid(op, "input 0 must be 2-D");
-  if (Status s = requireOutput(op, call); !s.isOk())
-    return s;
-  const TensorView &Y = call.outputs[0];
-  if (Status s = checkOutputShape(op, Y, X->shape); !s.isOk())
-    return s;
-  size_t elem = elementSize(Y.type);
-  std::vector<uint8_t> one(16);
-  if (!writeOne(Y.type, one.data()))
-    return invalid(op, "unsupported output type " + elementTypeName(Y.type));
-  std::memset(Y.data, 0, Y.byteSize());
-  int64_t rows = X->shape[0], cols = X->shape[1], k = call.attrs.getInt("k", 0);
-  for (int64_t r = 0; r < rows; ++r) {
-    int64_t c = r + k;
-    if (c >= 0 && c < cols)
-      std::memcpy(static_cast<uint8_t *>(Y.data) + size_t(r * cols + c) * elem, one.data(), elem);
-  }
   return Status::ok();
 }
 

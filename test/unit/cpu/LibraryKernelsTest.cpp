@@ -1566,13 +1566,6 @@ TEST(LibraryKernels, MiscSmallOps) {
   EXPECT_EQ(I.values<int32_t>(), (std::vector<int32_t>{0x3F800000, int32_t(0xC0000000)}));
   EXPECT_INVALID(run("BitCast", {}, {&Fl}, {&D}), "element sizes differ");
 
-  // EyeLike with an offset diagonal, into another element type.
-  Tensor X = iota(ElementType::Int32, {3, 4}), E(ElementType::Double, {3, 4});
-  EXPECT_OK(run("EyeLike", Attrs().i("k", 1), {&X}, {&E}));
-  std::vector<double> eye(12, 0.0);
-  eye[1] = eye[6] = eye[11] = 1.0;
-  EXPECT_EQ(E.values<double>(), eye);
-
   // Windows: periodic Hann of 4 is sin^2(pi n / 4); symmetric Hamming of 3 ends at 25/46 - 21/46.
   Tensor size4 = I64({}, {4}), size3 = I64({}, {3}), H(ElementType::Float, {4}),
          M(ElementType::Float, {3});
