@@ -9,6 +9,8 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "providers/cpu/compile/LowerToLinalg.h"
+#include "providers/cpu/kernels/SpatialKernels.h"
+#include "compiler/Transforms/HostTensor.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -161,6 +163,119 @@ Refusal checkReduce(Operation *op) {
   if (auto r = requireF32(op, {0}); r.any())
     return r;
   return requireConstant(op, 1, "axes");
+}
+
+std::string typeText(Type type);
+
+/// An input that decides the output shape (Resize scales or sizes, ...) is not
+/// a constant: claimed only when every input and output shape is static, so
+/// the model's declared output type fixes the shape. The kernel computes the
+/// shape from the values it gets and returns InvalidArgument if it differs
+/// from the output view; it never writes a different shape.
+Refusal requireStaticOutputForRuntimeShape(Operation *op, const char *what) {
+  for (Value v : op->getOperands())
+    if (!isOmitted(v) && (!rankedType(v) || !rankedType(v).hasStaticShape()))
+      return refuse(RejectedKind::Shape,
+                    std::string(what) + " is not a constant and an input has a dynamic dim",
+                    std::string("constant ") + what + ", or static input and output shapes");
+  for (Value v : op->getResults())
+    if (!isa<NoneType>(v.getType()) && (!rankedType(v) || !rankedType(v).hasStaticShape()))
+      return refuse(RejectedKind::Shape,
+                    std::string(what) + " is not a constant and the output shape is not static",
+                    std::string("constant ") + what + ", or static input and output shapes");
+  return {};
+}
+
+/// Resize: the kernel's own shape rule (planResize) must give the declared
+/// output shape from constant scales or sizes.
+Refusal checkResize(Operation *op) {
+  std::string mode = strAttr(op, "mode", "nearest");
+  if (auto r = requireOneOf(op, "mode", "nearest", {"nearest", "linear", "cubic"}); r.any())
+    return r;
+  if (auto r = requireF32(op, {0}); r.any())
+    return r;
+  if (mode == "nearest") {
+    if (auto r = requireOneOf(op, "coordinate_transformation_mode", "half_pixel",
+                              {"half_pixel", "half_pixel_symmetric", "asymmetric",
+                               "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"});
+        r.any())
+      return r;
+    if (auto r = requireOneOf(op, "nearest_mode", "round_prefer_floor",
+                              {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
+        r.any())
+      return r;
+    if (intAttr(op, "antialias", 0) != 0)
+      return refuse(RejectedKind::Attribute, "antialias 1 with mode nearest",
+                    "antialias 0 with mode nearest (1 with linear or cubic)");
+  } else if (auto r = requireOneOf(op, "coordinate_transformation_mode", "half_pixel",
+                                   {"half_pixel", "half_pixel_symmetric", "asymmetric",
+                                    "align_corners", "pytorch_half_pixel", "tf_crop_and_resize"});
+             r.any()) {
+    return r;
+  }
+  if (auto r = requireOneOf(op, "keep_aspect_ratio_policy", "stretch",
+                            {"stretch", "not_larger", "not_smaller"});
+      r.any())
+    return r;
+  if (op->getNumOperands() < 3)
+    return refuse(RejectedKind::Opset, "Resize without the roi input (opset 10)",
+                  "Resize-11 and later (X, roi, scales, sizes)");
+  if (strAttr(op, "coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize" &&
+      isOmitted(op->getOperand(1)))
+    return refuse(RejectedKind::Attribute, "tf_crop_and_resize without roi",
+                  "tf_crop_and_resize with an roi input");
+  kernels::ResizeParams params;
+  if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
+    params.axes.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
+  bool haveScales = false, haveSizes = false;
+  if (!isOmitted(op->getOperand(2))) {
+    auto scales = readHostTensor(op->getOperand(2), 64);
+    if (!scales)
+      return requireStaticOutputForRuntimeShape(op, "scales");
+    for (int64_t i = 0; i < scales->numElements(); ++i)
+      params.scales.push_back(scales->floatAt(i));
+    haveScales = !params.scales.empty();
+  }
+  if (op->getNumOperands() > 3 && !isOmitted(op->getOperand(3))) {
+    auto sizes = getConstantIntValues(op->getOperand(3));
+    if (!sizes)
+      return requireStaticOutputForRuntimeShape(op, "sizes");
+    params.sizes.assign(sizes->begin(), sizes->end());
+    haveSizes = !params.sizes.empty();
+  }
+  if (haveScales == haveSizes)
+    return refuse(RejectedKind::Attribute,
+                  haveScales ? "both scales and sizes" : "neither scales nor sizes",
+                  "exactly one non-empty input of scales and sizes");
+  if (!haveSizes)
+    params.keepAspectRatioPolicy = "stretch";
+  else
+    params.keepAspectRatioPolicy = strAttr(op, "keep_aspect_ratio_policy", "stretch");
+  auto x = rankedType(op->getOperand(0));
+  auto y = rankedType(op->getResult(0));
+  if (!x || !y || x.getRank() != y.getRank())
+    return refuse(RejectedKind::Shape, "X and Y of different or unknown ranks",
+                  "ranked X and Y of one rank");
+  // A dynamic (batch) dim is planned as 1 and must not be resized.
+  std::vector<int64_t> inShape(x.getShape().begin(), x.getShape().end());
+  std::vector<int64_t> outShape(y.getShape().begin(), y.getShape().end());
+  for (size_t d = 0; d < inShape.size(); ++d)
+    if (ShapedType::isDynamic(inShape[d]))
+      inShape[d] = outShape[d] = 1;
+  kernels::ResizePlan plan;
+  Status status = kernels::planResize(params, inShape, plan);
+  if (!status.isOk())
+    return refuse(RejectedKind::Attribute, status.message(), "valid scales or sizes");
+  for (int64_t a : plan.axes)
+    if (ShapedType::isDynamic(x.getShape()[a]) && (haveSizes || plan.scales[a] != 1.0))
+      return refuse(RejectedKind::Shape, "resizing the dynamic batch dim",
+                    "scale 1 on a dynamic dim", "give the model a static batch");
+  if (plan.outShape != outShape)
+    return refuse(RejectedKind::Shape,
+                  "declared output " + typeText(y) + " but the scales or sizes give " +
+                      ortc::shapeToString(plan.outShape),
+                  "an output shape of floor(in * scale) (computed in double) or sizes");
+  return {};
 }
 
 const std::map<std::string, LibraryOp> &libraryOps() {
@@ -339,31 +454,7 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           }
           return {};
         }}},
-      {"Resize",
-       {"Resize",
-        [](Operation *op) -> Refusal {
-          if (auto r = requireF32(op, {0}); r.any())
-            return r;
-          if (auto r = requireOneOf(op, "mode", "nearest", {"nearest"}); r.any())
-            return r;
-          if (auto r = requireOneOf(op, "coordinate_transformation_mode", "half_pixel",
-                                    {"half_pixel", "asymmetric", "align_corners",
-                                     "pytorch_half_pixel", "tf_half_pixel_for_nn"});
-              r.any())
-            return r;
-          if (auto r = requireOneOf(op, "nearest_mode", "round_prefer_floor",
-                                    {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-              r.any())
-            return r;
-          if (intAttr(op, "antialias", 0) != 0)
-            return refuse(RejectedKind::Attribute, "antialias 1", "antialias 0");
-          if (op->getAttr("axes"))
-            return refuse(RejectedKind::Attribute, "the axes attribute", "scales over all axes");
-          if (auto r = requireOneOf(op, "keep_aspect_ratio_policy", "stretch", {"stretch"});
-              r.any())
-            return r;
-          return {};
-        }}},
+      {"Resize", {"Resize", checkResize}},
       {"Shape", {"Shape", [](Operation *) { return Refusal(); }}},
       {"ReduceMean", {"ReduceMean", checkReduce}},
       {"ReduceSum", {"ReduceSum", checkReduce}},

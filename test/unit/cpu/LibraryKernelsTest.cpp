@@ -1548,7 +1548,7 @@ TEST(LibraryKernels, ResizeNearest) {
   std::vector<int64_t> xi = Xi.values<int64_t>(), yi = Yi.values<int64_t>();
   for (int64_t i = 0; i < 12; ++i)
     EXPECT_EQ(yi[i], xi[(i / 6) * 3 + (i % 6) / 2]);
-  EXPECT_INVALID(run("Resize", Attrs().s("mode", "linear"), {&X, nullptr, &S}, {&Y}), "nearest");
+  EXPECT_INVALID(run("Resize", Attrs().s("mode", "bilinear"), {&X, nullptr, &S}, {&Y}), "mode");
   EXPECT_INVALID(run("Resize", Attrs().s("coordinate_transformation_mode", "tf_crop_and_resize"),
                      {&X, nullptr, &S}, {&Y}),
                  "coordinate_transformation_mode");
