@@ -456,7 +456,11 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
   int64_t span = in + padBegin + padEnd - effective;
   if (span < 0)
     return -1;
-  return (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // A ceil_mode window must start inside the input or its begin pad.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
 }
 
 FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {

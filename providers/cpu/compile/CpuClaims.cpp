@@ -151,11 +151,6 @@ Refusal checkPool(Operation *op) {
                   "ceil_mode 1 only with explicit pads (auto_pad NOTSET)");
   if (!op->getAttr("kernel_shape"))
     return refuse(RejectedKind::Attribute, "no kernel_shape", "an explicit kernel_shape");
-  if (op->getName().getStringRef() == "onnx.AveragePool")
-    if (auto dilations = op->getAttrOfType<DenseI64ArrayAttr>("dilations"))
-      if (llvm::any_of(dilations.asArrayRef(), [](int64_t d) { return d != 1; }))
-        return refuse(RejectedKind::Attribute, "dilations other than 1",
-                      "AveragePool without dilation");
   return {};
 }
 
@@ -278,6 +273,84 @@ Refusal checkResize(Operation *op) {
   return {};
 }
 
+/// The node's attributes as a library step gets them (ints, int lists,
+/// floats, strings), for the kernels' shape rules.
+StepAttributes stepAttributesOf(Operation *op) {
+  StepAttributes a;
+  for (NamedAttribute named : op->getAttrs()) {
+    std::string name = named.getName().str();
+    Attribute attr = named.getValue();
+    if (auto i = dyn_cast<IntegerAttr>(attr))
+      a.ints[name] = {i.getInt()};
+    else if (auto f = dyn_cast<FloatAttr>(attr))
+      a.floats[name] = {float(f.getValueAsDouble())};
+    else if (auto str = dyn_cast<StringAttr>(attr))
+      a.strings[name] = str.str();
+    else if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
+      a.ints[name].assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
+  }
+  return a;
+}
+
+Refusal checkGridSample(Operation *op) {
+  if (auto r = requireF32(op, {0, 1}); r.any())
+    return r;
+  if (auto r = requireRank(op, 0, 4, 5); r.any())
+    return r;
+  if (auto r = requireOneOf(op, "mode", "linear",
+                            {"linear", "nearest", "cubic", "bilinear", "bicubic"});
+      r.any())
+    return r;
+  std::string mode = strAttr(op, "mode", "linear");
+  if ((mode == "cubic" || mode == "bicubic") && rankedType(op->getOperand(0)).getRank() != 4)
+    return refuse(RejectedKind::Shape, "mode cubic with a 5-D X", "mode cubic with a 4-D X");
+  return requireOneOf(op, "padding_mode", "zeros", {"zeros", "border", "reflection"});
+}
+
+Refusal checkConvTranspose(Operation *op) {
+  if (auto r = requireF32(op, {0, 1, 2}); r.any())
+    return r;
+  if (auto r = requireRank(op, 0, 3, 5); r.any())
+    return r;
+  if (auto r = requireOneOf(op, "auto_pad", "NOTSET",
+                            {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+      r.any())
+    return r;
+  auto x = rankedType(op->getOperand(0));
+  auto w = rankedType(op->getOperand(1));
+  auto y = rankedType(op->getResult(0));
+  if (!w || !w.hasStaticShape() || w.getRank() != x.getRank())
+    return refuse(RejectedKind::Shape, "W is not static or differs from X in rank",
+                  "a static W of X's rank");
+  if (!y || y.getRank() != x.getRank())
+    return refuse(RejectedKind::Shape, "Y's rank is unknown or differs from X's",
+                  "a ranked Y of X's rank");
+  std::vector<int64_t> inSpatial(x.getShape().begin() + 2, x.getShape().end());
+  std::vector<int64_t> kernel(w.getShape().begin() + 2, w.getShape().end());
+  for (int64_t d : inSpatial)
+    if (ShapedType::isDynamic(d))
+      return refuse(RejectedKind::Shape, "a dynamic spatial dim", "static spatial dims");
+  kernels::ConvTransposePlan plan;
+  Status status = kernels::planConvTranspose(stepAttributesOf(op), inSpatial, kernel, plan);
+  if (!status.isOk())
+    return refuse(RejectedKind::Attribute, status.message(),
+                  "pads >= 0, output_padding below the stride or dilation, output_shape at "
+                  "least the full output (without SAME auto_pad, zero pads)");
+  std::vector<int64_t> outSpatial(y.getShape().begin() + 2, y.getShape().end());
+  if (outSpatial != plan.out)
+    return refuse(RejectedKind::Shape,
+                  "declared output " + typeText(y) + " but the attributes give spatial dims " +
+                      ortc::shapeToString(plan.out),
+                  "the output shape the ONNX ConvTranspose equations give");
+  int64_t group = intAttr(op, "group", 1);
+  if (ShapedType::isDynamic(x.getShape()[1]) || group < 1 || x.getShape()[1] % group != 0 ||
+      w.getShape()[0] != x.getShape()[1])
+    return refuse(RejectedKind::Shape, "group " + std::to_string(group) + " does not fit X " +
+                                           typeText(x) + " and W " + typeText(w),
+                  "W [C, M/group, k...] with C divisible by group");
+  return {};
+}
+
 const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = {
       {"MatMul",
@@ -323,6 +396,18 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           return requireUnusedResultsAfter(op, 1);
         }}},
       {"AveragePool", {"AveragePool", checkPool}},
+      {"LpPool",
+       {"LpPool",
+        [](Operation *op) -> Refusal {
+          if (auto r = checkPool(op); r.any())
+            return r;
+          if (intAttr(op, "p", 2) < 1)
+            return refuse(RejectedKind::Attribute, "p " + std::to_string(intAttr(op, "p", 2)),
+                          "p >= 1");
+          return {};
+        }}},
+      {"GridSample", {"GridSample", checkGridSample}},
+      {"ConvTranspose", {"ConvTranspose", checkConvTranspose}},
       {"GlobalAveragePool",
        {"GlobalAveragePool",
         [](Operation *op) -> Refusal {

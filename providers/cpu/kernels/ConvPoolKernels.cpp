@@ -374,7 +374,7 @@ Status conv(const KernelCall &call) {
 
 namespace {
 
-enum class PoolKind { Max, Average };
+enum class PoolKind { Max, Average, Lp };
 
 Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   const TensorView *X = call.input(0);
@@ -391,9 +391,11 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   if (storageOrder != 0 && storageOrder != 1)
     return invalid(op, "storage_order must be 0 or 1");
   Geometry g;
-  if (Status s = computeGeometry(op, call.attrs, inSpatial, kernel, kind == PoolKind::Max, true, g);
-      !s.isOk())
+  if (Status s = computeGeometry(op, call.attrs, inSpatial, kernel, true, true, g); !s.isOk())
     return s;
+  int64_t p = call.attrs.getInt("p", 2);
+  if (kind == PoolKind::Lp && p < 1)
+    return invalid(op, "p must be >= 1, got " + std::to_string(p));
   int64_t N = X->shape[0], C = X->shape[1];
   if (Status s = checkOutput(op, Y, N, C, g); !s.isOk())
     return s;
@@ -405,16 +407,16 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   if (N * C == 0 || outPlane == 0)
     return Status::ok();
 
-  // Per output column: the extent of its window inside the input and inside
-  // the padded input (the latter ends at the end pad: a ceil_mode overhang
-  // is not counted, as in onnxruntime).
+  // Per output column: how many of its window's (dilated) taps fall inside
+  // the input, or inside the padded input (which ends at the end pad: a
+  // ceil_mode overhang is not counted, as in onnxruntime).
   auto extent = [&](int i, int64_t o, bool padded) {
-    int64_t lo = o * g.s[i] - g.padBegin[i], hi = std::min(lo + g.k[i], g.in[i] + g.padEnd[i]);
-    if (!padded) {
-      lo = std::max<int64_t>(lo, 0);
-      hi = std::min(hi, g.in[i]);
-    }
-    return std::max<int64_t>(hi - lo, 0);
+    int64_t start = o * g.s[i] - g.padBegin[i], d = g.d[i];
+    int64_t lo = padded ? -g.padBegin[i] : 0, hi = padded ? g.in[i] + g.padEnd[i] : g.in[i];
+    // Taps j in [0, k) with lo <= start + j*d < hi.
+    int64_t first = start >= lo ? 0 : (lo - start + d - 1) / d;
+    int64_t last = hi - 1 - start < 0 ? -1 : std::min(g.k[i] - 1, (hi - 1 - start) / d);
+    return std::max<int64_t>(last - first + 1, 0);
   };
   float *colCount;
   if (Status s = allocScratch(call, op, size_t(OW), colCount); !s.isOk())
@@ -440,11 +442,19 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
                          float v = in[ow * s + base];
                          row[ow] = v > row[ow] ? v : row[ow];
                        }
+                     } else if (kind == PoolKind::Lp) {
+                       for (int64_t ow = lo; ow < hi; ++ow) {
+                         float v = std::fabs(in[ow * s + base]);
+                         row[ow] += p == 1 ? v : p == 2 ? v * v : std::pow(v, float(p));
+                       }
                      } else {
                        for (int64_t ow = lo; ow < hi; ++ow)
                          row[ow] += in[ow * s + base];
                      }
                    });
+        if (kind == PoolKind::Lp && p != 1)
+          for (int64_t ow = 0; ow < OW; ++ow)
+            row[ow] = p == 2 ? std::sqrt(row[ow]) : std::pow(row[ow], 1.f / float(p));
         if (kind == PoolKind::Average) {
           float dh = float(extent(0, od, includePad) * extent(1, oh, includePad));
           for (int64_t ow = 0; ow < OW; ++ow) {
@@ -496,6 +506,7 @@ Status globalPool(const KernelCall &call, const char *op, PoolKind kind) {
 
 Status maxPool(const KernelCall &call) { return pool(call, "MaxPool", PoolKind::Max); }
 Status averagePool(const KernelCall &call) { return pool(call, "AveragePool", PoolKind::Average); }
+Status lpPool(const KernelCall &call) { return pool(call, "LpPool", PoolKind::Lp); }
 Status globalAveragePool(const KernelCall &call) {
   return globalPool(call, "GlobalAveragePool", PoolKind::Average);
 }

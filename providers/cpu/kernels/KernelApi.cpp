@@ -54,6 +54,14 @@ Status reduceSumSquare(const KernelCall &call);
 Status reduceLogSumExp(const KernelCall &call);
 Status argMax(const KernelCall &call);
 Status argMin(const KernelCall &call);
+
+// SpatialKernels.cpp
+Status gridSample(const KernelCall &call);
+Status convTranspose(const KernelCall &call);
+Status lpPool(const KernelCall &call);
+Status roiAlign(const KernelCall &call);
+Status maxUnpool(const KernelCall &call);
+Status deformConv(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -72,18 +80,23 @@ const KernelEntry kKernels[] = {
     {"BatchNormalization", kernels::batchNormalization},
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
+    {"ConvTranspose", kernels::convTranspose},
     {"Copy", kernels::copy},
+    {"DeformConv", kernels::deformConv},
     {"DepthToSpace", kernels::depthToSpace},
     {"Expand", kernels::expand},
     {"Gather", kernels::gather},
     {"Gemm", kernels::gemm},
     {"GlobalAveragePool", kernels::globalAveragePool},
     {"GlobalMaxPool", kernels::globalMaxPool},
+    {"GridSample", kernels::gridSample},
     {"InstanceNormalization", kernels::instanceNormalization},
     {"LayerNormalization", kernels::layerNormalization},
     {"LogSoftmax", kernels::logSoftmax},
+    {"LpPool", kernels::lpPool},
     {"MatMul", kernels::matMul},
     {"MaxPool", kernels::maxPool},
+    {"MaxUnpool", kernels::maxUnpool},
     {"Pad", kernels::pad},
     {"ReduceL1", kernels::reduceL1},
     {"ReduceL2", kernels::reduceL2},
@@ -95,6 +108,7 @@ const KernelEntry kKernels[] = {
     {"ReduceSum", kernels::reduceSum},
     {"ReduceSumSquare", kernels::reduceSumSquare},
     {"Resize", kernels::resize},
+    {"RoiAlign", kernels::roiAlign},
     {"Shape", kernels::shape},
     {"Slice", kernels::slice},
     {"Softmax", kernels::softmax},

@@ -494,3 +494,355 @@ Status resize(const KernelCall &call) {
 }
 
 } // namespace ortc::cpu::kernels
+
+//===----------------------------------------------------------------------===//
+// GridSample
+//===----------------------------------------------------------------------===//
+
+namespace ortc::cpu::kernels {
+
+namespace {
+
+/// Reflects x into [lo, hi] by the nearer border until it is inside (the
+/// reference's _gs_reflect).
+double reflectCoordinate(double x, double lo, double hi) {
+  double range = hi - lo;
+  if (!(range > 0))
+    return lo;
+  if (x < lo) {
+    double dx = lo - x, q = std::floor(dx / range), r = dx - q * range;
+    return std::fmod(q, 2.0) == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    double dx = x - hi, q = std::floor(dx / range), r = dx - q * range;
+    return std::fmod(q, 2.0) == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+/// A coordinate made safe to convert to an integer.
+double saneCoordinate(double x) {
+  if (!(x >= -1e9))
+    return -1e9;
+  if (!(x <= 1e9))
+    return 1e9;
+  return x;
+}
+
+} // namespace
+
+Status gridSample(const KernelCall &call) {
+  const char *op = "GridSample";
+  const TensorView *X = call.input(0), *G = call.input(1);
+  if (Status s = checkFloats(op, {{X, "input X"}, {G, "input grid"}}); !s.isOk())
+    return s;
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, &Y, "output Y"); !s.isOk())
+    return s;
+  size_t rank = X->shape.size();
+  if (rank != 4 && rank != 5)
+    return invalid(op, "X must be [N,C,H,W] or [N,C,D,H,W], got " + str(X->shape));
+  size_t r = rank - 2;
+  if (G->shape.size() != rank || G->shape[0] != X->shape[0] || G->shape[rank - 1] != int64_t(r))
+    return invalid(op, "grid must be [N, out..., " + std::to_string(r) + "] for X " +
+                           str(X->shape) + ", got " + str(G->shape));
+  std::string mode = call.attrs.getString("mode", "linear");
+  std::string padding = call.attrs.getString("padding_mode", "zeros");
+  bool align = call.attrs.getInt("align_corners", 0) != 0;
+  // Opset 16 spelled the modes bilinear and bicubic.
+  if (mode == "bilinear")
+    mode = "linear";
+  else if (mode == "bicubic")
+    mode = "cubic";
+  if (mode != "linear" && mode != "nearest" && mode != "cubic")
+    return invalid(op, "unsupported mode '" + mode + "'");
+  if (mode == "cubic" && r != 2)
+    return invalid(op, "mode cubic needs 4-D X, got " + str(X->shape));
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return invalid(op, "unsupported padding_mode '" + padding + "'");
+  std::vector<int64_t> outShape = {X->shape[0], X->shape[1]};
+  outShape.insert(outShape.end(), G->shape.begin() + 1, G->shape.end() - 1);
+  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
+    return s;
+  int64_t N = X->shape[0], C = X->shape[1];
+  int64_t P = product(G->shape, 1, rank - 1);
+  int64_t inPlane = product(X->shape, 2, rank);
+  if (Y.numElements() == 0)
+    return Status::ok();
+  if (inPlane == 0)
+    return invalid(op, "X has an empty spatial dim " + str(X->shape));
+  const float *x = static_cast<const float *>(X->data);
+  const float *g = static_cast<const float *>(G->data);
+  float *y = static_cast<float *>(Y.data);
+  std::vector<int64_t> inStrides = denseStrides(X->shape);
+
+  constexpr int kMaxTaps = 4;
+  int64_t nt = mode == "linear" ? 2 : mode == "cubic" ? 4 : 1;
+  // Per spatial dim: tap offsets in elements (-1: a zero pad) and weights.
+  int64_t off[3][kMaxTaps];
+  float w[3][kMaxTaps];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t p = 0; p < P; ++p) {
+      const float *gp = g + (n * P + p) * int64_t(r);
+      for (size_t i = 0; i < r; ++i) {
+        int64_t len = X->shape[2 + i];
+        float nv = gp[r - 1 - i]; // the grid lists x (the last dim) first
+        float v = align ? (nv + 1) / 2.0f * float(len - 1) : ((nv + 1) * float(len) - 1) / 2.0f;
+        double lo = align ? 0.0 : -0.5, hi = align ? double(len - 1) : double(len) - 0.5;
+        if (mode == "nearest")
+          v = std::nearbyint(v);
+        if (v < lo || v > hi) {
+          if (padding == "border")
+            v = std::clamp(v, 0.f, float(len - 1));
+          else if (padding == "reflection")
+            v = float(reflectCoordinate(v, lo, hi));
+        }
+        auto tap = [&](int64_t idx) -> int64_t {
+          if (padding == "zeros")
+            return idx >= 0 && idx < len ? idx * inStrides[2 + i] : -1;
+          if (padding == "border")
+            idx = std::clamp<int64_t>(idx, 0, len - 1);
+          else
+            idx = int64_t(reflectCoordinate(double(idx), lo, hi));
+          return std::clamp<int64_t>(idx, 0, len - 1) * inStrides[2 + i];
+        };
+        double sv = saneCoordinate(v);
+        if (mode == "nearest") {
+          off[i][0] = tap(int64_t(sv));
+          w[i][0] = 1.f;
+          continue;
+        }
+        int64_t x0 = int64_t(std::floor(sv));
+        float t = float(sv - double(x0));
+        if (mode == "linear") {
+          w[i][0] = 1 - t;
+          w[i][1] = t;
+          off[i][0] = tap(x0);
+          off[i][1] = tap(x0 + 1);
+        } else {
+          const float A = -0.75f;
+          w[i][0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
+          w[i][1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+          w[i][2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
+          w[i][3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
+          for (int k = 0; k < 4; ++k)
+            off[i][k] = tap(x0 - 1 + k);
+        }
+      }
+      int64_t combos = 1;
+      for (size_t i = 0; i < r; ++i)
+        combos *= nt;
+      for (int64_t c = 0; c < C; ++c) {
+        const float *xp = x + (n * C + c) * inPlane;
+        double acc = 0;
+        for (int64_t k = 0; k < combos; ++k) {
+          int64_t rest = k, o = 0;
+          double wt = 1;
+          bool zero = false;
+          for (size_t i = r; i-- > 0;) {
+            int64_t t = rest % nt;
+            rest /= nt;
+            if (off[i][t] < 0)
+              zero = true;
+            o += off[i][t];
+            wt *= w[i][t];
+          }
+          if (!zero)
+            acc += wt * xp[o];
+        }
+        y[(n * C + c) * P + p] = float(acc);
+      }
+    }
+  return Status::ok();
+}
+
+} // namespace ortc::cpu::kernels
+
+//===----------------------------------------------------------------------===//
+// ConvTranspose
+//===----------------------------------------------------------------------===//
+
+namespace ortc::cpu::kernels {
+
+Status planConvTranspose(const StepAttributes &attrs, const std::vector<int64_t> &inSpatial,
+                         const std::vector<int64_t> &kernel, ConvTransposePlan &plan) {
+  const char *op = "ConvTranspose";
+  size_t r = inSpatial.size();
+  if (r < 1 || r > 3)
+    return invalid(op, "supports 1 to 3 spatial dims, got " + std::to_string(r));
+  if (kernel.size() != r)
+    return invalid(op, "W's kernel " + str(kernel) + " does not match " + std::to_string(r) +
+                           " spatial dims");
+  if (attrs.has("kernel_shape") && attrs.getInts("kernel_shape") != kernel)
+    return invalid(op, "kernel_shape " + str(attrs.getInts("kernel_shape")) + " differs from W's " +
+                           str(kernel));
+  std::vector<int64_t> strides = attrs.getInts("strides", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> dilations = attrs.getInts("dilations", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> outPad = attrs.getInts("output_padding", std::vector<int64_t>(r, 0));
+  std::vector<int64_t> pads = attrs.getInts("pads", std::vector<int64_t>(2 * r, 0));
+  std::vector<int64_t> outputShape = attrs.getInts("output_shape");
+  std::string autoPad = attrs.getString("auto_pad", "NOTSET");
+  if (strides.size() != r || dilations.size() != r || outPad.size() != r || pads.size() != 2 * r ||
+      (!outputShape.empty() && outputShape.size() != r))
+    return invalid(op, "strides, dilations, output_padding, pads or output_shape do not match " +
+                           std::to_string(r) + " spatial dims");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  if (!same && autoPad != "NOTSET" && autoPad != "VALID")
+    return invalid(op, "unsupported auto_pad '" + autoPad + "'");
+  if (autoPad == "VALID")
+    pads.assign(2 * r, 0);
+  if (!same && !outputShape.empty())
+    for (int64_t p : pads)
+      if (p != 0)
+        return invalid(op, "output_shape with nonzero pads " + str(pads));
+  plan = ConvTransposePlan();
+  for (size_t i = 0; i < r; ++i) {
+    int64_t s = strides[i], d = dilations[i], k = kernel[i], in = inSpatial[i];
+    if (s < 1 || d < 1 || k < 1)
+      return invalid(op, "strides, dilations and kernel dims must be >= 1");
+    if (outPad[i] < 0 || outPad[i] >= std::max(s, d))
+      return invalid(op, "output_padding " + str(outPad) + " must be below the stride or dilation");
+    int64_t natural = s * (in - 1) + outPad[i] + (k - 1) * d + 1;
+    int64_t pb = pads[i], pe = pads[i + r], out;
+    if (pb < 0 || pe < 0)
+      return invalid(op, "negative pads " + str(pads));
+    if (same) {
+      out = outputShape.empty() ? in * s : outputShape[i];
+      int64_t total = natural - out;
+      if (total < 0)
+        return invalid(op, "output_shape " + str(outputShape) +
+                               " is larger than the full output with auto_pad " + autoPad);
+      // SAME_UPPER puts the odd pad at the end (the ONNX reference's split).
+      pb = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (!outputShape.empty()) {
+      out = outputShape[i];
+      // Larger than the full output: the extra positions at the end get only
+      // the bias (as output_padding). Smaller is a crop whose placement ONNX,
+      // its reference and onnxruntime disagree on.
+      if (out < natural)
+        return invalid(op, "output_shape " + str(outputShape) +
+                               " is smaller than the full output; only larger is supported");
+      pb = 0;
+    } else {
+      out = natural - pb - pe;
+    }
+    if (out < 0)
+      return invalid(op, "pads " + str(pads) + " remove more than the output has");
+    plan.out.push_back(out);
+    plan.padBegin.push_back(pb);
+    plan.strides.push_back(s);
+    plan.dilations.push_back(d);
+  }
+  return Status::ok();
+}
+
+Status convTranspose(const KernelCall &call) {
+  const char *op = "ConvTranspose";
+  const TensorView *X = call.input(0), *Wt = call.input(1), *B = call.input(2);
+  if (Status s = checkFloats(op, {{X, "input X"}, {Wt, "input W"}}); !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(op, B, "input B"); !s.isOk())
+    return s;
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, &Y, "output Y"); !s.isOk())
+    return s;
+  size_t rank = X->shape.size();
+  if (rank < 3 || rank > 5 || Wt->shape.size() != rank)
+    return invalid(op, "X [N,C,D1..Dn] and W [C,M/group,k1..kn] with n = 1..3, got X " +
+                           str(X->shape) + " and W " + str(Wt->shape));
+  int64_t N = X->shape[0], C = X->shape[1];
+  int64_t group = call.attrs.getInt("group", 1);
+  if (group < 1 || C % group != 0 || Wt->shape[0] != C)
+    return invalid(op, "group " + std::to_string(group) + " does not fit X " + str(X->shape) +
+                           " and W " + str(Wt->shape));
+  int64_t Mg = Wt->shape[1], M = Mg * group, Cg = C / group;
+  if (B && B->shape != std::vector<int64_t>{M})
+    return invalid(op, "B must be [" + std::to_string(M) + "], got " + str(B->shape));
+  std::vector<int64_t> inSpatial(X->shape.begin() + 2, X->shape.end());
+  std::vector<int64_t> kernel(Wt->shape.begin() + 2, Wt->shape.end());
+  ConvTransposePlan plan;
+  if (Status s = planConvTranspose(call.attrs, inSpatial, kernel, plan); !s.isOk())
+    return s;
+  std::vector<int64_t> outShape = {N, M};
+  outShape.insert(outShape.end(), plan.out.begin(), plan.out.end());
+  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
+    return s;
+
+  // Normalize to 3 spatial dims (leading size-1 dims).
+  size_t r = inSpatial.size(), lead = 3 - r;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
+          d[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+  for (size_t i = 0; i < r; ++i) {
+    in[lead + i] = inSpatial[i];
+    out[lead + i] = plan.out[i];
+    k[lead + i] = kernel[i];
+    s[lead + i] = plan.strides[i];
+    d[lead + i] = plan.dilations[i];
+    pb[lead + i] = plan.padBegin[i];
+  }
+  int64_t inPlane = in[0] * in[1] * in[2], outPlane = out[0] * out[1] * out[2];
+  int64_t kSize = k[0] * k[1] * k[2];
+  float *y = static_cast<float *>(Y.data);
+  const float *x = static_cast<const float *>(X->data);
+  const float *w = static_cast<const float *>(Wt->data);
+  const float *bias = B ? static_cast<const float *>(B->data) : nullptr;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      std::fill(y + (n * M + m) * outPlane, y + (n * M + m + 1) * outPlane, bias ? bias[m] : 0.f);
+  if (Y.numElements() == 0 || inPlane == 0 || Cg == 0)
+    return Status::ok();
+
+  // cols [Mg*kSize, inPlane] = W_g^T [Mg*kSize, Cg] x X_g [Cg, inPlane], then
+  // each column entry is added at its output position (col2im).
+  int64_t rows = Mg * kSize;
+  size_t packedFloats = packedGemmBSize(Cg, inPlane);
+  float *scratch;
+  if (Status st = allocScratch(call, op, packedFloats + size_t(rows * inPlane), scratch); !st.isOk())
+    return st;
+  float *packed = scratch, *cols = scratch + packedFloats;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < group; ++g) {
+      const float *xg = x + (n * C + g * Cg) * inPlane;
+      const float *wg = w + g * Cg * rows;
+      packGemmB(xg, inPlane, false, Cg, inPlane, 1.f, packed);
+      sgemmPackedParallel(call.pool, rows, inPlane, Cg, wg, rows, true, packed, cols, inPlane,
+                          false);
+      for (int64_t m = 0; m < Mg; ++m) {
+        float *yp = y + (n * M + g * Mg + m) * outPlane;
+        for (int64_t t = 0; t < kSize; ++t) {
+          int64_t kd = t / (k[1] * k[2]), kh = t / k[2] % k[1], kw = t % k[2];
+          const float *col = cols + (m * kSize + t) * inPlane;
+          for (int64_t id = 0; id < in[0]; ++id) {
+            int64_t od = id * s[0] + kd * d[0] - pb[0];
+            if (od < 0 || od >= out[0])
+              continue;
+            for (int64_t ih = 0; ih < in[1]; ++ih) {
+              int64_t oh = ih * s[1] + kh * d[1] - pb[1];
+              if (oh < 0 || oh >= out[1])
+                continue;
+              float *yrow = yp + (od * out[1] + oh) * out[2];
+              const float *crow = col + (id * in[1] + ih) * in[2];
+              for (int64_t iw = 0; iw < in[2]; ++iw) {
+                int64_t ow = iw * s[2] + kw * d[2] - pb[2];
+                if (ow >= 0 && ow < out[2])
+                  yrow[ow] += crow[iw];
+              }
+            }
+          }
+        }
+      }
+    }
+  return Status::ok();
+}
+
+} // namespace ortc::cpu::kernels
+
+namespace ortc::cpu::kernels {
+Status roiAlign(const KernelCall &call) { return invalid("RoiAlign", "not implemented"); }
+Status maxUnpool(const KernelCall &call) { return invalid("MaxUnpool", "not implemented"); }
+Status deformConv(const KernelCall &call) { return invalid("DeformConv", "not implemented"); }
+} // namespace ortc::cpu::kernels

@@ -10,6 +10,7 @@
 #ifndef ORTC_PROVIDERS_CPU_KERNELS_SPATIALKERNELS_H
 #define ORTC_PROVIDERS_CPU_KERNELS_SPATIALKERNELS_H
 
+#include "providers/cpu/kernels/KernelApi.h"
 #include "runtime/ep/Status.h"
 #include "runtime/ep/Tensor.h"
 
@@ -39,6 +40,18 @@ struct ResizePlan {
 /// sizes; with not_larger / not_smaller one scale (min / max of sizes/in over
 /// the axes) and dims round(in * scale) half up.
 Status planResize(const ResizeParams &p, const std::vector<int64_t> &inShape, ResizePlan &plan);
+
+/// ConvTranspose's geometry per spatial dim. Pads: explicit (VALID: 0);
+/// auto_pad SAME_* splits stride*(in-1) + output_padding + (k-1)*d + 1 - out
+/// (out = in*stride or output_shape) with the odd pad at the end for
+/// SAME_UPPER, at the beginning for SAME_LOWER, as the ONNX reference does;
+/// output_shape without SAME needs zero pads and an output at least as large
+/// as the full one (the extra positions get only the bias).
+struct ConvTransposePlan {
+  std::vector<int64_t> out, padBegin, strides, dilations;
+};
+Status planConvTranspose(const StepAttributes &attrs, const std::vector<int64_t> &inSpatial,
+                         const std::vector<int64_t> &kernel, ConvTransposePlan &plan);
 
 } // namespace ortc::cpu::kernels
 
