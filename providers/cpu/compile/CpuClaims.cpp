@@ -389,11 +389,28 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"MaxPool",
        {"MaxPool",
         [](Operation *op) -> Refusal {
-          if (auto r = checkPool(op); r.any())
+          // float32, or int8/uint8 (a direct loop, as with the Indices output).
+          auto x = rankedType(op->getOperand(0));
+          if (!x || !x.getElementType().isInteger(8))
+            if (auto r = requireF32(op, {0}); r.any())
+              return r;
+          if (auto r = requireRank(op, 0, 3, 5); r.any())
             return r;
-          if (intAttr(op, "storage_order", 0) != 0)
-            return refuse(RejectedKind::Attribute, "storage_order 1", "storage_order 0");
-          return requireUnusedResultsAfter(op, 1);
+          if (auto r = requireOneOf(op, "auto_pad", "NOTSET",
+                                    {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+              r.any())
+            return r;
+          if (intAttr(op, "ceil_mode", 0) && strAttr(op, "auto_pad", "NOTSET") != "NOTSET")
+            return refuse(RejectedKind::Attribute,
+                          "ceil_mode 1 with auto_pad " + strAttr(op, "auto_pad", "NOTSET"),
+                          "ceil_mode 1 only with explicit pads (auto_pad NOTSET)");
+          if (!op->getAttr("kernel_shape"))
+            return refuse(RejectedKind::Attribute, "no kernel_shape", "an explicit kernel_shape");
+          int64_t order = intAttr(op, "storage_order", 0);
+          if (order != 0 && order != 1)
+            return refuse(RejectedKind::Attribute, "storage_order " + std::to_string(order),
+                          "storage_order 0 or 1");
+          return {};
         }}},
       {"AveragePool", {"AveragePool", checkPool}},
       {"LpPool",
