@@ -351,6 +351,174 @@ Refusal checkConvTranspose(Operation *op) {
   return {};
 }
 
+/// Output 0 must be declared as `expect` (dims of -1 in `expect`: any).
+Refusal requireOutputShape(Operation *op, const std::vector<int64_t> &expect, const char *rule) {
+  auto y = rankedType(op->getResult(0));
+  bool ok = y && y.getRank() == int64_t(expect.size());
+  for (size_t i = 0; ok && i < expect.size(); ++i)
+    ok = expect[i] < 0 || y.getShape()[i] == expect[i];
+  if (ok)
+    return {};
+  return refuse(RejectedKind::Shape,
+                "declared output " + (y ? typeText(y) : std::string("unranked")) + " but " + rule +
+                    " gives " + ortc::shapeToString(expect),
+                std::string("the output shape ") + rule + " gives");
+}
+
+/// An input that decides the output shape: a constant (then `check` compares
+/// the declared output with what the values give), or static shapes.
+Refusal requireShapeInput(Operation *op, unsigned operand, const char *what,
+                          const std::function<Refusal(const SmallVector<int64_t> &)> &check) {
+  if (operand >= op->getNumOperands() || isOmitted(op->getOperand(operand)))
+    return {};
+  if (auto values = getConstantIntValues(op->getOperand(operand)))
+    return check(*values);
+  return requireStaticOutputForRuntimeShape(op, what);
+}
+
+std::vector<int64_t> dimsOf(Value v) {
+  auto t = rankedType(v);
+  std::vector<int64_t> d;
+  if (t)
+    for (int64_t x : t.getShape())
+      d.push_back(ShapedType::isDynamic(x) ? -1 : x);
+  return d;
+}
+
+Refusal checkRoiAlign(Operation *op) {
+  if (auto r = requireF32(op, {0, 1}); r.any())
+    return r;
+  if (auto r = requireRank(op, 0, 4, 4); r.any())
+    return r;
+  auto bi = rankedType(op->getOperand(2));
+  if (!bi || !bi.getElementType().isInteger(64))
+    return refuse(RejectedKind::DType, "batch_indices is not int64", "int64 batch_indices");
+  if (auto r = requireOneOf(op, "coordinate_transformation_mode", "half_pixel",
+                            {"half_pixel", "output_half_pixel"});
+      r.any())
+    return r;
+  if (auto r = requireOneOf(op, "mode", "avg", {"avg", "max"}); r.any())
+    return r;
+  if (intAttr(op, "output_height", 1) < 1 || intAttr(op, "output_width", 1) < 1 ||
+      intAttr(op, "sampling_ratio", 0) < 0)
+    return refuse(RejectedKind::Attribute, "output_height/width below 1 or sampling_ratio below 0",
+                  "output_height, output_width >= 1 and sampling_ratio >= 0");
+  std::vector<int64_t> x = dimsOf(op->getOperand(0)), rois = dimsOf(op->getOperand(1));
+  if (rois.size() != 2 || rois[1] != 4)
+    return refuse(RejectedKind::Shape, "rois is not [num_rois, 4]", "rois [num_rois, 4]");
+  return requireOutputShape(op,
+                            {rois[0], x[1], intAttr(op, "output_height", 1),
+                             intAttr(op, "output_width", 1)},
+                            "RoiAlign's [num_rois, C, output_height, output_width]");
+}
+
+Refusal checkMaxUnpool(Operation *op) {
+  if (auto r = requireF32(op, {0}); r.any())
+    return r;
+  if (auto r = requireRank(op, 0, 3, 5); r.any())
+    return r;
+  auto kernel = op->getAttrOfType<DenseI64ArrayAttr>("kernel_shape");
+  std::vector<int64_t> x = dimsOf(op->getOperand(0));
+  size_t r = x.size() - 2;
+  if (!kernel || kernel.size() != int64_t(r))
+    return refuse(RejectedKind::Attribute, "kernel_shape missing or of the wrong length",
+                  "a kernel_shape per spatial dim");
+  std::vector<int64_t> strides(r, 1), pads(2 * r, 0);
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("strides"))
+    strides.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("pads"))
+    pads.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+  if (strides.size() != r || pads.size() != 2 * r)
+    return refuse(RejectedKind::Attribute, "strides or pads of the wrong length",
+                  "strides and pads per spatial dim");
+  std::vector<int64_t> inferred = {x[0], x[1]};
+  for (size_t i = 0; i < r; ++i)
+    inferred.push_back(x[2 + i] < 0 ? -1
+                                    : (x[2 + i] - 1) * strides[i] - (pads[i] + pads[r + i]) +
+                                          kernel[i]);
+  if (op->getNumOperands() > 2 && !isOmitted(op->getOperand(2)))
+    return requireShapeInput(op, 2, "output_shape", [&](const SmallVector<int64_t> &v) {
+      std::vector<int64_t> out(v.begin(), v.end());
+      for (size_t i = 0; i < out.size() && i < inferred.size(); ++i)
+        if (out[i] < inferred[i])
+          return refuse(RejectedKind::Shape, "output_shape smaller than the inferred shape",
+                        "output_shape at least the inferred shape");
+      return requireOutputShape(op, out, "output_shape");
+    });
+  return requireOutputShape(op, inferred, "MaxUnpool's inferred shape");
+}
+
+Refusal checkDeformConv(Operation *op) {
+  if (auto r = requireF32(op, {0, 1, 2, 3, 4}); r.any())
+    return r;
+  if (auto r = requireRank(op, 0, 4, 4); r.any())
+    return r;
+  std::vector<int64_t> x = dimsOf(op->getOperand(0)), w = dimsOf(op->getOperand(1)),
+                       off = dimsOf(op->getOperand(2));
+  if (w.size() != 4 || off.size() != 4)
+    return refuse(RejectedKind::Shape, "W or offset is not 4-D", "2-D DeformConv");
+  return requireOutputShape(op, {x[0], w[0], off[2], off[3]},
+                            "DeformConv's [N, M, offset H, offset W]");
+}
+
+Refusal checkCol2Im(Operation *op) {
+  if (auto r = requireF32(op, {0}); r.any())
+    return r;
+  if (auto r = requireRank(op, 0, 3, 3); r.any())
+    return r;
+  auto image = getConstantIntValues(op->getOperand(1));
+  auto block = getConstantIntValues(op->getOperand(2));
+  if (!image || !block)
+    return requireStaticOutputForRuntimeShape(op, "image_shape or block_shape");
+  std::vector<int64_t> x = dimsOf(op->getOperand(0));
+  int64_t kSize = 1;
+  for (int64_t b : *block)
+    kSize *= std::max<int64_t>(b, 1);
+  std::vector<int64_t> out = {x[0], x[1] < 0 ? -1 : x[1] / kSize};
+  out.insert(out.end(), image->begin(), image->end());
+  return requireOutputShape(op, out, "image_shape");
+}
+
+Refusal checkCenterCropPad(Operation *op) {
+  return requireShapeInput(op, 1, "shape", [&](const SmallVector<int64_t> &shape) -> Refusal {
+    std::vector<int64_t> out = dimsOf(op->getOperand(0));
+    int64_t rank = int64_t(out.size());
+    std::vector<int64_t> axes;
+    if (auto a = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
+      axes.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+    else
+      for (int64_t i = 0; i < rank; ++i)
+        axes.push_back(i);
+    if (axes.size() != shape.size())
+      return refuse(RejectedKind::Shape, "shape and axes differ in length",
+                    "one shape value per axis");
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t a = normalizeAxis(axes[i], rank);
+      if (a < 0 || a >= rank)
+        return refuse(RejectedKind::Attribute, "axis out of range", "axes within the rank");
+      if (out[a] < 0)
+        return refuse(RejectedKind::Shape, "cropping or padding the dynamic batch dim",
+                      "static cropped dims");
+      out[a] = shape[i];
+    }
+    return requireOutputShape(op, out, "shape");
+  });
+}
+
+Refusal checkAffineGrid(Operation *op) {
+  if (auto r = requireF32(op, {0}); r.any())
+    return r;
+  return requireShapeInput(op, 1, "size", [&](const SmallVector<int64_t> &size) -> Refusal {
+    if (size.size() != 4 && size.size() != 5)
+      return refuse(RejectedKind::Shape, "size of " + std::to_string(size.size()) + " values",
+                    "size [N,C,H,W] or [N,C,D,H,W]");
+    std::vector<int64_t> out = {size[0]};
+    out.insert(out.end(), size.begin() + 2, size.end());
+    out.push_back(int64_t(size.size()) - 2);
+    return requireOutputShape(op, out, "size");
+  });
+}
+
 const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = {
       {"MatMul",
@@ -418,12 +586,20 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           if (auto r = checkPool(op); r.any())
             return r;
+          if (op->getAttr("p") && !op->getAttrOfType<IntegerAttr>("p"))
+            return refuse(RejectedKind::Attribute, "a float p (LpPool-1)", "an integer p");
           if (intAttr(op, "p", 2) < 1)
             return refuse(RejectedKind::Attribute, "p " + std::to_string(intAttr(op, "p", 2)),
                           "p >= 1");
           return {};
         }}},
       {"GridSample", {"GridSample", checkGridSample}},
+      {"RoiAlign", {"RoiAlign", checkRoiAlign}},
+      {"MaxUnpool", {"MaxUnpool", checkMaxUnpool}},
+      {"DeformConv", {"DeformConv", checkDeformConv}},
+      {"Col2Im", {"Col2Im", checkCol2Im}},
+      {"CenterCropPad", {"CenterCropPad", checkCenterCropPad}},
+      {"AffineGrid", {"AffineGrid", checkAffineGrid}},
       {"ConvTranspose", {"ConvTranspose", checkConvTranspose}},
       {"GlobalAveragePool",
        {"GlobalAveragePool",

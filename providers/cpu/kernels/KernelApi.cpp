@@ -55,10 +55,14 @@ Status reduceLogSumExp(const KernelCall &call);
 Status argMax(const KernelCall &call);
 Status argMin(const KernelCall &call);
 
+Status lpPool(const KernelCall &call); // ConvPoolKernels.cpp
+
 // SpatialKernels.cpp
 Status gridSample(const KernelCall &call);
 Status convTranspose(const KernelCall &call);
-Status lpPool(const KernelCall &call);
+Status col2Im(const KernelCall &call);
+Status centerCropPad(const KernelCall &call);
+Status affineGrid(const KernelCall &call);
 Status roiAlign(const KernelCall &call);
 Status maxUnpool(const KernelCall &call);
 Status deformConv(const KernelCall &call);
@@ -73,11 +77,14 @@ struct KernelEntry {
 
 // Sorted by name: findLibraryKernel bisects.
 const KernelEntry kKernels[] = {
+    {"AffineGrid", kernels::affineGrid},
     {"ArgMax", kernels::argMax},
     {"ArgMin", kernels::argMin},
     {"Attention", kernels::attention},
     {"AveragePool", kernels::averagePool},
     {"BatchNormalization", kernels::batchNormalization},
+    {"CenterCropPad", kernels::centerCropPad},
+    {"Col2Im", kernels::col2Im},
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
     {"ConvTranspose", kernels::convTranspose},

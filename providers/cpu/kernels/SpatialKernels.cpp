@@ -841,8 +841,530 @@ Status convTranspose(const KernelCall &call) {
 
 } // namespace ortc::cpu::kernels
 
+//===----------------------------------------------------------------------===//
+// RoiAlign
+//===----------------------------------------------------------------------===//
+
 namespace ortc::cpu::kernels {
-Status roiAlign(const KernelCall &call) { return invalid("RoiAlign", "not implemented"); }
-Status maxUnpool(const KernelCall &call) { return invalid("MaxUnpool", "not implemented"); }
-Status deformConv(const KernelCall &call) { return invalid("DeformConv", "not implemented"); }
+
+Status roiAlign(const KernelCall &call) {
+  const char *op = "RoiAlign";
+  const TensorView *X = call.input(0), *R = call.input(1), *Bi = dataInput(call, 2);
+  if (Status s = checkFloats(op, {{X, "input X"}, {R, "input rois"}}); !s.isOk())
+    return s;
+  if (!Bi || Bi->type != ElementType::Int64)
+    return invalid(op, "batch_indices must be int64");
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, &Y, "output Y"); !s.isOk())
+    return s;
+  if (X->shape.size() != 4)
+    return invalid(op, "X must be [N,C,H,W], got " + str(X->shape));
+  if (R->shape.size() != 2 || R->shape[1] != 4)
+    return invalid(op, "rois must be [num_rois, 4], got " + str(R->shape));
+  int64_t numRois = R->shape[0];
+  if (Bi->shape != std::vector<int64_t>{numRois})
+    return invalid(op, "batch_indices must be [" + std::to_string(numRois) + "], got " +
+                           str(Bi->shape));
+  std::string ctm = call.attrs.getString("coordinate_transformation_mode", "half_pixel");
+  std::string mode = call.attrs.getString("mode", "avg");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    return invalid(op, "unsupported coordinate_transformation_mode '" + ctm + "'");
+  if (mode != "avg" && mode != "max")
+    return invalid(op, "unsupported mode '" + mode + "'");
+  int64_t OH = call.attrs.getInt("output_height", 1), OW = call.attrs.getInt("output_width", 1);
+  int64_t samplingRatio = call.attrs.getInt("sampling_ratio", 0);
+  double spatialScale = call.attrs.getFloat("spatial_scale", 1.f);
+  if (OH < 1 || OW < 1 || samplingRatio < 0)
+    return invalid(op, "output_height and output_width must be >= 1, sampling_ratio >= 0");
+  int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
+  if (Status s = checkOutputShape(op, Y, {numRois, C, OH, OW}); !s.isOk())
+    return s;
+  const float *x = static_cast<const float *>(X->data);
+  const float *rois = static_cast<const float *>(R->data);
+  const int64_t *batch = static_cast<const int64_t *>(Bi->data);
+  float *y = static_cast<float *>(Y.data);
+  bool halfPixel = ctm == "half_pixel";
+  struct Sample {
+    int64_t pos[4];
+    double w[4];
+  };
+  std::vector<Sample> samples;
+  for (int64_t n = 0; n < numRois; ++n) {
+    int64_t b = batch[n];
+    if (b < 0 || b >= N)
+      return invalid(op, "batch index " + std::to_string(b) + " of roi " + std::to_string(n) +
+                             " is outside [0, " + std::to_string(N) + ")");
+    const float *roi = rois + n * 4;
+    double offset = halfPixel ? 0.5 : 0.0;
+    double startW = roi[0] * spatialScale - offset, startH = roi[1] * spatialScale - offset;
+    double endW = roi[2] * spatialScale - offset, endH = roi[3] * spatialScale - offset;
+    double roiW = endW - startW, roiH = endH - startH;
+    if (!halfPixel) {
+      roiW = std::max(roiW, 1.0);
+      roiH = std::max(roiH, 1.0);
+    }
+    double binH = roiH / double(OH), binW = roiW / double(OW);
+    int64_t gridH = samplingRatio > 0 ? samplingRatio : int64_t(std::ceil(roiH / double(OH)));
+    int64_t gridW = samplingRatio > 0 ? samplingRatio : int64_t(std::ceil(roiW / double(OW)));
+    gridH = std::max<int64_t>(gridH, 0);
+    gridW = std::max<int64_t>(gridW, 0);
+    double count = double(std::max<int64_t>(gridH * gridW, 1));
+    // The bilinear taps of every sample point, shared by all channels.
+    samples.assign(size_t(OH * OW * gridH * gridW), Sample{{0, 0, 0, 0}, {0, 0, 0, 0}});
+    size_t at = 0;
+    for (int64_t ph = 0; ph < OH; ++ph)
+      for (int64_t pw = 0; pw < OW; ++pw)
+        for (int64_t iy = 0; iy < gridH; ++iy) {
+          double yy = startH + double(ph) * binH + (double(iy) + 0.5) * binH / double(gridH);
+          for (int64_t ix = 0; ix < gridW; ++ix, ++at) {
+            double xx = startW + double(pw) * binW + (double(ix) + 0.5) * binW / double(gridW);
+            double sy = yy, sx = xx;
+            if (sy < -1.0 || sy > double(H) || sx < -1.0 || sx > double(W))
+              continue;
+            sy = std::max(sy, 0.0);
+            sx = std::max(sx, 0.0);
+            int64_t yLow = int64_t(sy), xLow = int64_t(sx), yHigh, xHigh;
+            if (yLow >= H - 1) {
+              yHigh = yLow = H - 1;
+              sy = double(yLow);
+            } else {
+              yHigh = yLow + 1;
+            }
+            if (xLow >= W - 1) {
+              xHigh = xLow = W - 1;
+              sx = double(xLow);
+            } else {
+              xHigh = xLow + 1;
+            }
+            double ly = sy - double(yLow), lx = sx - double(xLow), hy = 1 - ly, hx = 1 - lx;
+            samples[at] = Sample{{yLow * W + xLow, yLow * W + xHigh, yHigh * W + xLow,
+                                  yHigh * W + xHigh},
+                                 {hy * hx, hy * lx, ly * hx, ly * lx}};
+          }
+        }
+    int64_t perBin = gridH * gridW;
+    for (int64_t c = 0; c < C; ++c) {
+      const float *xp = x + (b * C + c) * H * W;
+      float *yp = y + (n * C + c) * OH * OW;
+      for (int64_t bin = 0; bin < OH * OW; ++bin) {
+        double out = 0;
+        bool first = true;
+        for (int64_t k = 0; k < perBin; ++k) {
+          const Sample &sm = samples[size_t(bin * perBin + k)];
+          if (mode == "avg") {
+            out += sm.w[0] * xp[sm.pos[0]] + sm.w[1] * xp[sm.pos[1]] + sm.w[2] * xp[sm.pos[2]] +
+                   sm.w[3] * xp[sm.pos[3]];
+          } else {
+            // The reference's max mode: the largest weighted corner.
+            double v = std::max(std::max(sm.w[0] * xp[sm.pos[0]], sm.w[1] * xp[sm.pos[1]]),
+                                std::max(sm.w[2] * xp[sm.pos[2]], sm.w[3] * xp[sm.pos[3]]));
+            out = first ? v : std::max(out, v);
+            first = false;
+          }
+        }
+        yp[bin] = float(mode == "avg" ? out / count : out);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// MaxUnpool
+//===----------------------------------------------------------------------===//
+
+Status maxUnpool(const KernelCall &call) {
+  const char *op = "MaxUnpool";
+  const TensorView *X = call.input(0), *I = dataInput(call, 1), *S = dataInput(call, 2);
+  if (Status s = checkFloat(op, X, "input X"); !s.isOk())
+    return s;
+  if (!I || I->type != ElementType::Int64 || I->shape != X->shape)
+    return invalid(op, "I must be int64 of X's shape " + str(X->shape));
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, &Y, "output Y"); !s.isOk())
+    return s;
+  size_t rank = X->shape.size();
+  if (rank < 3 || rank > 5)
+    return invalid(op, "X must be [N,C,D1..Dn] with n = 1..3, got " + str(X->shape));
+  size_t r = rank - 2;
+  std::vector<int64_t> kernel = call.attrs.getInts("kernel_shape");
+  std::vector<int64_t> strides = call.attrs.getInts("strides", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> pads = call.attrs.getInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (kernel.size() != r || strides.size() != r || pads.size() != 2 * r)
+    return invalid(op, "kernel_shape, strides and pads must match " + std::to_string(r) +
+                           " spatial dims");
+  std::vector<int64_t> inferred = {X->shape[0], X->shape[1]};
+  for (size_t i = 0; i < r; ++i) {
+    int64_t d = (X->shape[2 + i] - 1) * strides[i] - (pads[i] + pads[r + i]) + kernel[i];
+    if (kernel[i] < 1 || strides[i] < 1 || d < 0)
+      return invalid(op, "kernel_shape, strides or pads give a negative output dim");
+    inferred.push_back(d);
+  }
+  std::vector<int64_t> outShape = inferred;
+  if (S) {
+    if (Status s = readInts(op, S, "output_shape", outShape); !s.isOk())
+      return s;
+    if (outShape.size() != rank)
+      return invalid(op, "output_shape must have " + std::to_string(rank) + " values");
+    // As the ONNX reference: the indices address the inferred shape, which
+    // lands in the leading corner of a larger output_shape.
+    for (size_t i = 0; i < rank; ++i)
+      if (outShape[i] < inferred[i])
+        return invalid(op, "output_shape " + str(outShape) + " is smaller than the inferred " +
+                               str(inferred));
+  }
+  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
+    return s;
+  float *y = static_cast<float *>(Y.data);
+  std::fill(y, y + Y.numElements(), 0.f);
+  int64_t total = product(inferred, 0, rank);
+  const float *x = static_cast<const float *>(X->data);
+  const int64_t *idx = static_cast<const int64_t *>(I->data);
+  std::vector<int64_t> inferredStrides = denseStrides(inferred), outStrides = denseStrides(outShape);
+  for (int64_t e = 0; e < X->numElements(); ++e) {
+    int64_t at = idx[e];
+    if (at < 0 || at >= total)
+      return invalid(op, "index " + std::to_string(at) + " is outside [0, " +
+                             std::to_string(total) + ")");
+    int64_t o = 0, rest = at;
+    for (size_t i = 0; i < rank; ++i) {
+      o += rest / inferredStrides[i] * outStrides[i];
+      rest %= inferredStrides[i];
+    }
+    y[o] = x[e];
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// DeformConv (2-D)
+//===----------------------------------------------------------------------===//
+
+Status deformConv(const KernelCall &call) {
+  const char *op = "DeformConv";
+  const TensorView *X = call.input(0), *Wt = call.input(1), *Off = call.input(2),
+                   *B = call.input(3), *Mk = call.input(4);
+  if (Status s = checkFloats(op, {{X, "input X"}, {Wt, "input W"}, {Off, "input offset"}});
+      !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(op, B, "input B"); !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(op, Mk, "input mask"); !s.isOk())
+    return s;
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, &Y, "output Y"); !s.isOk())
+    return s;
+  if (X->shape.size() != 4 || Wt->shape.size() != 4 || Off->shape.size() != 4)
+    return invalid(op, "supports 2-D only: X [N,C,H,W], W [M,C/group,kH,kW], offset 4-D");
+  int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], Wd = X->shape[3];
+  int64_t M = Wt->shape[0], Cg = Wt->shape[1], kH = Wt->shape[2], kW = Wt->shape[3];
+  int64_t group = call.attrs.getInt("group", 1), og = call.attrs.getInt("offset_group", 1);
+  if (group < 1 || Cg * group != C || M % group != 0)
+    return invalid(op, "group " + std::to_string(group) + " does not fit X " + str(X->shape) +
+                           " and W " + str(Wt->shape));
+  if (og < 1 || C % og != 0)
+    return invalid(op, "offset_group " + std::to_string(og) + " must divide C");
+  std::vector<int64_t> kernel = {kH, kW};
+  if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
+    return invalid(op, "kernel_shape differs from W's");
+  std::vector<int64_t> strides = call.attrs.getInts("strides", {1, 1});
+  std::vector<int64_t> dil = call.attrs.getInts("dilations", {1, 1});
+  std::vector<int64_t> pads = call.attrs.getInts("pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    return invalid(op, "strides, dilations and pads must describe 2 spatial dims");
+  for (int i = 0; i < 2; ++i)
+    if (strides[i] < 1 || dil[i] < 1)
+      return invalid(op, "strides and dilations must be >= 1");
+  int64_t OH = (H + pads[0] + pads[2] - ((kH - 1) * dil[0] + 1)) / strides[0] + 1;
+  int64_t OW = (Wd + pads[1] + pads[3] - ((kW - 1) * dil[1] + 1)) / strides[1] + 1;
+  if (OH < 1 || OW < 1)
+    return invalid(op, "the dilated kernel is larger than the padded input");
+  int64_t K = kH * kW;
+  if (Off->shape != std::vector<int64_t>{N, og * K * 2, OH, OW})
+    return invalid(op, "offset must be " + str({N, og * K * 2, OH, OW}) + ", got " +
+                           str(Off->shape));
+  if (Mk && Mk->shape != std::vector<int64_t>{N, og * K, OH, OW})
+    return invalid(op, "mask must be " + str({N, og * K, OH, OW}) + ", got " + str(Mk->shape));
+  if (B && B->shape != std::vector<int64_t>{M})
+    return invalid(op, "B must be [" + std::to_string(M) + "], got " + str(B->shape));
+  if (Status s = checkOutputShape(op, Y, {N, M, OH, OW}); !s.isOk())
+    return s;
+  const float *x = static_cast<const float *>(X->data), *w = static_cast<const float *>(Wt->data);
+  const float *off = static_cast<const float *>(Off->data);
+  const float *mask = Mk ? static_cast<const float *>(Mk->data) : nullptr;
+  const float *bias = B ? static_cast<const float *>(B->data) : nullptr;
+  float *y = static_cast<float *>(Y.data);
+  int64_t P = OH * OW, Mg = M / group, perOffsetGroup = C / og;
+  // Sampled values [C, K, P] of one image, then a GEMM-like reduction.
+  float *cols;
+  if (Status s = allocScratch(call, op, size_t(C * K * P), cols); !s.isOk())
+    return s;
+  auto at = [&](const float *plane, int64_t yy, int64_t xx) -> double {
+    return yy >= 0 && yy < H && xx >= 0 && xx < Wd ? plane[yy * Wd + xx] : 0.0;
+  };
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t c = 0; c < C; ++c) {
+      int64_t g = c / perOffsetGroup;
+      const float *plane = x + (n * C + c) * H * Wd;
+      for (int64_t k = 0; k < K; ++k) {
+        int64_t ki = k / kW, kj = k % kW;
+        const float *offH = off + ((n * og + g) * K * 2 + k * 2) * P;
+        const float *offW = offH + P;
+        const float *mk = mask ? mask + ((n * og + g) * K + k) * P : nullptr;
+        for (int64_t p = 0; p < P; ++p) {
+          int64_t i = p / OW, j = p % OW;
+          double hy = double(i * strides[0] - pads[0] + ki * dil[0]) + offH[p];
+          double wx = double(j * strides[1] - pads[1] + kj * dil[1]) + offW[p];
+          double v = 0;
+          if (std::isfinite(hy) && std::isfinite(wx) && hy > -1 && hy < double(H) && wx > -1 &&
+              wx < double(Wd)) {
+            int64_t y0 = int64_t(std::floor(hy)), x0 = int64_t(std::floor(wx));
+            double ly = hy - double(y0), lx = wx - double(x0);
+            v = (1 - ly) * ((1 - lx) * at(plane, y0, x0) + lx * at(plane, y0, x0 + 1)) +
+                ly * ((1 - lx) * at(plane, y0 + 1, x0) + lx * at(plane, y0 + 1, x0 + 1));
+          }
+          cols[(c * K + k) * P + p] = float(mk ? v * mk[p] : v);
+        }
+      }
+    }
+    for (int64_t m = 0; m < M; ++m) {
+      int64_t g = m / Mg;
+      float *yp = y + (n * M + m) * P;
+      for (int64_t p = 0; p < P; ++p) {
+        double acc = bias ? bias[m] : 0.0;
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t k = 0; k < K; ++k)
+            acc += double(w[(m * Cg + c) * K + k]) * cols[((g * Cg + c) * K + k) * P + p];
+        yp[p] = float(acc);
+      }
+    }
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Col2Im, CenterCropPad, AffineGrid
+//===----------------------------------------------------------------------===//
+
+Status col2Im(const KernelCall &call) {
+  const char *op = "Col2Im";
+  const TensorView *X = call.input(0), *IS = dataInput(call, 1), *BS = dataInput(call, 2);
+  if (Status s = checkFloat(op, X, "input"); !s.isOk())
+    return s;
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, &Y, "output"); !s.isOk())
+    return s;
+  std::vector<int64_t> image, block;
+  if (!IS || !BS)
+    return invalid(op, "needs image_shape and block_shape");
+  if (Status s = readInts(op, IS, "image_shape", image); !s.isOk())
+    return s;
+  if (Status s = readInts(op, BS, "block_shape", block); !s.isOk())
+    return s;
+  size_t r = image.size();
+  if (r < 1 || block.size() != r)
+    return invalid(op, "image_shape and block_shape must have one length >= 1");
+  std::vector<int64_t> strides = call.attrs.getInts("strides", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> dil = call.attrs.getInts("dilations", std::vector<int64_t>(r, 1));
+  std::vector<int64_t> pads = call.attrs.getInts("pads", std::vector<int64_t>(2 * r, 0));
+  if (strides.size() != r || dil.size() != r || pads.size() != 2 * r)
+    return invalid(op, "strides, dilations or pads do not match " + std::to_string(r) + " dims");
+  if (X->shape.size() != 3)
+    return invalid(op, "input must be [N, C*prod(block_shape), L], got " + str(X->shape));
+  int64_t kSize = 1, L = 1;
+  std::vector<int64_t> blocks(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (block[i] < 1 || strides[i] < 1 || dil[i] < 1 || image[i] < 0 || pads[i] < 0 ||
+        pads[r + i] < 0)
+      return invalid(op, "block_shape, strides and dilations must be >= 1, pads >= 0");
+    kSize *= block[i];
+    blocks[i] = (image[i] + pads[i] + pads[r + i] - dil[i] * (block[i] - 1) - 1) / strides[i] + 1;
+    if (blocks[i] < 1)
+      return invalid(op, "the dilated block is larger than the padded image");
+    L *= blocks[i];
+  }
+  int64_t N = X->shape[0];
+  if (X->shape[1] % kSize != 0 || X->shape[2] != L)
+    return invalid(op, "input " + str(X->shape) + " must be [N, C*" + std::to_string(kSize) +
+                           ", " + std::to_string(L) + "]");
+  int64_t C = X->shape[1] / kSize;
+  std::vector<int64_t> outShape = {N, C};
+  outShape.insert(outShape.end(), image.begin(), image.end());
+  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
+    return s;
+  float *y = static_cast<float *>(Y.data);
+  const float *x = static_cast<const float *>(X->data);
+  std::fill(y, y + Y.numElements(), 0.f);
+  int64_t imSize = product(image, 0, r);
+  std::vector<int64_t> kpos(r), bpos(r);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t cc = 0; cc < C * kSize; ++cc) {
+      int64_t c = cc / kSize, rest = cc % kSize;
+      for (size_t i = r; i-- > 0;) {
+        kpos[i] = rest % block[i];
+        rest /= block[i];
+      }
+      const float *col = x + (n * C * kSize + cc) * L;
+      float *img = y + (n * C + c) * imSize;
+      for (int64_t l = 0; l < L; ++l) {
+        int64_t lr = l, o = 0;
+        bool insideAll = true;
+        for (size_t i = r; i-- > 0;) {
+          bpos[i] = lr % blocks[i];
+          lr /= blocks[i];
+        }
+        for (size_t i = 0; i < r; ++i) {
+          int64_t p = bpos[i] * strides[i] - pads[i] + kpos[i] * dil[i];
+          if (p < 0 || p >= image[i]) {
+            insideAll = false;
+            break;
+          }
+          o = o * image[i] + p;
+        }
+        if (insideAll)
+          img[o] += col[l];
+      }
+    }
+  return Status::ok();
+}
+
+Status centerCropPad(const KernelCall &call) {
+  const char *op = "CenterCropPad";
+  const TensorView *X = dataInput(call, 0), *S = dataInput(call, 1);
+  if (!X || !S)
+    return invalid(op, "needs input_data and shape");
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  size_t elem = elementSize(X->type);
+  if (elem == 0 || Y.type != X->type)
+    return invalid(op, "input and output must have one known element type");
+  std::vector<int64_t> shape;
+  if (Status s = readInts(op, S, "shape", shape); !s.isOk())
+    return s;
+  size_t rank = X->shape.size();
+  std::vector<int64_t> axes = call.attrs.getInts("axes");
+  if (axes.empty())
+    for (size_t i = 0; i < rank; ++i)
+      axes.push_back(int64_t(i));
+  if (shape.size() != axes.size())
+    return invalid(op, "shape must have " + std::to_string(axes.size()) + " values");
+  std::vector<bool> seen(rank, false);
+  std::vector<int64_t> outShape = X->shape;
+  // Per dim: output j reads input j + shift when inside.
+  std::vector<int64_t> shift(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    if (Status s = claimAxis(op, a, seen); !s.isOk())
+      return s;
+    int64_t dim = X->shape[a], want = shape[i];
+    if (want < 0)
+      return invalid(op, "negative shape value " + std::to_string(want));
+    outShape[a] = want;
+    shift[a] = want <= dim ? (dim - want) / 2 : -((want - dim) / 2);
+  }
+  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
+    return s;
+  int64_t total = Y.numElements();
+  char *y = static_cast<char *>(Y.data);
+  const char *x = static_cast<const char *>(X->data);
+  std::vector<int64_t> inStrides = denseStrides(X->shape);
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t src = 0;
+    bool inside = true;
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t j = idx[i] + shift[i];
+      if (j < 0 || j >= X->shape[i]) {
+        inside = false;
+        break;
+      }
+      src += j * inStrides[i];
+    }
+    if (inside)
+      std::memcpy(y + e * int64_t(elem), x + src * int64_t(elem), elem);
+    else
+      std::memset(y + e * int64_t(elem), 0, elem);
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < outShape[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+  return Status::ok();
+}
+
+Status affineGrid(const KernelCall &call) {
+  const char *op = "AffineGrid";
+  const TensorView *T = call.input(0), *S = dataInput(call, 1);
+  if (Status s = checkFloat(op, T, "input theta"); !s.isOk())
+    return s;
+  if (!S)
+    return invalid(op, "needs the size input");
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkFloat(op, &Y, "output grid"); !s.isOk())
+    return s;
+  std::vector<int64_t> size;
+  if (Status s = readInts(op, S, "size", size); !s.isOk())
+    return s;
+  if (size.size() != 4 && size.size() != 5)
+    return invalid(op, "size must be [N,C,H,W] or [N,C,D,H,W], got " + str(size));
+  int64_t r = int64_t(size.size()) - 2;
+  int64_t N = size[0];
+  if (T->shape != std::vector<int64_t>{N, r, r + 1})
+    return invalid(op, "theta must be " + str({N, r, r + 1}) + ", got " + str(T->shape));
+  std::vector<int64_t> dims(size.begin() + 2, size.end());
+  for (int64_t d : dims)
+    if (d < 0)
+      return invalid(op, "negative size " + str(size));
+  std::vector<int64_t> outShape = {N};
+  outShape.insert(outShape.end(), dims.begin(), dims.end());
+  outShape.push_back(r);
+  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
+    return s;
+  bool align = call.attrs.getInt("align_corners", 0) != 0;
+  // The base coordinate of index i along a dim of n points, in [-1, 1].
+  auto base = [&](int64_t i, int64_t n) {
+    if (align)
+      return n == 1 ? -1.0 : -1.0 + double(i) * (2.0 / double(n - 1));
+    double step = 2.0 / double(n);
+    return -1.0 + step / 2 + double(i) * step;
+  };
+  const float *theta = static_cast<const float *>(T->data);
+  float *y = static_cast<float *>(Y.data);
+  int64_t P = product(dims, 0, size_t(r));
+  for (int64_t n = 0; n < N; ++n) {
+    const float *th = theta + n * r * (r + 1);
+    for (int64_t p = 0; p < P; ++p) {
+      // Homogeneous point (x, y[, z], 1): x runs along the last dim.
+      double pt[4];
+      int64_t rest = p;
+      for (int64_t i = r; i-- > 0;) {
+        int64_t len = dims[size_t(i)];
+        pt[r - 1 - i] = base(rest % len, len);
+        rest /= len;
+      }
+      pt[r] = 1.0;
+      float *out = y + (n * P + p) * r;
+      for (int64_t k = 0; k < r; ++k) {
+        double acc = 0;
+        for (int64_t j = 0; j <= r; ++j)
+          acc += double(th[k * (r + 1) + j]) * pt[j];
+        out[k] = float(acc);
+      }
+    }
+  }
+  return Status::ok();
+}
+
 } // namespace ortc::cpu::kernels
