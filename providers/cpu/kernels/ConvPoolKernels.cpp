@@ -374,7 +374,7 @@ Status conv(const KernelCall &call) {
 
 namespace {
 
-enum class PoolKind { Max, Average };
+enum class PoolKind { Max, Average, Lp };
 
 Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   const TensorView *X = call.input(0);
@@ -391,9 +391,11 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   if (storageOrder != 0 && storageOrder != 1)
     return invalid(op, "storage_order must be 0 or 1");
   Geometry g;
-  if (Status s = computeGeometry(op, call.attrs, inSpatial, kernel, kind == PoolKind::Max, true, g);
-      !s.isOk())
+  if (Status s = computeGeometry(op, call.attrs, inSpatial, kernel, true, true, g); !s.isOk())
     return s;
+  int64_t p = call.attrs.getInt("p", 2);
+  if (kind == PoolKind::Lp && p < 1)
+    return invalid(op, "p must be >= 1, got " + std::to_string(p));
   int64_t N = X->shape[0], C = X->shape[1];
   if (Status s = checkOutput(op, Y, N, C, g); !s.isOk())
     return s;
@@ -405,16 +407,16 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   if (N * C == 0 || outPlane == 0)
     return Status::ok();
 
-  // Per output column: the extent of its window inside the input and inside
-  // the padded input (the latter ends at the end pad: a ceil_mode overhang
-  // is not counted, as in onnxruntime).
+  // Per output column: how many of its window's (dilated) taps fall inside
+  // the input, or inside the padded input (which ends at the end pad: a
+  // ceil_mode overhang is not counted, as in onnxruntime).
   auto extent = [&](int i, int64_t o, bool padded) {
-    int64_t lo = o * g.s[i] - g.padBegin[i], hi = std::min(lo + g.k[i], g.in[i] + g.padEnd[i]);
-    if (!padded) {
-      lo = std::max<int64_t>(lo, 0);
-      hi = std::min(hi, g.in[i]);
-    }
-    return std::max<int64_t>(hi - lo, 0);
+    int64_t start = o * g.s[i] - g.padBegin[i], d = g.d[i];
+    int64_t lo = padded ? -g.padBegin[i] : 0, hi = padded ? g.in[i] + g.padEnd[i] : g.in[i];
+    // Taps j in [0, k) with lo <= start + j*d < hi.
+    int64_t first = start >= lo ? 0 : (lo - start + d - 1) / d;
+    int64_t last = hi - 1 - start < 0 ? -1 : std::min(g.k[i] - 1, (hi - 1 - start) / d);
+    return std::max<int64_t>(last - first + 1, 0);
   };
   float *colCount;
   if (Status s = allocScratch(call, op, size_t(OW), colCount); !s.isOk())
@@ -440,11 +442,19 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
                          float v = in[ow * s + base];
                          row[ow] = v > row[ow] ? v : row[ow];
                        }
+                     } else if (kind == PoolKind::Lp) {
+                       for (int64_t ow = lo; ow < hi; ++ow) {
+                         float v = std::fabs(in[ow * s + base]);
+                         row[ow] += p == 1 ? v : p == 2 ? v * v : std::pow(v, float(p));
+                       }
                      } else {
                        for (int64_t ow = lo; ow < hi; ++ow)
                          row[ow] += in[ow * s + base];
                      }
                    });
+        if (kind == PoolKind::Lp && p != 1)
+          for (int64_t ow = 0; ow < OW; ++ow)
+            row[ow] = p == 2 ? std::sqrt(row[ow]) : std::pow(row[ow], 1.f / float(p));
         if (kind == PoolKind::Average) {
           float dh = float(extent(0, od, includePad) * extent(1, oh, includePad));
           for (int64_t ow = 0; ow < OW; ++ow) {
@@ -494,8 +504,127 @@ Status globalPool(const KernelCall &call, const char *op, PoolKind kind) {
 
 } // namespace
 
-Status maxPool(const KernelCall &call) { return pool(call, "MaxPool", PoolKind::Max); }
+namespace {
+
+/// MaxPool with the Indices output, or on int8/uint8 data: a direct loop over
+/// every window. The first maximum in scan order wins; an index counts every
+/// element of X before it (batch and channel included), its spatial part in
+/// row-major order (storage_order 0) or column-major order (1).
+template <typename T>
+void maxPoolDirect(const T *x, T *y, int64_t *indices, int64_t planes, const Geometry &g,
+                   bool columnMajor) {
+  int64_t inPlane = g.inSize(), outPlane = g.outSize();
+  int lead = kMaxSpatial - g.rank;
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const T *xp = x + plane * inPlane;
+    for (int64_t o = 0; o < outPlane; ++o) {
+      int64_t od = o / (g.out[1] * g.out[2]), oh = o / g.out[2] % g.out[1], ow = o % g.out[2];
+      T best = T();
+      int64_t bestAt[kMaxSpatial] = {0, 0, 0};
+      bool found = false;
+      for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+        int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+        if (!inside(id, g.in[0]))
+          continue;
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+          if (!inside(ih, g.in[1]))
+            continue;
+          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+            int64_t iw = ow * g.s[2] - g.padBegin[2] + kw * g.d[2];
+            if (!inside(iw, g.in[2]))
+              continue;
+            T v = xp[(id * g.in[1] + ih) * g.in[2] + iw];
+            if (!found || v > best) {
+              best = v;
+              bestAt[0] = id;
+              bestAt[1] = ih;
+              bestAt[2] = iw;
+              found = true;
+            }
+          }
+        }
+      }
+      y[plane * outPlane + o] = best;
+      if (!indices)
+        continue;
+      int64_t at = 0;
+      if (!found) {
+        at = -1;
+      } else if (columnMajor) {
+        int64_t stride = 1;
+        for (int i = lead; i < kMaxSpatial; ++i) {
+          at += bestAt[i] * stride;
+          stride *= g.in[i];
+        }
+        at += plane * inPlane;
+      } else {
+        at = plane * inPlane + (bestAt[0] * g.in[1] + bestAt[1]) * g.in[2] + bestAt[2];
+      }
+      indices[plane * outPlane + o] = at;
+    }
+  }
+}
+
+Status maxPoolGeneral(const KernelCall &call) {
+  const char *op = "MaxPool";
+  const TensorView *X = call.input(0);
+  if (!X)
+    return invalid(op, "missing input X");
+  if (X->type != ElementType::Float && X->type != ElementType::UInt8 &&
+      X->type != ElementType::Int8)
+    return invalid(op, "X must be float32, int8 or uint8, got " + elementTypeName(X->type));
+  if (call.numOutputs < 1 || call.outputs[0].type != X->type)
+    return invalid(op, "Y must have X's element type");
+  const TensorView &Y = call.outputs[0];
+  const TensorView *I = call.numOutputs > 1 && call.outputs[1].data ? &call.outputs[1] : nullptr;
+  if (I && I->type != ElementType::Int64)
+    return invalid(op, "Indices must be int64, got " + elementTypeName(I->type));
+  size_t rank = X->shape.size();
+  if (rank < 3 || rank > 2 + kMaxSpatial)
+    return invalid(op, "X must be [N,C,D1..Dn] with 1 <= n <= 3, got " + shapeToString(X->shape));
+  if (!call.attrs.has("kernel_shape"))
+    return invalid(op, "missing kernel_shape");
+  int64_t storageOrder = call.attrs.getInt("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1)
+    return invalid(op, "storage_order must be 0 or 1");
+  std::vector<int64_t> inSpatial(X->shape.begin() + 2, X->shape.end());
+  Geometry g;
+  if (Status s = computeGeometry(op, call.attrs, inSpatial, call.attrs.getInts("kernel_shape"),
+                                 true, true, g);
+      !s.isOk())
+    return s;
+  int64_t N = X->shape[0], C = X->shape[1];
+  if (Status s = checkOutput(op, Y, N, C, g); !s.isOk())
+    return s;
+  if (I)
+    if (Status s = checkOutput(op, *I, N, C, g); !s.isOk())
+      return s;
+  int64_t *idx = I ? static_cast<int64_t *>(I->data) : nullptr;
+  bool columnMajor = storageOrder == 1;
+  if (X->type == ElementType::Float)
+    maxPoolDirect(static_cast<const float *>(X->data), static_cast<float *>(Y.data), idx, N * C, g,
+                  columnMajor);
+  else if (X->type == ElementType::UInt8)
+    maxPoolDirect(static_cast<const uint8_t *>(X->data), static_cast<uint8_t *>(Y.data), idx,
+                  N * C, g, columnMajor);
+  else
+    maxPoolDirect(static_cast<const int8_t *>(X->data), static_cast<int8_t *>(Y.data), idx, N * C,
+                  g, columnMajor);
+  return Status::ok();
+}
+
+} // namespace
+
+Status maxPool(const KernelCall &call) {
+  const TensorView *X = call.input(0);
+  bool indices = call.numOutputs > 1 && call.outputs[1].data;
+  if (indices || (X && X->type != ElementType::Float))
+    return maxPoolGeneral(call);
+  return pool(call, "MaxPool", PoolKind::Max);
+}
 Status averagePool(const KernelCall &call) { return pool(call, "AveragePool", PoolKind::Average); }
+Status lpPool(const KernelCall &call) { return pool(call, "LpPool", PoolKind::Lp); }
 Status globalAveragePool(const KernelCall &call) {
   return globalPool(call, "GlobalAveragePool", PoolKind::Average);
 }

@@ -646,7 +646,7 @@ Status tile(const KernelCall &call) {
 }
 
 //===----------------------------------------------------------------------===//
-// Pad, Resize (both as per-axis index maps)
+// Pad (as per-axis index maps; Resize lives in SpatialKernels.cpp)
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -791,118 +791,6 @@ Status pad(const KernelCall &call) {
   }
   if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
     return s;
-  gatherByMaps(static_cast<char *>(call.outputs[0].data), static_cast<const char *>(X->data), maps,
-               fill, elem);
-  return Status::ok();
-}
-
-Status resize(const KernelCall &call) {
-  const char *op = "Resize";
-  const TensorView *X;
-  size_t elem;
-  if (Status s = requireSizedData(op, call, X, elem); !s.isOk())
-    return s;
-  size_t rank = X->shape.size();
-  if (rank == 0)
-    return invalid(op, "input must have rank >= 1");
-  std::string mode = call.attrs.getString("mode", "nearest");
-  if (mode != "nearest")
-    return invalid(op, "only mode 'nearest' is supported, got '" + mode + "'");
-  std::string ctm = call.attrs.getString("coordinate_transformation_mode", "half_pixel");
-  if (ctm != "half_pixel" && ctm != "asymmetric" && ctm != "align_corners" &&
-      ctm != "pytorch_half_pixel" && ctm != "tf_half_pixel_for_nn")
-    return invalid(op, "unsupported coordinate_transformation_mode '" + ctm + "'");
-  std::string nearest = call.attrs.getString("nearest_mode", "round_prefer_floor");
-  if (nearest != "round_prefer_floor" && nearest != "round_prefer_ceil" && nearest != "floor" &&
-      nearest != "ceil")
-    return invalid(op, "unsupported nearest_mode '" + nearest + "'");
-  if (call.attrs.getInt("antialias", 0) != 0)
-    return invalid(op, "antialias = 1 is not supported");
-
-  // axes (opset 18) says which dims the scales or sizes describe.
-  std::vector<int64_t> axes = call.attrs.getInts("axes");
-  if (axes.empty())
-    axes = allAxes(rank);
-  std::vector<bool> seen(rank, false);
-  for (int64_t &a : axes)
-    if (Status s = claimAxis(op, a, seen); !s.isOk())
-      return s;
-
-  const TensorView *scalesT = dataInput(call, 2), *sizesT = dataInput(call, 3);
-  bool haveScales = scalesT && scalesT->numElements() > 0;
-  bool haveSizes = sizesT && sizesT->numElements() > 0;
-  if (haveScales == haveSizes)
-    return invalid(op, "needs exactly one of scales and sizes");
-  std::vector<float> scales(rank, 1.f);
-  std::vector<int64_t> outShape = X->shape;
-  if (haveScales) {
-    if (scalesT->type != ElementType::Float || scalesT->numElements() != int64_t(axes.size()))
-      return invalid(op, "scales must be float32 with " + std::to_string(axes.size()) + " values");
-    const float *s = static_cast<const float *>(scalesT->data);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      if (!(s[i] > 0.f))
-        return invalid(op, "scales must be positive");
-      scales[axes[i]] = s[i];
-      outShape[axes[i]] = int64_t(float(X->shape[axes[i]]) * s[i]);
-    }
-  } else {
-    if (call.attrs.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
-      return invalid(op, "only keep_aspect_ratio_policy 'stretch' is supported");
-    std::vector<int64_t> sizes;
-    if (sizesT->type != ElementType::Int64)
-      return invalid(op, "sizes must be int64, got " + elementTypeName(sizesT->type));
-    if (Status s = readIndices(op, sizesT, "sizes", sizes); !s.isOk())
-      return s;
-    if (sizes.size() != axes.size())
-      return invalid(op, "sizes must have " + std::to_string(axes.size()) + " values");
-    for (size_t i = 0; i < axes.size(); ++i) {
-      int64_t a = axes[i];
-      if (sizes[i] < 0)
-        return invalid(op, "negative size " + std::to_string(sizes[i]));
-      outShape[a] = sizes[i];
-      if (X->shape[a] > 0)
-        scales[a] = float(sizes[i]) / float(X->shape[a]);
-    }
-  }
-  if (Status s = checkDataAndOutput(op, call, &outShape); !s.isOk())
-    return s;
-
-  std::vector<int64_t> inStrides = denseStrides(X->shape);
-  std::vector<std::vector<int64_t>> maps(rank);
-  for (size_t a = 0; a < rank; ++a) {
-    int64_t in = X->shape[a], out = outShape[a];
-    if (in == 0 && out > 0)
-      return invalid(op, "cannot resize an empty axis " + std::to_string(a));
-    maps[a].resize(out);
-    float scale = scales[a], lin = float(in), lout = float(out);
-    for (int64_t j = 0; j < out; ++j) {
-      // Float arithmetic in onnxruntime's order, so halves round alike.
-      float x = float(j), orig;
-      if (ctm == "half_pixel")
-        orig = (x + 0.5f) / scale - 0.5f;
-      else if (ctm == "asymmetric")
-        orig = x / scale;
-      else if (ctm == "pytorch_half_pixel")
-        orig = out > 1 ? (x + 0.5f) / scale - 0.5f : 0.f;
-      else if (ctm == "tf_half_pixel_for_nn")
-        orig = (x + 0.5f) / scale;
-      else
-        orig = out == 1 ? 0.f : x * (lin - 1.f) / (lout - 1.f);
-      int64_t i;
-      if (nearest == "round_prefer_floor")
-        i = orig == float(int64_t(orig)) + 0.5f ? int64_t(std::floor(orig))
-                                                : int64_t(std::round(orig));
-      else if (nearest == "round_prefer_ceil")
-        i = int64_t(std::round(orig));
-      else if (nearest == "floor")
-        i = int64_t(std::floor(orig));
-      else
-        i = int64_t(std::ceil(orig));
-      i = std::clamp<int64_t>(i, 0, in - 1);
-      maps[a][j] = i * inStrides[a];
-    }
-  }
-  char fill[16] = {};
   gatherByMaps(static_cast<char *>(call.outputs[0].data), static_cast<const char *>(X->data), maps,
                fill, elem);
   return Status::ok();

@@ -98,6 +98,17 @@ Status oneHot(const KernelCall &call);
 Status reverseSequence(const KernelCall &call);
 Status range(const KernelCall &call);
 Status einsum(const KernelCall &call);
+Status lpPool(const KernelCall &call); // ConvPoolKernels.cpp
+
+// SpatialKernels.cpp
+Status gridSample(const KernelCall &call);
+Status convTranspose(const KernelCall &call);
+Status col2Im(const KernelCall &call);
+Status centerCropPad(const KernelCall &call);
+Status affineGrid(const KernelCall &call);
+Status roiAlign(const KernelCall &call);
+Status maxUnpool(const KernelCall &call);
+Status deformConv(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -109,6 +120,7 @@ struct KernelEntry {
 
 // Sorted by name: findLibraryKernel bisects.
 const KernelEntry kKernels[] = {
+    {"AffineGrid", kernels::affineGrid},
     {"ArgMax", kernels::argMax},
     {"ArgMin", kernels::argMin},
     {"Attention", kernels::attention},
@@ -117,13 +129,17 @@ const KernelEntry kKernels[] = {
     {"BitCast", kernels::bitCast},
     {"BlackmanWindow", kernels::blackmanWindow},
     {"CausalConvWithState", kernels::causalConvWithState},
+    {"CenterCropPad", kernels::centerCropPad},
+    {"Col2Im", kernels::col2Im},
     {"Compress", kernels::compress},
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
+    {"ConvTranspose", kernels::convTranspose},
     {"Copy", kernels::copy},
     {"CumProd", kernels::cumProd},
     {"CumSum", kernels::cumSum},
     {"DFT", kernels::dft},
+    {"DeformConv", kernels::deformConv},
     {"DepthToSpace", kernels::depthToSpace},
     {"Det", kernels::det},
     {"Einsum", kernels::einsum},
@@ -135,6 +151,7 @@ const KernelEntry kKernels[] = {
     {"Gemm", kernels::gemm},
     {"GlobalAveragePool", kernels::globalAveragePool},
     {"GlobalMaxPool", kernels::globalMaxPool},
+    {"GridSample", kernels::gridSample},
     {"GroupNormalization", kernels::groupNormalization},
     {"HammingWindow", kernels::hammingWindow},
     {"HannWindow", kernels::hannWindow},
@@ -145,8 +162,10 @@ const KernelEntry kKernels[] = {
     {"LinearAttention", kernels::linearAttention},
     {"LogSoftmax", kernels::logSoftmax},
     {"LpNormalization", kernels::lpNormalization},
+    {"LpPool", kernels::lpPool},
     {"MatMul", kernels::matMul},
     {"MaxPool", kernels::maxPool},
+    {"MaxUnpool", kernels::maxUnpool},
     {"MeanVarianceNormalization", kernels::meanVarianceNormalization},
     {"MelWeightMatrix", kernels::melWeightMatrix},
     {"NegativeLogLikelihoodLoss", kernels::negativeLogLikelihoodLoss},
@@ -169,6 +188,7 @@ const KernelEntry kKernels[] = {
     {"Reshape", kernels::reshape},
     {"Resize", kernels::resize},
     {"ReverseSequence", kernels::reverseSequence},
+    {"RoiAlign", kernels::roiAlign},
     {"STFT", kernels::stft},
     {"ScatterElements", kernels::scatterElements},
     {"ScatterND", kernels::scatterND},

@@ -800,18 +800,20 @@ TEST(LibraryKernels, PoolHandComputed) {
   EXPECT_FLOAT_EQ(V.f()[0], 6.f);
 
   EXPECT_INVALID(run("MaxPool", Attrs(), {&X}, {&Y}), "kernel_shape");
+  // Dilations are supported now (SpatialKernelsTest); a zero dilation is not.
   EXPECT_INVALID(
-      run("AveragePool", Attrs().is("kernel_shape", {2, 2}).is("dilations", {2, 2}), {&X}, {&V}),
+      run("AveragePool", Attrs().is("kernel_shape", {2, 2}).is("dilations", {0, 2}), {&X}, {&V}),
       "dilations");
   EXPECT_INVALID(
       run("MaxPool",
           Attrs().is("kernel_shape", {3, 3}).i("ceil_mode", 1).s("auto_pad", "SAME_UPPER"), {&X},
           {&V}),
       "ceil_mode");
-  Tensor idx(ElementType::Int64, {1, 1, 2, 2});
+  // The Indices output must be int64 (SpatialKernelsTest checks its values).
+  Tensor idx(ElementType::Int32, {1, 1, 2, 2});
   EXPECT_INVALID(
       run("MaxPool", Attrs().is("kernel_shape", {2, 2}).is("strides", {2, 2}), {&X}, {&Y, &idx}),
-      "first output");
+      "Indices");
 }
 
 TEST(LibraryKernels, GlobalPools) {
@@ -1551,7 +1553,7 @@ TEST(LibraryKernels, ResizeNearest) {
   std::vector<int64_t> xi = Xi.values<int64_t>(), yi = Yi.values<int64_t>();
   for (int64_t i = 0; i < 12; ++i)
     EXPECT_EQ(yi[i], xi[(i / 6) * 3 + (i % 6) / 2]);
-  EXPECT_INVALID(run("Resize", Attrs().s("mode", "linear"), {&X, nullptr, &S}, {&Y}), "nearest");
+  EXPECT_INVALID(run("Resize", Attrs().s("mode", "bilinear"), {&X, nullptr, &S}, {&Y}), "mode");
   EXPECT_INVALID(run("Resize", Attrs().s("coordinate_transformation_mode", "tf_crop_and_resize"),
                      {&X, nullptr, &S}, {&Y}),
                  "coordinate_transformation_mode");
