@@ -54,6 +54,18 @@ Status reduceSumSquare(const KernelCall &call);
 Status reduceLogSumExp(const KernelCall &call);
 Status argMax(const KernelCall &call);
 Status argMin(const KernelCall &call);
+
+Status quantizeLinear(const KernelCall &call);
+Status dequantizeLinear(const KernelCall &call);
+Status dynamicQuantizeLinear(const KernelCall &call);
+Status matMulInteger(const KernelCall &call);
+Status qLinearMatMul(const KernelCall &call);
+Status convInteger(const KernelCall &call);
+Status qLinearConv(const KernelCall &call);
+
+Status rnn(const KernelCall &call);
+Status gru(const KernelCall &call);
+Status lstm(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -72,19 +84,29 @@ const KernelEntry kKernels[] = {
     {"BatchNormalization", kernels::batchNormalization},
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
+    {"ConvInteger", kernels::convInteger},
     {"Copy", kernels::copy},
     {"DepthToSpace", kernels::depthToSpace},
+    {"DequantizeLinear", kernels::dequantizeLinear},
+    {"DynamicQuantizeLinear", kernels::dynamicQuantizeLinear},
     {"Expand", kernels::expand},
+    {"GRU", kernels::gru},
     {"Gather", kernels::gather},
     {"Gemm", kernels::gemm},
     {"GlobalAveragePool", kernels::globalAveragePool},
     {"GlobalMaxPool", kernels::globalMaxPool},
     {"InstanceNormalization", kernels::instanceNormalization},
+    {"LSTM", kernels::lstm},
     {"LayerNormalization", kernels::layerNormalization},
     {"LogSoftmax", kernels::logSoftmax},
     {"MatMul", kernels::matMul},
+    {"MatMulInteger", kernels::matMulInteger},
     {"MaxPool", kernels::maxPool},
     {"Pad", kernels::pad},
+    {"QLinearConv", kernels::qLinearConv},
+    {"QLinearMatMul", kernels::qLinearMatMul},
+    {"QuantizeLinear", kernels::quantizeLinear},
+    {"RNN", kernels::rnn},
     {"ReduceL1", kernels::reduceL1},
     {"ReduceL2", kernels::reduceL2},
     {"ReduceLogSumExp", kernels::reduceLogSumExp},
