@@ -440,30 +440,55 @@ Status planMatMul(const char *op, const std::vector<int64_t> &a, const std::vect
   return Status::ok();
 }
 
-/// C[b] = (A[b] - azp) (B[b] - bzp[n]) in int32 (wrapping), for every batch.
-/// `bzpPerColumn` selects bzp[n] over bzp[0].
+/// out[i] = t[offset + i] - zp for `count` elements of an int8/uint8 tensor.
+void centered(const TensorView &t, int64_t offset, int64_t count, int32_t zp, int32_t *out) {
+  if (t.type == ElementType::Int8) {
+    const int8_t *v = static_cast<const int8_t *>(t.data) + offset;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = int32_t(v[i]) - zp;
+  } else {
+    const uint8_t *v = static_cast<const uint8_t *>(t.data) + offset;
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = int32_t(v[i]) - zp;
+  }
+}
+
+/// int32 words of scratch integerMatMul needs besides its output.
+size_t integerMatMulScratch(const MatMulPlan &p) { return size_t(p.K * p.N + p.K + p.N); }
+
+/// C[b] = (A[b] - azp) (B[b] - bzp[n]) in int32 (wrapping), for every batch;
+/// `work` holds integerMatMulScratch(p) words. `bzpPerColumn` selects
+/// bzp[n] over bzp[0].
 void integerMatMul(const MatMulPlan &p, const TensorView &A, int64_t azp, const TensorView &B,
-                   const TensorView *bzp, bool bzpPerColumn, int32_t *C) {
+                   const TensorView *bzp, bool bzpPerColumn, int32_t *C, int32_t *work) {
   int64_t rank = int64_t(p.batch.size()), count = p.batchCount();
-  std::vector<int64_t> bz(size_t(p.N), 0);
-  for (int64_t n = 0; n < p.N; ++n)
-    bz[size_t(n)] = bzp ? intAt(*bzp, bzpPerColumn ? n : 0) : 0;
-  std::vector<int64_t> row(size_t(p.N));
+  int32_t *b32 = work, *aRow = b32 + p.K * p.N;
+  uint32_t *acc = reinterpret_cast<uint32_t *>(aRow + p.K);
+  int64_t lastB = -1;
   for (int64_t b = 0; b < count; ++b) {
     int64_t aOff = stridedOffset(b, p.batch.data(), p.aStrides.data(), size_t(rank)) * p.M * p.K;
     int64_t bOff = stridedOffset(b, p.batch.data(), p.bStrides.data(), size_t(rank)) * p.K * p.N;
+    if (bOff != lastB) { // B - bzp, once per distinct matrix
+      for (int64_t k = 0; k < p.K; ++k)
+        for (int64_t n = 0; n < p.N; ++n)
+          b32[k * p.N + n] = int32_t(intAt(B, bOff + k * p.N + n) -
+                                     (bzp ? intAt(*bzp, bzpPerColumn ? n : 0) : 0));
+      lastB = bOff;
+    }
     int32_t *c = C + b * p.M * p.N;
     for (int64_t m = 0; m < p.M; ++m) {
-      std::fill(row.begin(), row.end(), 0);
+      centered(A, aOff + m * p.K, p.K, int32_t(azp), aRow);
+      std::fill(acc, acc + p.N, 0u);
       for (int64_t k = 0; k < p.K; ++k) {
-        int64_t av = intAt(A, aOff + m * p.K + k) - azp;
+        uint32_t av = uint32_t(aRow[k]);
         if (av == 0)
           continue;
+        const int32_t *bk = b32 + k * p.N;
         for (int64_t n = 0; n < p.N; ++n)
-          row[size_t(n)] += av * (intAt(B, bOff + k * p.N + n) - bz[size_t(n)]);
+          acc[n] += av * uint32_t(bk[n]); // wraps modulo 2^32, as int32 accumulation may
       }
       for (int64_t n = 0; n < p.N; ++n)
-        c[m * p.N + n] = int32_t(uint32_t(uint64_t(row[size_t(n)])));
+        c[m * p.N + n] = int32_t(acc[n]);
     }
   }
 }
@@ -510,8 +535,11 @@ Status matMulIntegerImpl(const KernelCall &call) {
                              shapeToString(bzp->shape));
     perColumn = true;
   }
+  int32_t *work = nullptr;
+  if (Status s = allocScratch(call, op, integerMatMulScratch(p), work); !s.isOk())
+    return s;
   integerMatMul(p, *A, azp ? intAt(*azp, 0) : 0, *B, bzp, perColumn,
-                static_cast<int32_t *>(Y.data));
+                static_cast<int32_t *>(Y.data), work);
   return Status::ok();
 }
 
@@ -562,9 +590,9 @@ Status qLinearMatMulImpl(const KernelCall &call) {
     return s;
   int64_t total = p.batchCount() * p.M * p.N;
   int32_t *acc = nullptr;
-  if (Status s = allocScratch(call, op, size_t(total), acc); !s.isOk())
+  if (Status s = allocScratch(call, op, size_t(total) + integerMatMulScratch(p), acc); !s.isOk())
     return s;
-  integerMatMul(p, *A, azp ? intAt(*azp, 0) : 0, *B, bzp, false, acc);
+  integerMatMul(p, *A, azp ? intAt(*azp, 0) : 0, *B, bzp, false, acc, acc + total);
   // The multiplier in the scales' precision, applied in double (numpy:
   // int32 * float32/float16 gives float64).
   ElementType st = as->type;
@@ -648,45 +676,79 @@ Status planConv(const char *op, const StepAttributes &attrs, const std::vector<i
   return Status::ok();
 }
 
+/// int32 words of scratch integerConv needs besides its output: w - wzp, and
+/// the columns of one image and group.
+size_t integerConvScratch(const ConvPlan &p) {
+  int64_t kSize = product(p.k, 0, p.k.size()), outSize = product(p.out, 0, p.out.size());
+  int64_t cg = p.C / p.group;
+  return size_t(p.M * cg * kSize + cg * kSize * outSize);
+}
+
 /// acc[n, m, o...] = sum over the group's channels and the window of
-/// (x - xzp) (w - wzp[m]) in int32 (wrapping); padding contributes 0.
+/// (x - xzp) (w - wzp[m]) in int32 (wrapping); padding contributes 0. The
+/// window is unrolled into columns [cg * kSize, outSize] per image and group,
+/// then each output channel is a row times the columns. `work` holds
+/// integerConvScratch(p) words.
 void integerConv(const ConvPlan &p, const TensorView &X, int64_t xzp, const TensorView &W,
-                 const std::vector<int64_t> &wzp, int32_t *acc) {
+                 const std::vector<int64_t> &wzp, int32_t *acc, int32_t *work) {
   size_t r = p.in.size();
   int64_t inSize = product(p.in, 0, r), outSize = product(p.out, 0, r),
           kSize = product(p.k, 0, r);
-  int64_t cg = p.C / p.group, mg = p.M / p.group;
+  int64_t cg = p.C / p.group, mg = p.M / p.group, rows = cg * kSize;
+  int32_t *w32 = work, *cols = w32 + p.M * rows;
+  for (int64_t m = 0; m < p.M; ++m)
+    centered(W, m * rows, rows, int32_t(wzp[size_t(m)]), w32 + m * rows);
+  // For each kernel position and output position: the input offset, or -1
+  // in the padding. Shared by every channel.
+  std::vector<int64_t> offsets(size_t(kSize * outSize));
   std::vector<int64_t> o(r), kk(r);
+  for (int64_t ki = 0; ki < kSize; ++ki) {
+    for (size_t i = r, rem = size_t(ki); i-- > 0;) {
+      kk[i] = int64_t(rem) % p.k[i];
+      rem /= size_t(p.k[i]);
+    }
+    for (int64_t oi = 0; oi < outSize; ++oi) {
+      for (size_t i = r, rem = size_t(oi); i-- > 0;) {
+        o[i] = int64_t(rem) % p.out[i];
+        rem /= size_t(p.out[i]);
+      }
+      int64_t off = 0;
+      bool inside = true;
+      for (size_t i = 0; i < r && inside; ++i) {
+        int64_t pos = o[i] * p.s[i] - p.pb[i] + kk[i] * p.d[i];
+        inside = pos >= 0 && pos < p.in[i];
+        off = off * p.in[i] + pos;
+      }
+      offsets[size_t(ki * outSize + oi)] = inside ? off : -1;
+    }
+  }
+  std::vector<int32_t> plane(static_cast<size_t>(inSize));
+  std::vector<uint32_t> row(static_cast<size_t>(outSize));
   for (int64_t n = 0; n < p.N; ++n)
-    for (int64_t m = 0; m < p.M; ++m) {
-      int64_t g = m / mg;
-      for (int64_t oi = 0; oi < outSize; ++oi) {
-        for (size_t i = r, rem = size_t(oi); i-- > 0;) {
-          o[i] = int64_t(rem) % p.out[i];
-          rem /= size_t(p.out[i]);
-        }
-        int64_t sum = 0;
+    for (int64_t g = 0; g < p.group; ++g) {
+      for (int64_t c = 0; c < cg; ++c) {
+        centered(X, (n * p.C + g * cg + c) * inSize, inSize, int32_t(xzp), plane.data());
         for (int64_t ki = 0; ki < kSize; ++ki) {
-          int64_t inOff = 0;
-          bool inside = true;
-          for (size_t i = r, rem = size_t(ki); i-- > 0;) {
-            kk[i] = int64_t(rem) % p.k[i];
-            rem /= size_t(p.k[i]);
-          }
-          for (size_t i = 0; i < r && inside; ++i) {
-            int64_t pos = o[i] * p.s[i] - p.pb[i] + kk[i] * p.d[i];
-            inside = pos >= 0 && pos < p.in[i];
-            inOff = inOff * p.in[i] + pos;
-          }
-          if (!inside)
-            continue;
-          for (int64_t c = 0; c < cg; ++c) {
-            int64_t xv = intAt(X, ((n * p.C + g * cg + c) * inSize) + inOff) - xzp;
-            int64_t wv = intAt(W, (m * cg + c) * kSize + ki) - wzp[size_t(m)];
-            sum += xv * wv;
-          }
+          int32_t *col = cols + (c * kSize + ki) * outSize;
+          const int64_t *off = offsets.data() + ki * outSize;
+          for (int64_t oi = 0; oi < outSize; ++oi)
+            col[oi] = off[oi] < 0 ? 0 : plane[size_t(off[oi])];
         }
-        acc[(n * p.M + m) * outSize + oi] = int32_t(uint32_t(uint64_t(sum)));
+      }
+      for (int64_t mi = 0; mi < mg; ++mi) {
+        int64_t m = g * mg + mi;
+        std::fill(row.begin(), row.end(), 0u);
+        for (int64_t q = 0; q < rows; ++q) {
+          uint32_t wv = uint32_t(w32[m * rows + q]);
+          if (wv == 0)
+            continue;
+          const int32_t *col = cols + q * outSize;
+          for (int64_t oi = 0; oi < outSize; ++oi)
+            row[size_t(oi)] += wv * uint32_t(col[oi]); // wraps modulo 2^32
+        }
+        int32_t *out = acc + (n * p.M + m) * outSize;
+        for (int64_t oi = 0; oi < outSize; ++oi)
+          out[oi] = int32_t(row[size_t(oi)]);
       }
     }
 }
@@ -738,7 +800,10 @@ Status convIntegerImpl(const KernelCall &call) {
   std::vector<int64_t> wz;
   if (Status s = perChannel(op, wzp, p.M, "w_zero_point", &wz, nullptr); !s.isOk())
     return s;
-  integerConv(p, *X, xzp ? intAt(*xzp, 0) : 0, *W, wz, static_cast<int32_t *>(Y.data));
+  int32_t *work = nullptr;
+  if (Status s = allocScratch(call, op, integerConvScratch(p), work); !s.isOk())
+    return s;
+  integerConv(p, *X, xzp ? intAt(*xzp, 0) : 0, *W, wz, static_cast<int32_t *>(Y.data), work);
   return Status::ok();
 }
 
@@ -793,9 +858,9 @@ Status qLinearConvImpl(const KernelCall &call) {
     return s;
   int64_t total = product(p.outShape, 0, p.outShape.size());
   int32_t *acc = nullptr;
-  if (Status s = allocScratch(call, op, size_t(total), acc); !s.isOk())
+  if (Status s = allocScratch(call, op, size_t(total) + integerConvScratch(p), acc); !s.isOk())
     return s;
-  integerConv(p, *X, xzp ? intAt(*xzp, 0) : 0, *W, wz, acc);
+  integerConv(p, *X, xzp ? intAt(*xzp, 0) : 0, *W, wz, acc, acc + total);
   float xScale = scaleAt(*xs, 0), yScale = scaleAt(*ys, 0);
   int64_t lo, hi, zp = yzp ? intAt(*yzp, 0) : 0;
   intRange(Y.type, lo, hi);
