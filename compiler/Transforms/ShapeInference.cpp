@@ -463,7 +463,8 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
   return (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
 }
 
-FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {
+/// `weights`: W's operand (Conv, ConvInteger 1; QLinearConv 3).
+FailureOr<Proposal> inferWindowed(Operation *op, bool isConv, unsigned weights = 1) {
   Proposal p(op->getNumResults());
   Type elem = elementOf(op->getOperand(0));
   auto x = shapeOf(op->getOperand(0));
@@ -473,7 +474,7 @@ FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {
   SmallVector<int64_t> kernel;
   int64_t channels = (*x)[1];
   if (isConv) {
-    auto w = shapeOf(op->getOperand(1));
+    auto w = shapeOf(op->getOperand(weights));
     if (!w || w->size() != x->size())
       return unknownShape(p, elem);
     channels = (*w)[0];
@@ -835,14 +836,16 @@ FailureOr<Proposal> inferDynamicQuantizeLinear(Operation *op) {
   return p;
 }
 
-FailureOr<Proposal> inferConvInteger(Operation *op) {
-  auto p = inferWindowed(op, /*isConv=*/true);
+/// ConvInteger (int32) and QLinearConv (the result's type): Conv's shape.
+FailureOr<Proposal> inferIntegerConv(Operation *op) {
+  bool qlinear = op->getName().getStringRef() == "onnx.QLinearConv";
+  auto p = inferWindowed(op, /*isConv=*/true, qlinear ? 3 : 1);
   if (failed(p) || !(*p)[0])
     return p;
-  Type i32 = IntegerType::get(op->getContext(), 32);
+  Type elem = qlinear ? resultElement(op, 0) : IntegerType::get(op->getContext(), 32);
   auto t = cast<TensorType>((*p)[0]);
-  (*p)[0] = t.hasRank() ? Type(RankedTensorType::get(t.getShape(), i32))
-                        : Type(UnrankedTensorType::get(i32));
+  (*p)[0] = !elem ? Type() : t.hasRank() ? Type(RankedTensorType::get(t.getShape(), elem))
+                                         : Type(UnrankedTensorType::get(elem));
   return p;
 }
 
@@ -930,7 +933,8 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
   fns["onnx.QLinearMatMul"] = [](Operation *op) {
     return matMulOf(op, 0, 3, resultElement(op, 0));
   };
-  fns["onnx.ConvInteger"] = inferConvInteger;
+  fns["onnx.ConvInteger"] = inferIntegerConv;
+  fns["onnx.QLinearConv"] = inferIntegerConv;
   for (const char *name : {"RNN", "GRU", "LSTM"})
     fns[std::string("onnx.") + name] = inferRecurrent;
   return fns;

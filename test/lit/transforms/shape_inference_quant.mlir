@@ -10,7 +10,8 @@
 // CHECK: "onnx.MatMulInteger"{{.*}} -> tensor<?x5xi32>
 // CHECK: "onnx.QLinearMatMul"{{.*}} -> tensor<?x5xi8>
 // CHECK: "onnx.ConvInteger"{{.*}} -> tensor<1x2x4x4xi32>
-func.func @quant(%x: tensor<?x3xf32>, %s: tensor<f32>, %z: tensor<i8>, %b: tensor<3x5xi8>, %cx: tensor<1x1x3x3xui8>, %cw: tensor<2x1x2x2xui8>) {
+// CHECK: "onnx.QLinearConv"{{.*}} -> tensor<1x2x2x2xi8>
+func.func @quant(%x: tensor<?x3xf32>, %s: tensor<f32>, %z: tensor<i8>, %b: tensor<3x5xi8>, %cx: tensor<1x1x3x3xui8>, %cw: tensor<2x1x2x2xui8>, %cz: tensor<ui8>) {
   %none = "onnx.NoValue"() : () -> none
   %q = "onnx.QuantizeLinear"(%x, %s, %z) : (tensor<?x3xf32>, tensor<f32>, tensor<i8>) -> tensor<*xi8>
   %d = "onnx.DequantizeLinear"(%q, %s, %z) : (tensor<*xi8>, tensor<f32>, tensor<i8>) -> tensor<*xf32>
@@ -18,6 +19,7 @@ func.func @quant(%x: tensor<?x3xf32>, %s: tensor<f32>, %z: tensor<i8>, %b: tenso
   %m = "onnx.MatMulInteger"(%q, %b, %none, %none) : (tensor<*xi8>, tensor<3x5xi8>, none, none) -> tensor<*xi32>
   %l = "onnx.QLinearMatMul"(%q, %s, %z, %b, %s, %z, %s, %z) : (tensor<*xi8>, tensor<f32>, tensor<i8>, tensor<3x5xi8>, tensor<f32>, tensor<i8>, tensor<f32>, tensor<i8>) -> tensor<*xi8>
   %c = "onnx.ConvInteger"(%cx, %cw, %none, %none) {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x3x3xui8>, tensor<2x1x2x2xui8>, none, none) -> tensor<*xi32>
+  %qc = "onnx.QLinearConv"(%cx, %s, %cz, %cw, %s, %cz, %s, %z, %none) : (tensor<1x1x3x3xui8>, tensor<f32>, tensor<ui8>, tensor<2x1x2x2xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<i8>, none) -> tensor<*xi8>
   return
 }
 
