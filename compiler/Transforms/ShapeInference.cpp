@@ -162,10 +162,10 @@ FailureOr<Proposal> inferDropout(Operation *op) {
   return p;
 }
 
-FailureOr<Proposal> inferMatMul(Operation *op) {
+/// numpy matmul of operands `ia` and `ib` (MatMul: 0 and 1), as `elem`.
+FailureOr<Proposal> matMulOf(Operation *op, unsigned ia, unsigned ib, Type elem) {
   Proposal p(1);
-  Type elem = elementOf(op->getOperand(0));
-  auto a = shapeOf(op->getOperand(0)), b = shapeOf(op->getOperand(1));
+  auto a = shapeOf(op->getOperand(ia)), b = shapeOf(op->getOperand(ib));
   if (!a || !b || a->empty() || b->empty())
     return unknownShape(p, elem);
   bool aVector = a->size() == 1, bVector = b->size() == 1;
@@ -192,6 +192,10 @@ FailureOr<Proposal> inferMatMul(Operation *op) {
     out->push_back(bs.back());
   p[0] = tensorType(*out, elem);
   return p;
+}
+
+FailureOr<Proposal> inferMatMul(Operation *op) {
+  return matMulOf(op, 0, 1, elementOf(op->getOperand(0)));
 }
 
 FailureOr<Proposal> inferGemm(Operation *op) {
@@ -464,7 +468,8 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
   return out;
 }
 
-FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {
+/// `weights`: W's operand (Conv, ConvInteger 1; QLinearConv 3).
+FailureOr<Proposal> inferWindowed(Operation *op, bool isConv, unsigned weights = 1) {
   Proposal p(op->getNumResults());
   Type elem = elementOf(op->getOperand(0));
   auto x = shapeOf(op->getOperand(0));
@@ -474,7 +479,7 @@ FailureOr<Proposal> inferWindowed(Operation *op, bool isConv) {
   SmallVector<int64_t> kernel;
   int64_t channels = (*x)[1];
   if (isConv) {
-    auto w = shapeOf(op->getOperand(1));
+    auto w = shapeOf(op->getOperand(weights));
     if (!w || w->size() != x->size())
       return unknownShape(p, elem);
     channels = (*w)[0];
@@ -1003,6 +1008,65 @@ FailureOr<Proposal> inferIf(Operation *op) {
   return p;
 }
 
+//===----------------------------------------------------------------------===//
+// Quantization and recurrent ops: the result keeps the element type the
+// importer gave it (from the op's type rules); the shape is inferred here.
+//===----------------------------------------------------------------------===//
+
+Type resultElement(Operation *op, unsigned i) { return elementOf(op->getResult(i)); }
+
+FailureOr<Proposal> inferQuantizeLinear(Operation *op) {
+  Proposal p(1);
+  p[0] = tensorType(shapeOf(op->getOperand(0)), resultElement(op, 0));
+  return p;
+}
+
+FailureOr<Proposal> inferDynamicQuantizeLinear(Operation *op) {
+  Proposal p(3);
+  MLIRContext *ctx = op->getContext();
+  Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  p[0] = tensorType(shapeOf(op->getOperand(0)), u8);
+  p[1] = RankedTensorType::get({}, Float32Type::get(ctx));
+  p[2] = RankedTensorType::get({}, u8);
+  return p;
+}
+
+/// ConvInteger (int32) and QLinearConv (the result's type): Conv's shape.
+FailureOr<Proposal> inferIntegerConv(Operation *op) {
+  bool qlinear = op->getName().getStringRef() == "onnx.QLinearConv";
+  auto p = inferWindowed(op, /*isConv=*/true, qlinear ? 3 : 1);
+  if (failed(p) || !(*p)[0])
+    return p;
+  Type elem = qlinear ? resultElement(op, 0) : IntegerType::get(op->getContext(), 32);
+  auto t = cast<TensorType>((*p)[0]);
+  (*p)[0] = !elem ? Type() : t.hasRank() ? Type(RankedTensorType::get(t.getShape(), elem))
+                                         : Type(UnrankedTensorType::get(elem));
+  return p;
+}
+
+/// RNN, GRU, LSTM: Y [S, D, B, H] (layout 1: [B, S, D, H]), Y_h and Y_c
+/// [D, B, H] (layout 1: [B, D, H]).
+FailureOr<Proposal> inferRecurrent(Operation *op) {
+  Proposal p(op->getNumResults());
+  Type elem = elementOf(op->getOperand(0));
+  auto x = shapeOf(op->getOperand(0));
+  auto r = shapeOf(op->getOperand(2));
+  if (!x || x->size() != 3)
+    return p;
+  bool layout1 = intAttr(op, "layout", 0) == 1;
+  int64_t seq = layout1 ? (*x)[1] : (*x)[0], batch = layout1 ? (*x)[0] : (*x)[1];
+  int64_t dirs = strAttr(op, "direction", "forward") == "bidirectional" ? 2 : 1;
+  int64_t hidden = intAttr(op, "hidden_size", r && r->size() == 3 ? (*r)[2] : kDyn);
+  SmallVector<int64_t> y = layout1 ? SmallVector<int64_t>{batch, seq, dirs, hidden}
+                                   : SmallVector<int64_t>{seq, dirs, batch, hidden};
+  SmallVector<int64_t> state = layout1 ? SmallVector<int64_t>{batch, dirs, hidden}
+                                       : SmallVector<int64_t>{dirs, batch, hidden};
+  for (unsigned i = 0; i < p.size(); ++i)
+    if (!isa<NoneType>(op->getResult(i).getType()))
+      p[i] = tensorType(i == 0 ? y : state, elem);
+  return p;
+}
+
 llvm::StringMap<ShapeFn> buildShapeFunctions() {
   llvm::StringMap<ShapeFn> fns;
   for (const char *name :
@@ -1069,6 +1133,19 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
   for (const char *name :
        {"BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization"})
     fns[std::string("onnx.") + name] = inferNormalization;
+  fns["onnx.QuantizeLinear"] = inferQuantizeLinear;
+  fns["onnx.DequantizeLinear"] = inferQuantizeLinear;
+  fns["onnx.DynamicQuantizeLinear"] = inferDynamicQuantizeLinear;
+  fns["onnx.MatMulInteger"] = [](Operation *op) {
+    return matMulOf(op, 0, 1, IntegerType::get(op->getContext(), 32));
+  };
+  fns["onnx.QLinearMatMul"] = [](Operation *op) {
+    return matMulOf(op, 0, 3, resultElement(op, 0));
+  };
+  fns["onnx.ConvInteger"] = inferIntegerConv;
+  fns["onnx.QLinearConv"] = inferIntegerConv;
+  for (const char *name : {"RNN", "GRU", "LSTM"})
+    fns[std::string("onnx.") + name] = inferRecurrent;
   return fns;
 }
 

@@ -830,6 +830,391 @@ Refusal checkAffineGrid(Operation *op) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// Quantization and recurrent ops (kernels/QuantKernels.cpp,
+// kernels/RecurrentKernels.cpp)
+//===----------------------------------------------------------------------===//
+
+std::string typeText(Type type);
+
+bool isQuantIntType(Type e) {
+  return e.isInteger(8) || e.isInteger(16); // int8/uint8/int16/uint16 (signless or not)
+}
+bool isInt8Type(Type e) { return e.isInteger(8); }
+
+/// Operand `i` (skipped when omitted) has an element type `ok` accepts.
+Refusal requireElement(Operation *op, unsigned i, const std::function<bool(Type)> &ok,
+                       const std::string &accepts) {
+  if (i >= op->getNumOperands() || isOmitted(op->getOperand(i)))
+    return {};
+  auto t = rankedType(op->getOperand(i));
+  if (t && ok(t.getElementType()))
+    return {};
+  return refuse(RejectedKind::DType,
+                "input " + std::to_string(i) + " has element type " +
+                    (t ? typeText(t.getElementType()) : typeText(op->getOperand(i).getType())),
+                accepts);
+}
+
+Refusal requireResultElement(Operation *op, unsigned i, const std::function<bool(Type)> &ok,
+                             const std::string &accepts) {
+  auto t = rankedType(op->getResult(i));
+  if (t && ok(t.getElementType()))
+    return {};
+  return refuse(RejectedKind::DType,
+                "output " + std::to_string(i) + " has element type " +
+                    (t ? typeText(t.getElementType()) : typeText(op->getResult(i).getType())),
+                accepts);
+}
+
+/// Operand `i`, when present, has the element type of operand (or result) `ref`.
+Refusal requireSameElement(Operation *op, unsigned i, Value ref, const std::string &what) {
+  if (i >= op->getNumOperands() || isOmitted(op->getOperand(i)))
+    return {};
+  auto t = rankedType(op->getOperand(i)), r = rankedType(ref);
+  if (t && r && t.getElementType() == r.getElementType())
+    return {};
+  return refuse(RejectedKind::DType,
+                "input " + std::to_string(i) + " has element type " +
+                    (t ? typeText(t.getElementType()) : std::string("?")),
+                what);
+}
+
+/// Operand `i`, when present, is statically shaped with one element.
+Refusal requireOneElement(Operation *op, unsigned i, const char *what) {
+  if (i >= op->getNumOperands() || isOmitted(op->getOperand(i)))
+    return {};
+  auto t = rankedType(op->getOperand(i));
+  if (t && t.hasStaticShape() && t.getNumElements() == 1)
+    return {};
+  return refuse(RejectedKind::Shape,
+                std::string(what) + " (input " + std::to_string(i) + ") is " +
+                    typeText(op->getOperand(i).getType()),
+                std::string(what) + " with one element (per-tensor)");
+}
+
+/// Operand `i`, when present, has one element or is [M] with M = dim 0 of
+/// operand `ofDim0` (per output channel / per column).
+Refusal requireOneOrPerChannel(Operation *op, unsigned i, int64_t m, const char *what) {
+  if (i >= op->getNumOperands() || isOmitted(op->getOperand(i)))
+    return {};
+  auto t = rankedType(op->getOperand(i));
+  if (t && t.hasStaticShape() &&
+      (t.getNumElements() == 1 || (t.getRank() == 1 && t.getShape()[0] == m && m >= 0)))
+    return {};
+  return refuse(RejectedKind::Shape,
+                std::string(what) + " (input " + std::to_string(i) + ") is " +
+                    typeText(op->getOperand(i).getType()),
+                std::string(what) + " with one element or of shape [" + std::to_string(m) + "]");
+}
+
+/// The ONNX TensorProto code of an element type, 0 if none.
+int64_t onnxTypeCode(Type e) {
+  if (e.isF32())
+    return 1;
+  if (auto i = dyn_cast<IntegerType>(e)) {
+    bool u = i.isUnsigned();
+    switch (i.getWidth()) {
+    case 8:
+      return u ? 2 : 3;
+    case 16:
+      return u ? 4 : 5;
+    case 32:
+      return u ? 12 : 6;
+    default:
+      return 0;
+    }
+  }
+  return 0;
+}
+
+/// Scale and zero point (operands 1, 2) against data operand 0 and the
+/// `axis`/`block_size` attributes, as the kernels' planQuantMap reads them:
+/// one element (per-tensor), [x.shape[axis]] (per-axis, block_size 0) or x's
+/// shape with ceil(D/block_size) on `axis` (blocked); static shapes.
+Refusal checkQuantGranularity(Operation *op) {
+  auto x = rankedType(op->getOperand(0)), scale = rankedType(op->getOperand(1));
+  if (!x || !scale || !scale.hasStaticShape())
+    return refuse(RejectedKind::Shape, "the scale's shape is not static",
+                  "a statically shaped scale");
+  if (op->getNumOperands() > 2 && !isOmitted(op->getOperand(2))) {
+    auto zp = rankedType(op->getOperand(2));
+    if (!zp || zp.getShape() != scale.getShape())
+      return refuse(RejectedKind::Shape,
+                    "zero point " + typeText(op->getOperand(2).getType()) + " and scale " +
+                        typeText(scale) + " differ in shape",
+                    "a zero point of the scale's shape");
+  }
+  int64_t blockSize = intAttr(op, "block_size", 0);
+  if (blockSize < 0)
+    return refuse(RejectedKind::Attribute, "block_size " + std::to_string(blockSize),
+                  "block_size >= 0");
+  if (scale.getNumElements() == 1)
+    return {};
+  if (!x.hasStaticShape())
+    return refuse(RejectedKind::Shape, "per-axis or blocked scales with a dynamic dim in x",
+                  "per-tensor scales, or a statically shaped x");
+  int64_t rank = x.getRank(), axis = normalizeAxis(intAttr(op, "axis", 1), rank);
+  if (axis < 0 || axis >= rank)
+    return refuse(RejectedKind::Attribute,
+                  "axis " + std::to_string(intAttr(op, "axis", 1)) + " for rank " +
+                      std::to_string(rank),
+                  "an axis within x's rank");
+  SmallVector<int64_t> expect;
+  if (blockSize == 0) {
+    expect.push_back(x.getShape()[axis]);
+  } else {
+    expect.assign(x.getShape().begin(), x.getShape().end());
+    expect[axis] = (expect[axis] + blockSize - 1) / blockSize;
+  }
+  if (scale.getShape() != ArrayRef<int64_t>(expect))
+    return refuse(RejectedKind::Shape,
+                  "scale " + typeText(scale) + " for x " + typeText(x) + ", axis " +
+                      std::to_string(axis) + ", block_size " + std::to_string(blockSize),
+                  "a scale with one element, [x.shape[axis]] (block_size 0) or x's shape with "
+                  "ceil(D/block_size) on axis");
+  return {};
+}
+
+Refusal checkQuantizeLinear(Operation *op) {
+  auto isF32 = [](Type e) { return e.isF32(); };
+  if (auto r = requireElement(op, 0, isF32, "float32 x (float16, bfloat16 and int32 x are not "
+                                            "supported)");
+      r.any())
+    return r;
+  if (auto r = requireElement(op, 1, isF32, "a float32 y_scale"); r.any())
+    return r;
+  const char *quantTypes = "int8, uint8, int16 or uint16 (float8, 4-bit and 2-bit types are not "
+                           "supported)";
+  if (auto r = requireElement(op, 2, isQuantIntType, std::string("y_zero_point of ") + quantTypes);
+      r.any())
+    return r;
+  if (auto r = requireResultElement(op, 0, isQuantIntType, std::string("y of ") + quantTypes);
+      r.any())
+    return r;
+  if (auto r = requireSameElement(op, 2, op->getResult(0), "y_zero_point of y's element type");
+      r.any())
+    return r;
+  int64_t outputDtype = intAttr(op, "output_dtype", 0);
+  if (outputDtype != 0 &&
+      outputDtype != onnxTypeCode(rankedType(op->getResult(0)).getElementType()))
+    return refuse(RejectedKind::Attribute, "output_dtype " + std::to_string(outputDtype),
+                  "output_dtype 0 or y's element type");
+  int64_t precision = intAttr(op, "precision", 0);
+  if (precision != 0 && precision != 1)
+    return refuse(RejectedKind::Attribute, "precision " + std::to_string(precision),
+                  "precision 0 (y_scale's type) or 1 (float32)");
+  return checkQuantGranularity(op);
+}
+
+Refusal checkDequantizeLinear(Operation *op) {
+  auto isF32 = [](Type e) { return e.isF32(); };
+  if (auto r = requireElement(
+          op, 0, [](Type e) { return isQuantIntType(e) || e.isSignlessInteger(32) || e.isSignedInteger(32); },
+          "x of int8, uint8, int16, uint16 or int32 (float8, 4-bit and 2-bit types are not "
+          "supported)");
+      r.any())
+    return r;
+  if (auto r = requireElement(op, 1, isF32,
+                              "a float32 x_scale (float16 and bfloat16 scales are not supported)");
+      r.any())
+    return r;
+  if (auto r = requireSameElement(op, 2, op->getOperand(0), "x_zero_point of x's element type");
+      r.any())
+    return r;
+  if (auto r = requireResultElement(op, 0, isF32, "a float32 y"); r.any())
+    return r;
+  int64_t outputDtype = intAttr(op, "output_dtype", 0);
+  if (outputDtype != 0 && outputDtype != 1)
+    return refuse(RejectedKind::Attribute, "output_dtype " + std::to_string(outputDtype),
+                  "output_dtype 0 or 1 (float32)");
+  return checkQuantGranularity(op);
+}
+
+Refusal checkDynamicQuantizeLinear(Operation *op) {
+  if (auto r = requireF32(op, {0}); r.any())
+    return r;
+  for (unsigned i = 0; i < op->getNumResults(); ++i)
+    if (isa<NoneType>(op->getResult(i).getType()))
+      return refuse(RejectedKind::Attribute, "output " + std::to_string(i) + " is omitted",
+                    "all three outputs y, y_scale, y_zero_point");
+  return {};
+}
+
+Refusal checkMatMulInteger(Operation *op) {
+  const char *accepts = "int8 or uint8 A and B";
+  if (auto r = requireElement(op, 0, isInt8Type, accepts); r.any())
+    return r;
+  if (auto r = requireElement(op, 1, isInt8Type, accepts); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 2, op->getOperand(0), "a_zero_point of A's type"); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 3, op->getOperand(1), "b_zero_point of B's type"); r.any())
+    return r;
+  if (auto r = requireOneElement(op, 2, "a_zero_point"); r.any())
+    return r;
+  auto b = rankedType(op->getOperand(1));
+  int64_t n = b && b.getRank() == 2 ? b.getShape()[1] : -1;
+  return requireOneOrPerChannel(op, 3, n, "b_zero_point (per-column only for a 2-D B)");
+}
+
+Refusal checkQLinearMatMul(Operation *op) {
+  const char *accepts = "int8 or uint8 a, b and y (float8 types are not supported)";
+  for (unsigned i : {0u, 3u})
+    if (auto r = requireElement(op, i, isInt8Type, accepts); r.any())
+      return r;
+  if (auto r = requireResultElement(op, 0, isInt8Type, accepts); r.any())
+    return r;
+  auto isScale = [](Type e) { return e.isF32() || e.isF16() || e.isBF16(); };
+  for (unsigned i : {1u, 4u, 6u}) {
+    if (auto r = requireElement(op, i, isScale, "float32, float16 or bfloat16 scales"); r.any())
+      return r;
+    if (auto r = requireSameElement(op, i, op->getOperand(1), "scales of one element type");
+        r.any())
+      return r;
+  }
+  if (auto r = requireSameElement(op, 2, op->getOperand(0), "a_zero_point of a's type"); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 5, op->getOperand(3), "b_zero_point of b's type"); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 7, op->getResult(0), "y_zero_point of y's type"); r.any())
+    return r;
+  if (op->getNumOperands() > 7 && isOmitted(op->getOperand(7)) &&
+      rankedType(op->getResult(0)).getElementType() !=
+          rankedType(op->getOperand(0)).getElementType())
+    return refuse(RejectedKind::DType, "y's type differs from a's with no y_zero_point",
+                  "y of y_zero_point's type (a's when omitted)");
+  const char *names[] = {"a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point",
+                         "y_scale", "y_zero_point"};
+  for (unsigned i : {1u, 2u, 4u, 5u, 6u, 7u})
+    if (auto r = requireOneElement(op, i, names[i]); r.any())
+      return r;
+  return {};
+}
+
+Refusal checkIntegerConvCommon(Operation *op, unsigned x, unsigned w) {
+  const char *accepts = "int8 or uint8 x and w";
+  if (auto r = requireElement(op, x, isInt8Type, accepts); r.any())
+    return r;
+  if (auto r = requireElement(op, w, isInt8Type, accepts); r.any())
+    return r;
+  if (auto r = requireRank(op, x, 3, 8); r.any())
+    return r;
+  if (hasDynamicDim(op->getOperand(w)))
+    return refuse(RejectedKind::Shape, "w has a dynamic dim", "a static w");
+  return requireOneOf(op, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+}
+
+int64_t outChannels(Operation *op, unsigned w) {
+  auto t = rankedType(op->getOperand(w));
+  return t && t.getRank() >= 1 ? t.getShape()[0] : -1;
+}
+
+Refusal checkConvInteger(Operation *op) {
+  if (auto r = checkIntegerConvCommon(op, 0, 1); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 2, op->getOperand(0), "x_zero_point of x's type"); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 3, op->getOperand(1), "w_zero_point of w's type"); r.any())
+    return r;
+  if (auto r = requireOneElement(op, 2, "x_zero_point"); r.any())
+    return r;
+  return requireOneOrPerChannel(op, 3, outChannels(op, 1), "w_zero_point");
+}
+
+Refusal checkQLinearConv(Operation *op) {
+  if (auto r = checkIntegerConvCommon(op, 0, 3); r.any())
+    return r;
+  if (auto r = requireF32(op, {1, 4, 6}); r.any())
+    return r;
+  if (auto r = requireResultElement(op, 0, isInt8Type, "int8 or uint8 y"); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 2, op->getOperand(0), "x_zero_point of x's type"); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 5, op->getOperand(3), "w_zero_point of w's type"); r.any())
+    return r;
+  if (auto r = requireSameElement(op, 7, op->getResult(0), "y_zero_point of y's type"); r.any())
+    return r;
+  if (isOmitted(op->getOperand(7)) && rankedType(op->getResult(0)).getElementType() !=
+                                          rankedType(op->getOperand(0)).getElementType())
+    return refuse(RejectedKind::DType, "y's type differs from x's with no y_zero_point",
+                  "y of y_zero_point's type (x's when omitted)");
+  if (auto r = requireElement(op, 8, [](Type e) { return e.isSignlessInteger(32) || e.isSignedInteger(32); },
+                              "an int32 B");
+      r.any())
+    return r;
+  for (auto [i, name] : {std::pair{1u, "x_scale"}, {2u, "x_zero_point"}, {6u, "y_scale"},
+                         {7u, "y_zero_point"}})
+    if (auto r = requireOneElement(op, i, name); r.any())
+      return r;
+  int64_t m = outChannels(op, 3);
+  if (auto r = requireOneOrPerChannel(op, 4, m, "w_scale"); r.any())
+    return r;
+  if (auto r = requireOneOrPerChannel(op, 5, m, "w_zero_point"); r.any())
+    return r;
+  if (op->getNumOperands() > 8 && !isOmitted(op->getOperand(8))) {
+    auto b = rankedType(op->getOperand(8));
+    if (!b || b.getRank() != 1 || b.getShape()[0] != m)
+      return refuse(RejectedKind::Shape, "B is " + typeText(op->getOperand(8).getType()),
+                    "B of shape [" + std::to_string(m) + "]");
+  }
+  return {};
+}
+
+/// RNN, GRU, LSTM: fp32 data, int32 sequence_lens, the default activations.
+Refusal checkRecurrent(Operation *op, std::initializer_list<const char *> defaults) {
+  std::string type = onnxOpTypeAndDomain(op).first;
+  bool lstm = type == "LSTM";
+  if (auto r = lstm ? requireF32(op, {0, 1, 2, 3, 5, 6, 7}) : requireF32(op, {0, 1, 2, 3, 5});
+      r.any())
+    return r;
+  if (auto r = requireElement(op, 4, [](Type e) { return e.isSignlessInteger(32) || e.isSignedInteger(32); },
+                              "int32 sequence_lens");
+      r.any())
+    return r;
+  for (unsigned i : {1u, 2u}) {
+    if (auto r = requireRank(op, i, 3, 3); r.any())
+      return r;
+    if (hasDynamicDim(op->getOperand(i)))
+      return refuse(RejectedKind::Shape, "input " + std::to_string(i) + " has a dynamic dim",
+                    "static W and R");
+  }
+  if (auto r = requireRank(op, 0, 3, 3); r.any())
+    return r;
+  if (auto r = requireOneOf(op, "direction", "forward", {"forward", "reverse", "bidirectional"});
+      r.any())
+    return r;
+  int64_t layout = intAttr(op, "layout", 0);
+  if (layout != 0 && layout != 1)
+    return refuse(RejectedKind::Attribute, "layout " + std::to_string(layout), "layout 0 or 1");
+  if (lstm && intAttr(op, "input_forget", 0) != 0)
+    return refuse(RejectedKind::Attribute, "input_forget 1", "input_forget 0");
+  if (auto clip = op->getAttrOfType<FloatAttr>("clip"))
+    if (!(clip.getValueAsDouble() > 0))
+      return refuse(RejectedKind::Attribute, "clip " + std::to_string(clip.getValueAsDouble()),
+                    "a positive clip");
+  int directions = strAttr(op, "direction", "forward") == "bidirectional" ? 2 : 1;
+  std::string expected;
+  for (int d = 0; d < directions; ++d)
+    for (const char *a : defaults)
+      expected += (expected.empty() ? "" : ", ") + std::string(a);
+  if (auto acts = op->getAttrOfType<ArrayAttr>("activations")) {
+    std::string given;
+    bool same = acts.size() == defaults.size() * directions;
+    for (auto [i, a] : llvm::enumerate(acts)) {
+      auto s = dyn_cast<StringAttr>(a);
+      std::string name = s ? s.str() : "?";
+      given += (given.empty() ? "" : ", ") + name;
+      if (same && !StringRef(name).equals_insensitive(defaults.begin()[i % defaults.size()]))
+        same = false;
+    }
+    if (!same)
+      return refuse(RejectedKind::Attribute, "activations [" + given + "]",
+                    "the default activations [" + expected + "]");
+  }
+  return {};
+}
+
 const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = {
       {"MatMul",
@@ -1288,6 +1673,17 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         }}},
       {"ArgMax", {"ArgMax", [](Operation *op) { return requireF32(op, {0}); }}},
       {"ArgMin", {"ArgMin", [](Operation *op) { return requireF32(op, {0}); }}},
+      {"QuantizeLinear", {"QuantizeLinear", checkQuantizeLinear}},
+      {"DequantizeLinear", {"DequantizeLinear", checkDequantizeLinear}},
+      {"DynamicQuantizeLinear", {"DynamicQuantizeLinear", checkDynamicQuantizeLinear}},
+      {"MatMulInteger", {"MatMulInteger", checkMatMulInteger}},
+      {"QLinearMatMul", {"QLinearMatMul", checkQLinearMatMul}},
+      {"ConvInteger", {"ConvInteger", checkConvInteger}},
+      {"QLinearConv", {"QLinearConv", checkQLinearConv}},
+      {"RNN", {"RNN", [](Operation *op) { return checkRecurrent(op, {"Tanh"}); }}},
+      {"GRU", {"GRU", [](Operation *op) { return checkRecurrent(op, {"Sigmoid", "Tanh"}); }}},
+      {"LSTM",
+       {"LSTM", [](Operation *op) { return checkRecurrent(op, {"Sigmoid", "Tanh", "Tanh"}); }}},
   };
   return ops;
 }

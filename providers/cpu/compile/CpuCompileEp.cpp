@@ -355,12 +355,26 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       return op->emitError("cpu_ep: operand ") << i << " has no buffer";
     step.inputs.push_back(id);
   }
-  for (Value result : op->getResults()) {
-    if (isa<NoneType>(result.getType()))
+  // An omitted output (none) has no buffer; when one comes before a present
+  // output, `output_indices` tells the kernel which ONNX output each of its
+  // outputs is (e.g. an LSTM with Y omitted gets [1, 2] for Y_h, Y_c).
+  std::vector<int64_t> outputIndices;
+  bool gap = false;
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    if (isa<NoneType>(result.getType())) {
+      gap = true;
       continue;
+    }
     int id = addBuffer(fb::BufferKind::Arena, result.getType(), onnxNodeName(op));
     buffers[result] = id;
     step.outputs.push_back(id);
+    outputIndices.push_back(int64_t(i));
+  }
+  if (gap && !outputIndices.empty() && outputIndices.back() + 1 != int64_t(step.outputs.size())) {
+    auto a = std::make_unique<fb::IntsAttrT>();
+    a->name = "output_indices";
+    a->values = std::move(outputIndices);
+    step.ints.push_back(std::move(a));
   }
   return success();
 }

@@ -109,6 +109,17 @@ Status affineGrid(const KernelCall &call);
 Status roiAlign(const KernelCall &call);
 Status maxUnpool(const KernelCall &call);
 Status deformConv(const KernelCall &call);
+Status quantizeLinear(const KernelCall &call);
+Status dequantizeLinear(const KernelCall &call);
+Status dynamicQuantizeLinear(const KernelCall &call);
+Status matMulInteger(const KernelCall &call);
+Status qLinearMatMul(const KernelCall &call);
+Status convInteger(const KernelCall &call);
+Status qLinearConv(const KernelCall &call);
+
+Status rnn(const KernelCall &call);
+Status gru(const KernelCall &call);
+Status lstm(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -134,6 +145,7 @@ const KernelEntry kKernels[] = {
     {"Compress", kernels::compress},
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
+    {"ConvInteger", kernels::convInteger},
     {"ConvTranspose", kernels::convTranspose},
     {"Copy", kernels::copy},
     {"CumProd", kernels::cumProd},
@@ -141,10 +153,13 @@ const KernelEntry kKernels[] = {
     {"DFT", kernels::dft},
     {"DeformConv", kernels::deformConv},
     {"DepthToSpace", kernels::depthToSpace},
+    {"DequantizeLinear", kernels::dequantizeLinear},
     {"Det", kernels::det},
+    {"DynamicQuantizeLinear", kernels::dynamicQuantizeLinear},
     {"Einsum", kernels::einsum},
     {"Expand", kernels::expand},
     {"EyeLike", kernels::eyeLike},
+    {"GRU", kernels::gru},
     {"Gather", kernels::gather},
     {"GatherElements", kernels::gatherElements},
     {"GatherND", kernels::gatherND},
@@ -158,12 +173,14 @@ const KernelEntry kKernels[] = {
     {"Hardmax", kernels::hardmax},
     {"InstanceNormalization", kernels::instanceNormalization},
     {"LRN", kernels::lrn},
+    {"LSTM", kernels::lstm},
     {"LayerNormalization", kernels::layerNormalization},
     {"LinearAttention", kernels::linearAttention},
     {"LogSoftmax", kernels::logSoftmax},
     {"LpNormalization", kernels::lpNormalization},
     {"LpPool", kernels::lpPool},
     {"MatMul", kernels::matMul},
+    {"MatMulInteger", kernels::matMulInteger},
     {"MaxPool", kernels::maxPool},
     {"MaxUnpool", kernels::maxUnpool},
     {"MeanVarianceNormalization", kernels::meanVarianceNormalization},
@@ -173,7 +190,11 @@ const KernelEntry kKernels[] = {
     {"NonZero", kernels::nonZero},
     {"OneHot", kernels::oneHot},
     {"Pad", kernels::pad},
+    {"QLinearConv", kernels::qLinearConv},
+    {"QLinearMatMul", kernels::qLinearMatMul},
+    {"QuantizeLinear", kernels::quantizeLinear},
     {"RMSNormalization", kernels::rmsNormalization},
+    {"RNN", kernels::rnn},
     {"Range", kernels::range},
     {"ReduceL1", kernels::reduceL1},
     {"ReduceL2", kernels::reduceL2},
