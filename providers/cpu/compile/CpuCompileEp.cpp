@@ -355,12 +355,22 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       return op->emitError("cpu_ep: operand ") << i << " has no buffer";
     step.inputs.push_back(id);
   }
-  for (Value result : op->getResults()) {
+  std::vector<int64_t> slots;
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
     if (isa<NoneType>(result.getType()))
       continue;
     int id = addBuffer(fb::BufferKind::Arena, result.getType(), onnxNodeName(op));
     buffers[result] = id;
     step.outputs.push_back(id);
+    slots.push_back(int64_t(i));
+  }
+  // Outputs the node leaves out are not in the step; when one comes before a
+  // present output, `output_slots` gives each step output's ONNX index.
+  if (!slots.empty() && slots.back() != int64_t(slots.size()) - 1) {
+    auto a = std::make_unique<fb::IntsAttrT>();
+    a->name = "output_slots";
+    a->values = slots;
+    step.ints.push_back(std::move(a));
   }
   return success();
 }

@@ -28,6 +28,8 @@ Status layerNormalization(const KernelCall &call);
 Status batchNormalization(const KernelCall &call);
 Status instanceNormalization(const KernelCall &call);
 Status attention(const KernelCall &call);
+Status onnxAttention(const KernelCall &call);
+Status rotaryEmbedding(const KernelCall &call);
 
 Status transpose(const KernelCall &call);
 Status concat(const KernelCall &call);
@@ -84,6 +86,7 @@ const KernelEntry kKernels[] = {
     {"LogSoftmax", kernels::logSoftmax},
     {"MatMul", kernels::matMul},
     {"MaxPool", kernels::maxPool},
+    {"OnnxAttention", kernels::onnxAttention},
     {"Pad", kernels::pad},
     {"ReduceL1", kernels::reduceL1},
     {"ReduceL2", kernels::reduceL2},
@@ -95,6 +98,7 @@ const KernelEntry kKernels[] = {
     {"ReduceSum", kernels::reduceSum},
     {"ReduceSumSquare", kernels::reduceSumSquare},
     {"Resize", kernels::resize},
+    {"RotaryEmbedding", kernels::rotaryEmbedding},
     {"Shape", kernels::shape},
     {"Slice", kernels::slice},
     {"Softmax", kernels::softmax},
