@@ -315,6 +315,11 @@ Refusal checkOnnxAttention(Operation *op) {
   if (!isOmitted(mask)) {
     auto m = rankedType(mask);
     auto ms = m.getShape();
+    // Only a leading dim of a 4-D mask lines up with the batch.
+    for (int64_t d = 0; d < m.getRank(); ++d)
+      if (ShapedType::isDynamic(ms[d]) && !(d == 0 && m.getRank() == 4))
+        return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
+                      "an attn_mask whose only dynamic dim is the batch of a 4-D mask");
     int64_t M = m.getRank() ? ms.back() : 0;
     if (m.getRank() < 1 || m.getRank() > 4 || M > T || (M == 1 && T > 1))
       return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
@@ -390,6 +395,9 @@ Refusal checkRotaryEmbedding(Operation *op) {
                   "interleaved 0 or 1");
   auto c = rankedType(cosC), s = rankedType(sinC);
   bool fits = c.getShape() == s.getShape();
+  if (!isOmitted(pos) && c.getRank() == 2 && ShapedType::isDynamic(c.getShape()[0]))
+    return refuse(RejectedKind::Shape, "cos_cache " + shapeText(cosC),
+                  "caches with a static max_position");
   if (!isOmitted(pos)) {
     auto p = rankedType(pos);
     fits = fits && c.getRank() == 2 && c.getShape()[1] == rd / 2 && p.getRank() == 2 &&
