@@ -168,6 +168,8 @@ Refusal checkReduce(Operation *op) {
 // checks, on the static dims (a dynamic batch is checked at run time).
 //===----------------------------------------------------------------------===//
 
+namespace onnx_attention {
+
 std::string elementText(Value v) {
   std::string s;
   auto t = rankedType(v);
@@ -415,6 +417,8 @@ Refusal checkRotaryEmbedding(Operation *op) {
   return {};
 }
 
+} // namespace onnx_attention
+
 const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = {
       {"MatMul",
@@ -499,8 +503,8 @@ const std::map<std::string, LibraryOp> &libraryOps() {
                           "q, k, v of one rank >= 2");
           return {};
         }}},
-      {"Attention", {"OnnxAttention", checkOnnxAttention}},
-      {"RotaryEmbedding", {"RotaryEmbedding", checkRotaryEmbedding}},
+      {"Attention", {"OnnxAttention", onnx_attention::checkOnnxAttention}},
+      {"RotaryEmbedding", {"RotaryEmbedding", onnx_attention::checkRotaryEmbedding}},
       {"BatchNormalization",
        {"BatchNormalization",
         [](Operation *op) -> Refusal {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
 #include "providers/cpu/kernels/ThreadPool.h"
@@ -326,18 +327,26 @@ Status onnxAttention(const KernelCall &call) {
   if (B == 0 || Hq == 0 || Sq == 0)
     return Status::ok();
 
-  // Scratch: Q scaled [B,Hq,Sq,D]; K (past then new) [B,Hkv,T,D]; V likewise
-  // [B,Hkv,T,Dv]; per (b, h) task a row of T doubles (a float64 softmax),
-  // three rows of T floats (bias, logits, qk_matmul_output) and Dv floats (Y).
+  // Work is shared out in chunks of (batch, query head) pairs, one chunk per
+  // thread, each with its own packed K and V panels and a block of score rows.
+  int64_t tasks = B * Hq;
+  int64_t chunks = std::min<int64_t>(tasks, call.pool ? call.pool->threads() : 1);
+  // Query rows per block: the scores block stays around 256 KiB.
+  int64_t rows = std::max<int64_t>(1, std::min<int64_t>(Sq, (int64_t(1) << 16) /
+                                                             std::max<int64_t>(T, 1)));
+  size_t packK = packedGemmBSize(D, T), packV = packedGemmBSize(T, Dv);
+  size_t rowsT = size_t(rows) * size_t(T);
+  // Per chunk: packed K and V, the score rows, their bias, one qk_matmul_output
+  // row and the Y rows; and one float64 row (a float64 softmax).
+  size_t perChunk = packK + packV + 2 * rowsT + size_t(T) + size_t(rows * Dv);
   size_t nQ = size_t(B * Hq * Sq * D), nK = size_t(B * Hkv * T * D), nV = size_t(B * Hkv * T * Dv);
-  size_t tasks = size_t(B * Hq), rowT = size_t(T), perTask = 3 * rowT + size_t(Dv);
-  size_t bytes = tasks * rowT * sizeof(double) + (nQ + nK + nV + tasks * perTask) * sizeof(float);
-  char *base = static_cast<char *>(call.scratch.get(std::max<size_t>(bytes, 1)));
-  if (!base)
+  size_t wideCount = size_t(chunks) * size_t(T);
+  size_t bytes = wideCount * sizeof(double) + (nQ + nK + nV + size_t(chunks) * perChunk) * sizeof(float);
+  double *wideBase = static_cast<double *>(call.scratch.get(std::max<size_t>(bytes, 1)));
+  if (!wideBase)
     return outOfMemory(op, bytes);
-  double *logitsD = reinterpret_cast<double *>(base);
-  float *q = reinterpret_cast<float *>(logitsD + tasks * rowT);
-  float *k = q + nQ, *v = k + nK, *rows = v + nV;
+  float *q = reinterpret_cast<float *>(wideBase + wideCount);
+  float *k = q + nQ, *v = k + nK, *chunkBase = v + nV;
 
   // Load into the 4-D layout. A 3-D tensor [B,S,H*d] reads as [B,S,H,d].
   auto gather = [&](const TensorView &src, int64_t H, int64_t S, int64_t d, float *dst,
@@ -365,103 +374,121 @@ Status onnxAttention(const KernelCall &call) {
     storeFloats(k, int64_t(nK), *presentK, 0);
   if (presentV)
     storeFloats(v, int64_t(nV), *presentV, 0);
-  for (size_t i = 0; i < nK; ++i)
-    k[i] *= rootScale;
 
   const int64_t *nonpadLen = nonpad ? static_cast<const int64_t *>(nonpad->data) : nullptr;
   const int64_t group = Hq / Hkv;
 
-  // One (batch, query head) per task.
-  auto body = [&](int64_t task) {
-    int64_t b = task / Hq, h = task % Hq, kvh = h / group;
-    const float *kh = k + (b * Hkv + kvh) * T * D;
-    const float *vh = v + (b * Hkv + kvh) * T * Dv;
-    double *logit = logitsD + size_t(task) * rowT;
-    float *bias = rows + size_t(task) * perTask, *raw = bias + rowT, *qkRow = raw + rowT,
-          *y = qkRow + rowT;
+  // The bias of query i of (b, h) over the T keys; returns its maximum (-inf:
+  // the row attends nothing).
+  auto biasRow = [&](int64_t b, int64_t h, int64_t i, float *bias) {
     // Causal and window frontiers are relative to the keys before this block.
     int64_t offset = pastK ? P : nonpadLen ? nonpadLen[b] - Sq : 0;
-    for (int64_t i = 0; i < Sq; ++i) {
-      const float *qi = q + ((b * Hq + h) * Sq + i) * D;
-      float maxBias = kNegInf;
-      for (int64_t j = 0; j < T; ++j) {
-        float bj = 0.f;
-        if (mask) {
-          if (j >= M) {
-            bj = kNegInf;
-          } else {
-            int64_t mi = b * maskStride[0] + h * maskStride[1] + i * maskStride[2] + j;
-            if (boolMask)
-              bj = static_cast<const uint8_t *>(mask->data)[mi] ? 0.f : kNegInf;
-            else
-              loadFloats(*mask, mi, 1, &bj);
-          }
+    float maxBias = kNegInf;
+    for (int64_t j = 0; j < T; ++j) {
+      float bj = 0.f;
+      if (mask) {
+        if (j >= M) {
+          bj = kNegInf;
+        } else {
+          int64_t mi = b * maskStride[0] + h * maskStride[1] + i * maskStride[2] + j;
+          if (boolMask)
+            bj = static_cast<const uint8_t *>(mask->data)[mi] ? 0.f : kNegInf;
+          else
+            loadFloats(*mask, mi, 1, &bj);
         }
-        int64_t diff = i + offset - j; // query position minus key position
-        if ((isCausal && diff < 0) || (left >= 0 && diff > left) || (right >= 0 && -diff > right) ||
-            (nonpadLen && j >= nonpadLen[b]))
-          bj += kNegInf;
-        bias[j] = bj;
-        maxBias = std::max(maxBias, bj);
-        float dot = 0.f;
-        const float *kj = kh + j * D;
-        for (int64_t d = 0; d < D; ++d)
-          dot += qi[d] * kj[d];
-        raw[j] = dot;
       }
-      if (qkOut && mode == 0)
-        std::copy(raw, raw + T, qkRow);
-      if (softcap > 0.f)
-        for (int64_t j = 0; j < T; ++j)
-          raw[j] = softcap * std::tanh(raw[j] / softcap);
-      if (qkOut && mode == 1)
-        std::copy(raw, raw + T, qkRow);
+      int64_t diff = i + offset - j; // query position minus key position
+      if ((isCausal && diff < 0) || (left >= 0 && diff > left) || (right >= 0 && -diff > right) ||
+          (nonpadLen && j >= nonpadLen[b]))
+        bj += kNegInf;
+      bias[j] = bj;
+      maxBias = std::max(maxBias, bj);
+    }
+    return maxBias;
+  };
+
+  // Scores to probabilities, in place, over one row of T logits.
+  auto softmax = [&](float *row, double *wide) {
+    if (doubleSoftmax) {
+      double m = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j < T; ++j)
-        raw[j] += bias[j];
-      if (qkOut && mode == 2)
-        std::copy(raw, raw + T, qkRow);
-      // Softmax; a row whose bias is -inf everywhere attends nothing and
-      // gives zeros (probabilities and Y).
-      bool empty = !(maxBias > kNegInf);
-      if (empty) {
-        std::fill(raw, raw + T, 0.f);
-      } else if (doubleSoftmax) {
-        double m = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < T; ++j)
-          m = std::max(m, double(raw[j]));
-        double sum = 0;
-        for (int64_t j = 0; j < T; ++j)
-          sum += logit[j] = std::exp(double(raw[j]) - m);
-        for (int64_t j = 0; j < T; ++j)
-          raw[j] = float(logit[j] / sum);
-      } else {
-        float m = kNegInf;
-        for (int64_t j = 0; j < T; ++j)
-          m = std::max(m, raw[j]);
-        float sum = 0.f;
-        for (int64_t j = 0; j < T; ++j)
-          sum += raw[j] = std::exp(raw[j] - m);
-        for (int64_t j = 0; j < T; ++j)
-          raw[j] /= sum;
+        m = std::max(m, double(row[j]));
+      double sum = 0;
+      for (int64_t j = 0; j < T; ++j)
+        sum += wide[j] = std::exp(double(row[j]) - m);
+      for (int64_t j = 0; j < T; ++j)
+        row[j] = float(wide[j] / sum);
+      return;
+    }
+    float m = kNegInf;
+    for (int64_t j = 0; j < T; ++j)
+      m = std::max(m, row[j]);
+    float sum = 0.f;
+    for (int64_t j = 0; j < T; ++j)
+      sum += row[j] = std::exp(row[j] - m);
+    for (int64_t j = 0; j < T; ++j)
+      row[j] /= sum;
+  };
+
+  auto body = [&](int64_t chunk) {
+    float *packedK = chunkBase + size_t(chunk) * perChunk, *packedV = packedK + packK;
+    float *scores = packedV + packV, *bias = scores + rowsT, *qkRow = bias + rowsT;
+    float *y = qkRow + T;
+    double *wide = wideBase + size_t(chunk) * size_t(T);
+    for (int64_t task = tasks * chunk / chunks; task < tasks * (chunk + 1) / chunks; ++task) {
+      int64_t b = task / Hq, h = task % Hq, kvh = h / group;
+      const float *kh = k + (b * Hkv + kvh) * T * D;
+      const float *vh = v + (b * Hkv + kvh) * T * Dv;
+      if (D > 0 && T > 0)
+        packGemmB(kh, D, /*transB=*/true, D, T, rootScale, packedK);
+      if (T > 0 && Dv > 0)
+        packGemmB(vh, Dv, false, T, Dv, 1.f, packedV);
+      for (int64_t r0 = 0; r0 < Sq; r0 += rows) {
+        int64_t nr = std::min(rows, Sq - r0);
+        const float *qh = q + ((b * Hq + h) * Sq + r0) * D;
+        if (D > 0 && T > 0)
+          sgemmPacked(nr, T, D, qh, D, false, packedK, scores, T, false);
+        else
+          std::fill(scores, scores + nr * T, 0.f);
+        for (int64_t r = 0; r < nr; ++r) {
+          int64_t i = r0 + r;
+          float *raw = scores + r * T, *bi = bias + r * T;
+          float maxBias = biasRow(b, h, i, bi);
+          if (qkOut && mode == 0)
+            std::copy(raw, raw + T, qkRow);
+          if (softcap > 0.f)
+            for (int64_t j = 0; j < T; ++j)
+              raw[j] = softcap * std::tanh(raw[j] / softcap);
+          if (qkOut && mode == 1)
+            std::copy(raw, raw + T, qkRow);
+          for (int64_t j = 0; j < T; ++j)
+            raw[j] += bi[j];
+          if (qkOut && mode == 2)
+            std::copy(raw, raw + T, qkRow);
+          // A row whose bias is -inf everywhere attends nothing: zeros
+          // (probabilities and Y).
+          if (!(maxBias > kNegInf))
+            std::fill(raw, raw + T, 0.f);
+          else
+            softmax(raw, wide);
+          if (qkOut && mode == 3)
+            std::copy(raw, raw + T, qkRow);
+          if (qkOut)
+            storeFloats(qkRow, T, *qkOut, ((b * Hq + h) * Sq + i) * T);
+        }
+        if (T > 0 && Dv > 0)
+          sgemmPacked(nr, Dv, T, scores, T, false, packedV, y, Dv, false);
+        else
+          std::fill(y, y + nr * Dv, 0.f);
+        for (int64_t r = 0; r < nr; ++r) {
+          int64_t i = r0 + r;
+          int64_t to = rank == 4 ? ((b * Hq + h) * Sq + i) * Dv : (b * Sq + i) * Hq * Dv + h * Dv;
+          storeFloats(y + r * Dv, Dv, *Y, to);
+        }
       }
-      if (qkOut && mode == 3)
-        std::copy(raw, raw + T, qkRow);
-      if (qkOut)
-        storeFloats(qkRow, T, *qkOut, ((b * Hq + h) * Sq + i) * T);
-      std::fill(y, y + Dv, 0.f);
-      for (int64_t j = 0; j < T; ++j) {
-        float p = raw[j];
-        if (p == 0.f)
-          continue;
-        const float *vj = vh + j * Dv;
-        for (int64_t d = 0; d < Dv; ++d)
-          y[d] += p * vj[d];
-      }
-      int64_t to = rank == 4 ? ((b * Hq + h) * Sq + i) * Dv : (b * Sq + i) * Hq * Dv + h * Dv;
-      storeFloats(y, Dv, *Y, to);
     }
   };
-  parallelFor(call.pool, B * Hq, body);
+  parallelFor(call.pool, chunks, body);
   return Status::ok();
 }
 

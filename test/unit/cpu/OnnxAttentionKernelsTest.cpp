@@ -445,6 +445,8 @@ TEST(OnnxAttention, RandomAgainstNaiveReference) {
       {1, 3, 3, 6, 6, 0, 4, 4, false, true, true, {3, 6, 6}, 0, 2, -1},
       {2, 4, 2, 3, 7, 0, 5, 3, false, false, false, {7}, 0.7f, 1, 2},
       {3, 8, 4, 17, 33, 5, 16, 12, false, true, false, {17, 38}, 0, -1, -1},
+      // Long keys: query rows go in several blocks.
+      {1, 2, 1, 20, 4000, 1000, 4, 3, false, true, false, {20, 4990}, 0, -1, -1},
   };
   ThreadPool pool(3);
   uint64_t seed = 100;
