@@ -1215,6 +1215,262 @@ Refusal checkRecurrent(Operation *op, std::initializer_list<const char *> defaul
   return {};
 }
 
+//===----------------------------------------------------------------------===//
+// ONNX Attention (OnnxAttention) and RotaryEmbedding: what OnnxAttentionKernels
+// checks, on the static dims (a dynamic batch is checked at run time).
+//===----------------------------------------------------------------------===//
+
+namespace onnx_attention {
+
+std::string elementText(Value v) {
+  std::string s;
+  auto t = rankedType(v);
+  llvm::raw_string_ostream(s) << (t ? t.getElementType() : v.getType());
+  return s;
+}
+Type elementOf(Value v) {
+  auto t = rankedType(v);
+  return t ? t.getElementType() : Type();
+}
+bool isComputeFloat(Type e) { return e && (e.isF32() || e.isF16() || e.isBF16()); }
+/// Equal, or either dynamic.
+bool dimFits(int64_t a, int64_t b) {
+  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+}
+std::string shapeText(Value v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << v.getType();
+  return s;
+}
+
+Refusal checkOnnxAttention(Operation *op) {
+  const char *floatTypes = "float32, float16 or bfloat16 (computed in float32)";
+  Value Q = op->getOperand(0), K = op->getOperand(1), V = op->getOperand(2);
+  Value mask = op->getOperand(3), pastK = op->getOperand(4), pastV = op->getOperand(5);
+  Value nonpad = op->getOperand(6);
+  Type t1 = elementOf(Q), t2 = elementOf(V);
+  if (!isComputeFloat(t1))
+    return refuse(RejectedKind::DType, "input 0 (Q) has element type " + elementText(Q),
+                  std::string("Q of ") + floatTypes);
+  if (!isComputeFloat(t2))
+    return refuse(RejectedKind::DType, "input 2 (V) has element type " + elementText(V),
+                  std::string("V of ") + floatTypes);
+  struct Typed {
+    Value v;
+    const char *name;
+    Type want;
+    const char *like;
+  };
+  for (const Typed &t : {Typed{K, "input 1 (K)", t1, "Q"}, {pastK, "input 4 (past_key)", t1, "Q"},
+                         {pastV, "input 5 (past_value)", t2, "V"},
+                         {op->getResult(0), "output 0 (Y)", t1, "Q"},
+                         {op->getResult(1), "output 1 (present_key)", t1, "Q"},
+                         {op->getResult(2), "output 2 (present_value)", t2, "V"},
+                         {op->getResult(3), "output 3 (qk_matmul_output)", t1, "Q"}})
+    if (!isOmitted(t.v) && elementOf(t.v) != t.want)
+      return refuse(RejectedKind::DType,
+                    std::string(t.name) + " has element type " + elementText(t.v) + ", " +
+                        t.like + " has " + elementText(t.like[0] == 'Q' ? Q : V),
+                    std::string(t.name) + " of the element type of " + t.like);
+  if (!isOmitted(mask) && !elementOf(mask).isSignlessInteger(1) && elementOf(mask) != t1)
+    return refuse(RejectedKind::DType, "input 3 (attn_mask) has element type " + elementText(mask),
+                  "a bool attn_mask or one of Q's element type");
+  if (!isOmitted(nonpad) && !elementOf(nonpad).isSignlessInteger(64))
+    return refuse(RejectedKind::DType,
+                  "input 6 (nonpad_kv_seqlen) has element type " + elementText(nonpad),
+                  "int64 nonpad_kv_seqlen");
+
+  // Attributes.
+  int64_t isCausal = intAttr(op, "is_causal", 0), mode = intAttr(op, "qk_matmul_output_mode", 0);
+  if (isCausal != 0 && isCausal != 1)
+    return refuse(RejectedKind::Attribute, "is_causal " + std::to_string(isCausal),
+                  "is_causal 0 or 1");
+  if (mode < 0 || mode > 3)
+    return refuse(RejectedKind::Attribute, "qk_matmul_output_mode " + std::to_string(mode),
+                  "qk_matmul_output_mode 0, 1, 2 or 3");
+  for (const char *w : {"left_window_size", "right_window_size"})
+    if (intAttr(op, w, -1) < -1)
+      return refuse(RejectedKind::Attribute,
+                    std::string(w) + " " + std::to_string(intAttr(op, w, -1)),
+                    std::string(w) + " >= -1");
+  if (op->getAttr("softmax_precision")) {
+    int64_t p = intAttr(op, "softmax_precision", 0);
+    int64_t own = t1.isF32() ? 1 : t1.isF16() ? 10 : 16;
+    if (p != 1 && p != 11 && p != own)
+      return refuse(RejectedKind::Attribute, "softmax_precision " + std::to_string(p),
+                    "softmax_precision FLOAT (1), DOUBLE (11) or Q's own type (" +
+                        std::to_string(own) + "); the kernel computes in float32",
+                    "drop softmax_precision");
+  }
+
+  // Shapes.
+  auto q = rankedType(Q), k = rankedType(K), v = rankedType(V);
+  int64_t rank = q.getRank();
+  if ((rank != 3 && rank != 4) || k.getRank() != rank || v.getRank() != rank)
+    return refuse(RejectedKind::Shape,
+                  "Q, K, V are " + shapeText(Q) + ", " + shapeText(K) + ", " + shapeText(V),
+                  "Q, K, V all 3-D or all 4-D");
+  auto qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
+  int64_t B = qs[0], Hq, Hkv, Sq, Skv, D, Dv;
+  auto misfit = [&](const char *accepts) {
+    return refuse(RejectedKind::Shape,
+                  "Q, K, V are " + shapeText(Q) + ", " + shapeText(K) + ", " + shapeText(V),
+                  accepts);
+  };
+  if (rank == 4) {
+    Hq = qs[1], Sq = qs[2], D = qs[3], Hkv = ks[1], Skv = ks[2], Dv = vs[3];
+    if (!dimFits(ks[0], B) || !dimFits(vs[0], B) || ks[3] != D || vs[1] != Hkv || vs[2] != Skv)
+      return misfit("[B,Hq,Sq,D], [B,Hkv,Skv,D], [B,Hkv,Skv,Dv]");
+    if ((op->getAttr("q_num_heads") && intAttr(op, "q_num_heads", 0) != Hq) ||
+        (op->getAttr("kv_num_heads") && intAttr(op, "kv_num_heads", 0) != Hkv))
+      return refuse(RejectedKind::Attribute,
+                    "q_num_heads / kv_num_heads disagree with the 4-D Q and K",
+                    "4-D inputs without head counts (or with the inputs' own)");
+  } else {
+    Hq = intAttr(op, "q_num_heads", 0), Hkv = intAttr(op, "kv_num_heads", 0);
+    if (Hq <= 0 || Hkv <= 0)
+      return refuse(RejectedKind::Attribute, "3-D inputs without q_num_heads and kv_num_heads",
+                    "3-D inputs with q_num_heads and kv_num_heads > 0");
+    Sq = qs[1], Skv = ks[1];
+    if (qs[2] % Hq || vs[2] % Hkv)
+      return misfit("hidden sizes that are multiples of q_num_heads / kv_num_heads");
+    D = qs[2] / Hq, Dv = vs[2] / Hkv;
+    if (!dimFits(ks[0], B) || !dimFits(vs[0], B) || vs[1] != Skv || ks[2] != Hkv * D)
+      return misfit("[B,Sq,Hq*D], [B,Skv,Hkv*D], [B,Skv,Hkv*Dv]");
+  }
+  if (Hkv <= 0 || Hq % Hkv)
+    return refuse(RejectedKind::Shape,
+                  "q heads " + std::to_string(Hq) + ", kv heads " + std::to_string(Hkv),
+                  "q heads a multiple of kv heads (MHA, GQA, MQA)");
+  if (isOmitted(pastK) != isOmitted(pastV))
+    return refuse(RejectedKind::Shape, "only one of past_key and past_value",
+                  "past_key and past_value together");
+  int64_t P = 0;
+  if (!isOmitted(pastK)) {
+    if (!isOmitted(nonpad))
+      return refuse(RejectedKind::Shape, "nonpad_kv_seqlen with past_key / past_value",
+                    "nonpad_kv_seqlen (external cache) or past_key / past_value, not both");
+    auto pk = rankedType(pastK), pv = rankedType(pastV);
+    if (pk.getRank() != 4 || pv.getRank() != 4 || !dimFits(pk.getShape()[0], B) ||
+        !dimFits(pv.getShape()[0], B) || pk.getShape()[1] != Hkv || pv.getShape()[1] != Hkv ||
+        pk.getShape()[3] != D || pv.getShape()[3] != Dv || pk.getShape()[2] != pv.getShape()[2])
+      return refuse(RejectedKind::Shape,
+                    "past_key " + shapeText(pastK) + ", past_value " + shapeText(pastV),
+                    "past_key [B,Hkv,P,D] and past_value [B,Hkv,P,Dv]");
+    P = pk.getShape()[2];
+  }
+  if (!isOmitted(nonpad)) {
+    auto n = rankedType(nonpad);
+    if (n.getRank() != 1 || !dimFits(n.getShape()[0], B))
+      return refuse(RejectedKind::Shape, "nonpad_kv_seqlen " + shapeText(nonpad),
+                    "nonpad_kv_seqlen of shape [batch]");
+  }
+  int64_t T = P + Skv;
+  if (!isOmitted(mask)) {
+    auto m = rankedType(mask);
+    auto ms = m.getShape();
+    // Only a leading dim of a 4-D mask lines up with the batch.
+    for (int64_t d = 0; d < m.getRank(); ++d)
+      if (ShapedType::isDynamic(ms[d]) && !(d == 0 && m.getRank() == 4))
+        return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
+                      "an attn_mask whose only dynamic dim is the batch of a 4-D mask");
+    int64_t M = m.getRank() ? ms.back() : 0;
+    if (m.getRank() < 1 || m.getRank() > 4 || M > T || (M == 1 && T > 1))
+      return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
+                    "attn_mask of rank 1 to 4 whose last dim is between 2 and the total "
+                    "sequence length " + std::to_string(T) +
+                        " (a last dim of 1 could mean broadcast or padding)");
+    int64_t full[3] = {B, Hq, Sq};
+    for (int64_t d = m.getRank() - 2, axis = 2; d >= 0; --d, --axis)
+      if (ms[d] != 1 && !dimFits(ms[d], full[axis]))
+        return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
+                      "an attn_mask that broadcasts to [B,Hq,Sq,T] = [" + std::to_string(B) + "," +
+                          std::to_string(Hq) + "," + std::to_string(Sq) + "," +
+                          std::to_string(T) + "]");
+  }
+  SmallVector<SmallVector<int64_t>> expect = {
+      rank == 4 ? SmallVector<int64_t>{B, Hq, Sq, Dv} : SmallVector<int64_t>{B, Sq, Hq * Dv},
+      {B, Hkv, T, D},
+      {B, Hkv, T, Dv},
+      {B, Hq, Sq, T}};
+  for (unsigned i = 0; i < 4; ++i) {
+    Value r = op->getResult(i);
+    if (isOmitted(r))
+      continue;
+    auto t = rankedType(r);
+    bool fits = t && t.getRank() == int64_t(expect[i].size());
+    for (int64_t d = 0; fits && d < t.getRank(); ++d)
+      fits = dimFits(t.getShape()[d], expect[i][d]);
+    if (!fits)
+      return refuse(RejectedKind::Shape, "output " + std::to_string(i) + " is " + shapeText(r),
+                    "the output shapes the inputs imply");
+  }
+  return {};
+}
+
+Refusal checkRotaryEmbedding(Operation *op) {
+  Value X = op->getOperand(0), cosC = op->getOperand(1), sinC = op->getOperand(2),
+        pos = op->getOperand(3);
+  Type t = elementOf(X);
+  if (!isComputeFloat(t))
+    return refuse(RejectedKind::DType, "input 0 (X) has element type " + elementText(X),
+                  "X of float32, float16 or bfloat16 (computed in float32)");
+  if (elementOf(cosC) != t || elementOf(sinC) != t || elementOf(op->getResult(0)) != t)
+    return refuse(RejectedKind::DType,
+                  "cos_cache / sin_cache / output of element types " + elementText(cosC) + " / " +
+                      elementText(sinC) + " / " + elementText(op->getResult(0)),
+                  "cos_cache, sin_cache and the output of X's element type");
+  if (!isOmitted(pos) && !elementOf(pos).isSignlessInteger(64))
+    return refuse(RejectedKind::DType, "input 3 (position_ids) has element type " + elementText(pos),
+                  "int64 position_ids");
+  auto x = rankedType(X);
+  int64_t rank = x.getRank(), B = x.getShape()[0], S, Dh;
+  if (rank == 4) {
+    S = x.getShape()[2], Dh = x.getShape()[3];
+  } else if (rank == 3) {
+    int64_t H = intAttr(op, "num_heads", 0);
+    if (H <= 0 || x.getShape()[2] % H)
+      return refuse(RejectedKind::Attribute,
+                    "3-D X " + shapeText(X) + " with num_heads " + std::to_string(H),
+                    "3-D X with num_heads > 0 dividing its last dim");
+    S = x.getShape()[1], Dh = x.getShape()[2] / H;
+  } else {
+    return refuse(RejectedKind::Shape, "X is " + shapeText(X), "3-D or 4-D X");
+  }
+  int64_t rd = intAttr(op, "rotary_embedding_dim", 0);
+  if (rd == 0)
+    rd = Dh;
+  if (rd < 0 || rd > Dh || rd % 2)
+    return refuse(RejectedKind::Attribute, "rotary_embedding_dim " + std::to_string(rd),
+                  "an even rotary_embedding_dim up to the head size " + std::to_string(Dh));
+  int64_t interleaved = intAttr(op, "interleaved", 0);
+  if (interleaved != 0 && interleaved != 1)
+    return refuse(RejectedKind::Attribute, "interleaved " + std::to_string(interleaved),
+                  "interleaved 0 or 1");
+  auto c = rankedType(cosC), s = rankedType(sinC);
+  bool fits = c.getShape() == s.getShape();
+  if (!isOmitted(pos) && c.getRank() == 2 && ShapedType::isDynamic(c.getShape()[0]))
+    return refuse(RejectedKind::Shape, "cos_cache " + shapeText(cosC),
+                  "caches with a static max_position");
+  if (!isOmitted(pos)) {
+    auto p = rankedType(pos);
+    fits = fits && c.getRank() == 2 && c.getShape()[1] == rd / 2 && p.getRank() == 2 &&
+           dimFits(p.getShape()[0], B) && p.getShape()[1] == S;
+  } else {
+    fits = fits && c.getRank() == 3 && dimFits(c.getShape()[0], B) && c.getShape()[1] == S &&
+           c.getShape()[2] == rd / 2;
+  }
+  if (!fits)
+    return refuse(RejectedKind::Shape,
+                  "cos_cache " + shapeText(cosC) + ", sin_cache " + shapeText(sinC) +
+                      (isOmitted(pos) ? std::string() : ", position_ids " + shapeText(pos)),
+                  "position_ids [B,S] with caches [max_position, rotary_dim/2], or no "
+                  "position_ids and caches [B,S,rotary_dim/2]");
+  return {};
+}
+
+} // namespace onnx_attention
+
 const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = {
       {"MatMul",
@@ -1347,6 +1603,8 @@ const std::map<std::string, LibraryOp> &libraryOps() {
                           "q, k, v of one rank >= 2");
           return {};
         }}},
+      {"Attention", {"OnnxAttention", onnx_attention::checkOnnxAttention}},
+      {"RotaryEmbedding", {"RotaryEmbedding", onnx_attention::checkRotaryEmbedding}},
       {"BatchNormalization",
        {"BatchNormalization",
         [](Operation *op) -> Refusal {

@@ -356,25 +356,25 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
     step.inputs.push_back(id);
   }
   // An omitted output (none) has no buffer; when one comes before a present
-  // output, `output_indices` tells the kernel which ONNX output each of its
-  // outputs is (e.g. an LSTM with Y omitted gets [1, 2] for Y_h, Y_c).
+  // output, the kernel is told which ONNX output each of its outputs is (e.g.
+  // an LSTM with Y omitted gets [1, 2] for Y_h, Y_c). The recurrent kernels
+  // read it as `output_indices`, the attention kernels as `output_slots`.
   std::vector<int64_t> outputIndices;
-  bool gap = false;
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    if (isa<NoneType>(result.getType())) {
-      gap = true;
+    if (isa<NoneType>(result.getType()))
       continue;
-    }
     int id = addBuffer(fb::BufferKind::Arena, result.getType(), onnxNodeName(op));
     buffers[result] = id;
     step.outputs.push_back(id);
     outputIndices.push_back(int64_t(i));
   }
-  if (gap && !outputIndices.empty() && outputIndices.back() + 1 != int64_t(step.outputs.size())) {
-    auto a = std::make_unique<fb::IntsAttrT>();
-    a->name = "output_indices";
-    a->values = std::move(outputIndices);
-    step.ints.push_back(std::move(a));
+  if (!outputIndices.empty() && outputIndices.back() + 1 != int64_t(outputIndices.size())) {
+    for (const char *name : {"output_indices", "output_slots"}) {
+      auto a = std::make_unique<fb::IntsAttrT>();
+      a->name = name;
+      a->values = outputIndices;
+      step.ints.push_back(std::move(a));
+    }
   }
   return success();
 }

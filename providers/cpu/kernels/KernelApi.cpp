@@ -28,6 +28,8 @@ Status layerNormalization(const KernelCall &call);
 Status batchNormalization(const KernelCall &call);
 Status instanceNormalization(const KernelCall &call);
 Status attention(const KernelCall &call);
+Status onnxAttention(const KernelCall &call);
+Status rotaryEmbedding(const KernelCall &call);
 
 Status transpose(const KernelCall &call);
 Status concat(const KernelCall &call);
@@ -189,6 +191,7 @@ const KernelEntry kKernels[] = {
     {"NonMaxSuppression", kernels::nonMaxSuppression},
     {"NonZero", kernels::nonZero},
     {"OneHot", kernels::oneHot},
+    {"OnnxAttention", kernels::onnxAttention},
     {"Pad", kernels::pad},
     {"QLinearConv", kernels::qLinearConv},
     {"QLinearMatMul", kernels::qLinearMatMul},
@@ -210,6 +213,7 @@ const KernelEntry kKernels[] = {
     {"Resize", kernels::resize},
     {"ReverseSequence", kernels::reverseSequence},
     {"RoiAlign", kernels::roiAlign},
+    {"RotaryEmbedding", kernels::rotaryEmbedding},
     {"STFT", kernels::stft},
     {"ScatterElements", kernels::scatterElements},
     {"ScatterND", kernels::scatterND},
