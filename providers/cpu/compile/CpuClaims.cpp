@@ -1261,7 +1261,8 @@ Refusal checkOnnxAttention(Operation *op) {
     Type want;
     const char *like;
   };
-  for (const Typed &t : {Typed{K, "input 1 (K)", t1, "Q"}, {pastK, "input 4 (past_key)", t1, "Q"},
+  for (const Typed &t : {Typed{K, "input 1 (K)", t1, "Q"},
+                         {pastK, "input 4 (past_key)", t1, "Q"},
                          {pastV, "input 5 (past_value)", t2, "V"},
                          {op->getResult(0), "output 0 (Y)", t1, "Q"},
                          {op->getResult(1), "output 1 (present_key)", t1, "Q"},
@@ -1269,8 +1270,8 @@ Refusal checkOnnxAttention(Operation *op) {
                          {op->getResult(3), "output 3 (qk_matmul_output)", t1, "Q"}})
     if (!isOmitted(t.v) && elementOf(t.v) != t.want)
       return refuse(RejectedKind::DType,
-                    std::string(t.name) + " has element type " + elementText(t.v) + ", " +
-                        t.like + " has " + elementText(t.like[0] == 'Q' ? Q : V),
+                    std::string(t.name) + " has element type " + elementText(t.v) + ", " + t.like +
+                        " has " + elementText(t.like[0] == 'Q' ? Q : V),
                     std::string(t.name) + " of the element type of " + t.like);
   if (!isOmitted(mask) && !elementOf(mask).isSignlessInteger(1) && elementOf(mask) != t1)
     return refuse(RejectedKind::DType, "input 3 (attn_mask) has element type " + elementText(mask),
@@ -1293,6 +1294,9 @@ Refusal checkOnnxAttention(Operation *op) {
       return refuse(RejectedKind::Attribute,
                     std::string(w) + " " + std::to_string(intAttr(op, w, -1)),
                     std::string(w) + " >= -1");
+  if (auto scale = op->getAttrOfType<FloatAttr>("scale"); scale && !(scale.getValueAsDouble() >= 0))
+    return refuse(RejectedKind::Attribute, "scale " + std::to_string(scale.getValueAsDouble()),
+                  "scale >= 0 (Q and K are each scaled by its square root)");
   if (op->getAttr("softmax_precision")) {
     int64_t p = intAttr(op, "softmax_precision", 0);
     int64_t own = t1.isF32() ? 1 : t1.isF16() ? 10 : 16;
@@ -1378,21 +1382,21 @@ Refusal checkOnnxAttention(Operation *op) {
     if (m.getRank() < 1 || m.getRank() > 4 || M > T || (M == 1 && T > 1))
       return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
                     "attn_mask of rank 1 to 4 whose last dim is between 2 and the total "
-                    "sequence length " + std::to_string(T) +
-                        " (a last dim of 1 could mean broadcast or padding)");
+                    "sequence length " +
+                        std::to_string(T) + " (a last dim of 1 could mean broadcast or padding)");
     int64_t full[3] = {B, Hq, Sq};
     for (int64_t d = m.getRank() - 2, axis = 2; d >= 0; --d, --axis)
       if (ms[d] != 1 && !dimFits(ms[d], full[axis]))
         return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
                       "an attn_mask that broadcasts to [B,Hq,Sq,T] = [" + std::to_string(B) + "," +
-                          std::to_string(Hq) + "," + std::to_string(Sq) + "," +
-                          std::to_string(T) + "]");
+                          std::to_string(Hq) + "," + std::to_string(Sq) + "," + std::to_string(T) +
+                          "]");
   }
-  SmallVector<SmallVector<int64_t>> expect = {
-      rank == 4 ? SmallVector<int64_t>{B, Hq, Sq, Dv} : SmallVector<int64_t>{B, Sq, Hq * Dv},
-      {B, Hkv, T, D},
-      {B, Hkv, T, Dv},
-      {B, Hq, Sq, T}};
+  SmallVector<SmallVector<int64_t>> expect = {rank == 4 ? SmallVector<int64_t>{B, Hq, Sq, Dv}
+                                                        : SmallVector<int64_t>{B, Sq, Hq * Dv},
+                                              {B, Hkv, T, D},
+                                              {B, Hkv, T, Dv},
+                                              {B, Hq, Sq, T}};
   for (unsigned i = 0; i < 4; ++i) {
     Value r = op->getResult(i);
     if (isOmitted(r))
@@ -1421,7 +1425,8 @@ Refusal checkRotaryEmbedding(Operation *op) {
                       elementText(sinC) + " / " + elementText(op->getResult(0)),
                   "cos_cache, sin_cache and the output of X's element type");
   if (!isOmitted(pos) && !elementOf(pos).isSignlessInteger(64))
-    return refuse(RejectedKind::DType, "input 3 (position_ids) has element type " + elementText(pos),
+    return refuse(RejectedKind::DType,
+                  "input 3 (position_ids) has element type " + elementText(pos),
                   "int64 position_ids");
   auto x = rankedType(X);
   int64_t rank = x.getRank(), B = x.getShape()[0], S, Dh;

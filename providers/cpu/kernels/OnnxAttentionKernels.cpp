@@ -186,13 +186,14 @@ Status onnxAttention(const KernelCall &call) {
   // T2 for V, past_value, present_value.
   ElementType t1 = Q->type, t2 = V->type;
   if (!isComputeFloat(t1))
-    return invalid(op, "input Q must be float32, float16 or bfloat16, got " +
-                           elementTypeName(t1));
+    return invalid(op, "input Q must be float32, float16 or bfloat16, got " + elementTypeName(t1));
   if (!isComputeFloat(t2))
-    return invalid(op, "input V must be float32, float16 or bfloat16, got " +
-                           elementTypeName(t2));
-  for (auto [t, role] : {std::pair{K, "input K"}, {pastK, "input past_key"}, {Y, "output Y"},
-                         {presentK, "output present_key"}, {qkOut, "output qk_matmul_output"}})
+    return invalid(op, "input V must be float32, float16 or bfloat16, got " + elementTypeName(t2));
+  for (auto [t, role] : {std::pair{K, "input K"},
+                         {pastK, "input past_key"},
+                         {Y, "output Y"},
+                         {presentK, "output present_key"},
+                         {qkOut, "output qk_matmul_output"}})
     if (Status s = requireType(op, t, role, t1); !s.isOk())
       return s;
   for (auto [t, role] : {std::pair{pastV, "input past_value"}, {presentV, "output present_value"}})
@@ -203,8 +204,8 @@ Status onnxAttention(const KernelCall &call) {
     return invalid(op, "input attn_mask must be bool or " + elementTypeName(t1) + " like Q, got " +
                            elementTypeName(mask->type));
   if (nonpad && nonpad->type != ElementType::Int64)
-    return invalid(op, "input nonpad_kv_seqlen must be int64, got " +
-                           elementTypeName(nonpad->type));
+    return invalid(op,
+                   "input nonpad_kv_seqlen must be int64, got " + elementTypeName(nonpad->type));
 
   // Shapes.
   size_t rank = Q->shape.size();
@@ -255,8 +256,8 @@ Status onnxAttention(const KernelCall &call) {
       return invalid(op, "nonpad_kv_seqlen cannot be combined with past_key / past_value");
   }
   if (nonpad && nonpad->shape != std::vector<int64_t>{B})
-    return invalid(op, "nonpad_kv_seqlen " + dims(*nonpad) + " should be [" + std::to_string(B) +
-                           "]");
+    return invalid(op,
+                   "nonpad_kv_seqlen " + dims(*nonpad) + " should be [" + std::to_string(B) + "]");
   int64_t T = P + Skv;
 
   // The mask, right-aligned to [B, Hq, Sq, M] with M <= T (keys past M are
@@ -274,7 +275,7 @@ Status onnxAttention(const KernelCall &call) {
     const int64_t full[3] = {B, Hq, Sq};
     int64_t stride = M;
     for (size_t k = 0; k + 1 < mr; ++k) {
-      size_t d = mr - 2 - k;   // mask dim, from the second last down
+      size_t d = mr - 2 - k;         // mask dim, from the second last down
       int64_t axis = 2 - int64_t(k); // aligned axis of [B, Hq, Sq]
       int64_t n = mask->shape[d];
       if (n != 1 && n != full[axis])
@@ -301,18 +302,22 @@ Status onnxAttention(const KernelCall &call) {
   int64_t t1Code = int64_t(t1);
   if (at.has("softmax_precision") && precision != 1 && precision != 11 && precision != t1Code)
     return invalid(op, "softmax_precision " + std::to_string(precision) +
-                           " is not FLOAT (1), DOUBLE (11) or Q's type (" +
-                           std::to_string(t1Code) + ")");
+                           " is not FLOAT (1), DOUBLE (11) or Q's type (" + std::to_string(t1Code) +
+                           ")");
   bool doubleSoftmax = at.has("softmax_precision") && precision == 11;
   // Q and K are each scaled by sqrt(scale), rounded to float as the spec's
   // pattern does.
   double scale = at.has("scale") ? double(at.getFloat("scale", 1.f))
                                  : 1.0 / std::sqrt(double(std::max<int64_t>(D, 1)));
+  if (!(scale >= 0))
+    return invalid(op, "scale " + std::to_string(scale) +
+                           " is negative (its square root scales Q "
+                           "and K)");
   float rootScale = float(std::sqrt(scale));
 
   // Output shapes.
-  std::vector<int64_t> yShape = rank == 4 ? std::vector<int64_t>{B, Hq, Sq, Dv}
-                                          : std::vector<int64_t>{B, Sq, Hq * Dv};
+  std::vector<int64_t> yShape =
+      rank == 4 ? std::vector<int64_t>{B, Hq, Sq, Dv} : std::vector<int64_t>{B, Sq, Hq * Dv};
   if (Status s = checkOutputShape(op, *Y, yShape); !s.isOk())
     return s;
   if (presentK)
@@ -332,8 +337,8 @@ Status onnxAttention(const KernelCall &call) {
   int64_t tasks = B * Hq;
   int64_t chunks = std::min<int64_t>(tasks, call.pool ? call.pool->threads() : 1);
   // Query rows per block: the scores block stays around 256 KiB.
-  int64_t rows = std::max<int64_t>(1, std::min<int64_t>(Sq, (int64_t(1) << 16) /
-                                                             std::max<int64_t>(T, 1)));
+  int64_t rows =
+      std::max<int64_t>(1, std::min<int64_t>(Sq, (int64_t(1) << 16) / std::max<int64_t>(T, 1)));
   size_t packK = packedGemmBSize(D, T), packV = packedGemmBSize(T, Dv);
   size_t rowsT = size_t(rows) * size_t(T);
   // Per chunk: packed K and V, the score rows, their bias, one qk_matmul_output
@@ -341,7 +346,8 @@ Status onnxAttention(const KernelCall &call) {
   size_t perChunk = packK + packV + 2 * rowsT + size_t(T) + size_t(rows * Dv);
   size_t nQ = size_t(B * Hq * Sq * D), nK = size_t(B * Hkv * T * D), nV = size_t(B * Hkv * T * Dv);
   size_t wideCount = size_t(chunks) * size_t(T);
-  size_t bytes = wideCount * sizeof(double) + (nQ + nK + nV + size_t(chunks) * perChunk) * sizeof(float);
+  size_t bytes =
+      wideCount * sizeof(double) + (nQ + nK + nV + size_t(chunks) * perChunk) * sizeof(float);
   double *wideBase = static_cast<double *>(call.scratch.get(std::max<size_t>(bytes, 1)));
   if (!wideBase)
     return outOfMemory(op, bytes);
@@ -509,10 +515,10 @@ Status rotaryEmbedding(const KernelCall &call) {
       return invalid(op, "output " + std::to_string(i) + " is not supported");
   const TensorView &Y = call.outputs[0];
   if (!isComputeFloat(X->type))
-    return invalid(op, "input X must be float32, float16 or bfloat16, got " +
-                           elementTypeName(X->type));
-  for (auto [t, role] : {std::pair{cosC, "input cos_cache"}, {sinC, "input sin_cache"},
-                         {&Y, "output"}})
+    return invalid(op,
+                   "input X must be float32, float16 or bfloat16, got " + elementTypeName(X->type));
+  for (auto [t, role] :
+       {std::pair{cosC, "input cos_cache"}, {sinC, "input sin_cache"}, {&Y, "output"}})
     if (Status s = requireType(op, t, role, X->type); !s.isOk())
       return s;
   if (pos && pos->type != ElementType::Int64)
@@ -551,8 +557,8 @@ Status rotaryEmbedding(const KernelCall &call) {
     maxPos = cosC->shape[0];
   } else if (cosC->shape != std::vector<int64_t>{B, S, half} || sinC->shape != cosC->shape) {
     return invalid(op, "cos_cache " + dims(*cosC) + " / sin_cache " + dims(*sinC) +
-                           " should both be [" + std::to_string(B) + "," + std::to_string(S) +
-                           "," + std::to_string(half) + "] without position_ids");
+                           " should both be [" + std::to_string(B) + "," + std::to_string(S) + "," +
+                           std::to_string(half) + "] without position_ids");
   }
   if (Status s = checkOutputShape(op, Y, X->shape); !s.isOk())
     return s;

@@ -222,8 +222,7 @@ TEST(OnnxAttention, OneHeadByHand) {
   EXPECT_TRUE(near(QK.floats(), {0, kLn3})); // mode 0: the scaled product
 
   // The default scale is 1/sqrt(D): D = 4 halves these logits.
-  Tensor Q4 = F({1, 1, 1, 4}, {1, 1, 1, 1}),
-         K4 = F({1, 1, 2, 4}, {0, 0, 0, 0, kLn3, kLn3, 0, 0});
+  Tensor Q4 = F({1, 1, 1, 4}, {1, 1, 1, 1}), K4 = F({1, 1, 2, 4}, {0, 0, 0, 0, kLn3, kLn3, 0, 0});
   EXPECT_OK(run("OnnxAttention", Attrs(), {&Q4, &K4, &V}, {&Y}));
   float w = std::exp(kLn3); // logits [0, 2 ln3 / 2]
   EXPECT_TRUE(near(Y.floats(), {(4 + 8 * w) / (1 + w)}));
@@ -235,8 +234,8 @@ TEST(OnnxAttention, CausalWithPastIsOffsetByThePastLength) {
   Tensor Q = zerosF({1, 1, 2, 1}), K = zerosF({1, 1, 2, 1}), V = F({1, 1, 2, 1}, {2, 6});
   Tensor pastK = zerosF({1, 1, 1, 1}), pastV = F({1, 1, 1, 1}, {1});
   Tensor Y = zerosF({1, 1, 2, 1}), PK = zerosF({1, 1, 3, 1}), PV = zerosF({1, 1, 3, 1});
-  EXPECT_OK(run("OnnxAttention", Attrs().i("is_causal", 1),
-                {&Q, &K, &V, nullptr, &pastK, &pastV}, {&Y, &PK, &PV}));
+  EXPECT_OK(run("OnnxAttention", Attrs().i("is_causal", 1), {&Q, &K, &V, nullptr, &pastK, &pastV},
+                {&Y, &PK, &PV}));
   // Query 0 sees keys 0..1 (past + its own), query 1 sees 0..2.
   EXPECT_TRUE(near(Y.floats(), {1.5f, 3.f}));
   EXPECT_TRUE(near(PV.floats(), {1, 2, 6}));
@@ -253,8 +252,8 @@ TEST(OnnxAttention, GroupedQueryHeadsIn3D) {
   // V [B=1, S=3, 2 kv heads * Dv=1]: head 0 values 1,2,3, head 1 values 10,20,30.
   Tensor V = F({1, 3, 2}, {1, 10, 2, 20, 3, 30});
   Tensor Y = zerosF({1, 2, 4});
-  EXPECT_OK(run("OnnxAttention", Attrs().i("q_num_heads", 4).i("kv_num_heads", 2), {&Q, &K, &V},
-                {&Y}));
+  EXPECT_OK(
+      run("OnnxAttention", Attrs().i("q_num_heads", 4).i("kv_num_heads", 2), {&Q, &K, &V}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), {2, 2, 20, 20, 2, 2, 20, 20}));
 }
 
@@ -289,7 +288,10 @@ TEST(OnnxAttention, SoftcapAndQkOutputModes) {
   for (int64_t mode = 0; mode < 4; ++mode) {
     Tensor Y = zerosF({1, 1, 1, 1}), QK = zerosF({1, 1, 1, 2});
     Attrs at;
-    at.f("scale", 1.f).f("softcap", 1.f).i("qk_matmul_output_mode", mode).is("output_slots", {0, 3});
+    at.f("scale", 1.f)
+        .f("softcap", 1.f)
+        .i("qk_matmul_output_mode", mode)
+        .is("output_slots", {0, 3});
     EXPECT_OK(run("OnnxAttention", at, {&Q, &K, &V, &M}, {&Y, &QK}));
     EXPECT_TRUE(near(QK.floats(), want[size_t(mode)])) << "mode " << mode;
     EXPECT_TRUE(near(Y.floats(), {p0})) << "mode " << mode;
@@ -506,8 +508,8 @@ TEST(OnnxAttention, RandomAgainstNaiveReference) {
     Tensor PK = zerosF({c.B, c.Hkv, T, c.D}), PV = zerosF({c.B, c.Hkv, T, c.Dv});
     const Tensor *mask = c.mask.empty() ? nullptr : &M;
     if (c.P) {
-      EXPECT_OK(run("OnnxAttention", at, {&Q, &K, &V, mask, &pastK, &pastV}, {&Y, &PK, &PV},
-                    &pool));
+      EXPECT_OK(
+          run("OnnxAttention", at, {&Q, &K, &V, mask, &pastK, &pastV}, {&Y, &PK, &PV}, &pool));
       EXPECT_TRUE(near(PK.floats(), k4, 0));
       EXPECT_TRUE(near(PV.floats(), v4, 0));
     } else {
@@ -532,8 +534,8 @@ TEST(OnnxAttention, BadCallsAreInvalidArgument) {
   Tensor Q3 = zerosF({1, 3, 8}), K3b = zerosF({1, 5, 4}), V3 = zerosF({1, 5, 6}),
          Y3 = zerosF({1, 3, 12});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q3, &K3b, &V3}, {&Y3}), "q_num_heads");
-  EXPECT_OK(run("OnnxAttention", Attrs().i("q_num_heads", 2).i("kv_num_heads", 1),
-                {&Q3, &K3b, &V3}, {&Y3}));
+  EXPECT_OK(run("OnnxAttention", Attrs().i("q_num_heads", 2).i("kv_num_heads", 1), {&Q3, &K3b, &V3},
+                {&Y3}));
   Tensor Mbad = zerosF({2, 5});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &K, &V, &Mbad}, {&Y}), "broadcast");
   Tensor Mlong = zerosF({3, 6});
@@ -551,6 +553,7 @@ TEST(OnnxAttention, BadCallsAreInvalidArgument) {
                  "softmax_precision");
   EXPECT_INVALID(run("OnnxAttention", Attrs().i("qk_matmul_output_mode", 4), {&Q, &K, &V}, {&Y}),
                  "qk_matmul_output_mode");
+  EXPECT_INVALID(run("OnnxAttention", Attrs().f("scale", -1.f), {&Q, &K, &V}, {&Y}), "scale");
   Tensor Kh = zerosF({1, 1, 5, 4}, ElementType::Float16);
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &Kh, &V}, {&Y}), "input K");
   Tensor Qd(ElementType::Double, {1, 2, 3, 4});
@@ -608,9 +611,8 @@ TEST(RotaryEmbedding, BadCallsAreInvalidArgument) {
                      {&X, &c, &s, &ok}, {&Y}),
                  "rotary_embedding_dim");
   Tensor cWide = zerosF({3, 2}), sWide = zerosF({3, 2});
-  EXPECT_INVALID(
-      run("RotaryEmbedding", Attrs().i("num_heads", 2), {&X, &cWide, &sWide, &ok}, {&Y}),
-      "cos_cache");
+  EXPECT_INVALID(run("RotaryEmbedding", Attrs().i("num_heads", 2), {&X, &cWide, &sWide, &ok}, {&Y}),
+                 "cos_cache");
   Tensor ch = zerosF({3, 1}, ElementType::Float16);
   EXPECT_INVALID(run("RotaryEmbedding", Attrs().i("num_heads", 2), {&X, &ch, &s, &ok}, {&Y}),
                  "cos_cache");
