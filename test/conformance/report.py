@@ -14,7 +14,7 @@ STATUSES = ("passed", "declined", "claim_failure", "compile_failure", "run_failu
             "wrong_numbers")
 BUGS = ("claim_failure", "run_failure", "wrong_numbers")
 # A decline reason whose "rejected" is this names no dtype, shape or attribute.
-GENERIC_OP_REJECT = re.compile(r"^no CPU kernel for \S+ with these element types and attributes$")
+GENERIC_OP_REJECT = re.compile(r"^no CPU kernel (or lowering )?for \S+( with these element types and attributes)?$")
 DOC_POINTER = re.compile(r"\.md\b|docs/")
 REQUIRED = ("node", "op", "domain", "opset", "ep", "kind", "rejected", "accepts")
 

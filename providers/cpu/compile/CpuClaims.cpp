@@ -8,17 +8,19 @@
 #include "providers/cpu/compile/CpuClaims.h"
 
 #include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/HostTensor.h"
 #include "providers/cpu/compile/LowerToLinalg.h"
 #include "providers/cpu/kernels/Einsum.h"
 #include "providers/cpu/kernels/SpatialKernels.h"
-#include "compiler/Transforms/HostTensor.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cctype>
 #include <functional>
 #include <map>
+#include <set>
 
 using namespace mlir;
 
@@ -1998,9 +2000,21 @@ Refusal checkTypes(Operation *op) {
     if (isa<NoneType>(v.getType()))
       return {};
     auto t = rankedType(v);
-    if (!t)
-      return refuse(RejectedKind::DType, what + " is " + typeText(v.getType()),
-                    "ranked tensors");
+    if (!t) {
+      // No rank (or no type at all) is a shape the compiler could not infer,
+      // not an element type the EP refuses.
+      std::string text = typeText(v.getType());
+      bool unranked = isa<UnrankedTensorType>(v.getType());
+      if (unranked || text == "!onnx.unknown")
+        return refuse(RejectedKind::Shape,
+                      what + (unranked ? " has no inferred rank (" : " has no inferred type (") +
+                          text + ")",
+                      "ranked tensors with static dims (a leading batch dim may be dynamic)",
+                      "declare the graph's input shapes; shape inference could not follow the "
+                      "ops that compute this value");
+      return refuse(RejectedKind::DType, what + " is " + text,
+                    "tensors (not sequences, optionals or maps)");
+    }
     Type e = t.getElementType();
     if (!(e.isF32() || e.isF64() || e.isF16() || e.isBF16() || e.isInteger(1) ||
           e.isInteger(8) || e.isInteger(16) || e.isInteger(32) || e.isInteger(64)))
@@ -2028,6 +2042,58 @@ Refusal checkTypes(Operation *op) {
                     "outputs whose dynamic dim is the inputs' batch");
   }
   return {};
+}
+
+/// Op names with an elementwise rule ("onnx.Add", ...).
+const llvm::StringSet<> &elementwiseRuleNames() {
+  static const llvm::StringSet<> names = [] {
+    llvm::StringSet<> set;
+    for (const std::string &name : elementwiseOpNames())
+      set.insert(name);
+    return set;
+  }();
+  return names;
+}
+
+/// The ONNX op types the CPU EP claims in some form, sorted, comma separated.
+const std::string &cpuOpTypeList() {
+  static const std::string list = [] {
+    std::set<std::string> types;
+    for (const std::string &name : elementwiseOpNames())
+      if (StringRef(name).starts_with("onnx."))
+        types.insert(name.substr(5));
+    for (const auto &entry : libraryOps())
+      if (!entry.first.empty() && std::isupper(static_cast<unsigned char>(entry.first[0])))
+        types.insert(entry.first);
+    for (const auto &entry : viewOps())
+      types.insert(entry.getKey().str());
+    std::string text;
+    for (const std::string &t : types)
+      text += (text.empty() ? "" : ", ") + t;
+    return text;
+  }();
+  return list;
+}
+
+/// The elementwise lowering's reason ("operand 0 has element type i16;
+/// onnx.Add takes f32, ...") as a decline: what is rejected, then what the
+/// rule takes.
+Refusal elementwiseRefusal(const std::string &why) {
+  std::string rejected = why, accepts;
+  size_t split = why.find("; ");
+  if (split != std::string::npos) {
+    rejected = why.substr(0, split);
+    accepts = why.substr(split + 2);
+    size_t takes = accepts.find(" takes ");
+    if (takes != std::string::npos)
+      accepts = accepts.substr(takes + 7);
+  }
+  if (StringRef(rejected).starts_with("operand "))
+    rejected = "input " + rejected.substr(8);
+  bool dtype = rejected.find("element type") != std::string::npos;
+  if (accepts.empty())
+    accepts = dtype ? "the element types of this op's rule" : "this op's supported attribute values";
+  return refuse(dtype ? RejectedKind::DType : RejectedKind::Attribute, rejected, accepts);
 }
 
 double elementsOf(Value v) {
@@ -2118,11 +2184,14 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
   case CpuOpClass::Unsupported:
     break;
   }
-  std::string why = "no CPU kernel for " + query.domain + "::" + type +
-                    " with these element types and attributes";
-  return decline(refuse(RejectedKind::OpType, why,
-                        "the ops in providers/cpu/kernels/README.md and elementwise ops "
-                        "(docs/passes.md, cpu-lower-to-linalg)"));
+  // An elementwise op whose rule refused these element types or attributes.
+  std::string why;
+  if (elementwiseRuleNames().contains(op->getName().getStringRef()) &&
+      !isLowerableElementwiseOp(op, &why))
+    return decline(elementwiseRefusal(why));
+  return decline(refuse(RejectedKind::OpType,
+                        "no CPU kernel or lowering for " + query.domain + "::" + type,
+                        "the op types the CPU EP runs: " + cpuOpTypeList()));
 }
 
 } // namespace ortc::cpu

@@ -1454,3 +1454,10 @@ bool ortc::cpu::isLowerableStructuredOp(Operation *op, std::string *why) {
 bool ortc::cpu::isLowerableStructuredOp(Operation *op) {
   return isLowerableStructuredOp(op, nullptr);
 }
+
+std::vector<std::string> ortc::cpu::elementwiseOpNames() {
+  std::vector<std::string> names;
+  for (const Rule &rule : kRules)
+    names.push_back(rule.name.str());
+  return names;
+}

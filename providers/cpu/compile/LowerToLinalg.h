@@ -13,6 +13,7 @@
 #define ORTC_PROVIDERS_CPU_COMPILE_LOWERTOLINALG_H
 
 #include <string>
+#include <vector>
 
 namespace mlir {
 class Operation;
@@ -66,6 +67,10 @@ bool isLowerableStructuredOp(mlir::Operation *op);
 /// Like isLowerableStructuredOp; when it refuses, `why` (if given) says why
 /// in one phrase.
 bool isLowerableStructuredOp(mlir::Operation *op, std::string *why);
+
+/// The op names ("onnx.Add", "ortc.gelu", ...) the elementwise lowering has a
+/// rule for (each still subject to its element types and attributes).
+std::vector<std::string> elementwiseOpNames();
 
 } // namespace ortc::cpu
 
