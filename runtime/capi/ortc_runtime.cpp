@@ -114,10 +114,11 @@ OrtcStatus checkTensor(const char *function, int32_t elementType, const int64_t 
                        size_t &bytes) {
   if (!shape && rank > 0)
     return nullArgument(function, "shape");
-  size_t size = elementSize(ElementType(elementType));
-  if (size == 0)
+  size_t bits = elementBits(ElementType(elementType));
+  if (bits == 0)
     return invalidArgument(function, "element type " + std::to_string(elementType) +
                                          " is not one the runtime handles");
+  size_t size = bits; // in bits until the end: sub-byte types are packed
   for (size_t d = 0; d < rank; ++d) {
     if (shape[d] < 0)
       return invalidArgument(function, "dim " + std::to_string(d) + " is " +
@@ -126,7 +127,7 @@ OrtcStatus checkTensor(const char *function, int32_t elementType, const int64_t 
     if (__builtin_mul_overflow(size, size_t(shape[d]), &size))
       return invalidArgument(function, "the shape needs more bytes than fit in size_t");
   }
-  bytes = size;
+  bytes = (size + 7) / 8;
   return ORTC_OK;
 }
 

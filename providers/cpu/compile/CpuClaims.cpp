@@ -8,6 +8,7 @@
 #include "providers/cpu/compile/CpuClaims.h"
 
 #include "compiler/Transforms/ConstantValues.h"
+#include "dialects/onnx/OnnxDialect.h"
 #include "providers/cpu/compile/LowerToLinalg.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -161,6 +162,43 @@ Refusal checkReduce(Operation *op) {
   if (auto r = requireF32(op, {0}); r.any())
     return r;
   return requireConstant(op, 1, "axes");
+}
+
+std::string typeText(Type type);
+
+/// Cast and CastLike (kernels/CastKernels.cpp): any pair of the element types
+/// checkTypes lets through for them; the result's type must be the target.
+Refusal checkCast(Operation *op) {
+  auto in = rankedType(op->getOperand(0));
+  auto out = rankedType(op->getResult(0));
+  if (!in || !out)
+    return refuse(RejectedKind::Shape, "an unranked input or output", "ranked tensors");
+  if (op->getName().getStringRef() == "onnx.Cast") {
+    auto to = op->getAttrOfType<IntegerAttr>("to");
+    Type target = to ? onnx_dialect::elementTypeForOnnxCode(op->getContext(), int(to.getInt()))
+                     : Type();
+    if (target != out.getElementType())
+      return refuse(RejectedKind::Attribute,
+                    "to " + (to ? std::to_string(to.getInt()) : std::string("(absent)")) +
+                        " with result element type " + typeText(out.getElementType()),
+                    "'to' naming the result's element type");
+  } else {
+    auto like = rankedType(op->getOperand(1));
+    if (!like || like.getElementType() != out.getElementType())
+      return refuse(RejectedKind::DType,
+                    "target_type " + typeText(op->getOperand(1).getType()) + " and result " +
+                        typeText(out),
+                    "a result of target_type's element type");
+  }
+  if (in.getShape() != out.getShape())
+    return refuse(RejectedKind::Shape,
+                  "input " + typeText(in) + " and result " + typeText(out) + " differ in shape",
+                  "a result of the input's shape");
+  int64_t saturate = intAttr(op, "saturate", 1);
+  if (saturate != 0 && saturate != 1)
+    return refuse(RejectedKind::Attribute, "saturate " + std::to_string(saturate),
+                  "saturate 0 or 1");
+  return requireOneOf(op, "round_mode", "up", {"up", "down", "nearest"});
 }
 
 const std::map<std::string, LibraryOp> &libraryOps() {
@@ -374,6 +412,8 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"ReduceSumSquare", {"ReduceSumSquare", checkReduce}},
       {"ArgMax", {"ArgMax", [](Operation *op) { return requireF32(op, {0}); }}},
       {"ArgMin", {"ArgMin", [](Operation *op) { return requireF32(op, {0}); }}},
+      {"Cast", {"Cast", checkCast}},
+      {"CastLike", {"Cast", checkCast}},
   };
   return ops;
 }
@@ -416,8 +456,18 @@ std::string typeText(Type type) {
   return s;
 }
 
+/// Element types only Cast and CastLike take: the 8-bit floats, float4e2m1
+/// and the 2- and 4-bit integers (kernels/CastKernels.cpp).
+bool isCastOnlyType(Type e) {
+  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
+             Float8E8M0FNUType, Float4E2M1FNType>(e) ||
+         e.isInteger(4) || e.isInteger(2);
+}
+
 /// The rules every claimed node meets, whatever its class.
 Refusal checkTypes(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  bool isCast = name == "onnx.Cast" || name == "onnx.CastLike";
   auto checkValue = [&](Value v, const std::string &what) -> Refusal {
     if (isa<NoneType>(v.getType()))
       return {};
@@ -426,8 +476,13 @@ Refusal checkTypes(Operation *op) {
       return refuse(RejectedKind::DType, what + " is " + typeText(v.getType()),
                     "ranked tensors");
     Type e = t.getElementType();
+    if (isCastOnlyType(e) && !isCast)
+      return refuse(RejectedKind::DType, what + " has element type " + typeText(e),
+                    "numeric and bool tensors (float8, float4 and 2- and 4-bit integers only "
+                    "into and out of Cast and CastLike)");
     if (!(e.isF32() || e.isF64() || e.isF16() || e.isBF16() || e.isInteger(1) ||
-          e.isInteger(8) || e.isInteger(16) || e.isInteger(32) || e.isInteger(64)))
+          e.isInteger(8) || e.isInteger(16) || e.isInteger(32) || e.isInteger(64) ||
+          isCastOnlyType(e)))
       return refuse(RejectedKind::DType, what + " has element type " + typeText(e),
                     "numeric and bool tensors");
     for (auto [i, d] : llvm::enumerate(t.getShape()))

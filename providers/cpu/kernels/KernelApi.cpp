@@ -54,6 +54,8 @@ Status reduceSumSquare(const KernelCall &call);
 Status reduceLogSumExp(const KernelCall &call);
 Status argMax(const KernelCall &call);
 Status argMin(const KernelCall &call);
+
+Status cast(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -70,6 +72,7 @@ const KernelEntry kKernels[] = {
     {"Attention", kernels::attention},
     {"AveragePool", kernels::averagePool},
     {"BatchNormalization", kernels::batchNormalization},
+    {"Cast", kernels::cast},
     {"Concat", kernels::concat},
     {"Conv", kernels::conv},
     {"Copy", kernels::copy},
