@@ -307,6 +307,76 @@ int64_t signExtend(uint32_t field, size_t bits) {
   return int64_t(field ^ (1u << (bits - 1))) - int64_t(1u << (bits - 1));
 }
 
+//===----------------------------------------------------------------------===//
+// Fast paths between float32 and float16/bfloat16 (bit for bit the generic
+// conversions; the rare cases go through them)
+//===----------------------------------------------------------------------===//
+
+float halfToFloat(uint16_t h) {
+  uint32_t exp = (h >> 10) & 0x1f;
+  if (exp == 0 || exp == 0x1f)
+    return float(decodeSmallFloat(h, kHalf)); // zero, subnormal, Inf, NaN
+  uint32_t bits = uint32_t(h & 0x8000) << 16 | (exp + 127 - 15) << 23 | uint32_t(h & 0x3ff) << 13;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint32_t magnitude = bits & 0x7fffffff;
+  // float16 normals and the values that round up to the next binade or to
+  // Inf: [2^-14, 65520) have exponents 113..142.
+  if (magnitude < (113u << 23) || magnitude >= (143u << 23))
+    return uint16_t(doubleToSmallFloat(f, kHalf, false));
+  uint32_t rounded = magnitude - ((127u - 15u) << 23) + 0xfff + ((magnitude >> 13) & 1);
+  return uint16_t((bits >> 16 & 0x8000) | (rounded >> 13)); // a carry into Inf is right
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToBFloat16(float f) {
+  if (std::isnan(f))
+    return uint16_t(doubleToSmallFloat(f, kBFloat16, false));
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+
+template <typename From, typename To, typename Fn>
+void convertRange(const void *src, void *dst, int64_t begin, int64_t end, Fn fn) {
+  const char *in = static_cast<const char *>(src);
+  char *out = static_cast<char *>(dst);
+  for (int64_t i = begin; i < end; ++i) {
+    From x;
+    std::memcpy(&x, in + i * int64_t(sizeof(From)), sizeof(From));
+    To y = fn(x);
+    std::memcpy(out + i * int64_t(sizeof(To)), &y, sizeof(To));
+  }
+}
+
+/// The float32 <-> float16/bfloat16 casts without the generic dispatch.
+bool castFast(ElementType from, const void *src, ElementType to, void *dst, int64_t begin,
+              int64_t end) {
+  if (from == ElementType::Float16 && to == ElementType::Float)
+    convertRange<uint16_t, float>(src, dst, begin, end, halfToFloat);
+  else if (from == ElementType::Float && to == ElementType::Float16)
+    convertRange<float, uint16_t>(src, dst, begin, end, floatToHalf);
+  else if (from == ElementType::BFloat16 && to == ElementType::Float)
+    convertRange<uint16_t, float>(src, dst, begin, end, bfloat16ToFloat);
+  else if (from == ElementType::Float && to == ElementType::BFloat16)
+    convertRange<float, uint16_t>(src, dst, begin, end, floatToBFloat16);
+  else
+    return false;
+  return true;
+}
+
 } // namespace
 
 double ElementValue::toDouble() const {
@@ -445,6 +515,8 @@ void castElements(ElementType from, const void *src, ElementType to, void *dst, 
                 static_cast<const char *>(src) + begin * int64_t(size), size_t(end - begin) * size);
     return;
   }
+  if (castFast(from, src, to, dst, begin, end))
+    return;
   if (bits < 8) {
     int64_t perByte = int64_t(8 / bits);
     uint8_t *out = static_cast<uint8_t *>(dst);

@@ -17,18 +17,23 @@
 #include "providers/cpu/kernels/ThreadPool.h"
 #include "providers/cpu/runtime/PlanExecutor.h"
 #include "runtime/ep/ElementCast.h"
+#include "runtime/support/TensorFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "onnx/onnx_pb.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -175,6 +180,44 @@ TEST(ElementCast, EveryHalfAndBFloat16PatternRoundTrips) {
     }
 }
 
+TEST(ElementCast, Float32FastPathsAgreeWithTheGenericConversions) {
+  // float16/bfloat16 -> float32: every pattern.
+  std::vector<uint16_t> halves(65536);
+  for (uint32_t b = 0; b < 65536; ++b)
+    halves[b] = uint16_t(b);
+  std::vector<float> wide(65536);
+  for (ElementType type : {ElementType::Float16, ElementType::BFloat16}) {
+    castElements(type, halves.data(), ElementType::Float, wide.data(), 0, 65536, CastOptions());
+    for (uint32_t b = 0; b < 65536; ++b) {
+      float want = float(readElement(type, halves.data(), b).f);
+      if (std::isnan(want)) // payloads may differ (bfloat16's keeps its bits)
+        ASSERT_TRUE(std::isnan(wide[b]) && std::signbit(wide[b]) == std::signbit(want)) << b;
+      else
+        ASSERT_EQ(std::memcmp(&wide[b], &want, 4), 0) << elementTypeName(type) << " " << b;
+    }
+  }
+  // float32 -> float16/bfloat16: a stride through every exponent and sign.
+  std::vector<float> floats;
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += 4093) {
+    uint32_t b = uint32_t(bits);
+    float f;
+    std::memcpy(&f, &b, 4);
+    floats.push_back(f);
+  }
+  for (float f : {65504.0f, 65519.996f, 65520.0f, 6.1035156e-05f, 6.1035152e-05f, 3.4028235e38f})
+    for (float sign : {1.0f, -1.0f})
+      floats.push_back(f * sign);
+  std::vector<uint16_t> narrow(floats.size());
+  for (ElementType type : {ElementType::Float16, ElementType::BFloat16}) {
+    castElements(ElementType::Float, floats.data(), type, narrow.data(), 0,
+                 int64_t(floats.size()), CastOptions());
+    for (size_t i = 0; i < floats.size(); ++i)
+      ASSERT_EQ(narrow[i],
+                encodeElement(type, ElementValue::ofFloat(floats[i]), CastOptions()))
+          << elementTypeName(type) << " " << floats[i];
+  }
+}
+
 TEST(ElementCast, DecodesTheLandmarksOfEachFormat) {
   // Largest finite, smallest subnormal, NaN patterns (ONNX's Cast tables).
   EXPECT_EQ(decode(ElementType::Float8E4M3FN, 0x7e), 448.0);
@@ -241,6 +284,69 @@ TEST(ElementCast, IntegersWrapAndBoolsAreZeroOrOne) {
   EXPECT_EQ(big, 18446744073709551616.0);
   EXPECT_EQ(encodeElement(ElementType::Float16, ElementValue::ofUnsigned(~uint64_t(0)), o),
             0x7c00u);
+}
+
+//===----------------------------------------------------------------------===//
+// TensorProto files
+//===----------------------------------------------------------------------===//
+
+std::string writeProto(const onnx::TensorProto &proto, const std::string &stem) {
+  std::string path = testing::TempDir() + "/ortc_cast_" + stem + ".pb";
+  std::ofstream out(path, std::ios::binary);
+  proto.SerializeToOstream(&out);
+  return path;
+}
+
+TEST(CastTensorFiles, SubByteAndFloat8TensorsReadAndWrite) {
+  // int4 [3] in int32_data: packed bytes, one per int32 (ONNX's layout).
+  onnx::TensorProto proto;
+  proto.set_data_type(22); // INT4
+  proto.add_dims(3);
+  proto.add_int32_data(0x21);
+  proto.add_int32_data(0x03);
+  std::string path = writeProto(proto, "int4_typed");
+  Result<NpyArray> read = readTensorProto(path);
+  ASSERT_TRUE(read.isOk()) << read.status().message();
+  EXPECT_EQ(read.value().type, ElementType::Int4);
+  EXPECT_EQ(read.value().data, (std::vector<char>{0x21, 0x03}));
+  std::remove(path.c_str());
+
+  // raw_data must be the packed size.
+  proto.clear_int32_data();
+  proto.set_raw_data(std::string("\x21\x03\x00", 3));
+  path = writeProto(proto, "int4_raw");
+  read = readTensorProto(path);
+  ASSERT_FALSE(read.isOk());
+  EXPECT_NE(read.status().message().find(
+                "is int4[3] (3 elements packed in 2 bytes) but its raw_data holds 3 bytes"),
+            std::string::npos)
+      << read.status().message();
+  std::remove(path.c_str());
+
+  // float8 in int32_data: one value per element.
+  onnx::TensorProto f8;
+  f8.set_data_type(19); // FLOAT8E5M2
+  f8.add_dims(2);
+  f8.add_int32_data(0x7b);
+  f8.add_int32_data(0xfc);
+  path = writeProto(f8, "f8_typed");
+  read = readTensorProto(path);
+  ASSERT_TRUE(read.isOk()) << read.status().message();
+  EXPECT_EQ(read.value().data, (std::vector<char>{0x7b, char(0xfc)}));
+  std::remove(path.c_str());
+
+  // Written as raw_data, packed, and read back.
+  uint8_t packed[2] = {0x39, 0x01};
+  TensorView uint2{packed, ElementType::UInt2, {5}};
+  path = testing::TempDir() + "/ortc_cast_uint2.pb";
+  ASSERT_TRUE(writeTensorProto(path, "y", uint2).isOk());
+  std::string name;
+  read = readTensorProto(path, &name);
+  ASSERT_TRUE(read.isOk()) << read.status().message();
+  EXPECT_EQ(name, "y");
+  EXPECT_EQ(read.value().shape, (std::vector<int64_t>{5}));
+  EXPECT_EQ(read.value().data, (std::vector<char>{0x39, 0x01}));
+  std::remove(path.c_str());
 }
 
 //===----------------------------------------------------------------------===//
