@@ -304,6 +304,13 @@ Result<std::string> writeOutput(const std::string &dir, const std::string &name,
   if (file.empty() || file[0] == '.')
     file = "_" + file;
   std::string path = dir + "/" + file + (format == TensorFormat::Pb ? ".pb" : ".npy");
+  // numpy has no 8-bit floats or packed 4- and 2-bit types (ml_dtypes does,
+  // outside the .npy format); a TensorProto holds them.
+  if (format == TensorFormat::Npy && int(tensor.type) >= int(ElementType::Float8E4M3FN) &&
+      isKnownElementType(tensor.type))
+    return Status::error(StatusCode::InvalidArgument,
+                         "output '" + name + "' is " + elementTypeName(tensor.type) +
+                             ", which .npy cannot hold; use --output-format pb");
   Status written =
       format == TensorFormat::Pb ? writeTensorProto(path, name, tensor) : writeNpy(path, tensor);
   if (!written.isOk())

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <functional>
@@ -456,18 +457,22 @@ std::string typeText(Type type) {
   return s;
 }
 
-/// Element types only Cast and CastLike take: the 8-bit floats, float4e2m1
-/// and the 2- and 4-bit integers (kernels/CastKernels.cpp).
-bool isCastOnlyType(Type e) {
+/// The narrow element types: the 8-bit floats, float4e2m1 and the 2- and
+/// 4-bit integers (packed in the runtime). Only the ops of narrowTypeOps take
+/// them; their kernels' checks say which.
+bool isNarrowType(Type e) {
   return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
              Float8E8M0FNUType, Float4E2M1FNType>(e) ||
          e.isInteger(4) || e.isInteger(2);
 }
+const llvm::StringSet<> &narrowTypeOps() {
+  static const llvm::StringSet<> ops = {"Cast", "CastLike"};
+  return ops;
+}
 
 /// The rules every claimed node meets, whatever its class.
 Refusal checkTypes(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  bool isCast = name == "onnx.Cast" || name == "onnx.CastLike";
+  bool takesNarrow = narrowTypeOps().contains(onnxOpTypeAndDomain(op).first);
   auto checkValue = [&](Value v, const std::string &what) -> Refusal {
     if (isa<NoneType>(v.getType()))
       return {};
@@ -476,13 +481,18 @@ Refusal checkTypes(Operation *op) {
       return refuse(RejectedKind::DType, what + " is " + typeText(v.getType()),
                     "ranked tensors");
     Type e = t.getElementType();
-    if (isCastOnlyType(e) && !isCast)
+    if (isNarrowType(e) && !takesNarrow) {
+      std::vector<std::string> names;
+      for (const auto &entry : narrowTypeOps())
+        names.push_back(entry.getKey().str());
+      llvm::sort(names);
       return refuse(RejectedKind::DType, what + " has element type " + typeText(e),
-                    "numeric and bool tensors (float8, float4 and 2- and 4-bit integers only "
-                    "into and out of Cast and CastLike)");
+                    "numeric and bool tensors (float8, float4 and 2- and 4-bit integers only in " +
+                        llvm::join(names, ", ") + ")");
+    }
     if (!(e.isF32() || e.isF64() || e.isF16() || e.isBF16() || e.isInteger(1) ||
           e.isInteger(8) || e.isInteger(16) || e.isInteger(32) || e.isInteger(64) ||
-          isCastOnlyType(e)))
+          isNarrowType(e)))
       return refuse(RejectedKind::DType, what + " has element type " + typeText(e),
                     "numeric and bool tensors");
     for (auto [i, d] : llvm::enumerate(t.getShape()))

@@ -542,7 +542,7 @@ TEST(CastClaims, DeclinesPrecisely) {
   });
   EXPECT_EQ(declines["add_f8"],
             "input 0 has element type f8E5M2; numeric and bool tensors (float8, float4 and 2- "
-            "and 4-bit integers only into and out of Cast and CastLike)");
+            "and 4-bit integers only in Cast, CastLike)");
   EXPECT_EQ(declines["to_mismatch"],
             "to 16 with result element type f16; 'to' naming the result's element type");
   EXPECT_EQ(declines["bad_round"], "round_mode 'sideways'; round_mode in {up, down, nearest}");
