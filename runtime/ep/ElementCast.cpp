@@ -361,9 +361,18 @@ void convertRange(const void *src, void *dst, int64_t begin, int64_t end, Fn fn)
   }
 }
 
-/// The float32 <-> float16/bfloat16 casts without the generic dispatch.
+/// The float32 <-> float16/bfloat16 casts, and float32 -> the 8-bit floats,
+/// without the generic dispatch.
 bool castFast(ElementType from, const void *src, ElementType to, void *dst, int64_t begin,
-              int64_t end) {
+              int64_t end, const CastOptions &options) {
+  const FloatFormat *format = smallFloatFormat(to);
+  if (from == ElementType::Float && format && elementBits(to) == 8) {
+    bool saturate = options.saturate;
+    convertRange<float, uint8_t>(src, dst, begin, end, [&](float f) {
+      return uint8_t(doubleToSmallFloat(f, *format, saturate));
+    });
+    return true;
+  }
   if (from == ElementType::Float16 && to == ElementType::Float)
     convertRange<uint16_t, float>(src, dst, begin, end, halfToFloat);
   else if (from == ElementType::Float && to == ElementType::Float16)
@@ -504,6 +513,22 @@ void writeElementBits(ElementType type, void *data, int64_t index, uint64_t bits
   byte = uint8_t((byte & ~mask) | ((uint32_t(bits) << shift) & mask));
 }
 
+namespace {
+
+template <typename T, typename Fn> void storeEach(void *dst, int64_t begin, int64_t end, Fn value) {
+  char *out = static_cast<char *>(dst);
+  for (int64_t i = begin; i < end; ++i) {
+    T v = T(value(i)); // little endian: the low bytes of the bits
+    std::memcpy(out + i * int64_t(sizeof(T)), &v, sizeof(T));
+  }
+}
+
+/// Source tensors at least this long with at most 8 bits per element are
+/// cast through a table of every source pattern's result.
+constexpr int64_t kTableMinElements = 512;
+
+} // namespace
+
 void castElements(ElementType from, const void *src, ElementType to, void *dst, int64_t begin,
                   int64_t end, const CastOptions &options) {
   if (begin >= end)
@@ -515,26 +540,43 @@ void castElements(ElementType from, const void *src, ElementType to, void *dst, 
                 static_cast<const char *>(src) + begin * int64_t(size), size_t(end - begin) * size);
     return;
   }
-  if (castFast(from, src, to, dst, begin, end))
+  if (castFast(from, src, to, dst, begin, end, options))
     return;
-  if (bits < 8) {
-    int64_t perByte = int64_t(8 / bits);
-    uint8_t *out = static_cast<uint8_t *>(dst);
-    uint64_t mask = (uint64_t(1) << bits) - 1;
-    for (int64_t i = begin; i < end; i += perByte) {
-      uint8_t byte = 0;
-      for (int64_t j = 0; j < perByte && i + j < end; ++j)
-        byte |= uint8_t((encodeElement(to, readElement(from, src, i + j), options) & mask)
-                        << (size_t(j) * bits));
-      out[i / perByte] = byte;
+  size_t fromBits = elementBits(from);
+  bool useTable = fromBits <= 8 && end - begin >= kTableMinElements;
+  uint64_t table[256];
+  if (useTable)
+    for (uint32_t pattern = 0; pattern < (1u << fromBits); ++pattern) {
+      uint8_t byte = uint8_t(pattern);
+      table[pattern] = encodeElement(to, readElement(from, &byte, 0), options);
     }
-    return;
+  auto value = [&](int64_t i) -> uint64_t {
+    if (!useTable)
+      return encodeElement(to, readElement(from, src, i), options);
+    return table[fromBits == 8 ? static_cast<const uint8_t *>(src)[i]
+                               : loadPacked(src, i, fromBits)];
+  };
+  switch (bits) {
+  case 8:
+    return storeEach<uint8_t>(dst, begin, end, value);
+  case 16:
+    return storeEach<uint16_t>(dst, begin, end, value);
+  case 32:
+    return storeEach<uint32_t>(dst, begin, end, value);
+  case 64:
+    return storeEach<uint64_t>(dst, begin, end, value);
+  default:
+    break;
   }
-  char *out = static_cast<char *>(dst);
-  size_t size = bits / 8;
-  for (int64_t i = begin; i < end; ++i) {
-    uint64_t value = encodeElement(to, readElement(from, src, i), options);
-    std::memcpy(out + i * int64_t(size), &value, size); // little endian: the low bytes
+  // Packed targets: whole bytes, the last one completed with zero bits.
+  int64_t perByte = int64_t(8 / bits);
+  uint8_t *out = static_cast<uint8_t *>(dst);
+  uint64_t mask = (uint64_t(1) << bits) - 1;
+  for (int64_t i = begin; i < end; i += perByte) {
+    uint8_t byte = 0;
+    for (int64_t j = 0; j < perByte && i + j < end; ++j)
+      byte |= uint8_t((value(i + j) & mask) << (size_t(j) * bits));
+    out[i / perByte] = byte;
   }
 }
 
