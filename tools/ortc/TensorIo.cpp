@@ -161,8 +161,10 @@ void fillRandom(NpyArray &array, int64_t count, std::mt19937_64 &rng) {
     ElementValue value;
     if (array.type == ElementType::Bool)
       value = ElementValue::ofUnsigned(rng() & 1);
-    else if (isFloatType(array.type))
+    else if (array.type == ElementType::Double)
       value = ElementValue::ofFloat(uniform());
+    else if (isFloatType(array.type)) // through float32, as these always were
+      value = ElementValue::ofFloat(float(uniform()));
     else
       value = ElementValue::ofUnsigned(rng() % randomIntegerBound(array.type));
     writeElementBits(array.type, data, i, encodeElement(array.type, value, options));
