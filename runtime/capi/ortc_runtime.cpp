@@ -114,10 +114,12 @@ OrtcStatus checkTensor(const char *function, int32_t elementType, const int64_t 
                        size_t &bytes) {
   if (!shape && rank > 0)
     return nullArgument(function, "shape");
-  size_t size = elementSize(ElementType(elementType));
-  if (size == 0)
+  size_t bits = elementBits(ElementType(elementType));
+  if (bits == 0)
     return invalidArgument(function, "element type " + std::to_string(elementType) +
                                          " is not one the runtime handles");
+  // Bytes per element, or elements for the packed sub-byte types.
+  size_t size = bits >= 8 ? bits / 8 : 1;
   for (size_t d = 0; d < rank; ++d) {
     if (shape[d] < 0)
       return invalidArgument(function, "dim " + std::to_string(d) + " is " +
@@ -126,7 +128,7 @@ OrtcStatus checkTensor(const char *function, int32_t elementType, const int64_t 
     if (__builtin_mul_overflow(size, size_t(shape[d]), &size))
       return invalidArgument(function, "the shape needs more bytes than fit in size_t");
   }
-  bytes = size;
+  bytes = bits >= 8 ? size : (size / 8) * bits + ((size % 8) * bits + 7) / 8;
   return ORTC_OK;
 }
 

@@ -13,6 +13,9 @@
  *    accepts NULL. Strings and shape arrays the library returns stay valid
  *    while the object they came from lives.
  *  - Element types are ONNX TensorProto.DataType codes (1 = float32, 7 = int64).
+ *    Sub-byte types are packed as ONNX stores them, low bits first: int4,
+ *    uint4 and float4e2m1 two per byte, int2 and uint2 four per byte; a
+ *    tensor's size is rounded up to whole bytes.
  *    A dim of -1 in a signature is dynamic, bound by the inputs of a run.
  *  - A session may be run from several threads at once.
  *

@@ -13,6 +13,11 @@ size_t elementSize(ElementType type) {
   case ElementType::UInt8:
   case ElementType::Int8:
   case ElementType::Bool:
+  case ElementType::Float8E4M3FN:
+  case ElementType::Float8E4M3FNUZ:
+  case ElementType::Float8E5M2:
+  case ElementType::Float8E5M2FNUZ:
+  case ElementType::Float8E8M0:
     return 1;
   case ElementType::UInt16:
   case ElementType::Int16:
@@ -23,10 +28,29 @@ size_t elementSize(ElementType type) {
   case ElementType::Double:
   case ElementType::UInt64:
     return 8;
+  case ElementType::UInt4:
+  case ElementType::Int4:
+  case ElementType::Float4E2M1:
+  case ElementType::UInt2:
+  case ElementType::Int2:
   case ElementType::Undefined:
     return 0;
   }
   return 0;
+}
+
+size_t elementBits(ElementType type) {
+  switch (type) {
+  case ElementType::UInt4:
+  case ElementType::Int4:
+  case ElementType::Float4E2M1:
+    return 4;
+  case ElementType::UInt2:
+  case ElementType::Int2:
+    return 2;
+  default:
+    return 8 * elementSize(type);
+  }
 }
 
 std::string elementTypeName(ElementType type) {
@@ -57,6 +81,26 @@ std::string elementTypeName(ElementType type) {
     return "uint64";
   case ElementType::BFloat16:
     return "bfloat16";
+  case ElementType::Float8E4M3FN:
+    return "float8e4m3fn";
+  case ElementType::Float8E4M3FNUZ:
+    return "float8e4m3fnuz";
+  case ElementType::Float8E5M2:
+    return "float8e5m2";
+  case ElementType::Float8E5M2FNUZ:
+    return "float8e5m2fnuz";
+  case ElementType::UInt4:
+    return "uint4";
+  case ElementType::Int4:
+    return "int4";
+  case ElementType::Float4E2M1:
+    return "float4e2m1";
+  case ElementType::Float8E8M0:
+    return "float8e8m0";
+  case ElementType::UInt2:
+    return "uint2";
+  case ElementType::Int2:
+    return "int2";
   case ElementType::Undefined:
     break;
   }

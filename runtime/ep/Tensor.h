@@ -31,10 +31,34 @@ enum class ElementType : int32_t {
   UInt32 = 12,
   UInt64 = 13,
   BFloat16 = 16,
+  // 8-bit floats, one per byte.
+  Float8E4M3FN = 17,
+  Float8E4M3FNUZ = 18,
+  Float8E5M2 = 19,
+  Float8E5M2FNUZ = 20,
+  // Sub-byte types, packed as ONNX stores them: element i of a tensor sits in
+  // byte i / k at bit (i % k) * bits (k = 2 for 4-bit types, 4 for 2-bit
+  // types, low bits first); the last byte's unused bits are zero.
+  UInt4 = 21,
+  Int4 = 22,
+  Float4E2M1 = 23,
+  Float8E8M0 = 24,
+  UInt2 = 25,
+  Int2 = 26,
 };
 
-/// Bytes per element; 0 for Undefined and codes this runtime does not handle.
+/// Bytes per element; 0 for Undefined, for codes this runtime does not handle
+/// and for the sub-byte types (whose size is elementBits; see tensorBytes).
 size_t elementSize(ElementType type);
+/// Bits per element: 8 * elementSize, 4 or 2 for the sub-byte types, 0 for
+/// Undefined and codes this runtime does not handle.
+size_t elementBits(ElementType type);
+/// True for the types this runtime handles (elementBits != 0).
+inline bool isKnownElementType(ElementType type) { return elementBits(type) != 0; }
+/// Bytes that `count` packed elements take (rounded up to whole bytes).
+inline size_t tensorBytes(ElementType type, int64_t count) {
+  return (size_t(count) * elementBits(type) + 7) / 8;
+}
 /// "float32", "int64", ...; "type <code>" for others.
 std::string elementTypeName(ElementType type);
 
@@ -50,7 +74,7 @@ struct TensorView {
       n *= d;
     return n;
   }
-  size_t byteSize() const { return size_t(numElements()) * elementSize(type); }
+  size_t byteSize() const { return tensorBytes(type, numElements()); }
 };
 
 /// A tensor at a partition's boundary. A dim of -1 is the batch dimension,

@@ -110,8 +110,8 @@ Result<ContextModel> buildContextModel(std::shared_ptr<onnx::ModelProto> proto,
         return fail("has a negative dimension");
       count *= d;
     }
-    size_t bytes = elementSize(constant.signature.type);
-    if (bytes == 0 || init.raw_data().size() != static_cast<size_t>(count) * bytes)
+    if (!isKnownElementType(constant.signature.type) ||
+        init.raw_data().size() != tensorBytes(constant.signature.type, count))
       return fail("holds " + std::to_string(init.raw_data().size()) + " bytes of " +
                   elementTypeName(constant.signature.type) + ", not what its dims need");
     constant.data = init.raw_data().data();

@@ -67,7 +67,8 @@ TypedField typedFieldOf(ElementType type) {
   case ElementType::UInt32:
   case ElementType::UInt64:
     return TypedField::UInt64;
-  default: // int8/16/32, uint8/16, bool, float16 and bfloat16 bits
+  default: // int8/16/32, uint8/16, bool; float16, bfloat16 and float8 bits;
+           // packed bytes of the sub-byte types
     return TypedField::Int32;
   }
 }
@@ -125,6 +126,7 @@ void copyTyped(const onnx::TensorProto &proto, ElementType type, char *out) {
     for (int i = 0; i < proto.int32_data_size(); ++i) {
       int32_t v = proto.int32_data(i);
       switch (elementSize(type)) {
+      case 0: // packed sub-byte types: one byte per value
       case 1:
         store(out, i, uint8_t(type == ElementType::Bool ? v != 0 : v));
         break;
@@ -159,10 +161,13 @@ Result<NpyArray> readTensorProto(const std::string &path, std::string *name) {
 
   NpyArray array;
   array.type = static_cast<ElementType>(proto.data_type());
-  size_t width = elementSize(array.type);
-  if (width == 0)
+  if (!isKnownElementType(array.type))
     return fail("has data_type " + std::to_string(proto.data_type()) +
                 ", which this runtime does not handle");
+  // Sub-byte types: raw_data and int32_data hold packed bytes (ONNX's layout,
+  // which is the runtime's too); other types one element per width bytes.
+  bool packed = elementBits(array.type) < 8;
+  size_t width = packed ? 1 : elementSize(array.type);
   int64_t count = 1;
   for (int64_t dim : proto.dims()) {
     if (dim < 0)
@@ -174,23 +179,29 @@ Result<NpyArray> readTensorProto(const std::string &path, std::string *name) {
   }
   std::string type = elementTypeName(array.type) + shapeToString(array.shape);
 
+  if (count > std::numeric_limits<int64_t>::max() / 8)
+    return fail("has dims whose product overflows");
+  int64_t units = packed ? int64_t(tensorBytes(array.type, count)) : count;
+  std::string layout = packed ? std::to_string(count) + " elements packed in " +
+                                    std::to_string(units) + " bytes"
+                              : std::to_string(count) + " elements of " +
+                                    std::to_string(width) + " bytes";
   int typed = typedCount(proto);
   if (proto.has_raw_data()) {
     if (typed)
       return fail("holds both raw_data and typed values");
     size_t bytes = proto.raw_data().size();
-    if (bytes % width != 0 || bytes / width != uint64_t(count))
-      return fail("is " + type + " (" + std::to_string(count) + " elements of " +
-                  std::to_string(width) + " bytes) but its raw_data holds " +
+    if (bytes % width != 0 || bytes / width != uint64_t(units))
+      return fail("is " + type + " (" + layout + ") but its raw_data holds " +
                   std::to_string(bytes) + " bytes");
     array.data.assign(proto.raw_data().begin(), proto.raw_data().end());
   } else {
     int have = typedCount(proto, typedFieldOf(array.type));
-    if (have != typed || have != count)
-      return fail("is " + type + " (" + std::to_string(count) + " elements) but holds " +
-                  std::to_string(have) + " values in its " + elementTypeName(array.type) +
-                  " field" + (have != typed ? " and values in other fields" : ""));
-    array.data.resize(size_t(count) * width);
+    if (have != typed || have != units)
+      return fail("is " + type + " (" + layout + ") but holds " + std::to_string(have) +
+                  " values in its " + elementTypeName(array.type) + " field" +
+                  (have != typed ? " and values in other fields" : ""));
+    array.data.resize(size_t(units) * width);
     copyTyped(proto, array.type, array.data.data());
   }
   if (name)
@@ -200,7 +211,7 @@ Result<NpyArray> readTensorProto(const std::string &path, std::string *name) {
 
 Status writeTensorProto(const std::string &path, const std::string &name,
                         const TensorView &tensor) {
-  if (elementSize(tensor.type) == 0)
+  if (!isKnownElementType(tensor.type))
     return invalid(path, "cannot write " + elementTypeName(tensor.type) + " as a TensorProto");
   if (tensor.byteSize() >= size_t(INT_MAX))
     return invalid(path, "a tensor of " + std::to_string(tensor.byteSize()) +

@@ -5,7 +5,8 @@
 // Reading takes raw_data or the typed field the data type uses
 // (float_data, int32_data, int64_data, double_data, uint64_data); writing
 // always uses raw_data. The array type is Npy.h's, so callers handle both
-// formats alike.
+// formats alike. Sub-byte types (int4, uint4, float4e2m1, int2, uint2) stay
+// packed as ONNX stores them, which is the runtime's layout too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +24,7 @@ namespace ortc {
 /// Reads the TensorProto in `path`. Refuses, with one line naming the file: a
 /// file that is missing, not a regular file or over protobuf's 2 GB; bytes
 /// that do not parse; a tensor without a data type or of one this runtime
-/// does not handle (strings, complex, 8-bit floats, ...); external data;
+/// does not handle (strings, complex, float6, ...); external data;
 /// segments; a negative dim; a value count or raw_data size that does not
 /// match the dims; both raw_data and typed values. `name`, when given,
 /// receives the tensor's name (may be empty).

@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -331,6 +332,16 @@ TEST(CApi, Tensors) {
   EXPECT_EQ(ortc_tensor_rank(scalar), 0u);
   EXPECT_EQ(ortc_tensor_byte_size(scalar), 4u);
   ortc_tensor_release(scalar);
+
+  // Packed sub-byte types round up to whole bytes: int4 (22) two per byte,
+  // uint2 (25) four; float8e4m3fn (17) is one byte each.
+  int64_t five[] = {5};
+  for (auto [type, bytes] : {std::pair<int32_t, size_t>{22, 3}, {25, 2}, {17, 5}}) {
+    OrtcTensor *packed = nullptr;
+    ASSERT_EQ(ortc_tensor_create(type, five, 1, &packed), ORTC_OK);
+    EXPECT_EQ(ortc_tensor_byte_size(packed), bytes) << type;
+    ortc_tensor_release(packed);
+  }
 
   float buffer[6];
   EXPECT_EQ(ortc_tensor_wrap(kFloat, shape, 2, buffer, sizeof(buffer) - 4, &t),

@@ -4,6 +4,7 @@
 
 #include "tools/ortc/Commands.h"
 
+#include "runtime/ep/ElementCast.h"
 #include "runtime/support/TensorFile.h"
 
 #include <algorithm>
@@ -116,105 +117,57 @@ bool endsWith(const std::string &text, const std::string &suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// IEEE binary16 and bfloat16 from float, rounding to nearest even.
-uint16_t floatToHalf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  uint32_t sign = (bits >> 16) & 0x8000;
-  int32_t exponent = int32_t((bits >> 23) & 0xff) - 127 + 15;
-  uint32_t mantissa = bits & 0x7fffff;
-  if (exponent <= 0) { // subnormal or zero (random values are never NaN or Inf)
-    if (exponent < -10)
-      return uint16_t(sign);
-    mantissa |= 0x800000;
-    uint32_t shift = uint32_t(14 - exponent);
-    uint32_t half = mantissa >> shift;
-    uint32_t rest = mantissa & ((1u << shift) - 1);
-    uint32_t midpoint = 1u << (shift - 1);
-    if (rest > midpoint || (rest == midpoint && (half & 1)))
-      ++half;
-    return uint16_t(sign | half);
-  }
-  uint32_t half = (uint32_t(exponent) << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
-    ++half;
-  return uint16_t(sign | half);
-}
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exponent = (h >> 10) & 0x1f;
-  uint32_t mantissa = h & 0x3ff;
-  float magnitude;
-  if (exponent == 0)
-    magnitude = std::ldexp(float(mantissa), -24);
-  else if (exponent == 31)
-    magnitude =
-        mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-  else
-    magnitude = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
-  return sign ? -magnitude : magnitude;
-}
-
-uint16_t floatToBFloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return uint16_t(bits >> 16);
-}
-
-float bfloat16ToFloat(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float value;
-  std::memcpy(&value, &bits, 4);
-  return value;
-}
-
 bool isFloatType(ElementType type) {
-  return type == ElementType::Float || type == ElementType::Double ||
-         type == ElementType::Float16 || type == ElementType::BFloat16;
+  switch (type) {
+  case ElementType::Float:
+  case ElementType::Double:
+  case ElementType::Float16:
+  case ElementType::BFloat16:
+  case ElementType::Float8E4M3FN:
+  case ElementType::Float8E4M3FNUZ:
+  case ElementType::Float8E5M2:
+  case ElementType::Float8E5M2FNUZ:
+  case ElementType::Float8E8M0:
+  case ElementType::Float4E2M1:
+    return true;
+  default:
+    return false;
+  }
 }
 
-template <typename T> void put(char *data, int64_t i, T value) {
-  std::memcpy(data + i * int64_t(sizeof(T)), &value, sizeof(T));
+/// Random integers lie in [0, this): 10, or less where the type ends sooner.
+uint64_t randomIntegerBound(ElementType type) {
+  switch (type) {
+  case ElementType::Int4:
+    return 8;
+  case ElementType::UInt2:
+    return 4;
+  case ElementType::Int2:
+    return 2;
+  default:
+    return 10;
+  }
 }
 
-template <typename T> T get(const char *data, int64_t i) {
-  T value;
-  std::memcpy(&value, data + i * int64_t(sizeof(T)), sizeof(T));
-  return value;
-}
-
-// Floats uniform in [-1, 1); integers in [0, 10), valid for every integer
-// type and small enough to index most tables; bools either way.
-void fillRandom(NpyArray &array, std::mt19937_64 &rng) {
-  int64_t count = int64_t(array.data.size() / elementSize(array.type));
+// Floats uniform in [-1, 1) (cast to the type: the narrow floats round, and
+// float8e8m0 has no sign); integers in [0, 10), valid for every integer type
+// of 8 bits or more and small enough to index most tables (less for the 2-
+// and 4-bit types); bools either way.
+void fillRandom(NpyArray &array, int64_t count, std::mt19937_64 &rng) {
   char *data = array.data.data();
   auto uniform = [&] { return double(rng() >> 11) * 0x1.0p-53 * 2.0 - 1.0; };
+  CastOptions options;
   for (int64_t i = 0; i < count; ++i) {
-    switch (array.type) {
-    case ElementType::Float:
-      put(data, i, float(uniform()));
-      break;
-    case ElementType::Double:
-      put(data, i, uniform());
-      break;
-    case ElementType::Float16:
-      put(data, i, floatToHalf(float(uniform())));
-      break;
-    case ElementType::BFloat16:
-      put(data, i, floatToBFloat16(float(uniform())));
-      break;
-    case ElementType::Bool:
-      put(data, i, uint8_t(rng() & 1));
-      break;
-    default: {
-      uint64_t value = rng() % 10;
-      // Little endian: the low bytes of `value` are the integer at any width.
-      std::memcpy(data + i * int64_t(elementSize(array.type)), &value, elementSize(array.type));
-    }
-    }
+    ElementValue value;
+    if (array.type == ElementType::Bool)
+      value = ElementValue::ofUnsigned(rng() & 1);
+    else if (array.type == ElementType::Double)
+      value = ElementValue::ofFloat(uniform());
+    else if (isFloatType(array.type)) // through float32, as these always were
+      value = ElementValue::ofFloat(float(uniform()));
+    else
+      value = ElementValue::ofUnsigned(rng() % randomIntegerBound(array.type));
+    writeElementBits(array.type, data, i, encodeElement(array.type, value, options));
   }
 }
 
@@ -225,20 +178,20 @@ Result<NpyArray> randomInput(const TensorSignature &signature, const InputOption
                              std::mt19937_64 &rng) {
   NpyArray array;
   array.type = signature.type;
-  size_t width = elementSize(signature.type);
-  if (width == 0)
+  if (!isKnownElementType(signature.type))
     return Status::error(StatusCode::Unsupported,
                          "input '" + signature.name + "' is " + elementTypeName(signature.type) +
                              ", which random inputs do not cover; give --input files");
-  uint64_t bytes = width;
+  uint64_t count = 1;
   for (int64_t dim : signature.shape) {
     int64_t bound = dim < 0 ? options.batch : dim;
     array.shape.push_back(bound);
-    if (bound && bytes > kMaxRandomBytes / uint64_t(bound))
-      bytes = kMaxRandomBytes + 1;
+    if (bound && count > kMaxRandomBytes / uint64_t(bound))
+      count = kMaxRandomBytes + 1;
     else
-      bytes *= uint64_t(bound);
+      count *= uint64_t(bound);
   }
+  uint64_t bytes = count > kMaxRandomBytes ? count : tensorBytes(signature.type, int64_t(count));
   if (bytes > kMaxRandomBytes)
     return Status::error(StatusCode::InvalidArgument,
                          "input '" + signature.name + "': random " +
@@ -251,7 +204,7 @@ Result<NpyArray> randomInput(const TensorSignature &signature, const InputOption
                          "input '" + signature.name + "': cannot allocate " +
                              std::to_string(bytes) + " bytes of random values");
   }
-  fillRandom(array, rng);
+  fillRandom(array, int64_t(count), rng);
   return array;
 }
 
@@ -326,7 +279,10 @@ void printRandomInputs(std::ostream &os, const std::vector<TensorSignature> &sig
     const NpyArray &array = inputs.arrays[i];
     std::string values = isFloatType(array.type)           ? "uniform in [-1, 1)"
                          : array.type == ElementType::Bool ? "false or true"
-                                                           : "integers in [0, 10)";
+                                                           : "integers in [0, " +
+                                                                 std::to_string(randomIntegerBound(
+                                                                     array.type)) +
+                                                                 ")";
     rows.push_back(
         {signatures[i].name, elementTypeName(array.type) + shapeToString(array.shape), values});
   }
@@ -350,6 +306,13 @@ Result<std::string> writeOutput(const std::string &dir, const std::string &name,
   if (file.empty() || file[0] == '.')
     file = "_" + file;
   std::string path = dir + "/" + file + (format == TensorFormat::Pb ? ".pb" : ".npy");
+  // numpy has no 8-bit floats or packed 4- and 2-bit types (ml_dtypes does,
+  // outside the .npy format); a TensorProto holds them.
+  if (format == TensorFormat::Npy && int(tensor.type) >= int(ElementType::Float8E4M3FN) &&
+      isKnownElementType(tensor.type))
+    return Status::error(StatusCode::InvalidArgument,
+                         "output '" + name + "' is " + elementTypeName(tensor.type) +
+                             ", which .npy cannot hold; use --output-format pb");
   Status written =
       format == TensorFormat::Pb ? writeTensorProto(path, name, tensor) : writeNpy(path, tensor);
   if (!written.isOk())
@@ -360,44 +323,14 @@ Result<std::string> writeOutput(const std::string &dir, const std::string &name,
 namespace {
 
 double valueAt(const TensorView &tensor, int64_t i) {
-  const char *data = static_cast<const char *>(tensor.data);
-  switch (tensor.type) {
-  case ElementType::Float:
-    return get<float>(data, i);
-  case ElementType::Double:
-    return get<double>(data, i);
-  case ElementType::Float16:
-    return halfToFloat(get<uint16_t>(data, i));
-  case ElementType::BFloat16:
-    return bfloat16ToFloat(get<uint16_t>(data, i));
-  case ElementType::Int8:
-    return get<int8_t>(data, i);
-  case ElementType::UInt8:
-  case ElementType::Bool:
-    return get<uint8_t>(data, i);
-  case ElementType::Int16:
-    return get<int16_t>(data, i);
-  case ElementType::UInt16:
-    return get<uint16_t>(data, i);
-  case ElementType::Int32:
-    return get<int32_t>(data, i);
-  case ElementType::UInt32:
-    return get<uint32_t>(data, i);
-  case ElementType::Int64:
-    return double(get<int64_t>(data, i));
-  case ElementType::UInt64:
-    return double(get<uint64_t>(data, i));
-  case ElementType::Undefined:
-    break;
-  }
-  return 0;
+  return readElement(tensor.type, tensor.data, i).toDouble();
 }
 
 } // namespace
 
 std::string summarizeValues(const TensorView &tensor) {
   int64_t count = tensor.numElements();
-  if (count == 0 || elementSize(tensor.type) == 0)
+  if (count == 0 || !isKnownElementType(tensor.type))
     return "";
   if (tensor.type == ElementType::Bool) {
     int64_t trues = 0;

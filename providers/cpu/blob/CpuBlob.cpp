@@ -112,11 +112,13 @@ Status checkTensor(const std::string &what, const std::string &name, int32_t typ
     return overBudget(what);
   if (!elementsAligned(shape))
     return invalid(what, name + ": shape vector is not 8-byte aligned in META");
-  size_t elemSize = elementSize(ElementType(type));
-  if (elemSize == 0)
+  if (!isKnownElementType(ElementType(type)))
     return invalid(what, name + ": element type " + std::to_string(type) + " is not supported");
   batched = false;
-  bytes = elemSize;
+  // Bytes per element, or for the sub-byte types elements first, then bytes
+  // (rounded up to whole bytes).
+  size_t elemSize = elementSize(ElementType(type));
+  uint64_t count = elemSize ? elemSize : 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t d = shape[i];
     if (d < -1)
@@ -129,9 +131,11 @@ Status checkTensor(const std::string &what, const std::string &name, int32_t typ
       batched = true;
       continue;
     }
-    if (__builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+    if (__builtin_mul_overflow(count, uint64_t(d), &count))
       return invalid(what, name + ": shape " + shapeText(shape) + " overflows 64 bits");
   }
+  uint64_t perByte = 8 / elementBits(ElementType(type));
+  bytes = elemSize ? count : count / perByte + (count % perByte != 0);
   return Status::ok();
 }
 

@@ -9,12 +9,14 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "dialects/onnx/OnnxDialect.h"
 #include "providers/cpu/compile/LowerToLinalg.h"
 #include "providers/cpu/kernels/Einsum.h"
 #include "providers/cpu/kernels/SpatialKernels.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <cctype>
@@ -473,8 +475,6 @@ Refusal checkEinsum(Operation *op) {
   return {};
 }
 
-std::string typeText(Type type);
-
 /// An input that decides the output shape (Resize scales or sizes, ...) is not
 /// a constant: claimed only when every input and output shape is static, so
 /// the model's declared output type fixes the shape. The kernel computes the
@@ -836,8 +836,6 @@ Refusal checkAffineGrid(Operation *op) {
 // Quantization and recurrent ops (kernels/QuantKernels.cpp,
 // kernels/RecurrentKernels.cpp)
 //===----------------------------------------------------------------------===//
-
-std::string typeText(Type type);
 
 bool isQuantIntType(Type e) {
   return e.isInteger(8) || e.isInteger(16); // int8/uint8/int16/uint16 (signless or not)
@@ -1478,6 +1476,35 @@ Refusal checkRotaryEmbedding(Operation *op) {
 
 } // namespace onnx_attention
 
+
+/// Cast and CastLike (kernels/CastKernels.cpp): any pair of the element types
+/// checkTypes lets through for them; the result's type must be the target.
+Refusal checkCast(Operation *op) {
+  auto in = rankedType(op->getOperand(0));
+  if (!in || !out)
+    return refuse(RejectedKind::Shape, "an unranked input or output", "ranked tensors");
+  if (op->getName().getStringRef() == "onnx.Cast") {
+    auto to = op->getAttrOfType<IntegerAttr>("to");
+    Type target = to ? onnx_dialect::elementTypeForOnnxCode(op->getContext(), int(to.getInt()))
+                     : Type();
+    if (target != out.getElementType())
+                    "to " + (to ? std::to_string(to.getInt()) : std::string("(absent)")) +
+                        " with result element type " + typeText(out.getElementType()),
+                    "'to' naming the result's element type");
+    auto like = rankedType(op->getOperand(1));
+    if (!like || like.getElementType() != out.getElementType())
+                    "target_type " + typeText(op->getOperand(1).getType()) + " and result " +
+                        typeText(out),
+                    "a result of target_type's element type");
+  if (in.getShape() != out.getShape())
+                  "input " + typeText(in) + " and result " + typeText(out) + " differ in shape",
+                  "a result of the input's shape");
+  int64_t saturate = intAttr(op, "saturate", 1);
+  if (saturate != 0 && saturate != 1)
+    return refuse(RejectedKind::Attribute, "saturate " + std::to_string(saturate),
+                  "saturate 0 or 1");
+  return requireOneOf(op, "round_mode", "up", {"up", "down", "nearest"});
+
 const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = {
       {"MatMul",
@@ -1949,6 +1976,8 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"GRU", {"GRU", [](Operation *op) { return checkRecurrent(op, {"Sigmoid", "Tanh"}); }}},
       {"LSTM",
        {"LSTM", [](Operation *op) { return checkRecurrent(op, {"Sigmoid", "Tanh", "Tanh"}); }}},
+      {"Cast", {"Cast", checkCast}},
+      {"CastLike", {"Cast", checkCast}},
   };
   return ops;
 }
@@ -1994,8 +2023,22 @@ std::string typeText(Type type) {
   return s;
 }
 
+/// The narrow element types: the 8-bit floats, float4e2m1 and the 2- and
+/// 4-bit integers (packed in the runtime). Only the ops of narrowTypeOps take
+/// them; their kernels' checks say which.
+bool isNarrowType(Type e) {
+  return isa<Float8E4M3FNType, Float8E4M3FNUZType, Float8E5M2Type, Float8E5M2FNUZType,
+             Float8E8M0FNUType, Float4E2M1FNType>(e) ||
+         e.isInteger(4) || e.isInteger(2);
+}
+const llvm::StringSet<> &narrowTypeOps() {
+  static const llvm::StringSet<> ops = {"Cast", "CastLike"};
+  return ops;
+}
+
 /// The rules every claimed node meets, whatever its class.
 Refusal checkTypes(Operation *op) {
+  bool takesNarrow = narrowTypeOps().contains(onnxOpTypeAndDomain(op).first);
   auto checkValue = [&](Value v, const std::string &what) -> Refusal {
     if (isa<NoneType>(v.getType()))
       return {};
@@ -2016,8 +2059,18 @@ Refusal checkTypes(Operation *op) {
                     "tensors (not sequences, optionals or maps)");
     }
     Type e = t.getElementType();
+    if (isNarrowType(e) && !takesNarrow) {
+      std::vector<std::string> names;
+      for (const auto &entry : narrowTypeOps())
+        names.push_back(entry.getKey().str());
+      llvm::sort(names);
+      return refuse(RejectedKind::DType, what + " has element type " + typeText(e),
+                    "numeric and bool tensors (float8, float4 and 2- and 4-bit integers only in " +
+                        llvm::join(names, ", ") + ")");
+    }
     if (!(e.isF32() || e.isF64() || e.isF16() || e.isBF16() || e.isInteger(1) ||
-          e.isInteger(8) || e.isInteger(16) || e.isInteger(32) || e.isInteger(64)))
+          e.isInteger(8) || e.isInteger(16) || e.isInteger(32) || e.isInteger(64) ||
+          isNarrowType(e)))
       return refuse(RejectedKind::DType, what + " has element type " + typeText(e),
                     "numeric and bool tensors");
     for (auto [i, d] : llvm::enumerate(t.getShape()))

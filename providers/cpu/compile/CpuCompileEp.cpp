@@ -58,11 +58,27 @@ int32_t onnxElementCode(Type type) {
     return 10;
   if (type.isBF16())
     return 16;
+  if (isa<Float8E4M3FNType>(type))
+    return 17;
+  if (isa<Float8E4M3FNUZType>(type))
+    return 18;
+  if (isa<Float8E5M2Type>(type))
+    return 19;
+  if (isa<Float8E5M2FNUZType>(type))
+    return 20;
+  if (isa<Float4E2M1FNType>(type))
+    return 23;
+  if (isa<Float8E8M0FNUType>(type))
+    return 24;
   if (type.isInteger(1))
     return 9;
   if (auto i = dyn_cast<IntegerType>(type)) {
     bool isUnsigned = i.isUnsigned();
     switch (i.getWidth()) {
+    case 2:
+      return isUnsigned ? 25 : 26;
+    case 4:
+      return isUnsigned ? 21 : 22;
     case 8:
       return isUnsigned ? 2 : 3;
     case 16:
@@ -76,13 +92,52 @@ int32_t onnxElementCode(Type type) {
   return 0;
 }
 
+/// The bytes of a sub-byte constant, packed as the runtime keeps them (see
+/// ElementType in runtime/ep/Tensor.h); the importer keeps one element per
+/// byte.
+std::optional<std::vector<char>> packedConstantBytes(Operation *constant, RankedTensorType type,
+                                                     ElementType elementType) {
+  size_t bits = elementBits(elementType);
+  int64_t count = type.getNumElements();
+  std::vector<uint8_t> fields;
+  fields.reserve(size_t(count));
+  Attribute value = constant->getAttr("value");
+  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != size_t(count))
+      return std::nullopt;
+    for (char c : blob->getData())
+      fields.push_back(uint8_t(c));
+  } else if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
+    if (isa<IntegerType>(type.getElementType()))
+      for (const APInt &v : dense.getValues<APInt>())
+        fields.push_back(uint8_t(v.getZExtValue()));
+    else
+      for (const APFloat &v : dense.getValues<APFloat>())
+        fields.push_back(uint8_t(v.bitcastToAPInt().getZExtValue()));
+  } else {
+    return std::nullopt;
+  }
+  if (fields.size() != size_t(count))
+    return std::nullopt;
+  std::vector<char> out(tensorBytes(elementType, count), 0);
+  size_t perByte = 8 / bits;
+  uint8_t mask = uint8_t((1u << bits) - 1);
+  for (size_t i = 0; i < fields.size(); ++i)
+    out[i / perByte] = char(uint8_t(out[i / perByte]) | (fields[i] & mask) << (i % perByte * bits));
+  return out;
+}
+
 /// The bytes of an onnx.Constant, row-major, one byte per bool.
 std::optional<std::vector<char>> constantBytes(Operation *constant) {
   auto type = dyn_cast<RankedTensorType>(constant->getResult(0).getType());
   if (!type || !type.hasStaticShape())
     return std::nullopt;
   int64_t count = type.getNumElements();
-  size_t elementBytes = elementSize(ElementType(onnxElementCode(type.getElementType())));
+  ElementType elementType = ElementType(onnxElementCode(type.getElementType()));
+  if (elementBits(elementType) && elementBits(elementType) < 8)
+    return packedConstantBytes(constant, type, elementType);
+  size_t elementBytes = elementSize(elementType);
   if (!elementBytes)
     return std::nullopt;
   std::vector<char> out(size_t(count) * elementBytes);
@@ -230,15 +285,16 @@ int PartitionCompiler::addBuffer(fb::BufferKind kind, Type type, std::string nam
   auto buffer = std::make_unique<fb::BufferT>();
   buffer->kind = kind;
   buffer->element_type = onnxElementCode(tensor.getElementType());
-  uint64_t bytes = elementSize(ElementType(buffer->element_type));
+  // Per batch item when there is a batch dim; sub-byte types round up.
+  int64_t count = 1;
   for (int64_t d : tensor.getShape()) {
     buffer->shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
     if (ShapedType::isDynamic(d))
       buffer->batch_scaled = true;
     else
-      bytes *= uint64_t(d);
+      count *= d;
   }
-  buffer->size = bytes;
+  buffer->size = tensorBytes(ElementType(buffer->element_type), count);
   buffer->name = std::move(name);
   plan.buffers.push_back(std::move(buffer));
   return int(plan.buffers.size()) - 1;

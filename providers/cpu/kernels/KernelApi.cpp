@@ -122,6 +122,7 @@ Status qLinearConv(const KernelCall &call);
 Status rnn(const KernelCall &call);
 Status gru(const KernelCall &call);
 Status lstm(const KernelCall &call);
+Status cast(const KernelCall &call);
 } // namespace kernels
 
 namespace {
@@ -141,6 +142,7 @@ const KernelEntry kKernels[] = {
     {"BatchNormalization", kernels::batchNormalization},
     {"BitCast", kernels::bitCast},
     {"BlackmanWindow", kernels::blackmanWindow},
+    {"Cast", kernels::cast},
     {"CausalConvWithState", kernels::causalConvWithState},
     {"CenterCropPad", kernels::centerCropPad},
     {"Col2Im", kernels::col2Im},
