@@ -578,7 +578,7 @@ void checkRecurrent(const RecConfig &c, uint64_t seed, std::vector<bool> present
       indices.push_back(k);
     }
   if (indices.back() + 1 != int64_t(indices.size()))
-    a.is("output_indices", indices);
+    a.is("output_slots", indices);
   std::vector<const T *> ins = {&X, &W, &R, c.bias ? &Bias : nullptr,
                                 c.lens.empty() ? nullptr : &lens, c.h0 ? &h0 : nullptr};
   if (lstm) {
@@ -644,9 +644,9 @@ TEST(RecurrentKernels, Errors) {
   // Only Y_h: the step's one output is ONNX output 1.
   T X = randomF({2, 1, 3}, 1), W = randomF({1, 16, 3}, 2), R = randomF({1, 16, 4}, 3);
   T Yh(ElementType::Float, {1, 1, 4});
-  auto attrs = [] { return Attrs().i("hidden_size", 4).is("output_indices", {1}); };
+  auto attrs = [] { return Attrs().i("hidden_size", 4).is("output_slots", {1}); };
   EXPECT_OK(run("LSTM", attrs(), {&X, &W, &R}, {&Yh}));
-  // Without output_indices the one output is Y, of another shape.
+  // Without output_slots the one output is Y, of another shape.
   EXPECT_INVALID(run("LSTM", Attrs().i("hidden_size", 4), {&X, &W, &R}, {&Yh}),
                  "output shape [1,1,4] should be [2,1,1,4]");
   T Wbad = randomF({1, 12, 3}, 2);
@@ -657,7 +657,7 @@ TEST(RecurrentKernels, Errors) {
                  "sequence_lens[0] = 3");
   EXPECT_INVALID(run("LSTM", attrs().s("direction", "sideways"), {&X, &W, &R}, {&Yh}),
                  "unknown direction");
-  EXPECT_INVALID(run("LSTM", attrs().is("output_indices", {3}), {&X, &W, &R}, {&Yh}),
+  EXPECT_INVALID(run("LSTM", attrs().is("output_slots", {3}), {&X, &W, &R}, {&Yh}),
                  "output index 3");
   EXPECT_INVALID(run("LSTM", attrs().i("input_forget", 1), {&X, &W, &R}, {&Yh}), "input_forget");
   T Xhalf(ElementType::Float16, {2, 1, 3});
