@@ -537,6 +537,65 @@ FailureOr<Proposal> inferGlobalPool(Operation *op) {
   return p;
 }
 
+//===----------------------------------------------------------------------===//
+// Quantization and recurrent ops: the result keeps the element type the
+// importer gave it (from the op's type rules); the shape is inferred here.
+//===----------------------------------------------------------------------===//
+
+Type resultElement(Operation *op, unsigned i) { return elementOf(op->getResult(i)); }
+
+FailureOr<Proposal> inferQuantizeLinear(Operation *op) {
+  Proposal p(1);
+  p[0] = tensorType(shapeOf(op->getOperand(0)), resultElement(op, 0));
+  return p;
+}
+
+FailureOr<Proposal> inferDynamicQuantizeLinear(Operation *op) {
+  Proposal p(3);
+  MLIRContext *ctx = op->getContext();
+  Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  p[0] = tensorType(shapeOf(op->getOperand(0)), u8);
+  p[1] = RankedTensorType::get({}, Float32Type::get(ctx));
+  p[2] = RankedTensorType::get({}, u8);
+  return p;
+}
+
+/// ConvInteger (int32) and QLinearConv (the result's type): Conv's shape.
+FailureOr<Proposal> inferIntegerConv(Operation *op) {
+  bool qlinear = op->getName().getStringRef() == "onnx.QLinearConv";
+  auto p = inferWindowed(op, /*isConv=*/true, qlinear ? 3 : 1);
+  if (failed(p) || !(*p)[0])
+    return p;
+  Type elem = qlinear ? resultElement(op, 0) : IntegerType::get(op->getContext(), 32);
+  auto t = cast<TensorType>((*p)[0]);
+  (*p)[0] = !elem ? Type() : t.hasRank() ? Type(RankedTensorType::get(t.getShape(), elem))
+                                         : Type(UnrankedTensorType::get(elem));
+  return p;
+}
+
+/// RNN, GRU, LSTM: Y [S, D, B, H] (layout 1: [B, S, D, H]), Y_h and Y_c
+/// [D, B, H] (layout 1: [B, D, H]).
+FailureOr<Proposal> inferRecurrent(Operation *op) {
+  Proposal p(op->getNumResults());
+  Type elem = elementOf(op->getOperand(0));
+  auto x = shapeOf(op->getOperand(0));
+  auto r = shapeOf(op->getOperand(2));
+  if (!x || x->size() != 3)
+    return p;
+  bool layout1 = intAttr(op, "layout", 0) == 1;
+  int64_t seq = layout1 ? (*x)[1] : (*x)[0], batch = layout1 ? (*x)[0] : (*x)[1];
+  int64_t dirs = strAttr(op, "direction", "forward") == "bidirectional" ? 2 : 1;
+  int64_t hidden = intAttr(op, "hidden_size", r && r->size() == 3 ? (*r)[2] : kDyn);
+  SmallVector<int64_t> y = layout1 ? SmallVector<int64_t>{batch, seq, dirs, hidden}
+                                   : SmallVector<int64_t>{seq, dirs, batch, hidden};
+  SmallVector<int64_t> state = layout1 ? SmallVector<int64_t>{batch, dirs, hidden}
+                                       : SmallVector<int64_t>{dirs, batch, hidden};
+  for (unsigned i = 0; i < p.size(); ++i)
+    if (!isa<NoneType>(op->getResult(i).getType()))
+      p[i] = tensorType(i == 0 ? y : state, elem);
+  return p;
+}
+
 // Resize-13+: X, roi, scales, sizes. Output dims are `sizes`, or
 // floor(dim * scale); a dynamic dim stays dynamic unless sizes pins it.
 // With Resize-18's axes attribute or a keep_aspect_ratio_policy other than
@@ -1005,68 +1064,6 @@ FailureOr<Proposal> inferIf(Operation *op) {
       dims.push_back(ra.getDimSize(d) == rb.getDimSize(d) ? ra.getDimSize(d) : kDyn);
     p[i] = RankedTensorType::get(dims, ra.getElementType());
   }
-  return p;
-}
-
-//===----------------------------------------------------------------------===//
-// Quantization and recurrent ops: the result keeps the element type the
-// importer gave it (from the op's type rules); the shape is inferred here.
-//===----------------------------------------------------------------------===//
-
-Type resultElement(Operation *op, unsigned i) { return elementOf(op->getResult(i)); }
-
-FailureOr<Proposal> inferQuantizeLinear(Operation *op) {
-  Proposal p(1);
-  p[0] = tensorType(shapeOf(op->getOperand(0)), resultElement(op, 0));
-  return p;
-}
-
-FailureOr<Proposal> inferDynamicQuantizeLinear(Operation *op) {
-  Proposal p(3);
-  MLIRContext *ctx = op->getContext();
-  Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
-  p[0] = tensorType(shapeOf(op->getOperand(0)), u8);
-  p[1] = RankedTensorType::get({}, Float32Type::get(ctx));
-  p[2] = RankedTensorType::get({}, u8);
-  return p;
-}
-
-/// ConvInteger (int32) and QLinearConv (the result's type): Conv's shape.
-FailureOr<Proposal> inferIntegerConv(Operation *op) {
-  bool qlinear = op->getName().getStringRef() == "onnx.QLinearConv";
-  auto p = inferWindowed(op, /*isConv=*/true, qlinear ? 3 : 1);
-  if (failed(p) || !(*p)[0])
-    return p;
-  Type elem = qlinear ? resultElement(op, 0) : IntegerType::get(op->getContext(), 32);
-  auto t = cast<TensorType>((*p)[0]);
-  (*p)[0] = !elem ? Type() : t.hasRank() ? Type(RankedTensorType::get(t.getShape(), elem))
-                                         : Type(UnrankedTensorType::get(elem));
-  return p;
-}
-
-/// RNN, GRU, LSTM: Y [S, D, B, H] (layout 1: [B, S, D, H]), Y_h and Y_c
-/// [D, B, H] (layout 1: [B, D, H]).
-FailureOr<Proposal> inferRecurrent(Operation *op) {
-  Proposal p(op->getNumResults());
-  Type elem = elementOf(op->getOperand(0));
-  auto x = shapeOf(op->getOperand(0));
-  auto r = shapeOf(op->getOperand(2));
-  if (!x || x->size() != 3)
-    return p;
-  bool layout1 = intAttr(op, "layout", 0) == 1;
-  int64_t seq = layout1 ? (*x)[1] : (*x)[0], batch = layout1 ? (*x)[0] : (*x)[1];
-  int64_t dirs = strAttr(op, "direction", "forward") == "bidirectional" ? 2 : 1;
-  int64_t hidden = intAttr(op, "hidden_size", r && r->size() == 3 ? (*r)[2] : kDyn);
-  SmallVector<int64_t> y = layout1 ? SmallVector<int64_t>{batch, seq, dirs, hidden}
-                                   : SmallVector<int64_t>{seq, dirs, batch, hidden};
-  SmallVector<int64_t> state = layout1 ? SmallVector<int64_t>{batch, dirs, hidden}
-                                       : SmallVector<int64_t>{dirs, batch, hidden};
-  for (unsigned i = 0; i < p.size(); ++i)
-    if (!isa<NoneType>(op->getResult(i).getType()))
-      p[i] = tensorType(i == 0 ? y : state, elem);
-  return p;
-}
-
 llvm::StringMap<ShapeFn> buildShapeFunctions() {
   llvm::StringMap<ShapeFn> fns;
   for (const char *name :

@@ -976,13 +976,17 @@ Refusal checkQuantGranularity(Operation *op) {
   return {};
 }
 
+bool isQuantFloat(Type e) { return e.isF32() || e.isF16() || e.isBF16(); }
+
 Refusal checkQuantizeLinear(Operation *op) {
-  auto isF32 = [](Type e) { return e.isF32(); };
-  if (auto r = requireElement(op, 0, isF32, "float32 x (float16, bfloat16 and int32 x are not "
-                                            "supported)");
+  if (auto r = requireElement(op, 0, isQuantFloat,
+                              "float32, float16 or bfloat16 x (int32 x is not supported)");
       r.any())
     return r;
-  if (auto r = requireElement(op, 1, isF32, "a float32 y_scale"); r.any())
+  if (auto r = requireElement(op, 1, isQuantFloat,
+                              "a float32, float16 or bfloat16 y_scale (float8e8m0 and int32 "
+                              "scales are not supported)");
+      r.any())
     return r;
   const char *quantTypes = "int8, uint8, int16 or uint16 (float8, 4-bit and 2-bit types are not "
                            "supported)";
@@ -1000,34 +1004,56 @@ Refusal checkQuantizeLinear(Operation *op) {
       outputDtype != onnxTypeCode(rankedType(op->getResult(0)).getElementType()))
     return refuse(RejectedKind::Attribute, "output_dtype " + std::to_string(outputDtype),
                   "output_dtype 0 or y's element type");
+  // The division's type: precision (float32 1, float16 10, bfloat16 16), else
+  // y_scale's, which x must then share.
   int64_t precision = intAttr(op, "precision", 0);
-  if (precision != 0 && precision != 1)
+  if (precision != 0 && precision != 1 && precision != 10 && precision != 16)
     return refuse(RejectedKind::Attribute, "precision " + std::to_string(precision),
-                  "precision 0 (y_scale's type) or 1 (float32)");
+                  "precision 0 (y_scale's type), 1, 10 or 16 (float32, float16, bfloat16)");
+  if (precision == 0 && rankedType(op->getOperand(0)).getElementType() !=
+                            rankedType(op->getOperand(1)).getElementType())
+    return refuse(RejectedKind::DType,
+                  "x " + typeText(rankedType(op->getOperand(0)).getElementType()) +
+                      " and y_scale " +
+                      typeText(rankedType(op->getOperand(1)).getElementType()) +
+                      " differ with no precision attribute",
+                  "x of y_scale's type, or an explicit precision");
   return checkQuantGranularity(op);
 }
 
 Refusal checkDequantizeLinear(Operation *op) {
-  auto isF32 = [](Type e) { return e.isF32(); };
   if (auto r = requireElement(
-          op, 0, [](Type e) { return isQuantIntType(e) || e.isSignlessInteger(32) || e.isSignedInteger(32); },
+          op, 0,
+          [](Type e) {
+            return isQuantIntType(e) || e.isSignlessInteger(32) || e.isSignedInteger(32);
+          },
           "x of int8, uint8, int16, uint16 or int32 (float8, 4-bit and 2-bit types are not "
           "supported)");
       r.any())
     return r;
-  if (auto r = requireElement(op, 1, isF32,
-                              "a float32 x_scale (float16 and bfloat16 scales are not supported)");
+  if (auto r = requireElement(op, 1, isQuantFloat,
+                              "a float32, float16 or bfloat16 x_scale (float8e8m0 scales are "
+                              "not supported)");
       r.any())
     return r;
   if (auto r = requireSameElement(op, 2, op->getOperand(0), "x_zero_point of x's element type");
       r.any())
     return r;
-  if (auto r = requireResultElement(op, 0, isF32, "a float32 y"); r.any())
+  if (auto r = requireResultElement(op, 0, isQuantFloat, "a float32, float16 or bfloat16 y");
+      r.any())
     return r;
   int64_t outputDtype = intAttr(op, "output_dtype", 0);
-  if (outputDtype != 0 && outputDtype != 1)
-    return refuse(RejectedKind::Attribute, "output_dtype " + std::to_string(outputDtype),
-                  "output_dtype 0 or 1 (float32)");
+  Type y = rankedType(op->getResult(0)).getElementType();
+  Type expect = rankedType(op->getOperand(1)).getElementType();
+  if (outputDtype != 0) {
+    int64_t code = y.isF32() ? 1 : y.isF16() ? 10 : 16;
+    if (outputDtype != code)
+      return refuse(RejectedKind::Attribute, "output_dtype " + std::to_string(outputDtype),
+                    "output_dtype 0 or y's element type");
+  } else if (y != expect) {
+    return refuse(RejectedKind::DType, "y has element type " + typeText(y),
+                  "y of x_scale's type when output_dtype is 0");
+  }
   return checkQuantGranularity(op);
 }
 

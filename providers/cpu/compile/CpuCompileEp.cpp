@@ -411,26 +411,22 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       return op->emitError("cpu_ep: operand ") << i << " has no buffer";
     step.inputs.push_back(id);
   }
-  // An omitted output (none) has no buffer; when one comes before a present
-  // output, the kernel is told which ONNX output each of its outputs is (e.g.
-  // an LSTM with Y omitted gets [1, 2] for Y_h, Y_c). The recurrent kernels
-  // read it as `output_indices`, the attention kernels as `output_slots`.
-  std::vector<int64_t> outputIndices;
+  std::vector<int64_t> slots;
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     if (isa<NoneType>(result.getType()))
       continue;
     int id = addBuffer(fb::BufferKind::Arena, result.getType(), onnxNodeName(op));
     buffers[result] = id;
     step.outputs.push_back(id);
-    outputIndices.push_back(int64_t(i));
+    slots.push_back(int64_t(i));
   }
-  if (!outputIndices.empty() && outputIndices.back() + 1 != int64_t(outputIndices.size())) {
-    for (const char *name : {"output_indices", "output_slots"}) {
-      auto a = std::make_unique<fb::IntsAttrT>();
-      a->name = name;
-      a->values = outputIndices;
-      step.ints.push_back(std::move(a));
-    }
+  // Outputs the node leaves out are not in the step; when one comes before a
+  // present output, `output_slots` gives each step output's ONNX index.
+  if (!slots.empty() && slots.back() != int64_t(slots.size()) - 1) {
+    auto a = std::make_unique<fb::IntsAttrT>();
+    a->name = "output_slots";
+    a->values = slots;
+    step.ints.push_back(std::move(a));
   }
   return success();
 }

@@ -279,11 +279,27 @@ Status checkOneOutput(const char *op, const KernelCall &call) {
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
 //===----------------------------------------------------------------------===//
 
+/// float32, float16 or bfloat16 element i as a float.
+float floatAt(const TensorView &t, int64_t i) { return scaleAt(t, i); }
+
+/// Stores v rounded to t's float type (float32, float16, bfloat16).
+void storeFloat(const TensorView &t, int64_t i, float v) {
+  if (t.type == ElementType::Float16)
+    static_cast<uint16_t *>(t.data)[i] = floatToHalf(v);
+  else if (t.type == ElementType::BFloat16)
+    static_cast<uint16_t *>(t.data)[i] = floatToBf16(v);
+  else
+    static_cast<float *>(t.data)[i] = v;
+}
+
 Status quantizeLinearImpl(const KernelCall &call) {
   const char *op = "QuantizeLinear";
   const TensorView *X = dataInput(call, 0), *scale = call.input(1), *zp = call.input(2);
-  if (Status s = checkFloats(op, {{X, "input x"}, {scale, "input y_scale"}}); !s.isOk())
-    return s;
+  if (!X || !scale)
+    return invalid(op, "missing input x or y_scale");
+  if (!isScaleType(X->type) || !isScaleType(scale->type))
+    return invalid(op, "x and y_scale must be float32, float16 or bfloat16, got " +
+                           elementTypeName(X->type) + " and " + elementTypeName(scale->type));
   if (Status s = checkOneOutput(op, call); !s.isOk())
     return s;
   const TensorView &Y = call.outputs[0];
@@ -297,9 +313,15 @@ Status quantizeLinearImpl(const KernelCall &call) {
   if (outputDtype != 0 && outputDtype != int64_t(Y.type))
     return invalid(op, "output_dtype " + std::to_string(outputDtype) + " differs from the output " +
                            elementTypeName(Y.type));
+  // The division's type: `precision`, else y_scale's (then x must have it
+  // too: onnx.reference divides in numpy's promoted type).
   int64_t precision = call.attrs.getInt("precision", 0);
-  if (precision != 0 && precision != int64_t(ElementType::Float))
-    return invalid(op, "precision " + std::to_string(precision) + " is not float32 (1)");
+  ElementType div = precision ? ElementType(precision) : scale->type;
+  if (!isScaleType(div) || (!precision && X->type != scale->type))
+    return invalid(op, "precision " + std::to_string(precision) + " with x " +
+                           elementTypeName(X->type) + " and y_scale " +
+                           elementTypeName(scale->type) +
+                           ": needs precision float32, float16 or bfloat16, or x of y_scale's type");
   if (Status s = checkOutputShape(op, Y, X->shape); !s.isOk())
     return s;
   QuantMap map;
@@ -307,12 +329,22 @@ Status quantizeLinearImpl(const KernelCall &call) {
     return s;
   int64_t lo, hi;
   intRange(Y.type, lo, hi);
-  const float *x = static_cast<const float *>(X->data);
-  const float *sc = static_cast<const float *>(scale->data);
   int64_t n = X->numElements();
+  if (X->type == ElementType::Float && scale->type == ElementType::Float &&
+      div == ElementType::Float) {
+    const float *x = static_cast<const float *>(X->data);
+    const float *sc = static_cast<const float *>(scale->data);
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t q = map.index(i);
+      storeInt(Y, i, saturateRound(x[i] / sc[q], zp ? intAt(*zp, q) : 0, lo, hi));
+    }
+    return Status::ok();
+  }
   for (int64_t i = 0; i < n; ++i) {
     int64_t q = map.index(i);
-    float v = x[i] / sc[q];
+    // float16/bfloat16 division: the float quotient of two such values
+    // rounds to the correctly rounded one.
+    float v = roundTo(div, roundTo(div, floatAt(*X, i)) / roundTo(div, floatAt(*scale, q)));
     storeInt(Y, i, saturateRound(v, zp ? intAt(*zp, q) : 0, lo, hi));
   }
   return Status::ok();
@@ -326,31 +358,33 @@ Status dequantizeLinearImpl(const KernelCall &call) {
   if (!isQuantInt(X->type) && X->type != ElementType::Int32)
     return invalid(op, "input x must be int8, uint8, int16, uint16 or int32, got " +
                            elementTypeName(X->type));
-  if (Status s = checkFloat(op, scale, "input x_scale"); !s.isOk())
-    return s;
+  if (!scale || !isScaleType(scale->type))
+    return invalid(op, "x_scale must be float32, float16 or bfloat16");
   if (zp && zp->type != X->type)
     return invalid(op, "x_zero_point is " + elementTypeName(zp->type) + " but x is " +
                            elementTypeName(X->type));
   if (Status s = checkOneOutput(op, call); !s.isOk())
     return s;
   const TensorView &Y = call.outputs[0];
-  if (Status s = checkFloat(op, &Y, "output"); !s.isOk())
-    return s;
   int64_t outputDtype = call.attrs.getInt("output_dtype", 0);
-  if (outputDtype != 0 && outputDtype != int64_t(ElementType::Float))
-    return invalid(op, "output_dtype " + std::to_string(outputDtype) + " is not float32 (1)");
+  ElementType yType = outputDtype ? ElementType(outputDtype) : scale->type;
+  if (!isScaleType(yType) || Y.type != yType)
+    return invalid(op, "output is " + elementTypeName(Y.type) + ", should be " +
+                           (outputDtype ? "output_dtype " + std::to_string(outputDtype)
+                                        : "x_scale's type " + elementTypeName(scale->type)) +
+                           " (float32, float16 or bfloat16)");
   if (Status s = checkOutputShape(op, Y, X->shape); !s.isOk())
     return s;
   QuantMap map;
   if (Status s = planQuantMap(op, X->shape, *scale, zp, call.attrs, map); !s.isOk())
     return s;
-  const float *sc = static_cast<const float *>(scale->data);
-  float *y = static_cast<float *>(Y.data);
   int64_t n = X->numElements();
+  // (x - zp) * scale in float32, then rounded to the output type (as
+  // onnx.reference computes it).
   for (int64_t i = 0; i < n; ++i) {
     int64_t q = map.index(i);
     float centered = float(intAt(*X, i)) - (zp ? float(intAt(*zp, q)) : 0.f);
-    y[i] = centered * sc[q];
+    storeFloat(Y, i, centered * scaleAt(*scale, q));
   }
   return Status::ok();
 }

@@ -17,7 +17,7 @@
 // (Y_c) hold the state after the last step run.
 //
 // The step's outputs are the op's present outputs in order; when an earlier
-// output is omitted, the compiler's `output_indices` attribute names the ONNX
+// output is omitted, the compiler's `output_slots` attribute names the ONNX
 // output of each (0 Y, 1 Y_h, 2 Y_c).
 //
 //===----------------------------------------------------------------------===//
@@ -129,12 +129,12 @@ Status runRecurrent(const RecurrentSpec &spec, const KernelCall &call) {
     return s;
 
   // Outputs by ONNX index.
-  std::vector<int64_t> indices = attrs.getInts("output_indices");
+  std::vector<int64_t> indices = attrs.getInts("output_slots");
   if (indices.empty())
     for (size_t i = 0; i < call.numOutputs; ++i)
       indices.push_back(int64_t(i));
   if (indices.size() != call.numOutputs)
-    return invalid(op, "output_indices has " + std::to_string(indices.size()) + " entries for " +
+    return invalid(op, "output_slots has " + std::to_string(indices.size()) + " entries for " +
                            std::to_string(call.numOutputs) + " outputs");
   const TensorView *outs[3] = {nullptr, nullptr, nullptr};
   for (size_t i = 0; i < call.numOutputs; ++i) {

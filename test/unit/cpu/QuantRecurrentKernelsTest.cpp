@@ -76,6 +76,13 @@ template <typename V> T make(ElementType type, std::vector<int64_t> shape, std::
 T F(std::vector<int64_t> shape, std::vector<float> v) {
   return make<float>(ElementType::Float, std::move(shape), std::move(v));
 }
+/// A float16 tensor filled with the bit pattern `bits`.
+T half(std::vector<int64_t> shape, uint16_t bits) {
+  T t(ElementType::Float16, std::move(shape));
+  for (int64_t i = 0; i < numel(t.shape); ++i)
+    std::memcpy(t.bytes.data() + 2 * i, &bits, 2);
+  return t;
+}
 T U8(std::vector<int64_t> shape, std::vector<uint8_t> v) {
   return make<uint8_t>(ElementType::UInt8, std::move(shape), std::move(v));
 }
@@ -257,11 +264,48 @@ TEST(QuantKernels, DequantizeLinear) {
                 {&yb}));
   EXPECT_EQ(yb.values<float>(), (std::vector<float>{1, 20, 3, 40, 500, 6000}));
 
-  // Errors: zero point of another type, a float16 scale.
+  // Errors: zero point of another type; a float16 scale gives float16
+  // unless output_dtype says otherwise.
   T zI8 = I8({}, {0});
   EXPECT_INVALID(run("DequantizeLinear", Attrs(), {&x, &s, &zI8}, {&y}), "x_zero_point is int8");
-  T sHalf(ElementType::Float16, {});
-  EXPECT_INVALID(run("DequantizeLinear", Attrs(), {&x, &sHalf, nullptr}, {&y}), "float32");
+  T sHalf = half({}, 0x4000); // 2.0
+  EXPECT_INVALID(run("DequantizeLinear", Attrs(), {&x, &sHalf, nullptr}, {&y}),
+                 "output is float32, should be x_scale's type float16");
+  EXPECT_OK(run("DequantizeLinear", Attrs().i("output_dtype", 1), {&x, &sHalf, &z}, {&y}));
+  EXPECT_EQ(y.values<float>(), (std::vector<float>{-256.f, -250.f, 0.f, 254.f}));
+}
+
+TEST(QuantKernels, Float16AndBFloat16Scales) {
+  // DequantizeLinear to float16: (x - zp) * scale in float32, then rounded
+  // to nearest even (expected bits from numpy: float32 product .astype).
+  // 1000 * 0.0999755859375 = 99.9755859 -> 100.0 (0x5640); -0.29992676 ->
+  // 0xB4CC; 0.6998291 -> 0x3999.
+  T x = I16({3}, {1000, -3, 7});
+  T sh = half({}, 0x2E66); // 0.0999755859375
+  T yh(ElementType::Float16, {3});
+  EXPECT_OK(run("DequantizeLinear", Attrs(), {&x, &sh, nullptr}, {&yh}));
+  EXPECT_EQ(yh.values<uint16_t>(), (std::vector<uint16_t>{0x5640, 0xB4CC, 0x3999}));
+  // bfloat16 output from a float32 scale (output_dtype 16): 100 -> 0x42C8,
+  // -0.3 -> 0xBE9A, 0.7 -> 0x3F33.
+  T sf = F({}, {0.1f});
+  T yb(ElementType::BFloat16, {3});
+  EXPECT_OK(run("DequantizeLinear", Attrs().i("output_dtype", 16), {&x, &sf, nullptr}, {&yb}));
+  EXPECT_EQ(yb.values<uint16_t>(), (std::vector<uint16_t>{0x42C8, 0xBE9A, 0x3F33}));
+
+  // QuantizeLinear in float16: x / scale rounded to float16, then to even.
+  // 2.5h / 1.0h = 2.5 -> 2; 3.5 -> 4; 0.1h / 0.1h = 1.
+  T xq(ElementType::Float16, {3});
+  uint16_t xbits[] = {0x4100, 0x4300, 0x2E66}; // 2.5, 3.5, 0.1
+  std::memcpy(xq.bytes.data(), xbits, sizeof(xbits));
+  T one = half({}, 0x3C00);
+  T yq(ElementType::UInt8, {3});
+  EXPECT_OK(run("QuantizeLinear", Attrs(), {&xq, &one, nullptr}, {&yq}));
+  EXPECT_EQ(yq.values<uint8_t>(), (std::vector<uint8_t>{2, 4, 0}));
+  // float32 x with a float16 scale needs precision.
+  T xf = F({3}, {2.5f, 3.5f, 0.1f});
+  EXPECT_INVALID(run("QuantizeLinear", Attrs(), {&xf, &one, nullptr}, {&yq}), "precision 0");
+  EXPECT_OK(run("QuantizeLinear", Attrs().i("precision", 1), {&xf, &one, nullptr}, {&yq}));
+  EXPECT_EQ(yq.values<uint8_t>(), (std::vector<uint8_t>{2, 4, 0}));
 }
 
 TEST(QuantKernels, DynamicQuantizeLinear) {
@@ -331,12 +375,7 @@ TEST(QuantKernels, QLinearMatMulFloat32AndFloat16Scales) {
 
   // float16 scales (the float16 nearest 0.1, 0.2, 0.05): the multiplier is
   // rounded to float16 after each step, about 0.4 again.
-  auto half = [](uint16_t bits) {
-    T t(ElementType::Float16, {1});
-    std::memcpy(t.bytes.data(), &bits, 2);
-    return t;
-  };
-  T ash = half(0x2E66), bsh = half(0x3266), ysh = half(0x2A66); // 0.1, 0.2, 0.05
+  T ash = half({1}, 0x2E66), bsh = half({1}, 0x3266), ysh = half({1}, 0x2A66); // 0.1, 0.2, 0.05
   EXPECT_OK(run("QLinearMatMul", Attrs(), {&a, &ash, &az, &b, &bsh, &bz, &ysh, &yz}, {&y}));
   EXPECT_EQ(y.values<uint8_t>(), (std::vector<uint8_t>{100, 102, 105, 97}));
 
@@ -539,7 +578,7 @@ void checkRecurrent(const RecConfig &c, uint64_t seed, std::vector<bool> present
       indices.push_back(k);
     }
   if (indices.back() + 1 != int64_t(indices.size()))
-    a.is("output_indices", indices);
+    a.is("output_slots", indices);
   std::vector<const T *> ins = {&X, &W, &R, c.bias ? &Bias : nullptr,
                                 c.lens.empty() ? nullptr : &lens, c.h0 ? &h0 : nullptr};
   if (lstm) {
@@ -605,9 +644,9 @@ TEST(RecurrentKernels, Errors) {
   // Only Y_h: the step's one output is ONNX output 1.
   T X = randomF({2, 1, 3}, 1), W = randomF({1, 16, 3}, 2), R = randomF({1, 16, 4}, 3);
   T Yh(ElementType::Float, {1, 1, 4});
-  auto attrs = [] { return Attrs().i("hidden_size", 4).is("output_indices", {1}); };
+  auto attrs = [] { return Attrs().i("hidden_size", 4).is("output_slots", {1}); };
   EXPECT_OK(run("LSTM", attrs(), {&X, &W, &R}, {&Yh}));
-  // Without output_indices the one output is Y, of another shape.
+  // Without output_slots the one output is Y, of another shape.
   EXPECT_INVALID(run("LSTM", Attrs().i("hidden_size", 4), {&X, &W, &R}, {&Yh}),
                  "output shape [1,1,4] should be [2,1,1,4]");
   T Wbad = randomF({1, 12, 3}, 2);
@@ -618,7 +657,7 @@ TEST(RecurrentKernels, Errors) {
                  "sequence_lens[0] = 3");
   EXPECT_INVALID(run("LSTM", attrs().s("direction", "sideways"), {&X, &W, &R}, {&Yh}),
                  "unknown direction");
-  EXPECT_INVALID(run("LSTM", attrs().is("output_indices", {3}), {&X, &W, &R}, {&Yh}),
+  EXPECT_INVALID(run("LSTM", attrs().is("output_slots", {3}), {&X, &W, &R}, {&Yh}),
                  "output index 3");
   EXPECT_INVALID(run("LSTM", attrs().i("input_forget", 1), {&X, &W, &R}, {&Yh}), "input_forget");
   T Xhalf(ElementType::Float16, {2, 1, 3});
