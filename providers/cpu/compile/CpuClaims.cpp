@@ -219,6 +219,12 @@ Refusal checkResize(Operation *op) {
       isOmitted(op->getOperand(1)))
     return refuse(RejectedKind::Attribute, "tf_crop_and_resize without roi",
                   "tf_crop_and_resize with an roi input");
+  if (strAttr(op, "coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    auto roi = rankedType(op->getOperand(1));
+    if (!roi || !(roi.getElementType().isF32() || roi.getElementType().isF64()))
+      return refuse(RejectedKind::DType, "roi is " + typeText(op->getOperand(1).getType()),
+                    "a float32 or float64 roi");
+  }
   kernels::ResizeParams params;
   if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
     params.axes.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
@@ -302,7 +308,12 @@ Refusal checkGridSample(Operation *op) {
       r.any())
     return r;
   std::string mode = strAttr(op, "mode", "linear");
-  if ((mode == "cubic" || mode == "bicubic") && rankedType(op->getOperand(0)).getRank() != 4)
+  auto x = rankedType(op->getOperand(0)), grid = rankedType(op->getOperand(1));
+  if (!grid || grid.getRank() != x.getRank() ||
+      grid.getShape().back() != x.getRank() - 2)
+    return refuse(RejectedKind::Shape, "grid " + typeText(op->getOperand(1).getType()),
+                  "grid [N, out..., spatial rank] of X's rank");
+  if ((mode == "cubic" || mode == "bicubic") && x.getRank() != 4)
     return refuse(RejectedKind::Shape, "mode cubic with a 5-D X", "mode cubic with a 4-D X");
   return requireOneOf(op, "padding_mode", "zeros", {"zeros", "border", "reflection"});
 }
