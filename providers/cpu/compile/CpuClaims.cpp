@@ -187,8 +187,10 @@ Refusal checkResize(Operation *op) {
   std::string mode = strAttr(op, "mode", "nearest");
   if (auto r = requireOneOf(op, "mode", "nearest", {"nearest", "linear", "cubic"}); r.any())
     return r;
-  if (auto r = requireF32(op, {0}); r.any())
-    return r;
+  // Nearest moves elements of any type; linear and cubic compute in float32.
+  if (mode != "nearest")
+    if (auto r = requireF32(op, {0}); r.any())
+      return r;
   if (mode == "nearest") {
     if (auto r = requireOneOf(op, "coordinate_transformation_mode", "half_pixel",
                               {"half_pixel", "half_pixel_symmetric", "asymmetric", "align_corners",

@@ -44,7 +44,7 @@ def check(name, op, inputs, attrs, opset=22, dyn_batch=False, expect_decline=Fal
     feeds0={f'i{i}':a for i,(k,a) in enumerate(inputs) if k!='none'}
     ref=ReferenceEvaluator(m0).run(None, feeds0)
     shapes=out_shapes or [r.shape for r in ref]
-    m,feeds=build(op,None,inputs,attrs,shapes,opset,dyn_batch)
+    m,feeds=build(op,None,inputs,attrs,shapes,opset,dyn_batch,[helper.np_dtype_to_tensor_dtype(r.dtype) for r in ref])
     d=os.path.join(TMP,name); os.makedirs(d,exist_ok=True)
     onnx.save(m, d+'/m.onnx')
     p=subprocess.run([ORTC,'compile',d+'/m.onnx','-o',d+'/ctx.onnx'],capture_output=True,text=True)
@@ -82,3 +82,5 @@ check('maxunpool_const','MaxUnpool',[('feed',f32(1,1,2,2)),('const',np.array([[[
 check('gridsample_dyn','GridSample',[('feed',f32(2,3,4,5)),('feed',rng.uniform(-1.2,1.2,size=(2,3,2,2)).astype(np.float32))],dict(mode='cubic',padding_mode='reflection'))
 check('roialign','RoiAlign',[('feed',f32(2,2,6,7)),('const',np.array([[0.5,1,4,5],[1,1,6,6]],np.float32)),('const',np.array([1,0],np.int64))],dict(output_height=3,output_width=2,sampling_ratio=0))
 check('lppool_ceil','LpPool',[('feed',f32(1,2,7,7))],dict(kernel_shape=[3,3],strides=[2,2],ceil_mode=1,p=3))
+check('resize_nearest_uint8','Resize',[('feed',rng.integers(0,255,size=(1,3,4,5)).astype(np.uint8)),('none',None),('const',np.array([1,1,2,1.5],np.float32))],dict(mode='nearest'),opset=19)
+check('resize_nearest_int64_runtime_sizes','Resize',[('feed',rng.integers(-9,9,size=(2,3,4)).astype(np.int64)),('none',None),('none',None),('feed',np.array([2,5,3],np.int64))],dict(mode='nearest',coordinate_transformation_mode='asymmetric'),opset=19)
