@@ -500,12 +500,14 @@ Refusal checkResize(Operation *op) {
   std::string mode = strAttr(op, "mode", "nearest");
   if (auto r = requireOneOf(op, "mode", "nearest", {"nearest", "linear", "cubic"}); r.any())
     return r;
-  if (auto r = requireF32(op, {0}); r.any())
-    return r;
+  // Nearest moves elements of any type; linear and cubic compute in float32.
+  if (mode != "nearest")
+    if (auto r = requireF32(op, {0}); r.any())
+      return r;
   if (mode == "nearest") {
     if (auto r = requireOneOf(op, "coordinate_transformation_mode", "half_pixel",
-                              {"half_pixel", "half_pixel_symmetric", "asymmetric",
-                               "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"});
+                              {"half_pixel", "half_pixel_symmetric", "asymmetric", "align_corners",
+                               "pytorch_half_pixel", "tf_half_pixel_for_nn"});
         r.any())
       return r;
     if (auto r = requireOneOf(op, "nearest_mode", "round_prefer_floor",
@@ -532,6 +534,12 @@ Refusal checkResize(Operation *op) {
       isOmitted(op->getOperand(1)))
     return refuse(RejectedKind::Attribute, "tf_crop_and_resize without roi",
                   "tf_crop_and_resize with an roi input");
+  if (strAttr(op, "coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+    auto roi = rankedType(op->getOperand(1));
+    if (!roi || !(roi.getElementType().isF32() || roi.getElementType().isF64()))
+      return refuse(RejectedKind::DType, "roi is " + typeText(op->getOperand(1).getType()),
+                    "a float32 or float64 roi");
+  }
   kernels::ResizeParams params;
   if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes"))
     params.axes.assign(axes.asArrayRef().begin(), axes.asArrayRef().end());
@@ -610,12 +618,16 @@ Refusal checkGridSample(Operation *op) {
     return r;
   if (auto r = requireRank(op, 0, 4, 5); r.any())
     return r;
-  if (auto r = requireOneOf(op, "mode", "linear",
-                            {"linear", "nearest", "cubic", "bilinear", "bicubic"});
+  if (auto r =
+          requireOneOf(op, "mode", "linear", {"linear", "nearest", "cubic", "bilinear", "bicubic"});
       r.any())
     return r;
   std::string mode = strAttr(op, "mode", "linear");
-  if ((mode == "cubic" || mode == "bicubic") && rankedType(op->getOperand(0)).getRank() != 4)
+  auto x = rankedType(op->getOperand(0)), grid = rankedType(op->getOperand(1));
+  if (!grid || grid.getRank() != x.getRank() || grid.getShape().back() != x.getRank() - 2)
+    return refuse(RejectedKind::Shape, "grid " + typeText(op->getOperand(1).getType()),
+                  "grid [N, out..., spatial rank] of X's rank");
+  if ((mode == "cubic" || mode == "bicubic") && x.getRank() != 4)
     return refuse(RejectedKind::Shape, "mode cubic with a 5-D X", "mode cubic with a 4-D X");
   return requireOneOf(op, "padding_mode", "zeros", {"zeros", "border", "reflection"});
 }
@@ -625,8 +637,8 @@ Refusal checkConvTranspose(Operation *op) {
     return r;
   if (auto r = requireRank(op, 0, 3, 5); r.any())
     return r;
-  if (auto r = requireOneOf(op, "auto_pad", "NOTSET",
-                            {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+  if (auto r =
+          requireOneOf(op, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
       r.any())
     return r;
   auto x = rankedType(op->getOperand(0));
@@ -658,8 +670,9 @@ Refusal checkConvTranspose(Operation *op) {
   int64_t group = intAttr(op, "group", 1);
   if (ShapedType::isDynamic(x.getShape()[1]) || group < 1 || x.getShape()[1] % group != 0 ||
       w.getShape()[0] != x.getShape()[1])
-    return refuse(RejectedKind::Shape, "group " + std::to_string(group) + " does not fit X " +
-                                           typeText(x) + " and W " + typeText(w),
+    return refuse(RejectedKind::Shape,
+                  "group " + std::to_string(group) + " does not fit X " + typeText(x) + " and W " +
+                      typeText(w),
                   "W [C, M/group, k...] with C divisible by group");
   return {};
 }
@@ -719,10 +732,9 @@ Refusal checkRoiAlign(Operation *op) {
   std::vector<int64_t> x = dimsOf(op->getOperand(0)), rois = dimsOf(op->getOperand(1));
   if (rois.size() != 2 || rois[1] != 4)
     return refuse(RejectedKind::Shape, "rois is not [num_rois, 4]", "rois [num_rois, 4]");
-  return requireOutputShape(op,
-                            {rois[0], x[1], intAttr(op, "output_height", 1),
-                             intAttr(op, "output_width", 1)},
-                            "RoiAlign's [num_rois, C, output_height, output_width]");
+  return requireOutputShape(
+      op, {rois[0], x[1], intAttr(op, "output_height", 1), intAttr(op, "output_width", 1)},
+      "RoiAlign's [num_rois, C, output_height, output_width]");
 }
 
 Refusal checkMaxUnpool(Operation *op) {
@@ -746,9 +758,8 @@ Refusal checkMaxUnpool(Operation *op) {
                   "strides and pads per spatial dim");
   std::vector<int64_t> inferred = {x[0], x[1]};
   for (size_t i = 0; i < r; ++i)
-    inferred.push_back(x[2 + i] < 0 ? -1
-                                    : (x[2 + i] - 1) * strides[i] - (pads[i] + pads[r + i]) +
-                                          kernel[i]);
+    inferred.push_back(
+        x[2 + i] < 0 ? -1 : (x[2 + i] - 1) * strides[i] - (pads[i] + pads[r + i]) + kernel[i]);
   if (op->getNumOperands() > 2 && !isOmitted(op->getOperand(2)))
     return requireShapeInput(op, 2, "output_shape", [&](const SmallVector<int64_t> &v) {
       std::vector<int64_t> out(v.begin(), v.end());
@@ -1648,7 +1659,10 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           return requireUnusedResultsAfter(op, 3);
         }}},
       {"layer_norm",
-       {"LayerNormalization", [](Operation *op) { return requireF32(op, {0, 1, 2}); }}},
+       {"LayerNormalization",
+        [](Operation *op) {
+          return requireF32(op, {0, 1, 2});
+        }}},
       {"attention",
        {"Attention",
         [](Operation *op) -> Refusal {

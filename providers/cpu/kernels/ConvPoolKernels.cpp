@@ -606,8 +606,8 @@ Status maxPoolGeneral(const KernelCall &call) {
     maxPoolDirect(static_cast<const float *>(X->data), static_cast<float *>(Y.data), idx, N * C, g,
                   columnMajor);
   else if (X->type == ElementType::UInt8)
-    maxPoolDirect(static_cast<const uint8_t *>(X->data), static_cast<uint8_t *>(Y.data), idx,
-                  N * C, g, columnMajor);
+    maxPoolDirect(static_cast<const uint8_t *>(X->data), static_cast<uint8_t *>(Y.data), idx, N * C,
+                  g, columnMajor);
   else
     maxPoolDirect(static_cast<const int8_t *>(X->data), static_cast<int8_t *>(Y.data), idx, N * C,
                   g, columnMajor);

@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "providers/cpu/kernels/SpatialKernels.h"
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
-#include "providers/cpu/kernels/SpatialKernels.h"
 #include "providers/cpu/kernels/ThreadPool.h"
 
 #include <algorithm>
@@ -26,8 +26,7 @@ namespace {
 std::string str(const std::vector<int64_t> &v) { return shapeToString(v); }
 
 /// Reads a 1-D int64 (or int32) tensor.
-Status readInts(const char *op, const TensorView *t, const char *what,
-                std::vector<int64_t> &out) {
+Status readInts(const char *op, const TensorView *t, const char *what, std::vector<int64_t> &out) {
   out.clear();
   if (!t)
     return Status::ok();
@@ -122,8 +121,8 @@ Status planResize(const ResizeParams &p, const std::vector<int64_t> &inShape, Re
     if (p.keepAspectRatioPolicy != "stretch") {
       bool notLarger = p.keepAspectRatioPolicy == "not_larger";
       if (!notLarger && p.keepAspectRatioPolicy != "not_smaller")
-        return invalid(op, "unsupported keep_aspect_ratio_policy '" + p.keepAspectRatioPolicy +
-                               "'");
+        return invalid(op,
+                       "unsupported keep_aspect_ratio_policy '" + p.keepAspectRatioPolicy + "'");
       double scale = plan.scales[axes[0]];
       for (int64_t a : axes)
         scale = notLarger ? std::min(scale, plan.scales[a]) : std::max(scale, plan.scales[a]);
@@ -191,8 +190,8 @@ int64_t tapCount(const ResizeAttrs &ra, double scale) {
   if (!ra.antialias)
     return ra.mode == "linear" ? 2 : 4;
   double s = std::min(scale, 1.0);
-  int64_t start = ra.mode == "linear" ? int64_t(std::floor(-1 / s) + 1)
-                                      : int64_t(std::floor(-2 / s) + 1);
+  int64_t start =
+      ra.mode == "linear" ? int64_t(std::floor(-1 / s) + 1) : int64_t(std::floor(-2 / s) + 1);
   return 2 - 2 * start;
 }
 
@@ -308,8 +307,7 @@ int64_t nearestIndex(const ResizeAttrs &ra, int64_t j, int64_t in, int64_t out, 
   int64_t i;
   const std::string &nm = ra.nearestMode;
   if (nm == "round_prefer_floor")
-    i = orig == float(int64_t(orig)) + 0.5f ? int64_t(std::floor(orig))
-                                            : int64_t(std::round(orig));
+    i = orig == float(int64_t(orig)) + 0.5f ? int64_t(std::floor(orig)) : int64_t(std::round(orig));
   else if (nm == "round_prefer_ceil")
     i = int64_t(std::round(orig));
   else if (nm == "floor")
@@ -331,21 +329,27 @@ void gatherNearest(char *dst, const char *src, const std::vector<std::vector<int
   const std::vector<int64_t> &last = maps[r - 1];
   int64_t inner = int64_t(last.size());
   std::vector<size_t> idx(r, 0);
+  int64_t rowBytes = inner * int64_t(elem), prevOff = -1;
   for (int64_t row = 0; row < total / inner; ++row) {
     int64_t off = 0;
     for (size_t i = 0; i + 1 < r; ++i)
       off += maps[i][idx[i]];
     const char *s = src + off * int64_t(elem);
-    switch (elem) {
-    case 4:
-      for (int64_t j = 0; j < inner; ++j)
-        std::memcpy(dst + j * 4, s + last[j] * 4, 4);
-      break;
-    default:
-      for (int64_t j = 0; j < inner; ++j)
-        std::memcpy(dst + j * int64_t(elem), s + last[j] * int64_t(elem), elem);
+    if (off == prevOff) { // upsampling repeats the previous output row
+      std::memcpy(dst, dst - rowBytes, size_t(rowBytes));
+    } else {
+      switch (elem) {
+      case 4:
+        for (int64_t j = 0; j < inner; ++j)
+          std::memcpy(dst + j * 4, s + last[j] * 4, 4);
+        break;
+      default:
+        for (int64_t j = 0; j < inner; ++j)
+          std::memcpy(dst + j * int64_t(elem), s + last[j] * int64_t(elem), elem);
+      }
     }
-    dst += inner * int64_t(elem);
+    prevOff = off;
+    dst += rowBytes;
     for (size_t i = r - 1; i-- > 0;) {
       if (++idx[i] < maps[i].size())
         break;
@@ -366,8 +370,8 @@ Status resize(const KernelCall &call) {
   const TensorView &Y = call.outputs[0];
   size_t elem = elementSize(X->type);
   if (elem == 0 || Y.type != X->type)
-    return invalid(op, "X and Y must have one known element type, got " +
-                           elementTypeName(X->type) + " and " + elementTypeName(Y.type));
+    return invalid(op, "X and Y must have one known element type, got " + elementTypeName(X->type) +
+                           " and " + elementTypeName(Y.type));
   ResizeAttrs ra;
   ra.mode = call.attrs.getString("mode", "nearest");
   ra.ctm = call.attrs.getString("coordinate_transformation_mode", "half_pixel");
@@ -482,8 +486,8 @@ Status resize(const KernelCall &call) {
     if (isClose(scale, 1.0) && out == in && (roiStart[a] == 0.0 && isClose(roiEnd[a], 1.0)))
       continue;
     AxisTaps taps = interpolationTaps(ra, in, out, scale, roiStart[a], roiEnd[a]);
-    interpolateAxis(cur, next, product(shape, 0, size_t(a)), in, product(shape, size_t(a) + 1, rank),
-                    out, taps, ra.extrapolation);
+    interpolateAxis(cur, next, product(shape, 0, size_t(a)), in,
+                    product(shape, size_t(a) + 1, rank), out, taps, ra.extrapolation);
     shape[a] = out;
     std::swap(cur, next);
   }
@@ -801,7 +805,8 @@ Status convTranspose(const KernelCall &call) {
   int64_t rows = Mg * kSize;
   size_t packedFloats = packedGemmBSize(Cg, inPlane);
   float *scratch;
-  if (Status st = allocScratch(call, op, packedFloats + size_t(rows * inPlane), scratch); !st.isOk())
+  if (Status st = allocScratch(call, op, packedFloats + size_t(rows * inPlane), scratch);
+      !st.isOk())
     return st;
   float *packed = scratch, *cols = scratch + packedFloats;
   for (int64_t n = 0; n < N; ++n)
@@ -939,9 +944,9 @@ Status roiAlign(const KernelCall &call) {
               xHigh = xLow + 1;
             }
             double ly = sy - double(yLow), lx = sx - double(xLow), hy = 1 - ly, hx = 1 - lx;
-            samples[at] = Sample{{yLow * W + xLow, yLow * W + xHigh, yHigh * W + xLow,
-                                  yHigh * W + xHigh},
-                                 {hy * hx, hy * lx, ly * hx, ly * lx}};
+            samples[at] =
+                Sample{{yLow * W + xLow, yLow * W + xHigh, yHigh * W + xLow, yHigh * W + xHigh},
+                       {hy * hx, hy * lx, ly * hx, ly * lx}};
           }
         }
     int64_t perBin = gridH * gridW;
@@ -1024,7 +1029,8 @@ Status maxUnpool(const KernelCall &call) {
   int64_t total = product(inferred, 0, rank);
   const float *x = static_cast<const float *>(X->data);
   const int64_t *idx = static_cast<const int64_t *>(I->data);
-  std::vector<int64_t> inferredStrides = denseStrides(inferred), outStrides = denseStrides(outShape);
+  std::vector<int64_t> inferredStrides = denseStrides(inferred),
+                       outStrides = denseStrides(outShape);
   for (int64_t e = 0; e < X->numElements(); ++e) {
     int64_t at = idx[e];
     if (at < 0 || at >= total)
@@ -1087,8 +1093,8 @@ Status deformConv(const KernelCall &call) {
     return invalid(op, "the dilated kernel is larger than the padded input");
   int64_t K = kH * kW;
   if (Off->shape != std::vector<int64_t>{N, og * K * 2, OH, OW})
-    return invalid(op, "offset must be " + str({N, og * K * 2, OH, OW}) + ", got " +
-                           str(Off->shape));
+    return invalid(op,
+                   "offset must be " + str({N, og * K * 2, OH, OW}) + ", got " + str(Off->shape));
   if (Mk && Mk->shape != std::vector<int64_t>{N, og * K, OH, OW})
     return invalid(op, "mask must be " + str({N, og * K, OH, OW}) + ", got " + str(Mk->shape));
   if (B && B->shape != std::vector<int64_t>{M})
@@ -1193,8 +1199,8 @@ Status col2Im(const KernelCall &call) {
   }
   int64_t N = X->shape[0];
   if (X->shape[1] % kSize != 0 || X->shape[2] != L)
-    return invalid(op, "input " + str(X->shape) + " must be [N, C*" + std::to_string(kSize) +
-                           ", " + std::to_string(L) + "]");
+    return invalid(op, "input " + str(X->shape) + " must be [N, C*" + std::to_string(kSize) + ", " +
+                           std::to_string(L) + "]");
   int64_t C = X->shape[1] / kSize;
   std::vector<int64_t> outShape = {N, C};
   outShape.insert(outShape.end(), image.begin(), image.end());

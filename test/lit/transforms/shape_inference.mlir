@@ -87,6 +87,18 @@ func.func @cnn(%x: tensor<?x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, %dw: tensor<
 
 // -----
 
+// ceil_mode: a last window that would start past the input and its begin
+// pad is dropped (in 2, kernel 1, stride 2: ceil gives 2 windows, the second
+// would start at 2, outside; 1 remains).
+// CHECK-LABEL: func.func @ceil_last_window
+// CHECK: "onnx.MaxPool"{{.*}} -> (tensor<1x1x1x1xf32>, none)
+func.func @ceil_last_window(%x: tensor<1x1x2x2xf32>) {
+  %0:2 = "onnx.MaxPool"(%x) {kernel_shape = array<i64: 1, 1>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64} : (tensor<1x1x2x2xf32>) -> (tensor<*xf32>, none)
+  return
+}
+
+// -----
+
 // A declared static dim is kept; an unknown type is replaced.
 // CHECK-LABEL: func.func @join
 // CHECK: "onnx.Relu"{{.*}} -> tensor<2x3xf32>

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/SpatialKernels.h"
+#include "providers/cpu/kernels/KernelApi.h"
 
 #include <gtest/gtest.h>
 
@@ -154,8 +154,8 @@ TEST(SpatialKernels, HandComputed) {
   // which is 0 + 1 * 2 = 2 in column-major order (1 in row-major).
   std::vector<RefTensor> mp = {RefTensor::f({1, 1, 2, 2}, {1, 5, 3, 2})};
   std::vector<RefTensor> my = {RefTensor::f({1, 1, 1, 1}, {0}), RefTensor::i({1, 1, 1, 1}, {0})};
-  ASSERT_TRUE(run("MaxPool", RefAttrs().is("kernel_shape", {2, 2}).i("storage_order", 1), mp, my)
-                  .isOk());
+  ASSERT_TRUE(
+      run("MaxPool", RefAttrs().is("kernel_shape", {2, 2}).i("storage_order", 1), mp, my).isOk());
   EXPECT_EQ(my[0].f32[0], 5.f);
   EXPECT_EQ(my[1].i64[0], 2);
   ASSERT_TRUE(run("MaxPool", RefAttrs().is("kernel_shape", {2, 2}), mp, my).isOk());
@@ -211,12 +211,16 @@ TEST(SpatialKernels, RejectBadCalls) {
     std::vector<RefTensor> out = {RefTensor::f({1, 1, 4, 4}, std::vector<float>(16))};
     EXPECT_INVALID(run("Resize", RefAttrs().s("mode", "area"), in, out), "mode");
     EXPECT_INVALID(run("Resize",
-                       RefAttrs().s("mode", "linear").s("coordinate_transformation_mode",
-                                                        "tf_crop_and_resize"),
+                       RefAttrs()
+                           .s("mode", "linear")
+                           .s("coordinate_transformation_mode", "tf_crop_and_resize"),
                        in, out),
                    "roi");
-    EXPECT_INVALID(run("Resize", RefAttrs().s("mode", "cubic").i("antialias", 1).s(
-                                     "coordinate_transformation_mode", "tf_half_pixel_for_nn"),
+    EXPECT_INVALID(run("Resize",
+                       RefAttrs()
+                           .s("mode", "cubic")
+                           .i("antialias", 1)
+                           .s("coordinate_transformation_mode", "tf_half_pixel_for_nn"),
                        in, out),
                    "coordinate_transformation_mode");
     std::vector<RefTensor> bad = {RefTensor::f({1, 1, 4, 3}, std::vector<float>(12))};
@@ -240,8 +244,7 @@ TEST(SpatialKernels, RejectBadCalls) {
   {
     std::vector<RefTensor> in = {X, RefTensor::f({1, 1, 2, 2}, {1, 1, 1, 1})};
     std::vector<RefTensor> out = {RefTensor::f({1, 1, 2, 2}, std::vector<float>(4))};
-    EXPECT_INVALID(run("ConvTranspose", RefAttrs().is("output_shape", {2, 2}), in, out),
-                   "smaller");
+    EXPECT_INVALID(run("ConvTranspose", RefAttrs().is("output_shape", {2, 2}), in, out), "smaller");
     EXPECT_INVALID(run("ConvTranspose", RefAttrs().i("group", 2), in, out), "group");
   }
   // RoiAlign: a batch index outside X.

@@ -45,6 +45,8 @@ add('resize_hps','Resize',[X2,None,np.array([1,1,0.7,1.3],np.float32),None],dict
 add('resize_pytorch','Resize',[X2,None,None,np.array([1,1,1,3],np.int64)],dict(mode='linear',coordinate_transformation_mode='pytorch_half_pixel'),opset=19)
 add('resize_nearest_not_smaller','Resize',[X2,None,None,np.array([9,9],np.int64)],dict(mode='nearest',axes=[2,3],keep_aspect_ratio_policy='not_smaller'),opset=19)
 add('resize_nearest_not_larger','Resize',[X2,None,None,np.array([3,9],np.int64)],dict(mode='nearest',axes=[2,3],keep_aspect_ratio_policy='not_larger'),opset=19)
+add('resize_nearest_hps','Resize',[X2,None,np.array([1,1,1.7,0.45],np.float32),None],dict(mode='nearest',coordinate_transformation_mode='half_pixel_symmetric'),opset=19)
+add('resize_linear_aa_keep','Resize',[X2,None,None,np.array([2,5],np.int64)],dict(mode='linear',antialias=1,axes=[2,3],keep_aspect_ratio_policy='not_smaller'),opset=19)
 # GridSample
 X=f32(2,2,3,4); G=rng.uniform(-1.3,1.3,size=(2,3,5,2)).astype(np.float32)
 for mode in ['linear','nearest','cubic']:
