@@ -456,8 +456,11 @@ def write_profile(expected_path, known_path, results, filter_re):
                 "# these and fails on any other; remove a line once its bug is fixed.\n"
                 "# Written by test/conformance/run_conformance.py --write-profile.\n")
         for name in known:
-            reason = (f"{results[name]['status']}: {report.short(results[name]['reason'], 150)}"
-                      if name in results else old_reasons.get(name, ""))
+            # A written explanation ("note: ...") outlives the runs; else today's outcome.
+            if old_reasons.get(name, "").startswith("note:") or name not in results:
+                reason = old_reasons.get(name, "")
+            else:
+                reason = f"{results[name]['status']}: {report.short(results[name]['reason'], 150)}"
             f.write(f"{name}  # {reason}\n")
     return len(passed), len(known)
 
@@ -586,7 +589,9 @@ def main():
         print(f"profile: {passed} passing case(s) -> {opts.profile}; {known} known "
               f"failure(s) -> {opts.known_failures}")
     if opts.write_report:
-        report.write(opts.write_report, results, meta)
+        notes = {n: c[len("note:"):].strip() for n, c in read_reasons(opts.known_failures).items()
+                 if c.startswith("note:")}
+        report.write(opts.write_report, results, meta, notes)
         print(f"report: {opts.write_report}")
     if opts.check:
         return check_profile(results, read_list(opts.profile), read_list(opts.known_failures),

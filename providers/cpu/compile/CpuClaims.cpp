@@ -97,21 +97,34 @@ Refusal requireConstant(Operation *op, unsigned operand, const char *what) {
 /// run-time value when the input and every result are statically shaped anyway
 /// (the model declares them). The kernel computes the shape from the run-time
 /// value and refuses a mismatch with the planned output, so nothing is guessed.
+/// An input that decides the output's shape, not a constant: claimed only
+/// when every input and output shape is static (the model declares them), so
+/// the plan is fixed. The kernel computes the shape from the run-time value
+/// and returns InvalidArgument when it differs from the output view; it never
+/// writes another shape.
+Refusal requireStaticOutputForRuntimeShape(Operation *op, const char *what) {
+  auto refusal = [&](const char *why) {
+    return refuse(RejectedKind::Shape, std::string(what) + " is not a constant and " + why,
+                  std::string("constant ") + what + ", or static input and output shapes",
+                  "give the model static shapes or make " + std::string(what) +
+                      " an initializer");
+  };
+  for (Value v : op->getOperands())
+    if (!isOmitted(v) && (!rankedType(v) || !rankedType(v).hasStaticShape()))
+      return refusal("an input has a dynamic dim");
+  for (Value v : op->getResults())
+    if (!isa<NoneType>(v.getType()) && (!rankedType(v) || !rankedType(v).hasStaticShape()))
+      return refusal("the output shape is not static");
+  return {};
+}
+
+/// requireStaticOutputForRuntimeShape unless input `operand` is omitted or a
+/// constant.
 Refusal requireConstantOrStaticShapes(Operation *op, unsigned operand, const char *what) {
   if (operand >= op->getNumOperands() || isOmitted(op->getOperand(operand)) ||
       getConstantIntValues(op->getOperand(operand)))
     return {};
-  auto in = rankedType(op->getOperand(0));
-  bool staticShapes = in && in.hasStaticShape();
-  for (Value r : op->getResults())
-    if (!isa<NoneType>(r.getType()))
-      staticShapes &= rankedType(r) && rankedType(r).hasStaticShape();
-  if (staticShapes)
-    return {};
-  return refuse(RejectedKind::Attribute,
-                std::string(what) + " is not a constant and the output shape is not static",
-                std::string(what) + " known at compile time, or static input and output shapes",
-                "give the model static shapes or make " + std::string(what) + " an initializer");
+  return requireStaticOutputForRuntimeShape(op, what);
 }
 
 Refusal requireOneOf(Operation *op, StringRef name, StringRef fallback,
@@ -472,25 +485,6 @@ Refusal checkEinsum(Operation *op) {
   if (!out || llvm::ArrayRef<int64_t>(plan.outputShape) != out.getShape())
     return refuse(RejectedKind::Shape, "the result type differs from the equation's output shape",
                   "a result of the equation's shape");
-  return {};
-}
-
-/// An input that decides the output shape (Resize scales or sizes, ...) is not
-/// a constant: claimed only when every input and output shape is static, so
-/// the model's declared output type fixes the shape. The kernel computes the
-/// shape from the values it gets and returns InvalidArgument if it differs
-/// from the output view; it never writes a different shape.
-Refusal requireStaticOutputForRuntimeShape(Operation *op, const char *what) {
-  for (Value v : op->getOperands())
-    if (!isOmitted(v) && (!rankedType(v) || !rankedType(v).hasStaticShape()))
-      return refuse(RejectedKind::Shape,
-                    std::string(what) + " is not a constant and an input has a dynamic dim",
-                    std::string("constant ") + what + ", or static input and output shapes");
-  for (Value v : op->getResults())
-    if (!isa<NoneType>(v.getType()) && (!rankedType(v) || !rankedType(v).hasStaticShape()))
-      return refuse(RejectedKind::Shape,
-                    std::string(what) + " is not a constant and the output shape is not static",
-                    std::string("constant ") + what + ", or static input and output shapes");
   return {};
 }
 
