@@ -384,7 +384,8 @@ std::optional<HostTensor> foldConstantOfShape(Operation *op, Inputs &in, int64_t
 
 std::optional<HostTensor> foldRange(Operation *op, Inputs &in, int64_t limit) {
   if (!in[0] || !in[1] || !in[2] || in[0]->numElements() != 1 || in[1]->numElements() != 1 ||
-      in[2]->numElements() != 1)
+      in[2]->numElements() != 1 || in[1]->elementType != in[0]->elementType ||
+      in[2]->elementType != in[0]->elementType)
     return std::nullopt;
   double start = in[0]->floatAt(0), end = in[1]->floatAt(0), delta = in[2]->floatAt(0);
   double count = std::ceil((end - start) / delta);

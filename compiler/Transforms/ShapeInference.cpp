@@ -869,9 +869,9 @@ FailureOr<Proposal> inferRange(Operation *op) {
     return p;
   double n;
   if (start->isFloat())
-    n = std::ceil((limit->floats[0] - start->floats[0]) / delta->floats[0]);
-  else if (delta->ints[0] != 0)
-    n = std::ceil(double(limit->ints[0] - start->ints[0]) / double(delta->ints[0]));
+    n = std::ceil((limit->floatAt(0) - start->floatAt(0)) / delta->floatAt(0));
+  else if (delta->intAt(0) != 0)
+    n = std::ceil(double(limit->intAt(0) - start->intAt(0)) / double(delta->intAt(0)));
   else
     n = NAN;
   if (!std::isfinite(n) || n > 1e15) {
