@@ -388,10 +388,13 @@ std::optional<HostTensor> foldRange(Operation *op, Inputs &in, int64_t limit) {
       in[2]->elementType != in[0]->elementType)
     return std::nullopt;
   double start = in[0]->floatAt(0), end = in[1]->floatAt(0), delta = in[2]->floatAt(0);
-  double count = std::ceil((end - start) / delta);
+  // The element count as shape inference computes it (f32: the difference in
+  // f32, as runtimes do).
+  double span = in[0]->elementType.isF32() ? double(float(end) - float(start)) : end - start;
+  double count = std::ceil(span / delta);
   if (delta == 0 || !std::isfinite(count) || count > double(limit))
     return std::nullopt;
-  int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((end - start) / delta)), 0);
+  int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
   if (n > limit)
     return std::nullopt;
   HostTensor out = HostTensor::make({n}, in[0]->elementType);
@@ -593,6 +596,8 @@ std::optional<HostTensor> foldReduce(Operation *op, Inputs &in, int64_t, char ki
   for (int64_t d = 0; d < rank; ++d)
     if (reduced[d])
       count *= data.shape[d];
+  if (op->getAttr("axes"))
+    return std::nullopt; // the pre-opset-18 form: the importer upgrades it
   if ((kind == 'M' || kind == 'm') && count == 0)
     return std::nullopt; // max/min of nothing
   if (kind == 'a' && (count == 0 || !data.isFloat()))

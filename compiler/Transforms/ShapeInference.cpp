@@ -868,7 +868,10 @@ FailureOr<Proposal> inferRange(Operation *op) {
       delta->numElements() != 1)
     return p;
   double n;
-  if (start->isFloat())
+  if (start->isFloat() && start->elementType.isF32()) // the difference in f32, as runtimes do
+    n = std::ceil(double(float(limit->floatAt(0)) - float(start->floatAt(0))) /
+                  delta->floatAt(0));
+  else if (start->isFloat())
     n = std::ceil((limit->floatAt(0) - start->floatAt(0)) / delta->floatAt(0));
   else if (delta->intAt(0) != 0)
     n = std::ceil(double(limit->intAt(0) - start->intAt(0)) / double(delta->intAt(0)));
