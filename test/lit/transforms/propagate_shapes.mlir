@@ -34,13 +34,51 @@ func.func @rounds(%x: tensor<2x3xf32>) -> (tensor<*xi64>, tensor<*xf32>) {
 
 // -----
 
-// Negative: a dynamic input dim keeps the shape arithmetic; the rank is all
-// that inference learns.
-// CHECK-LABEL: func.func @dynamic
+// A dynamic batch: the shape arithmetic stays for run time, but the dims it
+// takes from static input dims are known (ONNX's partial data propagation
+// through Shape, Gather, Slice, Unsqueeze, Concat and Cast).
+// CHECK-LABEL: func.func @dynamic_batch
 // CHECK: "onnx.Shape"
+// CHECK: "onnx.Reshape"{{.*}} -> tensor<?x2x3xf32>
+// CHECK: "onnx.Reshape"{{.*}} -> tensor<?x3x2xf32>
+// CHECK: "onnx.ConstantOfShape"{{.*}} -> tensor<?x2x3xf32>
+// CHECK: "onnx.Expand"{{.*}} -> tensor<?x6xf32>
+func.func @dynamic_batch(%x: tensor<?x6xf32>, %v: tensor<1x6xf32>) -> (tensor<*xf32>, tensor<*xf32>, !onnx.unknown, tensor<*xf32>) {
+  %s = "onnx.Shape"(%x) : (tensor<?x6xf32>) -> tensor<*xi64>
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %b = "onnx.Gather"(%s, %zero) {axis = 0 : i64} : (tensor<*xi64>, tensor<i64>) -> tensor<*xi64>
+  %ax = "onnx.Constant"() {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %b1 = "onnx.Unsqueeze"(%b, %ax) : (tensor<*xi64>, tensor<1xi64>) -> tensor<*xi64>
+  %rest = "onnx.Constant"() {value = dense<[2, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %t = "onnx.Concat"(%b1, %rest) {axis = 0 : i64} : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %t32 = "onnx.Cast"(%t) {to = 7 : i64} : (tensor<*xi64>) -> tensor<*xi64>
+  %one = "onnx.Constant"() {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %neg = "onnx.Constant"() {value = dense<[-2]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %big = "onnx.Constant"() {value = dense<[9]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %last2 = "onnx.Slice"(%t32, %neg, %big, %none, %none) : (tensor<*xi64>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<*xi64>
+  %bt = "onnx.Concat"(%b1, %last2) {axis = 0 : i64} : (tensor<*xi64>, tensor<*xi64>) -> tensor<*xi64>
+  %0 = "onnx.Reshape"(%x, %bt) : (tensor<?x6xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %rev = "onnx.Constant"() {value = dense<[0, 2, 1]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %perm = "onnx.Gather"(%t32, %rev) {axis = 0 : i64} : (tensor<*xi64>, tensor<3xi64>) -> tensor<*xi64>
+  %1 = "onnx.Reshape"(%x, %perm) : (tensor<?x6xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %2 = "onnx.ConstantOfShape"(%bt) : (tensor<*xi64>) -> !onnx.unknown
+  %tgt = "onnx.Concat"(%b1, %one) {axis = 0 : i64} : (tensor<*xi64>, tensor<1xi64>) -> tensor<*xi64>
+  %3 = "onnx.Expand"(%v, %tgt) : (tensor<1x6xf32>, tensor<*xi64>) -> tensor<*xf32>
+  return %0, %1, %2, %3 : tensor<*xf32>, tensor<*xf32>, !onnx.unknown, tensor<*xf32>
+}
+
+// -----
+
+// Negative: a value computed from a dynamic dim (here by Mul) is not tracked;
+// the rank is all that inference learns.
+// CHECK-LABEL: func.func @untracked
+// CHECK: "onnx.Mul"
 // CHECK: "onnx.Reshape"{{.*}} -> tensor<?x?xf32>
-func.func @dynamic(%x: tensor<?x3xf32>) -> tensor<*xf32> {
+func.func @untracked(%x: tensor<?x3xf32>) -> tensor<*xf32> {
   %s = "onnx.Shape"(%x) : (tensor<?x3xf32>) -> tensor<*xi64>
-  %r = "onnx.Reshape"(%x, %s) : (tensor<?x3xf32>, tensor<*xi64>) -> tensor<*xf32>
+  %two = "onnx.Constant"() {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %m = "onnx.Mul"(%s, %two) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %r = "onnx.Reshape"(%x, %m) : (tensor<?x3xf32>, tensor<*xi64>) -> tensor<*xf32>
   return %r : tensor<*xf32>
 }
