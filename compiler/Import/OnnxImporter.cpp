@@ -669,8 +669,8 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
     // gives them, as Loop's and Scan's state): they import as !onnx.unknown.
     FailureOr<Type> type = Type(od::UnknownType::get(&context));
     if (input.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
-      type = importValueType(input.type(), owner + ": subgraph input '" + input.name() + "'",
-                             nullptr);
+      type =
+          importValueType(input.type(), owner + ": subgraph input '" + input.name() + "'", nullptr);
     if (failed(type))
       return failure();
     Value arg = block->addArgument(*type, NameLoc::get(builder.getStringAttr(input.name())));

@@ -683,16 +683,20 @@ llvm::StringMap<Folder> buildFolders() {
         [](int64_t v) -> std::optional<int64_t> { return v < 0 ? -v : v; });
   };
   f["onnx.Sqrt"] = [](Operation *, Inputs &in, int64_t) {
-    return unary(in, [](double v) -> std::optional<double> { return std::sqrt(v); }, nullptr);
+    return unary(
+        in, [](double v) -> std::optional<double> { return std::sqrt(v); }, nullptr);
   };
   f["onnx.Reciprocal"] = [](Operation *, Inputs &in, int64_t) {
-    return unary(in, [](double v) -> std::optional<double> { return 1.0 / v; }, nullptr);
+    return unary(
+        in, [](double v) -> std::optional<double> { return 1.0 / v; }, nullptr);
   };
   f["onnx.Floor"] = [](Operation *, Inputs &in, int64_t) {
-    return unary(in, [](double v) -> std::optional<double> { return std::floor(v); }, nullptr);
+    return unary(
+        in, [](double v) -> std::optional<double> { return std::floor(v); }, nullptr);
   };
   f["onnx.Ceil"] = [](Operation *, Inputs &in, int64_t) {
-    return unary(in, [](double v) -> std::optional<double> { return std::ceil(v); }, nullptr);
+    return unary(
+        in, [](double v) -> std::optional<double> { return std::ceil(v); }, nullptr);
   };
   f["onnx.Mod"] = foldMod;
   f["onnx.Max"] = [](Operation *op, Inputs &in, int64_t l) { return foldMinMax(op, in, l, true); };
@@ -746,9 +750,8 @@ unsigned foldEmptyArguments(func::FuncOp func) {
     state.addAttribute("value", value);
     state.addTypes(type);
     Operation *constant = builder.create(state);
-    arg.replaceUsesWithIf(constant->getResult(0), [](OpOperand &use) {
-      return !isa<func::ReturnOp>(use.getOwner());
-    });
+    arg.replaceUsesWithIf(constant->getResult(0),
+                          [](OpOperand &use) { return !isa<func::ReturnOp>(use.getOwner()); });
     ++folded;
   }
   return folded;
@@ -782,11 +785,11 @@ unsigned foldConstantIfs(func::FuncOp func) {
     for (auto [result, value] : llvm::zip(op->getResults(), yield->getOperands())) {
       Type have = result.getType(), give = value.getType();
       auto haveTensor = dyn_cast<TensorType>(have), giveTensor = dyn_cast<TensorType>(give);
-      bool refines = have == give ||
-                     (haveTensor && giveTensor &&
-                      haveTensor.getElementType() == giveTensor.getElementType() &&
-                      (!haveTensor.hasRank() ||
-                       (giveTensor.hasRank() && haveTensor.getRank() == giveTensor.getRank())));
+      bool refines =
+          have == give ||
+          (haveTensor && giveTensor && haveTensor.getElementType() == giveTensor.getElementType() &&
+           (!haveTensor.hasRank() ||
+            (giveTensor.hasRank() && haveTensor.getRank() == giveTensor.getRank())));
       typesAgree &= refines;
     }
     if (!typesAgree)
@@ -824,13 +827,13 @@ unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
       continue;
     // The value must fit the type the result already has.
     auto have = dyn_cast<TensorType>(op->getResult(0).getType());
-    if (have && (have.getElementType() != result->elementType ||
-                 (have.hasRank() && (have.getRank() != int64_t(result->shape.size()) ||
-                                     llvm::any_of(llvm::zip(have.getShape(), result->shape),
-                                                  [](auto dims) {
-                                                    auto [a, b] = dims;
-                                                    return a != ShapedType::kDynamic && a != b;
-                                                  })))))
+    if (have &&
+        (have.getElementType() != result->elementType ||
+         (have.hasRank() && (have.getRank() != int64_t(result->shape.size()) ||
+                             llvm::any_of(llvm::zip(have.getShape(), result->shape), [](auto dims) {
+                               auto [a, b] = dims;
+                               return a != ShapedType::kDynamic && a != b;
+                             })))))
       continue;
     OpBuilder builder(op);
     OperationState state(op->getLoc(), "onnx.Constant");
@@ -852,7 +855,9 @@ namespace {
 struct OnnxFoldConstants : ortc::impl::OnnxFoldConstantsBase<OnnxFoldConstants> {
   using Base::Base;
 
-  void runOnOperation() override { numFolded += ortc::foldConstantsIn(getOperation(), maxElements); }
+  void runOnOperation() override {
+    numFolded += ortc::foldConstantsIn(getOperation(), maxElements);
+  }
 };
 
 } // namespace

@@ -965,8 +965,7 @@ FailureOr<Proposal> inferRange(Operation *op) {
     return p;
   double n;
   if (start->isFloat() && start->elementType.isF32()) // the difference in f32, as runtimes do
-    n = std::ceil(double(float(limit->floatAt(0)) - float(start->floatAt(0))) /
-                  delta->floatAt(0));
+    n = std::ceil(double(float(limit->floatAt(0)) - float(start->floatAt(0))) / delta->floatAt(0));
   else if (start->isFloat())
     n = std::ceil((limit->floatAt(0) - start->floatAt(0)) / delta->floatAt(0));
   else if (delta->intAt(0) != 0)
@@ -1104,16 +1103,56 @@ FailureOr<Proposal> inferIf(Operation *op) {
 
 llvm::StringMap<ShapeFn> buildShapeFunctions() {
   llvm::StringMap<ShapeFn> fns;
-  for (const char *name :
-       {"Abs",       "Acos",     "Acosh",      "Asin",  "Asinh",      "Atan",
-        "Atanh",     "Ceil",     "Celu",       "Clip",  "Cos",        "Cosh",
-        "Elu",       "Erf",      "Exp",        "Floor", "Gelu",       "HardSigmoid",
-        "HardSwish", "Identity", "LeakyRelu",  "Log",   "LogSoftmax", "Mish",
-        "Neg",       "Not",      "Reciprocal", "Relu",  "Round",      "Selu",
-        "Shrink",    "Sigmoid",  "Sign",       "Sin",   "Sinh",       "Softmax",
-        "Softplus",  "Softsign", "Sqrt",       "Tan",   "Tanh",       "ThresholdedRelu",
-        "Hardmax",   "Trilu",    "CumSum",     "Swish", "ScatterElements", "ScatterND",
-        "LpNormalization", "MeanVarianceNormalization"})
+  for (const char *name : {"Abs",
+                           "Acos",
+                           "Acosh",
+                           "Asin",
+                           "Asinh",
+                           "Atan",
+                           "Atanh",
+                           "Ceil",
+                           "Celu",
+                           "Clip",
+                           "Cos",
+                           "Cosh",
+                           "Elu",
+                           "Erf",
+                           "Exp",
+                           "Floor",
+                           "Gelu",
+                           "HardSigmoid",
+                           "HardSwish",
+                           "Identity",
+                           "LeakyRelu",
+                           "Log",
+                           "LogSoftmax",
+                           "Mish",
+                           "Neg",
+                           "Not",
+                           "Reciprocal",
+                           "Relu",
+                           "Round",
+                           "Selu",
+                           "Shrink",
+                           "Sigmoid",
+                           "Sign",
+                           "Sin",
+                           "Sinh",
+                           "Softmax",
+                           "Softplus",
+                           "Softsign",
+                           "Sqrt",
+                           "Tan",
+                           "Tanh",
+                           "ThresholdedRelu",
+                           "Hardmax",
+                           "Trilu",
+                           "CumSum",
+                           "Swish",
+                           "ScatterElements",
+                           "ScatterND",
+                           "LpNormalization",
+                           "MeanVarianceNormalization"})
     fns[std::string("onnx.") + name] = sameAsInput0;
   for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
                            "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
