@@ -668,8 +668,12 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
   llvm::scope_exit popScope([&] { scopes.pop_back(); });
   collectValueInfo(graph);
   for (const auto &input : graph.input()) {
-    auto type =
-        importValueType(input.type(), owner + ": subgraph input '" + input.name() + "'", nullptr);
+    // ONNX lets a subgraph leave its inputs' types out (the node that runs it
+    // gives them, as Loop's and Scan's state): they import as !onnx.unknown.
+    FailureOr<Type> type = Type(od::UnknownType::get(&context));
+    if (input.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+      type =
+          importValueType(input.type(), owner + ": subgraph input '" + input.name() + "'", nullptr);
     if (failed(type))
       return failure();
     Value arg = block->addArgument(*type, NameLoc::get(builder.getStringAttr(input.name())));

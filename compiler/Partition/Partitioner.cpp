@@ -396,6 +396,26 @@ LogicalResult partitionModule(ModuleOp module, ArrayRef<CompileEp *> eps,
     return module.emitError("partitioning needs a @main_graph function with a body");
   if (eps.empty())
     return module.emitError("partitioning needs at least one EP");
+  // A graph output that is a graph input under another name has no node to
+  // rename it in an EPContext model: give it an Identity for an EP to claim
+  // (the CPU EP copies the input into the output buffer).
+  Block &body = main.getBody().front();
+  Operation *ret = body.getTerminator();
+  for (OpOperand &operand : ret->getOpOperands()) {
+    auto arg = dyn_cast<BlockArgument>(operand.get());
+    if (!arg || arg.getOwner() != &body)
+      continue;
+    auto inName = main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "onnx.name");
+    auto outName = main.getResultAttrOfType<StringAttr>(operand.getOperandNumber(), "onnx.name");
+    if (inName && outName && inName == outName)
+      continue;
+    OpBuilder builder(ret);
+    std::string name = "Identity(" + (outName ? outName.str() : std::string("output")) + ")";
+    OperationState state(NameLoc::get(builder.getStringAttr(name), ret->getLoc()), "onnx.Identity");
+    state.addOperands(arg);
+    state.addTypes(arg.getType());
+    operand.set(builder.create(state)->getResult(0));
+  }
   return Partitioner(main, eps, options, report).run();
 }
 

@@ -384,13 +384,17 @@ std::optional<HostTensor> foldConstantOfShape(Operation *op, Inputs &in, int64_t
 
 std::optional<HostTensor> foldRange(Operation *op, Inputs &in, int64_t limit) {
   if (!in[0] || !in[1] || !in[2] || in[0]->numElements() != 1 || in[1]->numElements() != 1 ||
-      in[2]->numElements() != 1)
+      in[2]->numElements() != 1 || in[1]->elementType != in[0]->elementType ||
+      in[2]->elementType != in[0]->elementType)
     return std::nullopt;
   double start = in[0]->floatAt(0), end = in[1]->floatAt(0), delta = in[2]->floatAt(0);
-  double count = std::ceil((end - start) / delta);
+  // The element count as shape inference computes it (f32: the difference in
+  // f32, as runtimes do).
+  double span = in[0]->elementType.isF32() ? double(float(end) - float(start)) : end - start;
+  double count = std::ceil(span / delta);
   if (delta == 0 || !std::isfinite(count) || count > double(limit))
     return std::nullopt;
-  int64_t n = std::max<int64_t>(static_cast<int64_t>(std::ceil((end - start) / delta)), 0);
+  int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
   if (n > limit)
     return std::nullopt;
   HostTensor out = HostTensor::make({n}, in[0]->elementType);
@@ -592,6 +596,8 @@ std::optional<HostTensor> foldReduce(Operation *op, Inputs &in, int64_t, char ki
   for (int64_t d = 0; d < rank; ++d)
     if (reduced[d])
       count *= data.shape[d];
+  if (op->getAttr("axes"))
+    return std::nullopt; // the pre-opset-18 form: the importer upgrades it
   if ((kind == 'M' || kind == 'm') && count == 0)
     return std::nullopt; // max/min of nothing
   if (kind == 'a' && (count == 0 || !data.isFloat()))
@@ -677,16 +683,20 @@ llvm::StringMap<Folder> buildFolders() {
         [](int64_t v) -> std::optional<int64_t> { return v < 0 ? -v : v; });
   };
   f["onnx.Sqrt"] = [](Operation *, Inputs &in, int64_t) {
-    return unary(in, [](double v) -> std::optional<double> { return std::sqrt(v); }, nullptr);
+    return unary(
+        in, [](double v) -> std::optional<double> { return std::sqrt(v); }, nullptr);
   };
   f["onnx.Reciprocal"] = [](Operation *, Inputs &in, int64_t) {
-    return unary(in, [](double v) -> std::optional<double> { return 1.0 / v; }, nullptr);
+    return unary(
+        in, [](double v) -> std::optional<double> { return 1.0 / v; }, nullptr);
   };
   f["onnx.Floor"] = [](Operation *, Inputs &in, int64_t) {
-    return unary(in, [](double v) -> std::optional<double> { return std::floor(v); }, nullptr);
+    return unary(
+        in, [](double v) -> std::optional<double> { return std::floor(v); }, nullptr);
   };
   f["onnx.Ceil"] = [](Operation *, Inputs &in, int64_t) {
-    return unary(in, [](double v) -> std::optional<double> { return std::ceil(v); }, nullptr);
+    return unary(
+        in, [](double v) -> std::optional<double> { return std::ceil(v); }, nullptr);
   };
   f["onnx.Mod"] = foldMod;
   f["onnx.Max"] = [](Operation *op, Inputs &in, int64_t l) { return foldMinMax(op, in, l, true); };
@@ -740,9 +750,8 @@ unsigned foldEmptyArguments(func::FuncOp func) {
     state.addAttribute("value", value);
     state.addTypes(type);
     Operation *constant = builder.create(state);
-    arg.replaceUsesWithIf(constant->getResult(0), [](OpOperand &use) {
-      return !isa<func::ReturnOp>(use.getOwner());
-    });
+    arg.replaceUsesWithIf(constant->getResult(0),
+                          [](OpOperand &use) { return !isa<func::ReturnOp>(use.getOwner()); });
     ++folded;
   }
   return folded;
@@ -776,11 +785,11 @@ unsigned foldConstantIfs(func::FuncOp func) {
     for (auto [result, value] : llvm::zip(op->getResults(), yield->getOperands())) {
       Type have = result.getType(), give = value.getType();
       auto haveTensor = dyn_cast<TensorType>(have), giveTensor = dyn_cast<TensorType>(give);
-      bool refines = have == give ||
-                     (haveTensor && giveTensor &&
-                      haveTensor.getElementType() == giveTensor.getElementType() &&
-                      (!haveTensor.hasRank() ||
-                       (giveTensor.hasRank() && haveTensor.getRank() == giveTensor.getRank())));
+      bool refines =
+          have == give ||
+          (haveTensor && giveTensor && haveTensor.getElementType() == giveTensor.getElementType() &&
+           (!haveTensor.hasRank() ||
+            (giveTensor.hasRank() && haveTensor.getRank() == giveTensor.getRank())));
       typesAgree &= refines;
     }
     if (!typesAgree)
@@ -818,13 +827,13 @@ unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
       continue;
     // The value must fit the type the result already has.
     auto have = dyn_cast<TensorType>(op->getResult(0).getType());
-    if (have && (have.getElementType() != result->elementType ||
-                 (have.hasRank() && (have.getRank() != int64_t(result->shape.size()) ||
-                                     llvm::any_of(llvm::zip(have.getShape(), result->shape),
-                                                  [](auto dims) {
-                                                    auto [a, b] = dims;
-                                                    return a != ShapedType::kDynamic && a != b;
-                                                  })))))
+    if (have &&
+        (have.getElementType() != result->elementType ||
+         (have.hasRank() && (have.getRank() != int64_t(result->shape.size()) ||
+                             llvm::any_of(llvm::zip(have.getShape(), result->shape), [](auto dims) {
+                               auto [a, b] = dims;
+                               return a != ShapedType::kDynamic && a != b;
+                             })))))
       continue;
     OpBuilder builder(op);
     OperationState state(op->getLoc(), "onnx.Constant");
@@ -846,7 +855,9 @@ namespace {
 struct OnnxFoldConstants : ortc::impl::OnnxFoldConstantsBase<OnnxFoldConstants> {
   using Base::Base;
 
-  void runOnOperation() override { numFolded += ortc::foldConstantsIn(getOperation(), maxElements); }
+  void runOnOperation() override {
+    numFolded += ortc::foldConstantsIn(getOperation(), maxElements);
+  }
 };
 
 } // namespace

@@ -64,13 +64,20 @@ def OnnxFoldConstants : Pass<"onnx-fold-constants", "mlir::func::FuncOp"> {
   let description = [{
     Replaces a single-result op by an onnx.Constant when its inputs are
     constants of f32, f64, i32, i64 or i1 with at most `max-elements`
-    elements (and so is the result): Add, Sub, Mul, Div, Neg, Equal, Less,
-    Greater, Where, Cast, Concat, Gather, Slice, Range, ConstantOfShape, and
-    the relabelling ops Identity, Reshape, Squeeze, Unsqueeze, Flatten, Expand
-    (which need a static result type, from shape inference). Shape and Size
-    fold whenever their input's shape is static. Ops whose result would be
-    undefined (integer division by zero, out-of-range indices or casts) are
-    left for run time.
+    elements (and so is the result): Add, Sub, Mul, Div, Mod, Min, Max, Neg,
+    Abs, Sqrt, Reciprocal, Floor, Ceil, Equal, Less, Greater, LessOrEqual,
+    GreaterOrEqual, And, Or, Xor, Not, Where, Cast, CastLike, Concat, Gather,
+    Slice, Range, ConstantOfShape, Expand, Tile, Transpose, ReduceSum,
+    ReduceProd, ReduceMax, ReduceMin, ReduceMean, and the relabelling ops
+    Identity, Reshape, Squeeze, Unsqueeze, Flatten (which need a static
+    result type, from shape inference). Shape and Size fold whenever their
+    input's shape is static. Ops whose result would be undefined (integer
+    division by zero, out-of-range indices or casts, float Mod without fmod,
+    NaN in Min/Max, the mean of nothing) are left for run time. An If whose
+    condition is a constant is replaced by the ops of the branch it takes. A
+    function argument of a static type with no elements (such as empty axes
+    given as a graph input) is replaced, except where it is returned, by an
+    empty constant.
   }];
   let options = [
     Option<"maxElements", "max-elements", "int64_t", /*default=*/"65536",

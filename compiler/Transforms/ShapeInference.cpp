@@ -236,10 +236,101 @@ FailureOr<Proposal> inferTranspose(Operation *op) {
   return p;
 }
 
+/// The values of a 1-D (or scalar) int tensor computed from shapes, with
+/// kDyn for the entries only known at run time: ONNX's partial data
+/// propagation through Shape, Concat, Gather, Slice, (Un)Squeeze, Cast and
+/// Identity, so that Shape(x) of an input with a dynamic batch still gives
+/// Reshape/Expand/ConstantOfShape their static dims.
+std::optional<SmallVector<int64_t>> shapeValues(Value v, int depth = 0) {
+  if (auto known = ortc::getConstantIntValues(v))
+    return known;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return std::nullopt;
+  StringRef name = def->getName().getStringRef();
+  auto operandValues = [&](unsigned i) -> std::optional<SmallVector<int64_t>> {
+    if (i >= def->getNumOperands() || isAbsent(def->getOperand(i)))
+      return std::nullopt;
+    auto rank = shapeOf(def->getOperand(i));
+    if (!rank || rank->size() > 1)
+      return std::nullopt;
+    return shapeValues(def->getOperand(i), depth + 1);
+  };
+  if (name == "onnx.Shape") {
+    auto in = shapeOf(def->getOperand(0));
+    if (!in)
+      return std::nullopt;
+    int64_t rank = in->size();
+    int64_t start = intAttr(def, "start", 0), end = intAttr(def, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    return SmallVector<int64_t>(in->begin() + start, in->begin() + std::max(start, end));
+  }
+  if (name == "onnx.Identity" || name == "onnx.Unsqueeze" || name == "onnx.Squeeze")
+    return operandValues(0);
+  if (name == "onnx.Cast") {
+    Type to = od::elementTypeForOnnxCode(def->getContext(), intAttr(def, "to", 0));
+    if (!to || !(to.isSignlessInteger(64) || to.isSignlessInteger(32)))
+      return std::nullopt;
+    return operandValues(0);
+  }
+  if (name == "onnx.Concat") {
+    SmallVector<int64_t> out;
+    for (unsigned i = 0; i < def->getNumOperands(); ++i) {
+      auto part = operandValues(i);
+      if (!part)
+        return std::nullopt;
+      out.append(part->begin(), part->end());
+    }
+    return out;
+  }
+  if (name == "onnx.Gather") {
+    auto data = operandValues(0);
+    auto indices = ortc::getConstantIntValues(def->getOperand(1));
+    if (!data || !indices || intAttr(def, "axis", 0) != 0)
+      return std::nullopt;
+    SmallVector<int64_t> out;
+    int64_t n = data->size();
+    for (int64_t i : *indices) {
+      if (i < -n || i >= n)
+        return std::nullopt;
+      out.push_back((*data)[i < 0 ? i + n : i]);
+    }
+    return out;
+  }
+  if (name == "onnx.Slice") {
+    auto data = operandValues(0);
+    if (!data || def->getNumOperands() < 3)
+      return std::nullopt;
+    auto starts = ortc::getConstantIntValues(def->getOperand(1));
+    auto ends = ortc::getConstantIntValues(def->getOperand(2));
+    int64_t step = 1;
+    if (def->getNumOperands() > 3 && !isAbsent(def->getOperand(3))) {
+      auto axes = ortc::getConstantIntValues(def->getOperand(3));
+      if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))
+        return std::nullopt;
+    }
+    if (def->getNumOperands() > 4 && !isAbsent(def->getOperand(4))) {
+      auto steps = ortc::getConstantIntValues(def->getOperand(4));
+      if (!steps || steps->size() != 1 || (*steps)[0] == 0)
+        return std::nullopt;
+      step = (*steps)[0];
+    }
+    if (!starts || !ends || starts->size() != 1 || ends->size() != 1)
+      return std::nullopt;
+    ortc::SliceRange range = ortc::sliceRange(data->size(), (*starts)[0], (*ends)[0], step);
+    SmallVector<int64_t> out;
+    for (int64_t i = 0; i < range.size; ++i)
+      out.push_back((*data)[range.begin + i * step]);
+    return out;
+  }
+  return std::nullopt;
+}
+
 FailureOr<Proposal> inferReshape(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
-  auto target = ortc::getConstantIntValues(op->getOperand(1));
+  auto target = shapeValues(op->getOperand(1));
   if (!target) {
     // The rank is the length of the shape tensor, when that is static.
     auto shapeShape = shapeOf(op->getOperand(1));
@@ -255,6 +346,11 @@ FailureOr<Proposal> inferReshape(Operation *op) {
   int64_t inferred = -1, known = 1;
   for (size_t i = 0; i < target->size(); ++i) {
     int64_t d = (*target)[i];
+    if (d == kDyn) { // known at run time only
+      out.push_back(kDyn);
+      known = kDyn;
+      continue;
+    }
     if (d == 0 && !allowZero) {
       if (!in || i >= in->size()) {
         out.push_back(kDyn);
@@ -852,7 +948,7 @@ FailureOr<Proposal> inferExpand(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto in = shapeOf(op->getOperand(0));
-  auto target = ortc::getConstantIntValues(op->getOperand(1));
+  auto target = shapeValues(op->getOperand(1));
   if (!in)
     return unknownShape(p, elem);
   if (!target)
@@ -903,8 +999,8 @@ FailureOr<Proposal> inferConstantOfShape(Operation *op) {
   Type elem = Float32Type::get(op->getContext());
   if (auto value = dyn_cast_or_null<ElementsAttr>(op->getAttr("value")))
     elem = value.getElementType();
-  if (auto dims = ortc::getConstantIntValues(op->getOperand(0))) {
-    if (llvm::any_of(*dims, [](int64_t d) { return d < 0; })) {
+  if (auto dims = shapeValues(op->getOperand(0))) {
+    if (llvm::any_of(*dims, [](int64_t d) { return d < 0 && d != kDyn; })) {
       op->emitError("the shape has a negative dim");
       return failure();
     }
@@ -932,10 +1028,12 @@ FailureOr<Proposal> inferRange(Operation *op) {
       delta->numElements() != 1)
     return p;
   double n;
-  if (start->isFloat())
-    n = std::ceil((limit->floats[0] - start->floats[0]) / delta->floats[0]);
-  else if (delta->ints[0] != 0)
-    n = std::ceil(double(limit->ints[0] - start->ints[0]) / double(delta->ints[0]));
+  if (start->isFloat() && start->elementType.isF32()) // the difference in f32, as runtimes do
+    n = std::ceil(double(float(limit->floatAt(0)) - float(start->floatAt(0))) / delta->floatAt(0));
+  else if (start->isFloat())
+    n = std::ceil((limit->floatAt(0) - start->floatAt(0)) / delta->floatAt(0));
+  else if (delta->intAt(0) != 0)
+    n = std::ceil(double(limit->intAt(0) - start->intAt(0)) / double(delta->intAt(0)));
   else
     n = NAN;
   if (!std::isfinite(n) || n > 1e15) {
@@ -1066,16 +1164,56 @@ FailureOr<Proposal> inferIf(Operation *op) {
   }
 llvm::StringMap<ShapeFn> buildShapeFunctions() {
   llvm::StringMap<ShapeFn> fns;
-  for (const char *name :
-       {"Abs",       "Acos",     "Acosh",      "Asin",  "Asinh",      "Atan",
-        "Atanh",     "Ceil",     "Celu",       "Clip",  "Cos",        "Cosh",
-        "Elu",       "Erf",      "Exp",        "Floor", "Gelu",       "HardSigmoid",
-        "HardSwish", "Identity", "LeakyRelu",  "Log",   "LogSoftmax", "Mish",
-        "Neg",       "Not",      "Reciprocal", "Relu",  "Round",      "Selu",
-        "Shrink",    "Sigmoid",  "Sign",       "Sin",   "Sinh",       "Softmax",
-        "Softplus",  "Softsign", "Sqrt",       "Tan",   "Tanh",       "ThresholdedRelu",
-        "Hardmax",   "Trilu",    "CumSum",     "Swish", "ScatterElements", "ScatterND",
-        "LpNormalization", "MeanVarianceNormalization"})
+  for (const char *name : {"Abs",
+                           "Acos",
+                           "Acosh",
+                           "Asin",
+                           "Asinh",
+                           "Atan",
+                           "Atanh",
+                           "Ceil",
+                           "Celu",
+                           "Clip",
+                           "Cos",
+                           "Cosh",
+                           "Elu",
+                           "Erf",
+                           "Exp",
+                           "Floor",
+                           "Gelu",
+                           "HardSigmoid",
+                           "HardSwish",
+                           "Identity",
+                           "LeakyRelu",
+                           "Log",
+                           "LogSoftmax",
+                           "Mish",
+                           "Neg",
+                           "Not",
+                           "Reciprocal",
+                           "Relu",
+                           "Round",
+                           "Selu",
+                           "Shrink",
+                           "Sigmoid",
+                           "Sign",
+                           "Sin",
+                           "Sinh",
+                           "Softmax",
+                           "Softplus",
+                           "Softsign",
+                           "Sqrt",
+                           "Tan",
+                           "Tanh",
+                           "ThresholdedRelu",
+                           "Hardmax",
+                           "Trilu",
+                           "CumSum",
+                           "Swish",
+                           "ScatterElements",
+                           "ScatterND",
+                           "LpNormalization",
+                           "MeanVarianceNormalization"})
     fns[std::string("onnx.") + name] = sameAsInput0;
   for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
                            "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})

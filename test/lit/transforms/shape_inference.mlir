@@ -193,3 +193,113 @@ func.func @pad_bad(%x: tensor<2x3xf32>) {
   %0 = "onnx.Pad"(%x, %pads, %none, %none) : (tensor<2x3xf32>, tensor<2xi64>, none, none) -> tensor<*xf32>
   return
 }
+
+// -----
+
+// ceil_mode: a last window that would start in the end padding is dropped
+// (in 2, pads 1+1, kernel 3, stride 3: ceil gives 2 windows, the second
+// starts at padded index 3 = in + pad begin, so 1 remains); one that starts
+// inside the input stays (in 6, kernel 3, stride 2, no pads: 2 -> 3).
+// CHECK-LABEL: func.func @ceil_last_window
+// CHECK: "onnx.AveragePool"{{.*}} -> tensor<1x3x1x1xf32>
+// CHECK: "onnx.MaxPool"{{.*}} -> (tensor<1x3x3x3xf32>, none)
+func.func @ceil_last_window(%x: tensor<1x3x2x2xf32>, %y: tensor<1x3x6x6xf32>) {
+  %0 = "onnx.AveragePool"(%x) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, ceil_mode = 1 : i64} : (tensor<1x3x2x2xf32>) -> tensor<*xf32>
+  %1:2 = "onnx.MaxPool"(%y) {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64} : (tensor<1x3x6x6xf32>) -> (tensor<*xf32>, none)
+  return
+}
+
+// -----
+
+// Ops whose shape follows from constant operands: ConstantOfShape (its value
+// attribute's element type, f32 without one; a rank from a static shape
+// operand), Range, Expand with a target of static length only.
+// CHECK-LABEL: func.func @constant_operands
+// CHECK: "onnx.ConstantOfShape"(%{{.*}}) <{value = dense<1> : tensor<1xi64>}> : (tensor<2xi64>) -> tensor<2x3xi64>
+// CHECK: "onnx.ConstantOfShape"(%{{.*}}) : (tensor<2xi64>) -> tensor<2x3xf32>
+// CHECK: "onnx.ConstantOfShape"(%{{.*}}) : (tensor<3xi64>) -> tensor<?x?x?xf32>
+// CHECK: "onnx.Range"{{.*}} -> tensor<4xi64>
+// CHECK: "onnx.Range"{{.*}} -> tensor<3xf32>
+// CHECK: "onnx.Range"{{.*}} -> tensor<0xi64>
+// CHECK: "onnx.Range"{{.*}} -> tensor<?xi64>
+// CHECK: "onnx.Expand"{{.*}} -> tensor<?x?x5xf32>
+func.func @constant_operands(%s: tensor<3xi64>, %n: tensor<i64>, %x: tensor<1x5xf32>) {
+  %shape = "onnx.Constant"() {value = dense<[2, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = "onnx.ConstantOfShape"(%shape) {value = dense<1> : tensor<1xi64>} : (tensor<2xi64>) -> !onnx.unknown
+  %1 = "onnx.ConstantOfShape"(%shape) : (tensor<2xi64>) -> !onnx.unknown
+  %2 = "onnx.ConstantOfShape"(%s) : (tensor<3xi64>) -> !onnx.unknown
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %ten = "onnx.Constant"() {value = dense<10> : tensor<i64>} : () -> tensor<i64>
+  %three = "onnx.Constant"() {value = dense<3> : tensor<i64>} : () -> tensor<i64>
+  %3 = "onnx.Range"(%zero, %ten, %three) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  %f0 = "onnx.Constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %f1 = "onnx.Constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32>
+  %f2 = "onnx.Constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %4 = "onnx.Range"(%f0, %f1, %f2) : (tensor<f32>, tensor<f32>, tensor<f32>) -> tensor<*xf32>
+  %5 = "onnx.Range"(%ten, %zero, %three) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  %6 = "onnx.Range"(%zero, %n, %three) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  %7 = "onnx.Expand"(%x, %s) : (tensor<1x5xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// Shape functions of ops that expanded function bodies use.
+// CHECK-LABEL: func.func @more_ops
+// CHECK: "onnx.GatherElements"{{.*}} -> tensor<2x2xf32>
+// CHECK: "onnx.GatherND"{{.*}} -> tensor<2x4xf32>
+// CHECK: "onnx.ArgMax"{{.*}} -> tensor<2x1xi64>
+// CHECK: "onnx.ArgMin"{{.*}} -> tensor<4xi64>
+// CHECK: "onnx.TopK"{{.*}} -> (tensor<2x2xf32>, tensor<2x2xi64>)
+// CHECK: "onnx.Size"{{.*}} -> tensor<i64>
+// CHECK: "onnx.IsNaN"{{.*}} -> tensor<2x4xi1>
+// CHECK: "onnx.EyeLike"{{.*}} -> tensor<2x4xi64>
+// CHECK: "onnx.Trilu"{{.*}} -> tensor<2x4xf32>
+func.func @more_ops(%x: tensor<2x4xf32>, %i: tensor<2x2xi64>, %nd: tensor<2x1xi64>) {
+  %0 = "onnx.GatherElements"(%x, %i) {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x2xi64>) -> tensor<*xf32>
+  %1 = "onnx.GatherND"(%x, %nd) : (tensor<2x4xf32>, tensor<2x1xi64>) -> tensor<*xf32>
+  %2 = "onnx.ArgMax"(%x) {axis = 1 : i64} : (tensor<2x4xf32>) -> tensor<*xi64>
+  %3 = "onnx.ArgMin"(%x) {axis = 0 : i64, keepdims = 0 : i64} : (tensor<2x4xf32>) -> tensor<*xi64>
+  %k = "onnx.Constant"() {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %4:2 = "onnx.TopK"(%x, %k) : (tensor<2x4xf32>, tensor<1xi64>) -> (tensor<*xf32>, tensor<*xi64>)
+  %5 = "onnx.Size"(%x) : (tensor<2x4xf32>) -> tensor<*xi64>
+  %6 = "onnx.IsNaN"(%x) : (tensor<2x4xf32>) -> tensor<*xi1>
+  %7 = "onnx.EyeLike"(%x) {dtype = 7 : i64} : (tensor<2x4xf32>) -> tensor<*xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %8 = "onnx.Trilu"(%x, %none) : (tensor<2x4xf32>, none) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// If: the type both branches yield, or the dims they agree on.
+// CHECK-LABEL: func.func @if_branches
+// CHECK: "onnx.If"{{.*}}
+// CHECK: }) : (tensor<i1>) -> (tensor<2x3xf32>, tensor<2x?xf32>, tensor<*xf32>)
+func.func @if_branches(%c: tensor<i1>, %a: tensor<2x3xf32>, %b: tensor<2x5xf32>, %v: tensor<4xf32>) {
+  %0:3 = "onnx.If"(%c) ({
+    "onnx.Yield"(%a, %a, %a) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> ()
+  }, {
+    "onnx.Yield"(%a, %b, %v) : (tensor<2x3xf32>, tensor<2x5xf32>, tensor<4xf32>) -> ()
+  }) : (tensor<i1>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>)
+  return
+}
+
+// -----
+
+func.func @constant_of_shape_negative() {
+  %shape = "onnx.Constant"() {value = dense<[2, -1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  // expected-error @+1 {{the shape has a negative dim}}
+  %0 = "onnx.ConstantOfShape"(%shape) : (tensor<2xi64>) -> !onnx.unknown
+  return
+}
+
+// -----
+
+func.func @range_zero_delta() {
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %ten = "onnx.Constant"() {value = dense<10> : tensor<i64>} : () -> tensor<i64>
+  // expected-error @+1 {{delta is zero or the range is not finite}}
+  %0 = "onnx.Range"(%zero, %ten, %zero) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  return
+}
