@@ -1162,6 +1162,9 @@ FailureOr<Proposal> inferIf(Operation *op) {
       dims.push_back(ra.getDimSize(d) == rb.getDimSize(d) ? ra.getDimSize(d) : kDyn);
     p[i] = RankedTensorType::get(dims, ra.getElementType());
   }
+  return p;
+}
+
 llvm::StringMap<ShapeFn> buildShapeFunctions() {
   llvm::StringMap<ShapeFn> fns;
   for (const char *name : {"Abs",

@@ -1507,11 +1507,11 @@ Refusal checkRotaryEmbedding(Operation *op) {
 
 } // namespace onnx_attention
 
-
 /// Cast and CastLike (kernels/CastKernels.cpp): any pair of the element types
 /// checkTypes lets through for them; the result's type must be the target.
 Refusal checkCast(Operation *op) {
   auto in = rankedType(op->getOperand(0));
+  auto out = rankedType(op->getResult(0));
   if (!in || !out)
     return refuse(RejectedKind::Shape, "an unranked input or output", "ranked tensors");
   if (op->getName().getStringRef() == "onnx.Cast") {
@@ -1519,15 +1519,20 @@ Refusal checkCast(Operation *op) {
     Type target = to ? onnx_dialect::elementTypeForOnnxCode(op->getContext(), int(to.getInt()))
                      : Type();
     if (target != out.getElementType())
+      return refuse(RejectedKind::Attribute,
                     "to " + (to ? std::to_string(to.getInt()) : std::string("(absent)")) +
                         " with result element type " + typeText(out.getElementType()),
                     "'to' naming the result's element type");
+  } else {
     auto like = rankedType(op->getOperand(1));
     if (!like || like.getElementType() != out.getElementType())
+      return refuse(RejectedKind::DType,
                     "target_type " + typeText(op->getOperand(1).getType()) + " and result " +
                         typeText(out),
                     "a result of target_type's element type");
+  }
   if (in.getShape() != out.getShape())
+    return refuse(RejectedKind::Shape,
                   "input " + typeText(in) + " and result " + typeText(out) + " differ in shape",
                   "a result of the input's shape");
   int64_t saturate = intAttr(op, "saturate", 1);
@@ -1535,6 +1540,7 @@ Refusal checkCast(Operation *op) {
     return refuse(RejectedKind::Attribute, "saturate " + std::to_string(saturate),
                   "saturate 0 or 1");
   return requireOneOf(op, "round_mode", "up", {"up", "down", "nearest"});
+}
 
 const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = {
