@@ -542,6 +542,14 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
   case CpuOpClass::Unsupported:
     break;
   }
+  // An elementwise op with types, shapes or attributes the lowering refuses.
+  if (ElementwiseRefusal r; explainElementwiseRefusal(op, r)) {
+    RejectedKind kind = r.kind == ElementwiseRefusalKind::DType       ? RejectedKind::DType
+                        : r.kind == ElementwiseRefusalKind::Shape     ? RejectedKind::Shape
+                        : r.kind == ElementwiseRefusalKind::Attribute ? RejectedKind::Attribute
+                                                                      : RejectedKind::OpType;
+    return decline(refuse(kind, r.rejected, r.accepts));
+  }
   std::string why = "no CPU kernel for " + query.domain + "::" + type +
                     " with these element types and attributes";
   return decline(refuse(RejectedKind::OpType, why,
