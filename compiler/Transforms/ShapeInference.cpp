@@ -818,13 +818,14 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
         "Neg",       "Not",      "Reciprocal", "Relu",  "Round",      "Selu",
         "Shrink",    "Sigmoid",  "Sign",       "Sin",   "Sinh",       "Softmax",
         "Softplus",  "Softsign", "Sqrt",       "Tan",   "Tanh",       "ThresholdedRelu",
-        "Hardmax"})
+        "Hardmax", "Swish", "BitwiseNot"})
     fns[std::string("onnx.") + name] = sameAsInput0;
   for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
                            "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
     fns[std::string("onnx.") + name] = numericBroadcast;
   for (const char *name :
-       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"})
+       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "IsInf",
+        "IsNaN"})
     fns[std::string("onnx.") + name] = compareBroadcast;
   fns["onnx.Where"] = inferWhere;
   fns["onnx.Cast"] = inferCast;

@@ -181,3 +181,19 @@ func.func @pad_bad(%x: tensor<2x3xf32>) {
   %0 = "onnx.Pad"(%x, %pads, %none, %none) : (tensor<2x3xf32>, tensor<2xi64>, none, none) -> tensor<*xf32>
   return
 }
+
+// -----
+
+// Swish and BitwiseNot keep their input's type; IsInf and IsNaN give bools.
+// CHECK-LABEL: func.func @unary_more
+// CHECK: "onnx.Swish"{{.*}} -> tensor<?x4xf16>
+// CHECK: "onnx.BitwiseNot"{{.*}} -> tensor<3xui16>
+// CHECK: "onnx.IsInf"{{.*}} -> tensor<?x4xi1>
+// CHECK: "onnx.IsNaN"{{.*}} -> tensor<?x4xi1>
+func.func @unary_more(%x: tensor<?x4xf16>, %u: tensor<3xui16>) {
+  %0 = "onnx.Swish"(%x) : (tensor<?x4xf16>) -> tensor<*xf16>
+  %1 = "onnx.BitwiseNot"(%u) : (tensor<3xui16>) -> tensor<*xui16>
+  %2 = "onnx.IsInf"(%0) : (tensor<*xf16>) -> tensor<*xi1>
+  %3 = "onnx.IsNaN"(%x) : (tensor<?x4xf16>) -> tensor<*xi1>
+  return
+}
