@@ -821,7 +821,8 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
         "Hardmax", "Swish", "BitwiseNot"})
     fns[std::string("onnx.") + name] = sameAsInput0;
   for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
-                           "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
+                           "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift",
+                           "SwiGLU"})
     fns[std::string("onnx.") + name] = numericBroadcast;
   for (const char *name :
        {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "IsInf",

@@ -103,6 +103,7 @@ enum class Kind {
   Compare,  // two inputs of one type, i1 result
   Where,    // i1 condition, X and Y of the result's type
   Cast,     // any supported type to any supported type
+  BitCast,  // the bits of one type as another of the same width
   Clip,     // input, optional min and max of the result's type
   Pow,      // base of the result's type, numeric exponent
   Mod,      // two inputs and the result of one type
@@ -146,6 +147,7 @@ constexpr Rule kRules[] = {
     {"onnx.HardSigmoid", Kind::Unary, kFloat},
     {"onnx.HardSwish", Kind::Unary, kFloat},
     {"onnx.Swish", Kind::Unary, kFloat},
+    {"onnx.SwiGLU", Kind::Binary, kFloat},
     {"onnx.Mish", Kind::Unary, kFloat},
     {"onnx.Softplus", Kind::Unary, kFloat},
     {"onnx.Softsign", Kind::Unary, kFloat},
@@ -188,6 +190,7 @@ constexpr Rule kRules[] = {
     {"onnx.Xor", Kind::Binary, kBool},
     {"onnx.Where", Kind::Where, kAll},
     {"onnx.Cast", Kind::Cast, kAll},
+    {"onnx.BitCast", Kind::BitCast, kAll},
     {"onnx.Identity", Kind::Identity, kAll},
     {"onnx.Constant", Kind::Constant, kAll},
 };
@@ -435,6 +438,7 @@ bool check(Operation *op, Refusal &r) {
   switch (rule->kind) {
   case Kind::Unary:
   case Kind::Cast:
+  case Kind::BitCast:
   case Kind::Identity:
   case Kind::Classify:
     arityOk = arity == 1;
@@ -574,6 +578,29 @@ bool check(Operation *op, Refusal &r) {
     if (target != resultElem)
       return fail(RK::Attribute, "Cast 'to' does not match the result element type",
                   "'to' naming the result's element type");
+    break;
+  }
+  case Kind::BitCast: {
+    auto to = op->getAttrOfType<IntegerAttr>("to");
+    Type target = to ? castTarget(op->getContext(), to.getInt()) : Type();
+    if (!target)
+      return fail(RK::DType,
+                  "BitCast to ONNX type " +
+                      (to ? std::to_string(to.getInt()) : std::string("?")),
+                  "BitCast between " + typeSetText(kAll));
+    if (target != resultElem)
+      return fail(RK::Attribute, "BitCast 'to' does not match the result element type",
+                  "'to' naming the result's element type");
+    Type from = types[0].getElementType();
+    auto storageBits = [](Type t) { return t.isSignlessInteger(1) ? 8u : t.getIntOrFloatBitWidth(); };
+    if (storageBits(from) != storageBits(target))
+      return fail(RK::DType,
+                  "BitCast from " + typeText(from) + " to " + typeText(target) +
+                      " (different widths)",
+                  "a target of the input's bit width");
+    if (target.isSignlessInteger(1) && from != target)
+      return fail(RK::DType, "BitCast from " + typeText(from) + " to bool",
+                  "bool targets from bool only (a byte other than 0 or 1 is no bool)");
     break;
   }
   case Kind::Pow:
@@ -1090,6 +1117,12 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     Value ax = s.mul(s.cst(t, -swish.getAlpha().convertToDouble()), x);
     return s.div(x, s.add(s.cst(t, 1), s.exp(ax)));
   }
+  if (auto swiglu = dyn_cast<onnx::SwiGLUOp>(op)) {
+    // Swish_alpha(a) * b
+    Value aa = s.mul(s.cst(t, -swiglu.getAlpha().convertToDouble()), args[0]);
+    Value gate = s.div(args[0], s.add(s.cst(t, 1), s.exp(aa)));
+    return s.mul(gate, args[1]);
+  }
   if (auto celu = dyn_cast<onnx::CeluOp>(op)) {
     // max(0, x) + min(0, alpha (exp(x / alpha) - 1))
     Value alpha = s.cst(t, celu.getAlpha().convertToDouble());
@@ -1246,6 +1279,19 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     return s.sel(args[0], args[1], args[2]);
   if (name == "onnx.Cast")
     return castScalar(s, x, t, resultElem);
+  if (name == "onnx.BitCast") {
+    // Signless (or f16/bf16 as i16 bits) in, the target's signless (or i16
+    // bits) out; a bool is its byte.
+    if (resultElem.isSignlessInteger(1))
+      return x; // bool to bool
+    if (x.getType().isSignlessInteger(1))
+      x = arith::ExtUIOp::create(b, loc, b.getI8Type(), x);
+    Type target = isHalf(resultElem) ? Type(b.getIntegerType(16))
+                  : isa<IntegerType>(resultElem)
+                      ? Type(b.getIntegerType(resultElem.getIntOrFloatBitWidth()))
+                      : resultElem;
+    return x.getType() == target ? x : Value(arith::BitcastOp::create(b, loc, target, x));
+  }
   llvm_unreachable("op in kRules without a body");
 }
 
@@ -1345,9 +1391,10 @@ Value lowerElementwise(OpBuilder &b, Operation *op) {
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
   Type resultElem = resultType.getElementType();
   // f16/bf16 values are read as i16 bits and widened to f32, and the result
-  // rounded back, except where the op only moves values (Where, a Cast to
-  // the same type): those move the bits.
-  bool moves = isa<onnx::WhereOp>(op) || (isa<onnx::CastOp>(op) && inTypes[0] == resultElem);
+  // rounded back, except where the op only moves values (Where, BitCast, a
+  // Cast to the same type): those move the bits.
+  bool moves = isa<onnx::WhereOp, onnx::BitCastOp>(op) ||
+               (isa<onnx::CastOp>(op) && inTypes[0] == resultElem);
   SmallVector<Type> computeTypes;
   for (Type t : inTypes)
     computeTypes.push_back(moves ? t : computeType(t));

@@ -34,13 +34,14 @@ namespace ortc::cpu {
 ///    Reciprocal, Floor, Ceil, Round, Sigmoid, Tanh, Erf, Sin, Cos, Tan, the
 ///    inverse and hyperbolic trig functions, Softplus, Softsign, Elu, Celu,
 ///    Selu, LeakyRelu, ThresholdedRelu, Shrink, HardSigmoid, HardSwish,
-///    Swish, Mish, Gelu, ortc.gelu, Mean, IsInf, IsNaN) on floats; Add, Sub,
+///    Swish, SwiGLU, Mish, Gelu, ortc.gelu, Mean, IsInf, IsNaN) on floats; Add, Sub,
 ///    Mul, Div, Max, Min, Sum, Clip, Neg, Abs, Sign, Relu, Mod and the
 ///    comparisons on floats and integers (Neg and Relu: signed only); Pow
 ///    with a float, i32 or i64 base and any numeric exponent; PRelu on
 ///    floats, i32, i64, ui32, ui64 (the slope broadcasts to X); BitShift and
 ///    Bitwise{And,Or,Xor,Not} on integers; Not/And/Or/Xor on i1; Where,
-///    Identity and Cast on all of them;
+///    Identity and Cast on all of them; BitCast between types of one width
+///    (bool as a byte; to bool from bool only);
 ///  - onnx.Constant with a dense `value` (or value_float(s)/value_int(s)).
 bool isLowerableElementwiseOp(mlir::Operation *op);
 

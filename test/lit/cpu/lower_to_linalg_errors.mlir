@@ -131,3 +131,19 @@ func.func @compare_mixed(%x: tensor<4xui16>, %y: tensor<4xi16>) -> tensor<4xi1> 
   %0 = "onnx.Less"(%x, %y) : (tensor<4xui16>, tensor<4xi16>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+func.func @bitcast_width(%x: tensor<4xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{cannot lower 'onnx.BitCast': BitCast from f32 to i64 (different widths)}}
+  %0 = "onnx.BitCast"(%x) {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @bitcast_to_bool(%x: tensor<4xui8>) -> tensor<4xi1> {
+  // expected-error @+1 {{cannot lower 'onnx.BitCast': BitCast from ui8 to bool}}
+  %0 = "onnx.BitCast"(%x) {to = 9 : i64} : (tensor<4xui8>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}

@@ -278,3 +278,39 @@ func.func @unsigned_constant(%x: tensor<3xui64>) -> tensor<3xui64> {
   %0 = "onnx.Add"(%x, %c) : (tensor<3xui64>, tensor<3xui64>) -> tensor<3xui64>
   return %0 : tensor<3xui64>
 }
+
+// -----
+
+// BitCast moves bits: arith.bitcast between widths that match, f16 as its
+// i16 bits, a bool as its byte, unsigned through the signless view.
+// CHECK-LABEL: func.func @bitcasts
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: %[[H:.*]] = arith.bitcast %{{.*}} : f16 to i16
+// CHECK: builtin.unrealized_conversion_cast %[[H]] : i16 to ui16
+// CHECK: %[[B:.*]] = arith.extui %{{.*}} : i1 to i8
+// CHECK: builtin.unrealized_conversion_cast %[[B]] : i8 to ui8
+// CHECK: %[[U:.*]] = builtin.unrealized_conversion_cast %{{.*}} : ui64 to i64
+// CHECK: arith.bitcast %[[U]] : i64 to f64
+func.func @bitcasts(%f: tensor<4xf32>, %h: tensor<4xf16>, %b: tensor<4xi1>, %u: tensor<4xui64>)
+    -> (tensor<4xi32>, tensor<4xui16>, tensor<4xui8>, tensor<4xf64>) {
+  %0 = "onnx.BitCast"(%f) {to = 6 : i64} : (tensor<4xf32>) -> tensor<4xi32>
+  %1 = "onnx.BitCast"(%h) {to = 4 : i64} : (tensor<4xf16>) -> tensor<4xui16>
+  %2 = "onnx.BitCast"(%b) {to = 2 : i64} : (tensor<4xi1>) -> tensor<4xui8>
+  %3 = "onnx.BitCast"(%u) {to = 11 : i64} : (tensor<4xui64>) -> tensor<4xf64>
+  return %0, %1, %2, %3 : tensor<4xi32>, tensor<4xui16>, tensor<4xui8>, tensor<4xf64>
+}
+
+// -----
+
+// SwiGLU: Swish_alpha(A) * B.
+// CHECK-LABEL: func.func @swiglu
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[NA:.*]] = arith.constant -5.000000e-01 : f32
+// CHECK: %[[AA:.*]] = arith.mulf %[[NA]], %[[A]] : f32
+// CHECK: math.exp %[[AA]]
+// CHECK: %[[G:.*]] = arith.divf %[[A]], %{{.*}} : f32
+// CHECK: arith.mulf %[[G]], %[[B]] : f32
+func.func @swiglu(%a: tensor<2x8xf32>, %b: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = "onnx.SwiGLU"(%a, %b) {alpha = 0.5 : f32} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}

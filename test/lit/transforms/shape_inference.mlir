@@ -190,10 +190,12 @@ func.func @pad_bad(%x: tensor<2x3xf32>) {
 // CHECK: "onnx.BitwiseNot"{{.*}} -> tensor<3xui16>
 // CHECK: "onnx.IsInf"{{.*}} -> tensor<?x4xi1>
 // CHECK: "onnx.IsNaN"{{.*}} -> tensor<?x4xi1>
+// CHECK: "onnx.SwiGLU"{{.*}} -> tensor<?x4xf16>
 func.func @unary_more(%x: tensor<?x4xf16>, %u: tensor<3xui16>) {
   %0 = "onnx.Swish"(%x) : (tensor<?x4xf16>) -> tensor<*xf16>
   %1 = "onnx.BitwiseNot"(%u) : (tensor<3xui16>) -> tensor<*xui16>
   %2 = "onnx.IsInf"(%0) : (tensor<*xf16>) -> tensor<*xi1>
   %3 = "onnx.IsNaN"(%x) : (tensor<?x4xf16>) -> tensor<*xi1>
+  %4 = "onnx.SwiGLU"(%x, %0) : (tensor<?x4xf16>, tensor<*xf16>) -> tensor<*xf16>
   return
 }

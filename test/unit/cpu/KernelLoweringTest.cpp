@@ -1099,12 +1099,28 @@ TEST(KernelLowering, NewOpsAndTypesMatchScalarReferences) {
              [](V x) { return x[0] * std::tanh(std::log1p(std::exp(x[0]))); }, "", 1e-6),
       simple("swish", "Swish", {f}, f,
              [](V x) { return x[0] / (1 + std::exp(-double(0.7f) * x[0])); }, " {alpha = 0.7 : f32}", 1e-6),
+      simple("swiglu", "SwiGLU", {f, f}, f,
+             [](V x) { return x[0] / (1 + std::exp(-double(1.5f) * x[0])) * x[1]; },
+             " {alpha = 1.5 : f32}", 1e-6),
       simple("prelu", "PRelu", {f, f}, f, [](V x) { return x[0] < 0 ? x[0] * x[1] : x[0]; }),
       simple("prelu_i64", "PRelu", {"i64", "i64"}, "i64",
              [](V x) { return x[0] < 0 ? x[0] * x[1] : x[0]; }),
       simple("mod0", "Mod", {f, f}, f, [](V x) { return pyMod(x[0], x[1]); }),
       simple("mod0_64", "Mod", {"f64", "f64"}, "f64", [](V x) { return pyMod(x[0], x[1]); }),
       simple("pow_i32", "Pow", {"i32", "i32"}, "i32", [](V x) { return powI32(x[0], x[1]); }),
+      simple("bitcast_f_i", "BitCast", {f}, "i32",
+             [](V x) {
+               float v = float(x[0]);
+               int32_t i;
+               std::memcpy(&i, &v, 4);
+               return double(i);
+             },
+             " {to = 6 : i64}"),
+      simple("bitcast_h_u16", "BitCast", {h}, "ui16", [](V x) { return double(doubleToHalf(x[0])); },
+             " {to = 4 : i64}"),
+      simple("bitcast_i16_bh", "BitCast", {"i16"}, bh,
+             [](V x) { return bf16ToDouble(uint16_t(int16_t(x[0]))); }, " {to = 16 : i64}"),
+      simple("bitcast_b_u8", "BitCast", {"i1"}, "ui8", [](V x) { return x[0]; }, " {to = 2 : i64}"),
   };
   // Bodies with more than one op.
   cases.push_back({"isinf_pos", {f, f}, "i1",
@@ -1330,6 +1346,7 @@ TEST(KernelLowering, EveryAcceptedOpAndTypeCompilesAndRuns) {
       {"Softsign", 1, "", OpForm::Same},     {"Mish", 1, "", OpForm::Same},
       {"Swish", 1, "", OpForm::Same},        {"PRelu", 2, "", OpForm::Same},
       {"IsInf", 1, "", OpForm::Classify},    {"IsNaN", 1, "", OpForm::Classify},
+      {"BitCast", 1, "", OpForm::Cast},      {"SwiGLU", 2, "", OpForm::Same},
   };
 
   // Every form at every element type (Cast: every pair), each its own kernel.
@@ -1448,6 +1465,17 @@ TEST(KernelLowering, EveryAcceptedOpAndTypeCompilesAndRuns) {
   EXPECT_TRUE(isAccepted("IsNaN", 8));
   EXPECT_FALSE(isAccepted("IsNaN", 3));
   EXPECT_FALSE(isAccepted("Shrink", 3));
+  auto bitcastAccepted = [&](int from, int to) {
+    for (const Candidate &c : candidates)
+      if (c.opName == "onnx.BitCast" && c.inType == from && c.outType == to)
+        return accepted[c.kernel];
+    return false;
+  };
+  EXPECT_TRUE(bitcastAccepted(0, 3));   // f32 -> i32
+  EXPECT_TRUE(bitcastAccepted(8, 9));   // f16 -> ui16
+  EXPECT_TRUE(bitcastAccepted(6, 5));   // bool -> ui8
+  EXPECT_FALSE(bitcastAccepted(5, 6));  // ui8 -> bool
+  EXPECT_FALSE(bitcastAccepted(0, 4));  // f32 -> i64
 
   Kernels k;
   // ORTC_DUMP_KERNELS=file writes the module, to replay a failure with
