@@ -1216,13 +1216,16 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
                            "ScatterElements",
                            "ScatterND",
                            "LpNormalization",
-                           "MeanVarianceNormalization"})
+                           "MeanVarianceNormalization",
+                           "BitwiseNot"})
     fns[std::string("onnx.") + name] = sameAsInput0;
   for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
-                           "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
+                           "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift",
+                           "SwiGLU"})
     fns[std::string("onnx.") + name] = numericBroadcast;
   for (const char *name :
-       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor"})
+       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "IsInf",
+        "IsNaN"})
     fns[std::string("onnx.") + name] = compareBroadcast;
   fns["onnx.Where"] = inferWhere;
   fns["onnx.Cast"] = inferCast;

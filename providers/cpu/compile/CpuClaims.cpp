@@ -2137,17 +2137,6 @@ Refusal checkTypes(Operation *op) {
   return {};
 }
 
-/// Op names with an elementwise rule ("onnx.Add", ...).
-const llvm::StringSet<> &elementwiseRuleNames() {
-  static const llvm::StringSet<> names = [] {
-    llvm::StringSet<> set;
-    for (const std::string &name : elementwiseOpNames())
-      set.insert(name);
-    return set;
-  }();
-  return names;
-}
-
 /// The ONNX op types the CPU EP claims in some form, sorted, comma separated.
 const std::string &cpuOpTypeList() {
   static const std::string list = [] {
@@ -2166,27 +2155,6 @@ const std::string &cpuOpTypeList() {
     return text;
   }();
   return list;
-}
-
-/// The elementwise lowering's reason ("operand 0 has element type i16;
-/// onnx.Add takes f32, ...") as a decline: what is rejected, then what the
-/// rule takes.
-Refusal elementwiseRefusal(const std::string &why) {
-  std::string rejected = why, accepts;
-  size_t split = why.find("; ");
-  if (split != std::string::npos) {
-    rejected = why.substr(0, split);
-    accepts = why.substr(split + 2);
-    size_t takes = accepts.find(" takes ");
-    if (takes != std::string::npos)
-      accepts = accepts.substr(takes + 7);
-  }
-  if (StringRef(rejected).starts_with("operand "))
-    rejected = "input " + rejected.substr(8);
-  bool dtype = rejected.find("element type") != std::string::npos;
-  if (accepts.empty())
-    accepts = dtype ? "the element types of this op's rule" : "this op's supported attribute values";
-  return refuse(dtype ? RejectedKind::DType : RejectedKind::Attribute, rejected, accepts);
 }
 
 double elementsOf(Value v) {
@@ -2277,11 +2245,14 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
   case CpuOpClass::Unsupported:
     break;
   }
-  // An elementwise op whose rule refused these element types or attributes.
-  std::string why;
-  if (elementwiseRuleNames().contains(op->getName().getStringRef()) &&
-      !isLowerableElementwiseOp(op, &why))
-    return decline(elementwiseRefusal(why));
+  // An elementwise op with types, shapes or attributes the lowering refuses.
+  if (ElementwiseRefusal r; explainElementwiseRefusal(op, r)) {
+    RejectedKind kind = r.kind == ElementwiseRefusalKind::DType       ? RejectedKind::DType
+                        : r.kind == ElementwiseRefusalKind::Shape     ? RejectedKind::Shape
+                        : r.kind == ElementwiseRefusalKind::Attribute ? RejectedKind::Attribute
+                                                                      : RejectedKind::OpType;
+    return decline(refuse(kind, r.rejected, r.accepts));
+  }
   return decline(refuse(RejectedKind::OpType,
                         "no CPU kernel or lowering for " + query.domain + "::" + type,
                         "the op types the CPU EP runs: " + cpuOpTypeList()));

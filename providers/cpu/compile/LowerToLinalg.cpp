@@ -11,10 +11,17 @@
 // dim takes its size from `tensor.dim` of an input with `?` at the same
 // position (the kernels' `?` is one batch value, so `?` never broadcasts).
 //
-// Unsigned (ui8) values: arith works on signless integers, so a body converts
-// ui8 block arguments to i8 with builtin.unrealized_conversion_cast and back
-// for a ui8 result; the casts cancel in the LLVM conversion. Such generics
-// are not vectorized (cpu-tile-and-vectorize lowers them to loops).
+// Unsigned (ui8..ui64) values: arith works on signless integers, so a body
+// converts unsigned block arguments to signless with
+// builtin.unrealized_conversion_cast and back for an unsigned result; the
+// casts cancel in the LLVM conversion. Such generics are not vectorized
+// (cpu-tile-and-vectorize lowers them to loops). Compares, Div, Mod, Max,
+// Min and shifts pick the unsigned arith ops by the ONNX type.
+//
+// f16 and bf16 compute in f32: a body bitcasts the block argument to i16,
+// widens it with integer code (exact) and rounds the f32 result back to
+// nearest even with integer code (widenHalf, narrowHalf); Where and a Cast
+// to the same type move the bits.
 //
 // Structured ops (isLowerableStructuredOp, f32): Transpose becomes
 // linalg.transpose; Reduce{Sum,Mean,Max,Min} a linalg.fill (0, -inf, +inf)
@@ -75,9 +82,16 @@ enum TypeBits : unsigned {
   kI64 = 1u << 4,
   kU8 = 1u << 5,
   kBool = 1u << 6,
-  kFloat = kF32 | kF64,
-  kSigned = kI8 | kI32 | kI64,
-  kInt = kSigned | kU8,
+  kI16 = 1u << 7,
+  kU16 = 1u << 8,
+  kU32 = 1u << 9,
+  kU64 = 1u << 10,
+  kF16 = 1u << 11,
+  kBF16 = 1u << 12,
+  kFloat = kF32 | kF64 | kF16 | kBF16,
+  kSigned = kI8 | kI16 | kI32 | kI64,
+  kUnsigned = kU8 | kU16 | kU32 | kU64,
+  kInt = kSigned | kUnsigned,
   kNumeric = kFloat | kInt,
   kAll = kNumeric | kBool,
 };
@@ -89,9 +103,12 @@ enum class Kind {
   Compare,  // two inputs of one type, i1 result
   Where,    // i1 condition, X and Y of the result's type
   Cast,     // any supported type to any supported type
+  BitCast,  // the bits of one type as another of the same width
   Clip,     // input, optional min and max of the result's type
-  Pow,      // float base (the result's type), numeric exponent
-  Mod,      // two inputs and the result of one type; floats need fmod=1
+  Pow,      // base of the result's type, numeric exponent
+  Mod,      // two inputs and the result of one type
+  Classify, // one float input, i1 result (IsInf, IsNaN)
+  PRelu,    // X of the result's shape and type, slope broadcasting to it
   Identity, // forwards its input
   Constant, // onnx.Constant with a dense value
 };
@@ -107,35 +124,61 @@ constexpr Rule kRules[] = {
     {"onnx.Sub", Kind::Binary, kNumeric},
     {"onnx.Mul", Kind::Binary, kNumeric},
     {"onnx.Div", Kind::Binary, kNumeric},
-    {"onnx.Pow", Kind::Pow, kFloat},
+    {"onnx.Pow", Kind::Pow, kFloat | kI32 | kI64},
     {"onnx.Sqrt", Kind::Unary, kFloat},
     {"onnx.Exp", Kind::Unary, kFloat},
     {"onnx.Log", Kind::Unary, kFloat},
     {"onnx.Neg", Kind::Unary, kFloat | kSigned},
     {"onnx.Abs", Kind::Unary, kNumeric},
+    {"onnx.Sign", Kind::Unary, kNumeric},
     {"onnx.Reciprocal", Kind::Unary, kFloat},
     {"onnx.Floor", Kind::Unary, kFloat},
     {"onnx.Ceil", Kind::Unary, kFloat},
+    {"onnx.Round", Kind::Unary, kFloat},
     {"onnx.Relu", Kind::Unary, kFloat | kSigned},
     {"onnx.LeakyRelu", Kind::Unary, kFloat},
+    {"onnx.PRelu", Kind::PRelu, kFloat | kI32 | kI64 | kU32 | kU64},
+    {"onnx.ThresholdedRelu", Kind::Unary, kFloat},
     {"onnx.Elu", Kind::Unary, kFloat},
+    {"onnx.Celu", Kind::Unary, kFloat},
     {"onnx.Selu", Kind::Unary, kFloat},
+    {"onnx.Shrink", Kind::Unary, kFloat},
     {"onnx.Sigmoid", Kind::Unary, kFloat},
     {"onnx.HardSigmoid", Kind::Unary, kFloat},
     {"onnx.HardSwish", Kind::Unary, kFloat},
+    {"onnx.Swish", Kind::Unary, kFloat},
+    {"onnx.SwiGLU", Kind::Binary, kFloat},
+    {"onnx.Mish", Kind::Unary, kFloat},
     {"onnx.Softplus", Kind::Unary, kFloat},
+    {"onnx.Softsign", Kind::Unary, kFloat},
     {"onnx.Tanh", Kind::Unary, kFloat},
     {"onnx.Erf", Kind::Unary, kFloat},
     {"onnx.Sin", Kind::Unary, kFloat},
     {"onnx.Cos", Kind::Unary, kFloat},
+    {"onnx.Tan", Kind::Unary, kFloat},
+    {"onnx.Asin", Kind::Unary, kFloat},
+    {"onnx.Acos", Kind::Unary, kFloat},
+    {"onnx.Atan", Kind::Unary, kFloat},
+    {"onnx.Sinh", Kind::Unary, kFloat},
+    {"onnx.Cosh", Kind::Unary, kFloat},
+    {"onnx.Asinh", Kind::Unary, kFloat},
+    {"onnx.Acosh", Kind::Unary, kFloat},
+    {"onnx.Atanh", Kind::Unary, kFloat},
     {"onnx.Gelu", Kind::Unary, kFloat},
     {"ortc.gelu", Kind::Unary, kFloat},
+    {"onnx.IsInf", Kind::Classify, kFloat},
+    {"onnx.IsNaN", Kind::Classify, kFloat},
     {"onnx.Clip", Kind::Clip, kNumeric},
     {"onnx.Max", Kind::Variadic, kNumeric},
     {"onnx.Min", Kind::Variadic, kNumeric},
     {"onnx.Sum", Kind::Variadic, kNumeric},
     {"onnx.Mean", Kind::Variadic, kFloat},
     {"onnx.Mod", Kind::Mod, kNumeric},
+    {"onnx.BitShift", Kind::Binary, kInt},
+    {"onnx.BitwiseAnd", Kind::Binary, kInt},
+    {"onnx.BitwiseOr", Kind::Binary, kInt},
+    {"onnx.BitwiseXor", Kind::Binary, kInt},
+    {"onnx.BitwiseNot", Kind::Unary, kInt},
     {"onnx.Equal", Kind::Compare, kAll},
     {"onnx.Less", Kind::Compare, kNumeric},
     {"onnx.Greater", Kind::Compare, kNumeric},
@@ -147,6 +190,7 @@ constexpr Rule kRules[] = {
     {"onnx.Xor", Kind::Binary, kBool},
     {"onnx.Where", Kind::Where, kAll},
     {"onnx.Cast", Kind::Cast, kAll},
+    {"onnx.BitCast", Kind::BitCast, kAll},
     {"onnx.Identity", Kind::Identity, kAll},
     {"onnx.Constant", Kind::Constant, kAll},
 };
@@ -163,29 +207,45 @@ unsigned typeBit(Type t) {
     return kF32;
   if (t.isF64())
     return kF64;
+  if (t.isF16())
+    return kF16;
+  if (t.isBF16())
+    return kBF16;
   if (t.isSignlessInteger(1))
     return kBool;
-  if (t.isSignlessInteger(8))
-    return kI8;
-  if (t.isSignlessInteger(32))
-    return kI32;
-  if (t.isSignlessInteger(64))
-    return kI64;
-  if (t.isUnsignedInteger(8))
-    return kU8;
-  return 0;
+  auto it = dyn_cast<IntegerType>(t);
+  if (!it || it.isSigned())
+    return 0;
+  bool u = it.isUnsigned();
+  switch (it.getWidth()) {
+  case 8:
+    return u ? kU8 : kI8;
+  case 16:
+    return u ? kU16 : kI16;
+  case 32:
+    return u ? kU32 : kI32;
+  case 64:
+    return u ? kU64 : kI64;
+  default:
+    return 0;
+  }
 }
 
 std::string typeSetText(unsigned set) {
   static const std::pair<unsigned, const char *> names[] = {
-      {kF32, "f32"}, {kF64, "f64"}, {kI8, "i8"},  {kI32, "i32"},
-      {kI64, "i64"}, {kU8, "ui8"},  {kBool, "i1"}};
+      {kF32, "f32"},   {kF64, "f64"},   {kF16, "f16"},   {kBF16, "bf16"}, {kI8, "i8"},
+      {kI16, "i16"},   {kI32, "i32"},   {kI64, "i64"},   {kU8, "ui8"},    {kU16, "ui16"},
+      {kU32, "ui32"},  {kU64, "ui64"},  {kBool, "i1"}};
   std::string out;
   for (auto [bit, name] : names)
     if (set & bit)
       out += (out.empty() ? "" : ", ") + std::string(name);
   return out;
 }
+
+/// f16 and bf16 compute in f32 (lowerElementwise widens and rounds back).
+bool isHalf(Type t) { return t.isF16() || t.isBF16(); }
+Type computeType(Type t) { return isHalf(t) ? Type(Float32Type::get(t.getContext())) : t; }
 
 std::string typeText(Type t) {
   std::string s;
@@ -197,21 +257,34 @@ std::string typeText(Type t) {
 /// The element type ONNX's Cast `to` code names, among the supported ones.
 Type castTarget(MLIRContext *ctx, int64_t to) {
   Builder b(ctx);
+  auto u = [&](unsigned w) { return IntegerType::get(ctx, w, IntegerType::Unsigned); };
   switch (to) {
   case 1:
     return b.getF32Type();
   case 2:
-    return IntegerType::get(ctx, 8, IntegerType::Unsigned);
+    return u(8);
   case 3:
     return b.getIntegerType(8);
+  case 4:
+    return u(16);
+  case 5:
+    return b.getIntegerType(16);
   case 6:
     return b.getI32Type();
   case 7:
     return b.getI64Type();
   case 9:
     return b.getI1Type();
+  case 10:
+    return b.getF16Type();
   case 11:
     return b.getF64Type();
+  case 12:
+    return u(32);
+  case 13:
+    return u(64);
+  case 16:
+    return b.getBF16Type();
   default:
     return {};
   }
@@ -314,34 +387,49 @@ bool checkConstant(Operation *op, RankedTensorType resultType, std::string &why)
   return false;
 }
 
-bool check(Operation *op, std::string &why) {
+/// Why check() refuses an op: the phrase, the kind of thing refused and
+/// what would be accepted instead (the CPU EP's decline reason).
+struct Refusal {
+  std::string why, accepts;
+  ortc::cpu::ElementwiseRefusalKind kind = ortc::cpu::ElementwiseRefusalKind::Op;
+};
+
+bool check(Operation *op, Refusal &r) {
+  using RK = ortc::cpu::ElementwiseRefusalKind;
+  std::string &why = r.why;
+  auto fail = [&](RK kind, std::string text, std::string accepts) {
+    r.kind = kind;
+    r.why = std::move(text);
+    r.accepts = std::move(accepts);
+    return false;
+  };
   StringRef name = op->getName().getStringRef();
   const Rule *rule = findRule(name);
-  if (!rule) {
-    why = "not an elementwise op the CPU kernels lower";
-    return false;
-  }
-  if (op->getNumResults() != 1) {
-    why = "expected one result";
-    return false;
-  }
+  if (!rule)
+    return fail(RK::Op, "not an elementwise op the CPU kernels lower",
+                "the elementwise ops of cpu-lower-to-linalg");
+  if (op->getNumResults() != 1)
+    return fail(RK::Op, "expected one result", "one result");
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!resultType) {
-    why = "result type " + typeText(op->getResult(0).getType()) + " is not a ranked tensor";
-    return false;
-  }
+  if (!resultType)
+    return fail(RK::Shape,
+                "result type " + typeText(op->getResult(0).getType()) + " is not a ranked tensor",
+                "ranked tensors");
   Type resultElem = resultType.getElementType();
-  if (!typeBit(resultElem)) {
-    why = "result element type " + typeText(resultElem) + " is not one of " +
-          typeSetText(kAll);
-    return false;
-  }
+  if (!typeBit(resultElem))
+    return fail(RK::DType,
+                "result element type " + typeText(resultElem) + " is not one of " +
+                    typeSetText(kAll),
+                typeSetText(kAll) + " tensors");
   if (rule->kind == Kind::Constant) {
-    if (!(typeBit(resultElem) & rule->types)) {
-      why = "constant of element type " + typeText(resultElem);
-      return false;
-    }
-    return checkConstant(op, resultType, why);
+    if (!(typeBit(resultElem) & rule->types))
+      return fail(RK::DType, "constant of element type " + typeText(resultElem),
+                  typeSetText(rule->types) + " constants");
+    if (!checkConstant(op, resultType, why))
+      return fail(RK::Attribute, why,
+                  "static constants of up to 1 MiB with a dense value, value_float(s) or "
+                  "value_int(s)");
+    return true;
   }
 
   SmallVector<Value> inputs = dataOperands(op);
@@ -350,13 +438,16 @@ bool check(Operation *op, std::string &why) {
   switch (rule->kind) {
   case Kind::Unary:
   case Kind::Cast:
+  case Kind::BitCast:
   case Kind::Identity:
+  case Kind::Classify:
     arityOk = arity == 1;
     break;
   case Kind::Binary:
   case Kind::Compare:
   case Kind::Pow:
   case Kind::Mod:
+  case Kind::PRelu:
     arityOk = arity == 2;
     break;
   case Kind::Where:
@@ -371,33 +462,34 @@ bool check(Operation *op, std::string &why) {
   case Kind::Constant:
     break;
   }
-  if (!arityOk) {
-    why = "unexpected number of inputs (" + std::to_string(arity) + ")";
-    return false;
-  }
+  if (!arityOk)
+    return fail(RK::Op, "unexpected number of inputs (" + std::to_string(arity) + ")",
+                "the op's inputs as ONNX defines them");
 
   SmallVector<RankedTensorType> types;
   for (auto [i, v] : llvm::enumerate(inputs)) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
-    if (!t) {
-      why = "operand " + std::to_string(i) + " of type " + typeText(v.getType()) +
-            " is not a ranked tensor";
-      return false;
-    }
-    if (!typeBit(t.getElementType())) {
-      why = "element type " + typeText(t.getElementType()) + " of operand " +
-            std::to_string(i) + " is not one of " + typeSetText(kAll);
-      return false;
-    }
+    if (!t)
+      return fail(RK::Shape,
+                  "operand " + std::to_string(i) + " of type " + typeText(v.getType()) +
+                      " is not a ranked tensor",
+                  "ranked tensors");
+    if (!typeBit(t.getElementType()))
+      return fail(RK::DType,
+                  "element type " + typeText(t.getElementType()) + " of operand " +
+                      std::to_string(i) + " is not one of " + typeSetText(kAll),
+                  typeSetText(kAll) + " tensors");
     std::string bwhy;
-    if (rule->kind == Kind::Identity) {
-      if (failed(verifyCompatibleShape(t.getShape(), resultType.getShape()))) {
-        why = "input shape does not match the result's";
-        return false;
-      }
+    if (rule->kind == Kind::Identity ||
+        (rule->kind == Kind::PRelu && i == 0)) {
+      if (failed(verifyCompatibleShape(t.getShape(), resultType.getShape())))
+        return fail(RK::Shape,
+                    "input " + std::to_string(i) + " shape " + typeText(t) +
+                        " does not match the result's " + typeText(resultType),
+                    "an input of the result's shape");
     } else if (!broadcasts(t, resultType, bwhy)) {
-      why = "operand " + std::to_string(i) + " " + bwhy;
-      return false;
+      return fail(RK::Shape, "operand " + std::to_string(i) + " " + bwhy,
+                  "inputs that broadcast to the result by numpy rules (a ? only at the batch)");
     }
     types.push_back(t);
   }
@@ -409,26 +501,34 @@ bool check(Operation *op, std::string &why) {
       int64_t q = p - (resultType.getRank() - t.getRank());
       return q >= 0 && t.isDynamicDim(q);
     });
-    if (!found) {
-      why = "result dim " + std::to_string(p) + " is ? but no input has ? there";
-      return false;
-    }
+    if (!found)
+      return fail(RK::Shape, "result dim " + std::to_string(p) + " is ? but no input has ? there",
+                  "a ? result dim that an input has at the same position");
   }
 
   auto needType = [&](Type t, unsigned set, const Twine &what) {
     if (typeBit(t) & set)
       return true;
-    why = (what + " has element type " + typeText(t) + "; " + name + " takes " +
-           typeSetText(set))
-              .str();
-    return false;
+    return fail(RK::DType,
+                (what + " has element type " + typeText(t) + "; " + name + " takes " +
+                 typeSetText(set))
+                    .str(),
+                typeSetText(set) + " for " + name.str());
   };
   auto needSame = [&](Type t, const Twine &what) {
     if (t == resultElem)
       return true;
-    why = (what + " has element type " + typeText(t) + ", the result " + typeText(resultElem))
-              .str();
-    return false;
+    return fail(RK::DType,
+                (what + " has element type " + typeText(t) + ", the result " +
+                 typeText(resultElem))
+                    .str(),
+                "inputs of the result's element type");
+  };
+  auto needBool = [&](Type t, const Twine &what) {
+    if (t.isSignlessInteger(1))
+      return true;
+    return fail(RK::DType, (what + " has element type " + typeText(t)).str(),
+                "i1 (bool) for " + what.str());
   };
 
   switch (rule->kind) {
@@ -438,6 +538,7 @@ bool check(Operation *op, std::string &why) {
   case Kind::Identity:
   case Kind::Clip:
   case Kind::Mod:
+  case Kind::PRelu:
     for (auto [i, t] : llvm::enumerate(types))
       if (!needType(t.getElementType(), rule->types, "operand " + Twine(i)) ||
           !needSame(t.getElementType(), "operand " + Twine(i)))
@@ -446,40 +547,64 @@ bool check(Operation *op, std::string &why) {
   case Kind::Compare:
     if (!needType(types[0].getElementType(), rule->types, "operand 0"))
       return false;
-    if (types[1].getElementType() != types[0].getElementType()) {
-      why = "operands have different element types";
+    if (types[1].getElementType() != types[0].getElementType())
+      return fail(RK::DType,
+                  "operands have different element types (" +
+                      typeText(types[0].getElementType()) + ", " +
+                      typeText(types[1].getElementType()) + ")",
+                  "two operands of one element type");
+    if (!needBool(resultElem, "the result"))
       return false;
-    }
-    if (!resultElem.isSignlessInteger(1)) {
-      why = "result element type is not i1";
+    break;
+  case Kind::Classify:
+    if (!needType(types[0].getElementType(), rule->types, "operand 0") ||
+        !needBool(resultElem, "the result"))
       return false;
-    }
     break;
   case Kind::Where:
-    if (!types[0].getElementType().isSignlessInteger(1)) {
-      why = "condition element type is not i1";
-      return false;
-    }
-    if (!needSame(types[1].getElementType(), "operand 1") ||
+    if (!needBool(types[0].getElementType(), "the condition") ||
+        !needSame(types[1].getElementType(), "operand 1") ||
         !needSame(types[2].getElementType(), "operand 2"))
       return false;
     break;
   case Kind::Cast: {
     auto to = op->getAttrOfType<IntegerAttr>("to");
     Type target = to ? castTarget(op->getContext(), to.getInt()) : Type();
-    if (!target) {
-      why = "Cast to ONNX type " + (to ? std::to_string(to.getInt()) : std::string("?")) +
-            "; takes " + typeSetText(kAll);
-      return false;
-    }
-    if (target != resultElem) {
-      why = "Cast 'to' does not match the result element type";
-      return false;
-    }
+    if (!target)
+      return fail(RK::DType,
+                  "Cast to ONNX type " +
+                      (to ? std::to_string(to.getInt()) : std::string("?")),
+                  "Cast between " + typeSetText(kAll));
+    if (target != resultElem)
+      return fail(RK::Attribute, "Cast 'to' does not match the result element type",
+                  "'to' naming the result's element type");
+    break;
+  }
+  case Kind::BitCast: {
+    auto to = op->getAttrOfType<IntegerAttr>("to");
+    Type target = to ? castTarget(op->getContext(), to.getInt()) : Type();
+    if (!target)
+      return fail(RK::DType,
+                  "BitCast to ONNX type " +
+                      (to ? std::to_string(to.getInt()) : std::string("?")),
+                  "BitCast between " + typeSetText(kAll));
+    if (target != resultElem)
+      return fail(RK::Attribute, "BitCast 'to' does not match the result element type",
+                  "'to' naming the result's element type");
+    Type from = types[0].getElementType();
+    auto storageBits = [](Type t) { return t.isSignlessInteger(1) ? 8u : t.getIntOrFloatBitWidth(); };
+    if (storageBits(from) != storageBits(target))
+      return fail(RK::DType,
+                  "BitCast from " + typeText(from) + " to " + typeText(target) +
+                      " (different widths)",
+                  "a target of the input's bit width");
+    if (target.isSignlessInteger(1) && from != target)
+      return fail(RK::DType, "BitCast from " + typeText(from) + " to bool",
+                  "bool targets from bool only (a byte other than 0 or 1 is no bool)");
     break;
   }
   case Kind::Pow:
-    if (!needType(types[0].getElementType(), kFloat, "base") ||
+    if (!needType(types[0].getElementType(), rule->types, "base") ||
         !needSame(types[0].getElementType(), "base") ||
         !needType(types[1].getElementType(), kNumeric, "exponent"))
       return false;
@@ -489,26 +614,21 @@ bool check(Operation *op, std::string &why) {
   }
 
   // Attributes.
-  if (auto mod = dyn_cast<onnx::ModOp>(op)) {
-    if (isa<FloatType>(resultElem) && mod.getFmod() != 1) {
-      why = "Mod of floats needs fmod=1";
-      return false;
-    }
-    if (mod.getFmod() > 1) {
-      why = "Mod fmod is not 0 or 1";
-      return false;
-    }
-  }
+  if (auto mod = dyn_cast<onnx::ModOp>(op); mod && mod.getFmod() != 0 && mod.getFmod() != 1)
+    return fail(RK::Attribute, "Mod fmod=" + std::to_string(mod.getFmod()), "fmod 0 or 1");
+  if (auto shift = dyn_cast<onnx::BitShiftOp>(op);
+      shift && shift.getDirection() != "LEFT" && shift.getDirection() != "RIGHT")
+    return fail(RK::Attribute, "BitShift direction='" + shift.getDirection().str() + "'",
+                "direction LEFT or RIGHT");
   StringRef approximate;
   if (auto gelu = dyn_cast<onnx::GeluOp>(op))
     approximate = gelu.getApproximate();
   else if (auto gelu = dyn_cast<ortc::fused::GeluOp>(op))
     approximate = gelu.getApproximate();
   if ((isa<onnx::GeluOp, ortc::fused::GeluOp>(op)) && approximate != "none" &&
-      approximate != "tanh") {
-    why = "Gelu approximate='" + approximate.str() + "' (takes none or tanh)";
-    return false;
-  }
+      approximate != "tanh")
+    return fail(RK::Attribute, "Gelu approximate='" + approximate.str() + "' (takes none or tanh)",
+                "approximate none or tanh");
   return true;
 }
 
@@ -603,13 +723,135 @@ Value intMod(Scalar &s, Value x, Value y, bool isUnsigned, bool cStyle) {
   return s.sel(special, zero, r);
 }
 
-/// Cast a signless scalar `v` whose ONNX type is `from` to ONNX type `to`
-/// (returned signless).
+//===----------------------------------------------------------------------===//
+// f16 and bf16: bits in i16, computed in f32
+//===----------------------------------------------------------------------===//
+//
+// The conversions are integer code of our own rather than arith.extf/truncf
+// on half types, which LLVM may lower to compiler-rt calls (__truncsfhf2,
+// __truncsfbf2) that a kernel object cannot count on; these vectorize too.
+
+Value icst(Scalar &s, Type t, int64_t v) {
+  return arith::ConstantOp::create(s.b, s.loc, t, s.b.getIntegerAttr(t, v));
+}
+
+/// The f32 value of f16 or bf16 bits (i16); exact.
+Value widenHalf(Scalar &s, Value bits, Type half) {
+  OpBuilder &b = s.b;
+  Location loc = s.loc;
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Value h = arith::ExtUIOp::create(b, loc, i32, bits);
+  if (half.isBF16())
+    return arith::BitcastOp::create(b, loc, f32,
+                                    arith::ShLIOp::create(b, loc, h, icst(s, i32, 16)));
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, h, icst(s, i32, 0x8000)), icst(s, i32, 16));
+  Value exp = arith::AndIOp::create(b, loc, h, icst(s, i32, 0x7c00));
+  Value mant = arith::AndIOp::create(b, loc, h, icst(s, i32, 0x3ff));
+  // Normal: rebias the exponent (127 - 15 = 112).
+  Value em = arith::ShLIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, h, icst(s, i32, 0x7fff)), icst(s, i32, 13));
+  Value normal = arith::AddIOp::create(b, loc, em, icst(s, i32, 112 << 23));
+  // Inf and NaN: the f32 all-ones exponent, the payload kept.
+  Value special = arith::OrIOp::create(
+      b, loc, icst(s, i32, 0x7f800000),
+      arith::ShLIOp::create(b, loc, mant, icst(s, i32, 13)));
+  // Zero and subnormal: mant * 2^-24, exact in f32.
+  Value sub = arith::MulFOp::create(b, loc, arith::UIToFPOp::create(b, loc, f32, mant),
+                                    s.cst(f32, 0x1p-24));
+  Value subBits = arith::BitcastOp::create(b, loc, i32, sub);
+  Value isZeroExp = s.icmp(arith::CmpIPredicate::eq, exp, icst(s, i32, 0));
+  Value isMaxExp = s.icmp(arith::CmpIPredicate::eq, exp, icst(s, i32, 0x7c00));
+  Value mag = s.sel(isZeroExp, subBits, s.sel(isMaxExp, special, normal));
+  return arith::BitcastOp::create(b, loc, f32, arith::OrIOp::create(b, loc, mag, sign));
+}
+
+/// f32 `v` rounded to the nearest f16 or bf16 (ties to even), as bits (i16).
+Value narrowHalf(Scalar &s, Value v, Type half) {
+  OpBuilder &b = s.b;
+  Location loc = s.loc;
+  Type i32 = b.getI32Type(), i16 = b.getIntegerType(16), f32 = b.getF32Type();
+  Value u = arith::BitcastOp::create(b, loc, i32, v);
+  Value a = arith::AndIOp::create(b, loc, u, icst(s, i32, 0x7fffffff));
+  Value isNaN = s.icmp(arith::CmpIPredicate::ugt, a, icst(s, i32, 0x7f800000));
+  Value sign16 = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, u, icst(s, i32, 16)), icst(s, i32, 0x8000));
+  Value r;
+  if (half.isBF16()) {
+    // Round at bit 16: add 0x7fff plus the lowest kept bit; a carry moves
+    // into the exponent (and to infinity) as it should.
+    Value odd = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, u, icst(s, i32, 16)), icst(s, i32, 1));
+    Value rounded = arith::ShRUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, u, arith::AddIOp::create(b, loc, odd, icst(s, i32, 0x7fff))),
+        icst(s, i32, 16));
+    Value quiet = arith::OrIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, u, icst(s, i32, 16)), icst(s, i32, 0x40));
+    r = s.sel(isNaN, quiet, rounded);
+  } else {
+    // |v| >= 65520 rounds to infinity.
+    Value isBig = s.icmp(arith::CmpIPredicate::uge, a, icst(s, i32, 0x477ff000));
+    // Normal results (|v| >= 2^-14): rebias, round at bit 13.
+    Value t = arith::SubIOp::create(b, loc, a, icst(s, i32, 112 << 23));
+    Value odd = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, t, icst(s, i32, 13)), icst(s, i32, 1));
+    Value normal = arith::ShRUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, t, arith::AddIOp::create(b, loc, odd, icst(s, i32, 0xfff))),
+        icst(s, i32, 13));
+    // Subnormal results: |v| + 0.5 rounds |v| to a multiple of 2^-24 (the
+    // f32 ulp at 0.5), ties to even; the bits above 0.5 count those units.
+    Value absV = arith::BitcastOp::create(b, loc, f32, a);
+    Value shifted = arith::AddFOp::create(b, loc, absV, s.cst(f32, 0.5));
+    Value subnormal = arith::SubIOp::create(b, loc, arith::BitcastOp::create(b, loc, i32, shifted),
+                                            icst(s, i32, 0x3f000000));
+    Value isSmall = s.icmp(arith::CmpIPredicate::ult, a, icst(s, i32, 113 << 23));
+    Value mag = s.sel(isSmall, subnormal, normal);
+    mag = s.sel(isBig, icst(s, i32, 0x7c00), mag);
+    r = s.sel(isNaN, icst(s, i32, 0x7e00), mag);
+  }
+  return arith::TruncIOp::create(b, loc, i16, arith::OrIOp::create(b, loc, r, sign16));
+}
+
+/// f64 `d` to f32 rounded to odd: truncated toward zero, the lowest bit set
+/// when inexact. Rounding that to f16/bf16 is then rounding `d` once.
+Value truncToOdd(Scalar &s, Value d) {
+  OpBuilder &b = s.b;
+  Location loc = s.loc;
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Value t = arith::TruncFOp::create(b, loc, f32, d);
+  Value back = arith::ExtFOp::create(b, loc, b.getF64Type(), t);
+  Value inexact = s.cmp(arith::CmpFPredicate::ONE, back, d);
+  Value away = s.cmp(arith::CmpFPredicate::OGT, math::AbsFOp::create(b, loc, back),
+                     math::AbsFOp::create(b, loc, d));
+  Value bits = arith::BitcastOp::create(b, loc, i32, t);
+  Value down = arith::SubIOp::create(b, loc, bits, icst(s, i32, 1));
+  bits = s.sel(arith::AndIOp::create(b, loc, inexact, away), down, bits);
+  bits = s.sel(inexact, arith::OrIOp::create(b, loc, bits, icst(s, i32, 1)), bits);
+  return arith::BitcastOp::create(b, loc, f32, bits);
+}
+
+/// Cast a signless scalar `v` whose (compute) type is `from` to ONNX type
+/// `to` (returned signless; an f16/bf16 `to` returns the f32 that
+/// narrowHalf rounds once to the target).
 Value castScalar(Scalar &s, Value v, Type from, Type to) {
   if (from == to)
     return v;
   OpBuilder &b = s.b;
   Location loc = s.loc;
+  if (isHalf(to)) {
+    Type f32 = b.getF32Type(), f64 = b.getF64Type();
+    if (from.isF32())
+      return v;
+    if (from.isF64())
+      return truncToOdd(s, v);
+    bool fromUnsigned = from.isUnsignedInteger() || from.isSignlessInteger(1);
+    Type via = from.getIntOrFloatBitWidth() <= 16 ? f32 : f64; // exact below 2^53
+    Value f = fromUnsigned ? Value(arith::UIToFPOp::create(b, loc, via, v))
+                           : Value(arith::SIToFPOp::create(b, loc, via, v));
+    return via == f64 ? truncToOdd(s, f) : f;
+  }
   Type sTo = isa<IntegerType>(to) ? Type(IntegerType::get(to.getContext(),
                                                            to.getIntOrFloatBitWidth()))
                                   : to;
@@ -624,12 +866,16 @@ Value castScalar(Scalar &s, Value v, Type from, Type to) {
         return arith::ExtFOp::create(b, loc, ft, v);
       return arith::TruncFOp::create(b, loc, ft, v);
     }
-    // Toward zero. Narrow targets go through i32 and wrap, as C on x86 does.
+    // Toward zero. Narrow targets go through i32 (ui32 through i64) and
+    // wrap, as C on x86 does; ui64 converts as unsigned.
     unsigned width = to.getIntOrFloatBitWidth();
-    if (width < 32) {
-      Value wide = arith::FPToSIOp::create(b, loc, b.getI32Type(), v);
+    if (width < 32 || (width == 32 && to.isUnsignedInteger())) {
+      Type wideT = width < 32 ? b.getI32Type() : b.getI64Type();
+      Value wide = arith::FPToSIOp::create(b, loc, wideT, v);
       return arith::TruncIOp::create(b, loc, sTo, wide);
     }
+    if (to.isUnsignedInteger())
+      return arith::FPToUIOp::create(b, loc, sTo, v);
     return arith::FPToSIOp::create(b, loc, sTo, v);
   }
   bool fromUnsigned = from.isUnsignedInteger() || from.isSignlessInteger(1);
@@ -646,6 +892,43 @@ Value castScalar(Scalar &s, Value v, Type from, Type to) {
   if (fromUnsigned)
     return arith::ExtUIOp::create(b, loc, sTo, v);
   return arith::ExtSIOp::create(b, loc, sTo, v);
+}
+
+/// Integer `x` (signless, i32 or i64) to the power `e`. An integer exponent
+/// (ONNX type `eType`) is exact with wrapping (square and multiply over all
+/// of its bits); a negative one gives trunc(x^e): 1 for x = 1, +-1 for
+/// x = -1, else 0. A float exponent computes in f64 and truncates toward
+/// zero.
+Value intPow(Scalar &s, Value x, Value e, Type eType) {
+  OpBuilder &b = s.b;
+  Location loc = s.loc;
+  Type t = x.getType();
+  if (isa<FloatType>(eType)) {
+    Type f64 = b.getF64Type();
+    Value xf = arith::SIToFPOp::create(b, loc, f64, x);
+    Value ef = eType.isF64() ? e : Value(arith::ExtFOp::create(b, loc, f64, e));
+    return arith::FPToSIOp::create(b, loc, t, math::PowFOp::create(b, loc, xf, ef));
+  }
+  Type et = e.getType();
+  unsigned ew = et.getIntOrFloatBitWidth();
+  Value one = icst(s, t, 1), result = one, base = x;
+  for (unsigned i = 0; i < ew; ++i) {
+    Value bit = i == 0 ? e : Value(arith::ShRUIOp::create(b, loc, e, icst(s, et, i)));
+    bit = arith::TruncIOp::create(b, loc, b.getI1Type(), bit);
+    result = s.sel(bit, arith::MulIOp::create(b, loc, result, base), result);
+    if (i + 1 < ew)
+      base = arith::MulIOp::create(b, loc, base, base);
+  }
+  if (eType.isUnsignedInteger())
+    return result;
+  Value negE = s.icmp(arith::CmpIPredicate::slt, e, icst(s, et, 0));
+  Value odd = arith::TruncIOp::create(b, loc, b.getI1Type(), e);
+  Value minusOne = icst(s, t, -1);
+  Value ofMinusOne = s.sel(odd, minusOne, one);
+  Value negResult = s.sel(s.icmp(arith::CmpIPredicate::eq, x, one), one,
+                          s.sel(s.icmp(arith::CmpIPredicate::eq, x, minusOne), ofMinusOne,
+                                icst(s, t, 0)));
+  return s.sel(negE, negResult, result);
 }
 
 /// Written so that the negative tail does not cancel: erfc(-x/sqrt2) is
@@ -686,7 +969,7 @@ std::optional<double> splatValue(Value v) {
 Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
                 Type resultElem) {
   StringRef name = op->getName().getStringRef();
-  Type t = types.empty() ? resultElem : types[0];
+  Type t = types.empty() ? computeType(resultElem) : types[0];
   bool isFloat = isa<FloatType>(t);
   bool isUnsigned = t.isUnsignedInteger();
   Value x = args.empty() ? Value() : args[0];
@@ -752,11 +1035,25 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     return v;
   }
   if (name == "onnx.Mod") {
-    if (isFloat)
-      return arith::RemFOp::create(b, loc, args[0], args[1]);
-    return intMod(s, args[0], args[1], isUnsigned, cast<onnx::ModOp>(op).getFmod() == 1);
+    bool cStyle = cast<onnx::ModOp>(op).getFmod() == 1;
+    if (!isFloat)
+      return intMod(s, args[0], args[1], isUnsigned, cStyle);
+    Value r = arith::RemFOp::create(b, loc, args[0], args[1]);
+    if (cStyle)
+      return r;
+    // The divisor's sign: a nonzero r of the other sign gets y added; a
+    // zero r takes y's sign. NaN and infinities come out of fmod as ONNX
+    // says (x = +-inf or y = 0: NaN; y = +-inf: x, or y when signs differ).
+    Value y = args[1];
+    Value zero = s.cst(t, 0);
+    Value differ = arith::XOrIOp::create(b, loc, s.cmp(FP::OLT, r, zero), s.cmp(FP::OLT, y, zero));
+    Value fix = arith::AndIOp::create(b, loc, s.cmp(FP::ONE, r, zero), differ);
+    Value fixed = s.sel(fix, s.add(r, y), r);
+    return s.sel(s.cmp(FP::OEQ, r, zero), math::CopySignOp::create(b, loc, r, y), fixed);
   }
   if (name == "onnx.Pow") {
+    if (!isFloat)
+      return intPow(s, x, args[1], types[1]);
     Value e = castScalar(s, args[1], types[1], t);
     if (auto k = splatValue(op->getOperand(1))) {
       if (*k == 1.0)
@@ -803,12 +1100,123 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     return math::CosOp::create(b, loc, x);
   if (name == "onnx.Sigmoid")
     return s.div(s.cst(t, 1), s.add(s.cst(t, 1), s.exp(arith::NegFOp::create(b, loc, x))));
-  if (name == "onnx.Softplus") {
-    // max(x, 0) + log1p(exp(-|x|)): no overflow for large x.
-    Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
+  auto softplus = [&](Value v) -> Value {
+    // max(v, 0) + log1p(exp(-|v|)): no overflow for large v.
+    Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, v));
     Value tail = math::Log1pOp::create(b, loc, s.exp(negAbs));
-    return s.add(s.fmax(x, s.cst(t, 0)), tail);
+    return s.add(s.fmax(v, s.cst(t, 0)), tail);
+  };
+  if (name == "onnx.Softplus")
+    return softplus(x);
+  if (name == "onnx.Mish")
+    return s.mul(x, math::TanhOp::create(b, loc, softplus(x)));
+  if (name == "onnx.Softsign")
+    return s.div(x, s.add(s.cst(t, 1), math::AbsFOp::create(b, loc, x)));
+  if (auto swish = dyn_cast<onnx::SwishOp>(op)) {
+    // x sigmoid(alpha x) = x / (1 + exp(-alpha x))
+    Value ax = s.mul(s.cst(t, -swish.getAlpha().convertToDouble()), x);
+    return s.div(x, s.add(s.cst(t, 1), s.exp(ax)));
   }
+  if (auto swiglu = dyn_cast<onnx::SwiGLUOp>(op)) {
+    // Swish_alpha(a) * b
+    Value aa = s.mul(s.cst(t, -swiglu.getAlpha().convertToDouble()), args[0]);
+    Value gate = s.div(args[0], s.add(s.cst(t, 1), s.exp(aa)));
+    return s.mul(gate, args[1]);
+  }
+  if (auto celu = dyn_cast<onnx::CeluOp>(op)) {
+    // max(0, x) + min(0, alpha (exp(x / alpha) - 1))
+    Value alpha = s.cst(t, celu.getAlpha().convertToDouble());
+    Value pos = s.fmax(s.cst(t, 0), x);
+    Value neg = s.fmin(s.cst(t, 0), s.mul(alpha, s.expm1(s.div(x, alpha))));
+    return s.add(pos, neg);
+  }
+  if (auto tr = dyn_cast<onnx::ThresholdedReluOp>(op))
+    return s.sel(s.cmp(FP::OGT, x, s.cst(t, tr.getAlpha().convertToDouble())), x, s.cst(t, 0));
+  if (auto shrink = dyn_cast<onnx::ShrinkOp>(op)) {
+    double lambd = shrink.getLambd().convertToDouble();
+    double bias = shrink.getBias().convertToDouble();
+    Value hi = s.sel(s.cmp(FP::OGT, x, s.cst(t, lambd)), s.sub(x, s.cst(t, bias)), s.cst(t, 0));
+    return s.sel(s.cmp(FP::OLT, x, s.cst(t, -lambd)), s.add(x, s.cst(t, bias)), hi);
+  }
+  if (name == "onnx.PRelu") {
+    Value slope = args[1];
+    if (isUnsigned)
+      return x;
+    if (isFloat) {
+      Value scaled = s.mul(slope, x);
+      return s.sel(s.cmp(FP::OLT, x, s.cst(t, 0)), scaled, x);
+    }
+    Value scaled = arith::MulIOp::create(b, loc, slope, x);
+    return s.sel(s.icmp(IP::slt, x, icst(s, x.getType(), 0)), scaled, x);
+  }
+  if (name == "onnx.Sign") {
+    if (isFloat) { // +-0 and NaN stay
+      Value pos = s.cmp(FP::OGT, x, s.cst(t, 0));
+      Value neg = s.sel(s.cmp(FP::OLT, x, s.cst(t, 0)), s.cst(t, -1), x);
+      return s.sel(pos, s.cst(t, 1), neg);
+    }
+    Type it = x.getType();
+    Value zero = icst(s, it, 0);
+    Value pos = s.icmp(isUnsigned ? IP::ne : IP::sgt, x, zero);
+    Value neg = s.sel(s.icmp(IP::slt, x, zero), icst(s, it, -1), zero);
+    return s.sel(pos, icst(s, it, 1), neg);
+  }
+  if (name == "onnx.Round")
+    return math::RoundEvenOp::create(b, loc, x);
+  if (name == "onnx.Tan")
+    return math::TanOp::create(b, loc, x);
+  if (name == "onnx.Asin")
+    return math::AsinOp::create(b, loc, x);
+  if (name == "onnx.Acos")
+    return math::AcosOp::create(b, loc, x);
+  if (name == "onnx.Atan")
+    return math::AtanOp::create(b, loc, x);
+  if (name == "onnx.Sinh")
+    return math::SinhOp::create(b, loc, x);
+  if (name == "onnx.Cosh")
+    return math::CoshOp::create(b, loc, x);
+  if (name == "onnx.Asinh")
+    return math::AsinhOp::create(b, loc, x);
+  if (name == "onnx.Acosh")
+    return math::AcoshOp::create(b, loc, x);
+  if (name == "onnx.Atanh")
+    return math::AtanhOp::create(b, loc, x);
+  if (auto isInf = dyn_cast<onnx::IsInfOp>(op)) {
+    double inf = std::numeric_limits<double>::infinity();
+    Value r = s.cst(b.getI1Type(), 0);
+    if (isInf.getDetectPositive() != 0)
+      r = s.cmp(FP::OEQ, x, s.cst(t, inf));
+    if (isInf.getDetectNegative() != 0)
+      r = arith::OrIOp::create(b, loc, r, s.cmp(FP::OEQ, x, s.cst(t, -inf)));
+    return r;
+  }
+  if (name == "onnx.IsNaN")
+    return s.cmp(FP::UNO, x, x);
+  if (auto shift = dyn_cast<onnx::BitShiftOp>(op)) {
+    // A shift by a negative amount or by the width or more: what the sign
+    // fill alone gives (-1 for a right shift of a negative signed x, else
+    // 0). An unsigned compare treats a negative amount as huge.
+    Type it = x.getType();
+    unsigned width = it.getIntOrFloatBitWidth();
+    Value y = args[1];
+    Value inRange = s.icmp(IP::ult, y, icst(s, it, width));
+    Value zero = icst(s, it, 0);
+    if (shift.getDirection() == "RIGHT" && !isUnsigned)
+      return arith::ShRSIOp::create(b, loc, x, s.sel(inRange, y, icst(s, it, width - 1)));
+    Value amount = s.sel(inRange, y, zero);
+    Value shifted = shift.getDirection() == "LEFT"
+                        ? Value(arith::ShLIOp::create(b, loc, x, amount))
+                        : Value(arith::ShRUIOp::create(b, loc, x, amount));
+    return s.sel(inRange, shifted, zero);
+  }
+  if (name == "onnx.BitwiseAnd")
+    return arith::AndIOp::create(b, loc, args[0], args[1]);
+  if (name == "onnx.BitwiseOr")
+    return arith::OrIOp::create(b, loc, args[0], args[1]);
+  if (name == "onnx.BitwiseXor")
+    return arith::XOrIOp::create(b, loc, args[0], args[1]);
+  if (name == "onnx.BitwiseNot")
+    return arith::XOrIOp::create(b, loc, x, icst(s, x.getType(), -1));
   if (name == "onnx.LeakyRelu") {
     double alpha = cast<onnx::LeakyReluOp>(op).getAlpha().convertToDouble();
     return s.sel(s.cmp(FP::OLT, x, s.cst(t, 0)), s.mul(s.cst(t, alpha), x), x);
@@ -871,6 +1279,19 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     return s.sel(args[0], args[1], args[2]);
   if (name == "onnx.Cast")
     return castScalar(s, x, t, resultElem);
+  if (name == "onnx.BitCast") {
+    // Signless (or f16/bf16 as i16 bits) in, the target's signless (or i16
+    // bits) out; a bool is its byte.
+    if (resultElem.isSignlessInteger(1))
+      return x; // bool to bool
+    if (x.getType().isSignlessInteger(1))
+      x = arith::ExtUIOp::create(b, loc, b.getI8Type(), x);
+    Type target = isHalf(resultElem) ? Type(b.getIntegerType(16))
+                  : isa<IntegerType>(resultElem)
+                      ? Type(b.getIntegerType(resultElem.getIntOrFloatBitWidth()))
+                      : resultElem;
+    return x.getType() == target ? x : Value(arith::BitcastOp::create(b, loc, target, x));
+  }
   llvm_unreachable("op in kRules without a body");
 }
 
@@ -906,7 +1327,28 @@ Value lowerConstant(OpBuilder &b, onnx::ConstantOp op) {
   } else {
     value = DenseElementsAttr::get(type, op.getValueIntsAttr().asArrayRef());
   }
-  return arith::ConstantOp::create(b, op.getLoc(), type, value);
+  auto unsignedElem = dyn_cast<IntegerType>(type.getElementType());
+  if (!unsignedElem || !unsignedElem.isUnsigned())
+    return arith::ConstantOp::create(b, op.getLoc(), type, value);
+  // arith wants signless scalars, and fusion folds a splat constant into
+  // its consumer's body as a scalar constant: keep the tensor signless and
+  // view it as unsigned in a generic of its own.
+  Location loc = op.getLoc();
+  Type signless = b.getIntegerType(unsignedElem.getWidth());
+  auto signlessType = RankedTensorType::get(type.getShape(), signless);
+  Value c = arith::ConstantOp::create(b, loc, signlessType, value.bitcast(signless));
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{c}, ValueRange{init},
+             SmallVector<AffineMap>{id, id}, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value u = UnrealizedConversionCastOp::create(nb, nloc, type.getElementType(), args[0])
+                             .getResult(0);
+               linalg::YieldOp::create(nb, nloc, u);
+             })
+      .getResult(0);
 }
 
 Value lowerElementwise(OpBuilder &b, Operation *op) {
@@ -948,15 +1390,33 @@ Value lowerElementwise(OpBuilder &b, Operation *op) {
   maps.push_back(b.getMultiDimIdentityMap(rank));
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
   Type resultElem = resultType.getElementType();
+  // f16/bf16 values are read as i16 bits and widened to f32, and the result
+  // rounded back, except where the op only moves values (Where, BitCast, a
+  // Cast to the same type): those move the bits.
+  bool moves = isa<onnx::WhereOp, onnx::BitCastOp>(op) ||
+               (isa<onnx::CastOp>(op) && inTypes[0] == resultElem);
+  SmallVector<Type> computeTypes;
+  for (Type t : inTypes)
+    computeTypes.push_back(moves ? t : computeType(t));
 
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange blockArgs) {
         Scalar s{nb, nloc};
         SmallVector<Value> args;
-        for (Value a : blockArgs.drop_back())
-          args.push_back(s.toSignless(a));
-        Value r = buildBody(s, op, args, inTypes, resultElem);
+        for (auto [a, t] : llvm::zip(blockArgs.drop_back(), inTypes)) {
+          if (!isHalf(t)) {
+            args.push_back(s.toSignless(a));
+            continue;
+          }
+          Value bits = arith::BitcastOp::create(nb, nloc, nb.getIntegerType(16), a);
+          args.push_back(moves ? bits : widenHalf(s, bits, t));
+        }
+        Value r = buildBody(s, op, args, computeTypes, resultElem);
+        if (isHalf(resultElem)) {
+          Value bits = moves ? r : narrowHalf(s, r, resultElem);
+          r = arith::BitcastOp::create(nb, nloc, resultElem, bits);
+        }
         linalg::YieldOp::create(nb, nloc, s.fromSignless(r, resultElem));
       });
   return generic.getResult(0);
@@ -1432,11 +1892,23 @@ struct CpuLowerToLinalgPass : ortc::cpu::impl::CpuLowerToLinalgBase<CpuLowerToLi
 } // namespace
 
 bool ortc::cpu::isLowerableElementwiseOp(Operation *op, std::string *why) {
-  std::string reason;
+  Refusal reason;
   bool ok = check(op, reason);
   if (!ok && why)
-    *why = reason;
+    *why = reason.why;
   return ok;
+}
+
+bool ortc::cpu::explainElementwiseRefusal(Operation *op, ElementwiseRefusal &out) {
+  if (!findRule(op->getName().getStringRef()))
+    return false;
+  Refusal reason;
+  if (check(op, reason))
+    return false;
+  out.kind = reason.kind;
+  out.rejected = reason.why;
+  out.accepts = reason.accepts;
+  return true;
 }
 
 bool ortc::cpu::isLowerableElementwiseOp(Operation *op) {

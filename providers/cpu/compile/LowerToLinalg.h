@@ -29,13 +29,20 @@ namespace ortc::cpu {
 ///    input); a `?` dim of an input must be `?` in the result, and a `?` dim
 ///    of the result must be `?` in some input at that position (the lowering
 ///    takes the size from there: the kernels' `?` is the batch);
-///  - element types: f32, f64, i8, i32, i64, ui8, i1 (bool), as each op allows:
-///    float math (Sqrt, Exp, Log, Reciprocal, Floor, Ceil, Sigmoid, Tanh,
-///    Erf, Sin, Cos, Softplus, Elu, Selu, LeakyRelu, HardSigmoid, HardSwish,
-///    Gelu, ortc.gelu, Mean, Pow with a float base) on f32/f64; Add, Sub,
-///    Mul, Div, Max, Min, Sum, Clip, Neg, Abs, Relu, Mod and the comparisons
-///    on floats and integers (Neg and Relu: signed only); Not/And/Or/Xor on
-///    i1; Where, Identity and Cast on all of them;
+///  - element types: f32, f64, f16, bf16, i8, i16, i32, i64, ui8, ui16,
+///    ui32, ui64, i1 (bool), as each op allows (f16 and bf16 compute in f32
+///    and round back to nearest even): float math (Sqrt, Exp, Log,
+///    Reciprocal, Floor, Ceil, Round, Sigmoid, Tanh, Erf, Sin, Cos, Tan, the
+///    inverse and hyperbolic trig functions, Softplus, Softsign, Elu, Celu,
+///    Selu, LeakyRelu, ThresholdedRelu, Shrink, HardSigmoid, HardSwish,
+///    Swish, SwiGLU, Mish, Gelu, ortc.gelu, Mean, IsInf, IsNaN) on floats; Add, Sub,
+///    Mul, Div, Max, Min, Sum, Clip, Neg, Abs, Sign, Relu, Mod and the
+///    comparisons on floats and integers (Neg and Relu: signed only); Pow
+///    with a float, i32 or i64 base and any numeric exponent; PRelu on
+///    floats, i32, i64, ui32, ui64 (the slope broadcasts to X); BitShift and
+///    Bitwise{And,Or,Xor,Not} on integers; Not/And/Or/Xor on i1; Where,
+///    Identity and Cast on all of them; BitCast between types of one width
+///    (bool as a byte; to bool from bool only);
 ///  - onnx.Constant with a dense `value` (or value_float(s)/value_int(s)).
 bool isLowerableElementwiseOp(mlir::Operation *op);
 
@@ -43,6 +50,20 @@ bool isLowerableElementwiseOp(mlir::Operation *op);
 /// what is wrong in one phrase, e.g. "element type i16 of operand 0 is not
 /// one of f32, f64, i8, i32, i64, ui8, i1", suitable for a decline reason.
 bool isLowerableElementwiseOp(mlir::Operation *op, std::string *why);
+
+enum class ElementwiseRefusalKind { Op, DType, Shape, Attribute };
+
+/// Why isLowerableElementwiseOp refuses an op its table names: what is
+/// refused (e.g. "operand 0 has element type bf16; onnx.Neg takes ...") and
+/// what it accepts instead, for a decline reason.
+struct ElementwiseRefusal {
+  ElementwiseRefusalKind kind = ElementwiseRefusalKind::Op;
+  std::string rejected, accepts;
+};
+
+/// False when `op` is accepted or is not an op of the elementwise table;
+/// otherwise fills `out` and returns true.
+bool explainElementwiseRefusal(mlir::Operation *op, ElementwiseRefusal &out);
 
 /// Whether cpu-lower-to-linalg lowers `op` as a structured (not
 /// elementwise) op; each is a kernel of its own. Exactly these, all f32

@@ -83,14 +83,43 @@ func.func @pow_int_exponent(%x: tensor<8xf32>, %e: tensor<8xi64>) -> tensor<8xf3
 
 // -----
 
-// Negative: Pow with an integer base is not lowered (and neither is anything
-// the predicate refuses); the op stays as it was.
+// Pow with an integer base: square and multiply over the exponent's bits
+// (exact, wrapping), with trunc(x^e) for a negative exponent.
 // CHECK-LABEL: func.func @pow_int_base
-// CHECK: "onnx.Pow"(%{{.*}}, %{{.*}}) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
-// CHECK-NOT: linalg.generic
+// CHECK: ^bb0(%[[X:.*]]: i32, %[[E:.*]]: i32, %{{.*}}: i32):
+// CHECK: arith.trunci %[[E]] : i32 to i1
+// CHECK: arith.muli %[[X]], %[[X]] : i32
+// CHECK: arith.cmpi slt, %[[E]]
+// CHECK-NOT: math.powf
+// CHECK: linalg.yield
 func.func @pow_int_base(%x: tensor<8xi32>, %e: tensor<8xi32>) -> tensor<8xi32> {
   %0 = "onnx.Pow"(%x, %e) : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
   return %0 : tensor<8xi32>
+}
+
+// -----
+
+// An integer base with a float exponent computes in f64 and truncates.
+// CHECK-LABEL: func.func @pow_int_float
+// CHECK: arith.sitofp %{{.*}} : i64 to f64
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: %[[P:.*]] = math.powf %{{.*}}, %{{.*}} : f64
+// CHECK: arith.fptosi %[[P]] : f64 to i64
+func.func @pow_int_float(%x: tensor<8xi64>, %e: tensor<8xf32>) -> tensor<8xi64> {
+  %0 = "onnx.Pow"(%x, %e) : (tensor<8xi64>, tensor<8xf32>) -> tensor<8xi64>
+  return %0 : tensor<8xi64>
+}
+
+// -----
+
+// Negative: Pow with an unsigned base is not lowered (and neither is
+// anything the predicate refuses); the op stays as it was.
+// CHECK-LABEL: func.func @pow_uint_base
+// CHECK: "onnx.Pow"(%{{.*}}, %{{.*}}) : (tensor<8xui8>, tensor<8xui8>) -> tensor<8xui8>
+// CHECK-NOT: linalg.generic
+func.func @pow_uint_base(%x: tensor<8xui8>, %e: tensor<8xui8>) -> tensor<8xui8> {
+  %0 = "onnx.Pow"(%x, %e) : (tensor<8xui8>, tensor<8xui8>) -> tensor<8xui8>
+  return %0 : tensor<8xui8>
 }
 
 // -----
@@ -99,30 +128,30 @@ func.func @pow_int_base(%x: tensor<8xi32>, %e: tensor<8xi32>) -> tensor<8xi32> {
 // op next to them is lowered.
 // CHECK-LABEL: func.func @unsupported
 // CHECK: "onnx.Hardmax"
-// CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<4xi16>, tensor<4xi16>)
-// CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<4xf16>, tensor<4xf16>)
+// CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<4xi4>, tensor<4xi4>)
+// CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>)
 // CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
 // CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<*xf32>, tensor<4xf32>)
 // CHECK: "onnx.Gelu"(%{{.*}}) <{approximate = "erf"}>
-// CHECK: "onnx.Mod"(%{{.*}}, %{{.*}}) <{fmod = 0 : i64}> : (tensor<4xf32>, tensor<4xf32>)
-// CHECK: "onnx.Cast"(%{{.*}}) <{{.*}}to = 10 : i64}>
+// CHECK: "onnx.Mod"(%{{.*}}, %{{.*}}) <{fmod = 2 : i64}> : (tensor<4xf32>, tensor<4xf32>)
+// CHECK: "onnx.Cast"(%{{.*}}) <{{.*}}to = 17 : i64}>
 // CHECK: %[[OK:.*]] = linalg.generic
 // CHECK: arith.negf
-func.func @unsupported(%a: tensor<4x8xf32>, %i: tensor<4xi16>, %h: tensor<4xf16>, %d: tensor<?x4xf32>,
+func.func @unsupported(%a: tensor<4x8xf32>, %i: tensor<4xi4>, %h: tensor<4xf8E4M3FN>, %d: tensor<?x4xf32>,
                        %s: tensor<3x4xf32>, %u: tensor<*xf32>, %f: tensor<4xf32>)
-    -> (tensor<4x8xf32>, tensor<4xi16>, tensor<4xf16>, tensor<3x4xf32>, tensor<4xf32>,
-        tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>) {
+    -> (tensor<4x8xf32>, tensor<4xi4>, tensor<4xf8E4M3FN>, tensor<3x4xf32>, tensor<4xf32>,
+        tensor<4xf32>, tensor<4xf32>, tensor<4xf8E4M3FN>, tensor<4xf32>) {
   %0 = "onnx.Hardmax"(%a) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
-  %1 = "onnx.Add"(%i, %i) : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
-  %2 = "onnx.Add"(%h, %h) : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xf16>
+  %1 = "onnx.Add"(%i, %i) : (tensor<4xi4>, tensor<4xi4>) -> tensor<4xi4>
+  %2 = "onnx.Add"(%h, %h) : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
   %3 = "onnx.Add"(%d, %s) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   %4 = "onnx.Add"(%u, %f) : (tensor<*xf32>, tensor<4xf32>) -> tensor<4xf32>
   %5 = "onnx.Gelu"(%f) {approximate = "erf"} : (tensor<4xf32>) -> tensor<4xf32>
-  %6 = "onnx.Mod"(%f, %f) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  %7 = "onnx.Cast"(%f) {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16>
+  %6 = "onnx.Mod"(%f, %f) {fmod = 2 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %7 = "onnx.Cast"(%f) {to = 17 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
   %8 = "onnx.Neg"(%f) : (tensor<4xf32>) -> tensor<4xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<4x8xf32>, tensor<4xi16>, tensor<4xf16>,
-      tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<4x8xf32>, tensor<4xi4>, tensor<4xf8E4M3FN>,
+      tensor<3x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf8E4M3FN>, tensor<4xf32>
 }
 
 // -----

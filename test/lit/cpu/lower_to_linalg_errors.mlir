@@ -11,18 +11,18 @@ func.func @hardmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // -----
 
-func.func @pow_int(%x: tensor<4xi32>) -> tensor<4xi32> {
-  // expected-error @+1 {{cannot lower 'onnx.Pow': base has element type i32; onnx.Pow takes f32, f64}}
-  %0 = "onnx.Pow"(%x, %x) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
-  return %0 : tensor<4xi32>
+func.func @pow_uint(%x: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{cannot lower 'onnx.Pow': base has element type ui8; onnx.Pow takes f32, f64, f16, bf16, i32, i64}}
+  %0 = "onnx.Pow"(%x, %x) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
 }
 
 // -----
 
-func.func @i16(%x: tensor<4xi16>) -> tensor<4xi16> {
-  // expected-error @+1 {{cannot lower 'onnx.Add': result element type i16 is not one of f32, f64, i8, i32, i64, ui8, i1}}
-  %0 = "onnx.Add"(%x, %x) : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
-  return %0 : tensor<4xi16>
+func.func @i4(%x: tensor<4xi4>) -> tensor<4xi4> {
+  // expected-error @+1 {{cannot lower 'onnx.Add': result element type i4 is not one of f32, f64, f16, bf16, i8, i16, i32, i64, ui8, ui16, ui32, ui64, i1}}
+  %0 = "onnx.Add"(%x, %x) : (tensor<4xi4>, tensor<4xi4>) -> tensor<4xi4>
+  return %0 : tensor<4xi4>
 }
 
 // -----
@@ -51,17 +51,17 @@ func.func @gelu_mode(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @cast_f16(%x: tensor<4xf32>) -> tensor<4xf16> {
-  // expected-error @+1 {{cannot lower 'onnx.Cast': result element type f16 is not one of f32, f64, i8, i32, i64, ui8, i1}}
-  %0 = "onnx.Cast"(%x) {to = 10 : i64} : (tensor<4xf32>) -> tensor<4xf16>
-  return %0 : tensor<4xf16>
+func.func @cast_f8(%x: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{cannot lower 'onnx.Cast': result element type f8E4M3FN is not one of f32, f64, f16, bf16, i8, i16, i32, i64, ui8, ui16, ui32, ui64, i1}}
+  %0 = "onnx.Cast"(%x) {to = 17 : i64} : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
 }
 
 // -----
 
-func.func @float_mod(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{cannot lower 'onnx.Mod': Mod of floats needs fmod=1}}
-  %0 = "onnx.Mod"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+func.func @mod_fmod2(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{cannot lower 'onnx.Mod': Mod fmod=2}}
+  %0 = "onnx.Mod"(%x, %x) {fmod = 2 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
@@ -72,4 +72,78 @@ func.func @elided(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c = "onnx.Constant"() {value = dense_resource<w__elided> : tensor<4xf32>} : () -> tensor<4xf32>
   %0 = "onnx.Add"(%x, %c) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @bitshift_direction(%x: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{cannot lower 'onnx.BitShift': BitShift direction='UP'}}
+  %0 = "onnx.BitShift"(%x, %x) {direction = "UP"} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
+
+// -----
+
+func.func @bitwise_float(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{cannot lower 'onnx.BitwiseAnd': operand 0 has element type f32; onnx.BitwiseAnd takes i8, i16, i32, i64, ui8, ui16, ui32, ui64}}
+  %0 = "onnx.BitwiseAnd"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @shrink_int(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{cannot lower 'onnx.Shrink': operand 0 has element type i32; onnx.Shrink takes f32, f64, f16, bf16}}
+  %0 = "onnx.Shrink"(%x) : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @isinf_int(%x: tensor<4xi32>) -> tensor<4xi1> {
+  // expected-error @+1 {{cannot lower 'onnx.IsInf': operand 0 has element type i32; onnx.IsInf takes f32, f64, f16, bf16}}
+  %0 = "onnx.IsInf"(%x) : (tensor<4xi32>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+// PRelu broadcasts the slope to X only (unidirectional): X must have the
+// result's shape.
+func.func @prelu_x_broadcast(%x: tensor<4xf32>, %slope: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{cannot lower 'onnx.PRelu': input 0 shape tensor<4xf32> does not match the result's tensor<3x4xf32>}}
+  %0 = "onnx.PRelu"(%x, %slope) : (tensor<4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @prelu_i8(%x: tensor<4xi8>) -> tensor<4xi8> {
+  // expected-error @+1 {{cannot lower 'onnx.PRelu': operand 0 has element type i8; onnx.PRelu takes f32, f64, f16, bf16, i32, i64, ui32, ui64}}
+  %0 = "onnx.PRelu"(%x, %x) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
+
+// -----
+
+func.func @compare_mixed(%x: tensor<4xui16>, %y: tensor<4xi16>) -> tensor<4xi1> {
+  // expected-error @+1 {{cannot lower 'onnx.Less': operands have different element types (ui16, i16)}}
+  %0 = "onnx.Less"(%x, %y) : (tensor<4xui16>, tensor<4xi16>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @bitcast_width(%x: tensor<4xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{cannot lower 'onnx.BitCast': BitCast from f32 to i64 (different widths)}}
+  %0 = "onnx.BitCast"(%x) {to = 7 : i64} : (tensor<4xf32>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @bitcast_to_bool(%x: tensor<4xui8>) -> tensor<4xi1> {
+  // expected-error @+1 {{cannot lower 'onnx.BitCast': BitCast from ui8 to bool}}
+  %0 = "onnx.BitCast"(%x) {to = 9 : i64} : (tensor<4xui8>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
 }

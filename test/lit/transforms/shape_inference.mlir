@@ -301,5 +301,21 @@ func.func @range_zero_delta() {
   %ten = "onnx.Constant"() {value = dense<10> : tensor<i64>} : () -> tensor<i64>
   // expected-error @+1 {{delta is zero or the range is not finite}}
   %0 = "onnx.Range"(%zero, %ten, %zero) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+
+// -----
+
+// Swish and BitwiseNot keep their input's type; IsInf and IsNaN give bools.
+// CHECK-LABEL: func.func @unary_more
+// CHECK: "onnx.Swish"{{.*}} -> tensor<?x4xf16>
+// CHECK: "onnx.BitwiseNot"{{.*}} -> tensor<3xui16>
+// CHECK: "onnx.IsInf"{{.*}} -> tensor<?x4xi1>
+// CHECK: "onnx.IsNaN"{{.*}} -> tensor<?x4xi1>
+// CHECK: "onnx.SwiGLU"{{.*}} -> tensor<?x4xf16>
+func.func @unary_more(%x: tensor<?x4xf16>, %u: tensor<3xui16>) {
+  %0 = "onnx.Swish"(%x) : (tensor<?x4xf16>) -> tensor<*xf16>
+  %1 = "onnx.BitwiseNot"(%u) : (tensor<3xui16>) -> tensor<*xui16>
+  %2 = "onnx.IsInf"(%0) : (tensor<*xf16>) -> tensor<*xi1>
+  %3 = "onnx.IsNaN"(%x) : (tensor<?x4xf16>) -> tensor<*xi1>
+  %4 = "onnx.SwiGLU"(%x, %0) : (tensor<?x4xf16>, tensor<*xf16>) -> tensor<*xf16>
   return
 }
