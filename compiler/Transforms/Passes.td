@@ -157,7 +157,7 @@ def OnnxUpgradeGenericOps : Pass<"onnx-upgrade-generic-ops", "mlir::func::FuncOp
 }
 
 def OnnxUnrollControlFlow : Pass<"onnx-unroll-control-flow", "mlir::func::FuncOp"> {
-  let summary = "Unroll Scan and Loop whose iteration count is known at compile time";
+  let summary = "Unroll Scan and Loop whose iteration count is known at compile time; If over constants becomes Where";
   let description = [{
     EPs cannot run subgraphs; a statically bounded Scan or Loop becomes
     straight-line code, one copy of the body per iteration, with the
@@ -175,8 +175,11 @@ def OnnxUnrollControlFlow : Pass<"onnx-unroll-control-flow", "mlir::func::FuncOp
       constant true or the incoming condition (through Identity): copy i
       gets iteration number i; scan outputs stack along a new dim 0.
     Only when the count is 1 to `max-iterations` and the copies hold at most
-    `max-ops` ops; everything else is left for the EPs to decline. If with a
-    constant condition is inlined by onnx-fold-constants. The copies' ops
+    `max-ops` ops; everything else is left for the EPs to decline.
+    If with a constant condition is inlined by onnx-fold-constants; an If
+    with a one-element condition whose branches compute nothing (only
+    onnx.Constant and Identity) and yield the same static types becomes
+    Where(cond, then, else) over copies of both branches. The copies' ops
     are named "<node>[<iteration>]/<body node>"; their types are refined by
     shape inference run after this pass.
   }];
@@ -187,7 +190,7 @@ def OnnxUnrollControlFlow : Pass<"onnx-unroll-control-flow", "mlir::func::FuncOp
            "Most ops the unrolled copies of one body may hold">,
   ];
   let statistics = [
-    Statistic<"numUnrolled", "num-unrolled", "Number of Scan and Loop ops unrolled">
+    Statistic<"numUnrolled", "num-unrolled", "Number of Scan, Loop and If ops replaced">
   ];
 }
 

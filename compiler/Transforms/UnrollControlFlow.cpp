@@ -5,7 +5,8 @@
 // program once unrolled: each iteration is a copy of the body whose state
 // arguments are the previous copy's results, whose scan-input arguments are
 // Gathers of one step, and whose scan outputs are Unsqueezed and Concatenated.
-// (If with a constant condition is inlined by onnx-fold-constants.)
+// If with a constant condition is inlined by onnx-fold-constants; an If
+// choosing between constants becomes a Where.
 //
 //===----------------------------------------------------------------------===//
 
@@ -187,12 +188,13 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
            iterations * countOps(body) <= maxOps;
   }
 
-  /// The single block of `op`'s only region, with a terminator yielding
+  /// The single block of region `region` of `op` (which has `numRegions`), with a terminator yielding
   /// `numYield` values, or null.
-  static Block *bodyOf(Operation *op, unsigned numArgs, unsigned numYield) {
-    if (op->getNumRegions() != 1 || !op->getRegion(0).hasOneBlock())
+  static Block *bodyOf(Operation *op, unsigned numArgs, unsigned numYield, unsigned region = 0,
+                       unsigned numRegions = 1) {
+    if (op->getNumRegions() != numRegions || !op->getRegion(region).hasOneBlock())
       return nullptr;
-    Block &body = op->getRegion(0).front();
+    Block &body = op->getRegion(region).front();
     if (body.getNumArguments() != numArgs || body.empty() ||
         body.getTerminator()->getNumOperands() != numYield)
       return nullptr;
@@ -352,6 +354,50 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
     return true;
   }
 
+  /// If whose branches compute nothing (they only yield constants and values
+  /// from outside, possibly through Identity), with a one-element condition
+  /// and both branches yielding the same static type: Where(cond, then,
+  /// else). Neither branch can fail, so evaluating both is safe.
+  bool selectIf(Operation *op) {
+    if (op->getNumRegions() != 2 || op->getNumOperands() != 1)
+      return false;
+    auto condType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!condType || !condType.getElementType().isInteger(1) || !condType.hasStaticShape() ||
+        condType.getNumElements() != 1)
+      return false;
+    // The typed If's regions are (else_branch, then_branch).
+    Block *elseBody = bodyOf(op, 0, op->getNumResults(), 0, 2);
+    Block *thenBody = bodyOf(op, 0, op->getNumResults(), 1, 2);
+    if (!elseBody || !thenBody)
+      return false;
+    for (Block *body : {elseBody, thenBody})
+      for (Operation &inner : body->without_terminator()) {
+        StringRef name = inner.getName().getStringRef();
+        if ((name != "onnx.Constant" && name != "onnx.Identity") || inner.getNumRegions() != 0)
+          return false;
+      }
+    for (unsigned i = 0; i < op->getNumResults(); ++i) {
+      Type thenType = thenBody->getTerminator()->getOperand(i).getType();
+      auto type = dyn_cast<RankedTensorType>(thenType);
+      if (!type || !type.hasStaticShape() ||
+          elseBody->getTerminator()->getOperand(i).getType() != thenType ||
+          type.getRank() < condType.getRank())
+        return false;
+    }
+    Unroller u(op);
+    SmallVector<Value> thenValues = u.cloneBody(*thenBody, {}, "/then");
+    SmallVector<Value> elseValues = u.cloneBody(*elseBody, {}, "/else");
+    SmallVector<Value> results;
+    for (auto [t, e] : llvm::zip(thenValues, elseValues)) {
+      OperationState state(op->getLoc(), "onnx.Where");
+      state.addOperands({op->getOperand(0), t, e});
+      state.addTypes(t.getType());
+      results.push_back(u.builder.create(state)->getResult(0));
+    }
+    replace(op, results);
+    return true;
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     // Post-order: inner loops unroll before the body that holds them is
@@ -359,7 +405,7 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
     SmallVector<Operation *> candidates;
     func.walk([&](Operation *op) {
       StringRef name = op->getName().getStringRef();
-      if (name == "onnx.Scan" || name == "onnx.Loop")
+      if (name == "onnx.Scan" || name == "onnx.Loop" || name == "onnx.If")
         candidates.push_back(op);
       else if (name == "onnx.Generic") {
         auto type = op->getAttrOfType<StringAttr>("op_type");
@@ -375,6 +421,7 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
       StringRef name = op->getName().getStringRef();
       bool done = name == "onnx.Scan"   ? unrollScan9(op)
                   : name == "onnx.Loop" ? unrollLoop(op)
+                  : name == "onnx.If"   ? selectIf(op)
                                         : unrollScan8(op);
       unrolled += done;
     }

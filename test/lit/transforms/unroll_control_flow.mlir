@@ -149,3 +149,49 @@ func.func @loop_not_static(%m: tensor<i64>, %y: tensor<1xf32>) -> (tensor<1xf32>
   }) : (tensor<i64>, tensor<i1>, tensor<1xf32>) -> tensor<1xf32>
   return %0, %1 : tensor<1xf32>, tensor<1xf32>
 }
+
+// -----
+
+// An If whose branches only yield constants (or outside values through
+// Identity) selects between them with Where.
+// CHECK-LABEL: func.func @if_select
+// CHECK-SAME: %[[C:[^:]*]]: tensor<i1>
+// CHECK-SAME: %[[X:[^:]*]]: tensor<3xf32>
+// CHECK-NOT: onnx.If
+// CHECK: %[[T:.*]] = "onnx.Constant"() <{value = dense<1.000000e+00> : tensor<3xf32>}> {{.*}}loc("if/then/one"
+// CHECK: %[[E:.*]] = "onnx.Identity"(%[[X]]) {{.*}}loc("if/else/id"
+// CHECK: %[[W:.*]] = "onnx.Where"(%[[C]], %[[T]], %[[E]]) : (tensor<i1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+// CHECK: return %[[W]]
+func.func @if_select(%c: tensor<i1>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "onnx.If"(%c) ({
+    %e = "onnx.Identity"(%x) : (tensor<3xf32>) -> tensor<3xf32> loc("id")
+    "onnx.Yield"(%e) : (tensor<3xf32>) -> ()
+  }, {
+    %t = "onnx.Constant"() <{value = dense<1.0> : tensor<3xf32>}> : () -> tensor<3xf32> loc("one")
+    "onnx.Yield"(%t) : (tensor<3xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<3xf32> loc("if")
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Branches that compute (and could fail at run time, or cost work), or
+// whose types differ, keep the If.
+// CHECK-LABEL: func.func @if_kept
+// CHECK: onnx.If
+// CHECK: onnx.If
+func.func @if_kept(%c: tensor<i1>, %x: tensor<3xf32>) -> (tensor<3xf32>, tensor<*xf32>) {
+  %0 = "onnx.If"(%c) ({
+    %e = "onnx.Neg"(%x) : (tensor<3xf32>) -> tensor<3xf32>
+    "onnx.Yield"(%e) : (tensor<3xf32>) -> ()
+  }, {
+    "onnx.Yield"(%x) : (tensor<3xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<3xf32>
+  %1 = "onnx.If"(%c) ({
+    %e = "onnx.Constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<2xf32>
+    "onnx.Yield"(%e) : (tensor<2xf32>) -> ()
+  }, {
+    "onnx.Yield"(%x) : (tensor<3xf32>) -> ()
+  }) : (tensor<i1>) -> tensor<*xf32>
+  return %0, %1 : tensor<3xf32>, tensor<*xf32>
+}
