@@ -181,13 +181,18 @@ def OnnxUnrollControlFlow : Pass<"onnx-unroll-control-flow", "mlir::func::FuncOp
     onnx.Constant and Identity) and yield the same static types becomes
     Where(cond, then, else) over copies of both branches. The copies' ops
     are named "<node>[<iteration>]/<body node>"; their types are refined by
-    shape inference run after this pass.
+    shape inference run after this pass. When a sweep unrolled something and
+    control flow is left (say a Scan inside an unrolled Loop body, whose
+    copies' inputs only now have known shapes), the pass infers shapes and
+    folds constants and sweeps again, up to `max-rounds` sweeps.
   }];
   let options = [
     Option<"maxIterations", "max-iterations", "int64_t", /*default=*/"64",
            "Most iterations (Scan-8: batch times sequence length) to unroll">,
     Option<"maxOps", "max-ops", "int64_t", /*default=*/"4096",
            "Most ops the unrolled copies of one body may hold">,
+    Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"8",
+           "Most sweeps; between sweeps that unrolled something while control flow is left, shapes are inferred and constants folded">,
   ];
   let statistics = [
     Statistic<"numUnrolled", "num-unrolled", "Number of Scan, Loop and If ops replaced">

@@ -398,23 +398,28 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
     return true;
   }
 
-  void runOnOperation() override {
-    func::FuncOp func = getOperation();
+  static bool isCandidate(Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if (name == "onnx.Scan" || name == "onnx.Loop" || name == "onnx.If")
+      return true;
+    if (name != "onnx.Generic")
+      return false;
+    auto type = op->getAttrOfType<StringAttr>("op_type");
+    auto domain = op->getAttrOfType<StringAttr>("domain");
+    auto since = op->getAttrOfType<IntegerAttr>("since_version");
+    return type && type.getValue() == "Scan" && domain && domain.getValue().empty() && since &&
+           since.getInt() == 8;
+  }
+
+  /// One sweep over the function's Scan, Loop and If ops; returns how many
+  /// it replaced.
+  unsigned unrollOnce(func::FuncOp func) {
     // Post-order: inner loops unroll before the body that holds them is
     // copied; each listed op is in a region no earlier unrolling erased.
     SmallVector<Operation *> candidates;
     func.walk([&](Operation *op) {
-      StringRef name = op->getName().getStringRef();
-      if (name == "onnx.Scan" || name == "onnx.Loop" || name == "onnx.If")
+      if (isCandidate(op))
         candidates.push_back(op);
-      else if (name == "onnx.Generic") {
-        auto type = op->getAttrOfType<StringAttr>("op_type");
-        auto domain = op->getAttrOfType<StringAttr>("domain");
-        auto since = op->getAttrOfType<IntegerAttr>("since_version");
-        if (type && type.getValue() == "Scan" && domain && domain.getValue().empty() && since &&
-            since.getInt() == 8)
-          candidates.push_back(op);
-      }
     });
     unsigned unrolled = 0;
     for (Operation *op : candidates) {
@@ -425,9 +430,32 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
                                         : unrollScan8(op);
       unrolled += done;
     }
-    numUnrolled += unrolled;
-    if (unrolled)
-      ortc::syncFunctionResultTypes(func);
+    return unrolled;
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    for (unsigned round = 0; round < maxRounds; ++round) {
+      unsigned unrolled = unrollOnce(func);
+      numUnrolled += unrolled;
+      if (unrolled)
+        ortc::syncFunctionResultTypes(func);
+      bool left = false;
+      func.walk([&](Operation *op) { left |= isCandidate(op); });
+      if (!unrolled || !left)
+        return;
+      // What is left (such as copies of inner Scan/Loop/If, or a Loop whose
+      // trip count an unrolled Scan computes) may unroll once the new ops'
+      // types are inferred and folded.
+      for (unsigned step = 0; step < 100; ++step) {
+        unsigned refined = 0;
+        if (failed(ortc::inferShapesIn(func, refined)))
+          return signalPassFailure();
+        unsigned folded = ortc::foldConstantsIn(func, /*maxElements=*/65536);
+        if (refined == 0 && folded == 0)
+          break;
+      }
+    }
   }
 };
 

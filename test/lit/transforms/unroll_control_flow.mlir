@@ -195,3 +195,29 @@ func.func @if_kept(%c: tensor<i1>, %x: tensor<3xf32>) -> (tensor<3xf32>, tensor<
   }) : (tensor<i1>) -> tensor<*xf32>
   return %0, %1 : tensor<3xf32>, tensor<*xf32>
 }
+
+// -----
+
+// A Scan inside a Loop body reads a carried value of unknown shape: it
+// unrolls once the Loop's copies are inferred (the pass infers and folds
+// between rounds when unrolled bodies held control flow).
+// CHECK-LABEL: func.func @nested
+// CHECK-NOT: onnx.Loop
+// CHECK-NOT: onnx.Scan
+// CHECK-COUNT-4: "onnx.Neg"
+// CHECK-NOT: onnx.Scan
+// CHECK: return
+func.func @nested(%y: tensor<2x3xf32>) -> tensor<*xf32> {
+  %m = "onnx.Constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+  %none = "onnx.NoValue"() : () -> none
+  %0 = "onnx.Loop"(%m, %none, %y) ({
+  ^bb0(%i: tensor<i64>, %cin: tensor<i1>, %v: tensor<*xf32>):
+    %s = "onnx.Scan"(%v) <{num_scan_inputs = 1 : i64}> ({
+    ^bb0(%e: tensor<*xf32>):
+      %n = "onnx.Neg"(%e) : (tensor<*xf32>) -> tensor<*xf32>
+      "onnx.Yield"(%n) : (tensor<*xf32>) -> ()
+    }) : (tensor<*xf32>) -> tensor<*xf32>
+    "onnx.Yield"(%cin, %s) : (tensor<i1>, tensor<*xf32>) -> ()
+  }) : (tensor<i64>, none, tensor<2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
