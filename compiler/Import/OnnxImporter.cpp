@@ -749,8 +749,8 @@ LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
   for (const auto &[index, input] : llvm::enumerate(graph.input())) {
     std::string inputWhat = owner + ": subgraph input '" + input.name() + "'";
     FailureOr<Type> type = failure();
-    if (input.type().value_case() == onnx::TypeProto::VALUE_NOT_SET &&
-        index < inputHints.size() && inputHints[index])
+    bool untyped = input.type().value_case() == onnx::TypeProto::VALUE_NOT_SET;
+    if (untyped && index < inputHints.size() && inputHints[index])
       type = inputHints[index];
     else
       type = importValueType(input.type(), inputWhat, nullptr);

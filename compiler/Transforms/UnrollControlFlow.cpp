@@ -110,8 +110,8 @@ public:
     mapping.map(body.getArguments(), args);
     for (Operation &op : body.without_terminator()) {
       Operation *copy = builder.clone(op, mapping);
-      copy->setLoc(NameLoc::get(builder.getStringAttr(name + iteration + "/" + locName(op.getLoc())),
-                                op.getLoc()));
+      copy->setLoc(NameLoc::get(
+          builder.getStringAttr(name + iteration + "/" + locName(op.getLoc())), op.getLoc()));
     }
     SmallVector<Value> yielded;
     for (Value v : body.getTerminator()->getOperands())
@@ -184,12 +184,11 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
 
   /// Whether `iterations` copies of `body` fit the budgets.
   bool fits(Block &body, int64_t iterations) {
-    return iterations >= 1 && iterations <= maxIterations &&
-           iterations * countOps(body) <= maxOps;
+    return iterations >= 1 && iterations <= maxIterations && iterations * countOps(body) <= maxOps;
   }
 
-  /// The single block of region `region` of `op` (which has `numRegions`), with a terminator yielding
-  /// `numYield` values, or null.
+  /// The single block of region `region` of `op` (which has `numRegions`), with a terminator
+  /// yielding `numYield` values, or null.
   static Block *bodyOf(Operation *op, unsigned numArgs, unsigned numYield, unsigned region = 0,
                        unsigned numRegions = 1) {
     if (op->getNumRegions() != numRegions || !op->getRegion(region).hasOneBlock())
@@ -245,8 +244,7 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
     if (!attrs || op->getNumOperands() < 2 || !isa<NoneType>(op->getOperand(0).getType()))
       return false;
     for (NamedAttribute a : attrs)
-      if (a.getName() != "num_scan_inputs" && a.getName() != "directions" &&
-          a.getName() != "body")
+      if (a.getName() != "num_scan_inputs" && a.getName() != "directions" && a.getName() != "body")
         return false;
     auto numScanAttr = attrs.getAs<IntegerAttr>("num_scan_inputs");
     if (!numScanAttr)
