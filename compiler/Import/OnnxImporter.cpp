@@ -81,7 +81,10 @@ private:
   LogicalResult importNode(onnx::NodeProto &node, int index);
   FailureOr<SmallVector<Value>> importGraphBody(onnx::GraphProto &graph,
                                                 const std::string &outputWhat);
-  LogicalResult importSubgraph(onnx::GraphProto &graph, Region &region, const std::string &owner);
+  LogicalResult importSubgraph(onnx::GraphProto &graph, Region &region, const std::string &owner,
+                               ArrayRef<Type> inputHints = {});
+  SmallVector<Type> subgraphInputHints(const onnx::NodeProto &node, const std::string &domain,
+                                       int64_t version, ArrayRef<Value> operands);
   FailureOr<Type> importValueType(const onnx::TypeProto &type, const std::string &what,
                                   SmallVectorImpl<Attribute> *dimParams);
   FailureOr<Attribute> importAttribute(const onnx::AttributeProto &attr, int kindOverride,
@@ -622,11 +625,12 @@ LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
     llvm::sort(graphs, [](const auto &a, const auto &b) { return a.first < b.first; });
   for (size_t i = 0; i < graphs.size(); ++i)
     state.addRegion();
+  SmallVector<Type> bodyHints = subgraphInputHints(node, domain, version, operands);
   Operation *op = builder.create(state);
   for (size_t i = 0; i < graphs.size(); ++i) {
     OpBuilder::InsertionGuard guard(builder);
     if (failed(importSubgraph(*graphs[i].second, op->getRegion(i),
-                              what + " attribute '" + graphs[i].first + "'")))
+                              what + " attribute '" + graphs[i].first + "'", bodyHints)))
       return failure();
   }
   // An If whose outputs have no declared type takes its branches' types.
@@ -661,19 +665,100 @@ FailureOr<SmallVector<Value>> Importer::importGraphBody(onnx::GraphProto &graph,
   return results;
 }
 
+// The types ONNX shape inference gives the body inputs of Loop and Scan when
+// the body declares none (exporters of function bodies leave them out):
+// Loop: (int64 scalar, bool scalar, each carried value's element type; its
+// shape may change across iterations); Scan-9+: each state's type, each scan
+// input's type without its scan axis; Scan-8: the same without the leading
+// batch dim (and the sequence dim after it for scan inputs). Null where
+// nothing is known.
+SmallVector<Type> Importer::subgraphInputHints(const onnx::NodeProto &node,
+                                               const std::string &domain, int64_t version,
+                                               ArrayRef<Value> operands) {
+  SmallVector<Type> hints;
+  if (!domain.empty())
+    return hints;
+  auto intAttr = [&](llvm::StringRef name, int64_t fallback) {
+    for (const auto &attr : node.attribute())
+      if (attr.name() == name)
+        return static_cast<int64_t>(attr.i());
+    return fallback;
+  };
+  auto intsAttr = [&](llvm::StringRef name) {
+    SmallVector<int64_t> values;
+    for (const auto &attr : node.attribute())
+      if (attr.name() == name)
+        values.assign(attr.ints().begin(), attr.ints().end());
+    return values;
+  };
+  // `type` without the dims at `drop` (sorted, non-negative after wrapping).
+  auto dropDims = [&](Type type, SmallVector<int64_t> drop) -> Type {
+    if (isa<UnrankedTensorType>(type))
+      return type;
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!ranked)
+      return isa<od::UnknownType>(type) ? type : Type();
+    SmallVector<int64_t> shape(ranked.getShape());
+    for (int64_t &d : drop)
+      if (d < 0)
+        d += ranked.getRank();
+    llvm::sort(drop);
+    for (auto it = drop.rbegin(); it != drop.rend(); ++it) {
+      if (*it < 0 || *it >= static_cast<int64_t>(shape.size()))
+        return UnrankedTensorType::get(ranked.getElementType());
+      shape.erase(shape.begin() + *it);
+    }
+    return RankedTensorType::get(shape, ranked.getElementType());
+  };
+  if (node.op_type() == "Loop") {
+    hints.push_back(RankedTensorType::get({}, builder.getI64Type()));
+    hints.push_back(RankedTensorType::get({}, builder.getI1Type()));
+    for (size_t i = 2; i < operands.size(); ++i) {
+      Type type = operands[i].getType();
+      if (auto tensor = dyn_cast<TensorType>(type))
+        type = UnrankedTensorType::get(tensor.getElementType());
+      hints.push_back(isa<NoneType>(type) ? Type() : type);
+    }
+  } else if (node.op_type() == "Scan") {
+    int64_t numScan = intAttr("num_scan_inputs", 0);
+    bool batched = version < 9; // Scan-8: operand 0 is sequence_lens, dim 0 is the batch
+    size_t first = batched ? 1 : 0;
+    if (numScan < 0 || operands.size() < first + numScan)
+      return hints;
+    size_t numState = operands.size() - first - numScan;
+    SmallVector<int64_t> axes = intsAttr("scan_input_axes");
+    for (size_t i = 0; i < numState; ++i) {
+      Type type = operands[first + i].getType();
+      hints.push_back(batched ? dropDims(type, {0}) : (isa<NoneType>(type) ? Type() : type));
+    }
+    for (int64_t j = 0; j < numScan; ++j) {
+      Type type = operands[first + numState + j].getType();
+      int64_t axis = static_cast<size_t>(j) < axes.size() ? axes[j] : 0;
+      hints.push_back(batched ? dropDims(type, {0, 1}) : dropDims(type, {axis}));
+    }
+  }
+  return hints;
+}
+
 LogicalResult Importer::importSubgraph(onnx::GraphProto &graph, Region &region,
-                                       const std::string &owner) {
+                                       const std::string &owner, ArrayRef<Type> inputHints) {
   Block *block = builder.createBlock(&region);
   scopes.emplace_back();
   llvm::scope_exit popScope([&] { scopes.pop_back(); });
   collectValueInfo(graph);
-  for (const auto &input : graph.input()) {
+  for (const auto &[index, input] : llvm::enumerate(graph.input())) {
     // ONNX lets a subgraph leave its inputs' types out (the node that runs it
-    // gives them, as Loop's and Scan's state): they import as !onnx.unknown.
-    FailureOr<Type> type = Type(od::UnknownType::get(&context));
-    if (input.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
-      type =
-          importValueType(input.type(), owner + ": subgraph input '" + input.name() + "'", nullptr);
+    // gives them, as Loop's and Scan's state): typed from the outer node where
+    // the caller knows them (inputHints), else !onnx.unknown.
+    std::string inputWhat = owner + ": subgraph input '" + input.name() + "'";
+    FailureOr<Type> type = failure();
+    bool untyped = input.type().value_case() == onnx::TypeProto::VALUE_NOT_SET;
+    if (untyped && index < inputHints.size() && inputHints[index])
+      type = inputHints[index];
+    else if (untyped)
+      type = Type(od::UnknownType::get(&context));
+    else
+      type = importValueType(input.type(), inputWhat, nullptr);
     if (failed(type))
       return failure();
     Value arg = block->addArgument(*type, NameLoc::get(builder.getStringAttr(input.name())));

@@ -163,4 +163,47 @@ def OnnxUpgradeGenericOps : Pass<"onnx-upgrade-generic-ops", "mlir::func::FuncOp
   ];
 }
 
+def OnnxUnrollControlFlow : Pass<"onnx-unroll-control-flow", "mlir::func::FuncOp"> {
+  let summary = "Unroll Scan and Loop whose iteration count is known at compile time; If over constants becomes Where";
+  let description = [{
+    EPs cannot run subgraphs; a statically bounded Scan or Loop becomes
+    straight-line code, one copy of the body per iteration, with the
+    carried values threaded from copy to copy:
+    - Scan (opset 9+) whose scan inputs have the same static length along
+      their scan_input_axes: each copy reads Gather(x, t, axis) (t counted
+      from the end for scan_input_directions 1); each scan output is the
+      copies' values Unsqueezed at its scan_output_axes and Concatenated
+      there (in reverse order for scan_output_directions 1);
+    - Scan-8 (onnx.Generic) without sequence_lens whose inputs have a static
+      batch and sequence length: the same per batch entry (Gather along
+      dim 0), the per-batch results stacked along dim 0;
+    - Loop whose trip count M is a constant, whose incoming condition is
+      absent or a constant true, and whose body condition output is a
+      constant true or the incoming condition (through Identity): copy i
+      gets iteration number i; scan outputs stack along a new dim 0.
+    Only when the count is 1 to `max-iterations` and the copies hold at most
+    `max-ops` ops; everything else is left for the EPs to decline.
+    If with a constant condition is inlined by onnx-fold-constants; an If
+    with a one-element condition whose branches compute nothing (only
+    onnx.Constant and Identity) and yield the same static types becomes
+    Where(cond, then, else) over copies of both branches. The copies' ops
+    are named "<node>[<iteration>]/<body node>"; their types are refined by
+    shape inference run after this pass. When a sweep unrolled something and
+    control flow is left (say a Scan inside an unrolled Loop body, whose
+    copies' inputs only now have known shapes), the pass infers shapes and
+    folds constants and sweeps again, up to `max-rounds` sweeps.
+  }];
+  let options = [
+    Option<"maxIterations", "max-iterations", "int64_t", /*default=*/"64",
+           "Most iterations (Scan-8: batch times sequence length) to unroll">,
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"4096",
+           "Most ops the unrolled copies of one body may hold">,
+    Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"8",
+           "Most sweeps; between sweeps that unrolled something while control flow is left, shapes are inferred and constants folded">,
+  ];
+  let statistics = [
+    Statistic<"numUnrolled", "num-unrolled", "Number of Scan, Loop and If ops replaced">
+  ];
+}
+
 #endif // ORTC_COMPILER_TRANSFORMS_PASSES

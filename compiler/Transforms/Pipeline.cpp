@@ -12,6 +12,9 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm) {
   fn.addPass(createOnnxPropagateShapes());
   fn.addPass(createOnnxUpgradeGenericOps());
   fn.addPass(createOnnxPropagateShapes());
+  // Scan/Loop lengths are known now; the unrolled copies need inference too.
+  fn.addPass(createOnnxUnrollControlFlow());
+  fn.addPass(createOnnxPropagateShapes());
   fn.addPass(createOnnxFoldConvBatchNorm());
   fn.addPass(createOnnxFuseMatMulAdd());
   fn.addPass(createOnnxRecognizeFusedOps());
