@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/ErrorHandling.h"
 
 #include <cctype>
 #include <functional>
@@ -186,9 +187,6 @@ Refusal requireStaticShapes(Operation *op) {
 }
 
 std::string typeText(Type type);
-
-/// Bytes one element takes in a buffer (bool: one byte).
-int64_t storageBytes(Type t) { return t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth() / 8; }
 
 Refusal checkWindow(Operation *op) {
   auto out = rankedType(op->getResult(0));
@@ -1542,8 +1540,20 @@ Refusal checkCast(Operation *op) {
   return requireOneOf(op, "round_mode", "up", {"up", "down", "nearest"});
 }
 
+/// The table below as a map; a key listed twice is a programming error (the
+/// second entry would be silently ignored), reported at first use.
+std::map<std::string, LibraryOp>
+uniqueKeys(std::initializer_list<std::pair<const std::string, LibraryOp>> entries) {
+  std::map<std::string, LibraryOp> map;
+  for (const auto &entry : entries)
+    if (!map.insert(entry).second)
+      llvm::report_fatal_error(llvm::Twine("cpu claims: libraryOps lists '") + entry.first +
+                               "' twice");
+  return map;
+}
+
 const std::map<std::string, LibraryOp> &libraryOps() {
-  static const std::map<std::string, LibraryOp> ops = {
+  static const std::map<std::string, LibraryOp> ops = uniqueKeys({
       {"MatMul",
        {"MatMul",
         [](Operation *op) -> Refusal {
@@ -1780,31 +1790,6 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           }
           return {};
         }}},
-      {"Resize",
-       {"Resize",
-        [](Operation *op) -> Refusal {
-          if (auto r = requireF32(op, {0}); r.any())
-            return r;
-          if (auto r = requireOneOf(op, "mode", "nearest", {"nearest"}); r.any())
-            return r;
-          if (auto r = requireOneOf(op, "coordinate_transformation_mode", "half_pixel",
-                                    {"half_pixel", "asymmetric", "align_corners",
-                                     "pytorch_half_pixel", "tf_half_pixel_for_nn"});
-              r.any())
-            return r;
-          if (auto r = requireOneOf(op, "nearest_mode", "round_prefer_floor",
-                                    {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-              r.any())
-            return r;
-          if (intAttr(op, "antialias", 0) != 0)
-            return refuse(RejectedKind::Attribute, "antialias 1", "antialias 0");
-          if (op->getAttr("axes"))
-            return refuse(RejectedKind::Attribute, "the axes attribute", "scales over all axes");
-          if (auto r = requireOneOf(op, "keep_aspect_ratio_policy", "stretch", {"stretch"});
-              r.any())
-            return r;
-          return {};
-        }}},
       {"Trilu", {"Trilu", [](Operation *op) { return requireMinRank(op, 0, 2); }}},
       {"CumSum", {"CumSum", [](Operation *op) { return requireArithmetic(op, 0, "input x"); }}},
       {"CumProd", {"CumProd", [](Operation *op) { return requireArithmetic(op, 0, "input x"); }}},
@@ -1888,15 +1873,6 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"SpaceToDepth", {"SpaceToDepth", [](Operation *op) { return checkDepthSpace(op, false); }}},
       {"Resize", {"Resize", checkResize}},
       {"Shape", {"Shape", [](Operation *) { return Refusal(); }}},
-      {"BitCast",
-       {"BitCast",
-        [](Operation *op) -> Refusal {
-          auto in = rankedType(op->getOperand(0)), out = rankedType(op->getResult(0));
-          if (in && out && storageBytes(in.getElementType()) == storageBytes(out.getElementType()))
-            return {};
-          return refuse(RejectedKind::DType, "input and output element sizes differ",
-                        "element types of one size");
-        }}},
       {"EyeLike", {"EyeLike", [](Operation *op) { return requireRank(op, 0, 2, 2); }}},
       {"HannWindow", {"HannWindow", checkWindow}},
       {"HammingWindow", {"HammingWindow", checkWindow}},
@@ -1917,7 +1893,6 @@ const std::map<std::string, LibraryOp> &libraryOps() {
             return r;
           return requireRank(op, 0, 2, 8);
         }}},
-      {"SwiGLU", {"SwiGLU", [](Operation *op) { return requireF32(op, {0, 1}); }}},
       {"DFT",
        {"DFT",
         [](Operation *op) -> Refusal {
@@ -2018,7 +1993,7 @@ const std::map<std::string, LibraryOp> &libraryOps() {
        {"LSTM", [](Operation *op) { return checkRecurrent(op, {"Sigmoid", "Tanh", "Tanh"}); }}},
       {"Cast", {"Cast", checkCast}},
       {"CastLike", {"Cast", checkCast}},
-  };
+  });
   return ops;
 }
 

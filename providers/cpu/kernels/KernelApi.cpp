@@ -42,7 +42,6 @@ Status pad(const KernelCall &call);
 Status resize(const KernelCall &call);
 Status copy(const KernelCall &call);
 Status reshape(const KernelCall &call);
-Status bitCast(const KernelCall &call);
 Status eyeLike(const KernelCall &call);
 Status hannWindow(const KernelCall &call);
 Status hammingWindow(const KernelCall &call);
@@ -51,7 +50,6 @@ Status nonMaxSuppression(const KernelCall &call);
 Status compress(const KernelCall &call);
 Status nonZero(const KernelCall &call);
 Status det(const KernelCall &call);
-Status swiGlu(const KernelCall &call);
 Status dft(const KernelCall &call);
 Status stft(const KernelCall &call);
 Status melWeightMatrix(const KernelCall &call);
@@ -140,7 +138,6 @@ const KernelEntry kKernels[] = {
     {"Attention", kernels::attention},
     {"AveragePool", kernels::averagePool},
     {"BatchNormalization", kernels::batchNormalization},
-    {"BitCast", kernels::bitCast},
     {"BlackmanWindow", kernels::blackmanWindow},
     {"Cast", kernels::cast},
     {"CausalConvWithState", kernels::causalConvWithState},
@@ -226,7 +223,6 @@ const KernelEntry kKernels[] = {
     {"SpaceToDepth", kernels::spaceToDepth},
     {"Split", kernels::split},
     {"Squeeze", kernels::squeeze},
-    {"SwiGLU", kernels::swiGlu},
     {"TensorScatter", kernels::tensorScatter},
     {"Tile", kernels::tile},
     {"TopK", kernels::topK},

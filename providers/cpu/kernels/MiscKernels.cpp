@@ -1,7 +1,6 @@
 //===- MiscKernels.cpp - small ops with no better home ----------------------===//
 //
-// BitCast, the window generators, NonMaxSuppression, Compress,
-// NonZero, Det and SwiGLU. Several have data-dependent output shapes; the
+// The window generators, NonMaxSuppression, Compress, NonZero and Det. Several have data-dependent output shapes; the
 // compiler claims them only when the model declares those shapes statically,
 // and each kernel refuses a result that does not fit the planned output.
 //
@@ -59,24 +58,6 @@ bool nonZeroAt(const TensorView &t, int64_t i, size_t elem) {
 }
 
 } // namespace
-
-Status bitCast(const KernelCall &call) {
-  const char *op = "BitCast";
-  const TensorView *X = dataInput(call, 0);
-  if (!X)
-    return invalid(op, "missing input 0");
-  if (Status s = requireOutput(op, call); !s.isOk())
-    return s;
-  const TensorView &Y = call.outputs[0];
-  if (elementSize(X->type) == 0 || elementSize(X->type) != elementSize(Y.type))
-    return invalid(op, "cannot reinterpret " + elementTypeName(X->type) + " as " +
-                           elementTypeName(Y.type) + " (element sizes differ)");
-  if (Status s = checkOutputShape(op, Y, X->shape); !s.isOk())
-    return s;
-  if (X->byteSize())
-    std::memmove(Y.data, X->data, X->byteSize());
-  return Status::ok();
-}
 
 namespace {
 
@@ -363,29 +344,6 @@ Status det(const KernelCall &call) {
     }
     dst[k] = float(d);
   }
-  return Status::ok();
-}
-
-Status swiGlu(const KernelCall &call) {
-  const char *op = "SwiGLU";
-  const TensorView *A = dataInput(call, 0), *B = dataInput(call, 1);
-  if (Status s = checkFloats(op, {{A, "A"}, {B, "B"}}); !s.isOk())
-    return s;
-  if (A->shape != B->shape)
-    return invalid(op, "A " + shapeToString(A->shape) + " and B " + shapeToString(B->shape) +
-                           " differ in shape");
-  if (Status s = requireOutput(op, call); !s.isOk())
-    return s;
-  const TensorView &Y = call.outputs[0];
-  if (Status s = checkFloat(op, &Y, "output 0"); !s.isOk())
-    return s;
-  if (Status s = checkOutputShape(op, Y, A->shape); !s.isOk())
-    return s;
-  float alpha = call.attrs.getFloat("alpha", 1.f);
-  const float *a = static_cast<const float *>(A->data), *b = static_cast<const float *>(B->data);
-  float *y = static_cast<float *>(Y.data);
-  for (int64_t i = 0, n = A->numElements(); i < n; ++i)
-    y[i] = a[i] / (1.f + std::exp(-alpha * a[i])) * b[i];
   return Status::ok();
 }
 

@@ -301,6 +301,8 @@ func.func @range_zero_delta() {
   %ten = "onnx.Constant"() {value = dense<10> : tensor<i64>} : () -> tensor<i64>
   // expected-error @+1 {{delta is zero or the range is not finite}}
   %0 = "onnx.Range"(%zero, %ten, %zero) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<*xi64>
+  return
+}
 
 // -----
 

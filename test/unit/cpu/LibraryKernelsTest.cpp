@@ -1562,12 +1562,6 @@ TEST(LibraryKernels, ResizeNearest) {
 }
 
 TEST(LibraryKernels, MiscSmallOps) {
-  // BitCast keeps the bits; sizes must agree.
-  Tensor Fl = F({2}, {1.f, -2.f}), I(ElementType::Int32, {2}), D(ElementType::Double, {2});
-  EXPECT_OK(run("BitCast", {}, {&Fl}, {&I}));
-  EXPECT_EQ(I.values<int32_t>(), (std::vector<int32_t>{0x3F800000, int32_t(0xC0000000)}));
-  EXPECT_INVALID(run("BitCast", {}, {&Fl}, {&D}), "element sizes differ");
-
   // Windows: periodic Hann of 4 is sin^2(pi n / 4); symmetric Hamming of 3 ends at 25/46 - 21/46.
   Tensor size4 = I64({}, {4}), size3 = I64({}, {3}), H(ElementType::Float, {4}),
          M(ElementType::Float, {3});
@@ -1606,14 +1600,6 @@ TEST(LibraryKernels, MiscSmallOps) {
   EXPECT_TRUE(near(dets.floats(), {-1.f, 0.f, -2.f}, 1e-6f));
   Tensor notSquare = F({2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_INVALID(run("Det", {}, {&notSquare}, {&dets}), "is not [..., M, M]");
-
-  // SwiGLU: a sigmoid(alpha a) b.
-  Tensor a = F({2}, {1.f, -2.f}), b = F({2}, {3.f, 0.5f}), y(ElementType::Float, {2});
-  EXPECT_OK(run("SwiGLU", Attrs().f("alpha", 2.f), {&a, &b}, {&y}));
-  EXPECT_TRUE(near(y.floats(), {float(1 / (1 + std::exp(-2.0)) * 3),
-                                float(-2 / (1 + std::exp(4.0)) * 0.5)}, 1e-6f));
-  Tensor b3 = F({3}, {1, 2, 3});
-  EXPECT_INVALID(run("SwiGLU", {}, {&a, &b3}, {&y}), "differ in shape");
 }
 
 TEST(LibraryKernels, SignalOps) {
