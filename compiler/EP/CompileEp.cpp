@@ -66,6 +66,8 @@ NodeQuery NodeQuery::fromOp(Operation *op) {
       if (auto version = opsets.getAs<IntegerAttr>(q.domain))
         q.opset = version.getInt();
   }
+  if (q.opset == 0 && q.domain == "ortc")
+    q.opset = 1; // ortc's own (fused) ops: version 1, no opset import names them
   for (Value operand : op->getOperands()) {
     q.inputTypes.push_back(operand.getType());
     q.inputLayouts.push_back(TensorLayout::RowMajor);

@@ -126,7 +126,7 @@ def format_findings(results):
                     d["op"] in claimed:
                 findings["kind 'op' for an op the CPU EP claims in other cases: the reason does "
                          "not name the rejected dtype, shape or attribute"].append((name, d))
-            if d.get("kind") == "dtype" and re.search(r"tensor<\*x|!onnx\.unknown",
+            if d.get("kind") == "dtype" and re.search(r"\b(is|has type) (tensor<\*x|!onnx\.unknown)",
                                                       d.get("rejected", "")):
                 findings["kind 'dtype' for a missing rank or type (an unranked tensor or "
                          "!onnx.unknown): the element type is accepted, the shape is what is "

@@ -10,6 +10,7 @@
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/HostTensor.h"
 #include "dialects/onnx/OnnxDialect.h"
+#include "dialects/onnx/OnnxSchema.h"
 #include "providers/cpu/compile/LowerToLinalg.h"
 #include "providers/cpu/kernels/Einsum.h"
 #include "providers/cpu/kernels/SpatialKernels.h"
@@ -1886,6 +1887,18 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         }}},
       {"Compress", {"Compress", requireStaticShapes}},
       {"NonZero", {"NonZero", requireStaticShapes}},
+      {"ConstantOfShape",
+       {"ConstantOfShape",
+        [](Operation *op) -> Refusal {
+          if (auto value = op->getAttrOfType<ElementsAttr>("value"))
+            if (value.getNumElements() != 1 || !value.getElementType().isIntOrFloat() ||
+                value.getElementType().getIntOrFloatBitWidth() > 64)
+              return refuse(RejectedKind::Attribute, "a value of " +
+                                                          std::to_string(value.getNumElements()) +
+                                                          " elements or of a type over 64 bits",
+                            "a one-element value of a type up to 64 bits");
+          return requireConstantOrStaticShapes(op, 0, "shape");
+        }}},
       {"Det",
        {"Det",
         [](Operation *op) -> Refusal {
@@ -2194,11 +2207,23 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
     return KernelMatch::unsupported(
         query.decline(epName, r.kind, r.rejected, r.accepts, r.remediation));
   };
-  if (op->getName().getStringRef() == "onnx.Generic")
+  if (op->getName().getStringRef() == "onnx.Generic") {
+    // The importer types an op from the oldest opset with the schema it
+    // follows; older versions (and ops it has no schema for) stay generic.
+    std::string schemaDomain = query.domain == "ai.onnx" ? "" : query.domain;
+    const auto *schema = onnx_dialect::lookupOnnxSchema(schemaDomain, query.opType);
+    std::string name = query.domain + "::" + query.opType;
+    if (schema)
+      return decline(refuse(RejectedKind::Opset,
+                            "opset " + std::to_string(query.opset) + " of " + name +
+                                " (imported untyped, as onnx.Generic)",
+                            name + " from opset " + std::to_string(schema->compatibleSince),
+                            "re-export the model with opset " +
+                                std::to_string(schema->compatibleSince) + " or newer"));
     return decline(refuse(RejectedKind::Opset,
-                          "imported as onnx.Generic (no typed schema for this opset)",
-                          "typed onnx ops (see docs/onnx-dialect.md)",
-                          "re-export with a newer opset"));
+                          name + " (no typed schema; imported as onnx.Generic)",
+                          "ops with a typed schema in ortc's onnx dialect"));
+  }
   if (query.domain != "ai.onnx" && query.domain != "ortc")
     return decline(refuse(RejectedKind::Domain, "domain " + query.domain, "ai.onnx and ortc ops"));
   if (auto r = checkTypes(op); r.any())

@@ -27,6 +27,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 
@@ -188,6 +189,32 @@ std::optional<std::vector<char>> constantBytes(Operation *constant) {
 bool isConstantOp(Operation *op) { return op && op->getName().getStringRef() == "onnx.Constant"; }
 bool isNoValueOp(Operation *op) { return op && op->getName().getStringRef() == "onnx.NoValue"; }
 
+/// The bits of a one-element tensor attribute of at most 64 bits (bool: 0 or
+/// 1), or nullopt.
+std::optional<uint64_t> scalarTensorBits(Attribute attr) {
+  auto elements = dyn_cast<ElementsAttr>(attr);
+  if (!elements || elements.getNumElements() != 1)
+    return std::nullopt;
+  Type elem = elements.getElementType();
+  if (!elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() > 64)
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (isa<FloatType>(elem))
+      return (*dense.getValues<APFloat>().begin()).bitcastToAPInt().getZExtValue();
+    return (*dense.getValues<APInt>().begin()).getZExtValue();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    size_t bytes = elem.isInteger(1) ? 1 : elem.getIntOrFloatBitWidth() / 8;
+    if (!blob || blob->getData().size() != bytes)
+      return std::nullopt;
+    uint64_t value = 0;
+    std::memcpy(&value, blob->getData().data(), bytes);
+    return value;
+  }
+  return std::nullopt;
+}
+
 /// Step attributes from an op's ONNX attributes.
 void addAttributes(Operation *op, fb::StepT &step) {
   for (NamedAttribute named : op->getAttrs()) {
@@ -227,6 +254,13 @@ void addAttributes(Operation *op, fb::StepT &step) {
       for (Attribute e : array)
         if (auto ie = dyn_cast<IntegerAttr>(e))
           a->values.push_back(ie.getInt());
+      step.ints.push_back(std::move(a));
+    } else if (auto bits = scalarTensorBits(attr)) {
+      // A one-element tensor attribute (ConstantOfShape's value): its bits,
+      // little endian, as `<name>_bits`.
+      auto a = std::make_unique<fb::IntsAttrT>();
+      a->name = name + "_bits";
+      a->values = {int64_t(*bits)};
       step.ints.push_back(std::move(a));
     }
   }

@@ -50,6 +50,7 @@ Status nonMaxSuppression(const KernelCall &call);
 Status compress(const KernelCall &call);
 Status nonZero(const KernelCall &call);
 Status det(const KernelCall &call);
+Status constantOfShape(const KernelCall &call);
 Status dft(const KernelCall &call);
 Status stft(const KernelCall &call);
 Status melWeightMatrix(const KernelCall &call);
@@ -145,6 +146,7 @@ const KernelEntry kKernels[] = {
     {"Col2Im", kernels::col2Im},
     {"Compress", kernels::compress},
     {"Concat", kernels::concat},
+    {"ConstantOfShape", kernels::constantOfShape},
     {"Conv", kernels::conv},
     {"ConvInteger", kernels::convInteger},
     {"ConvTranspose", kernels::convTranspose},

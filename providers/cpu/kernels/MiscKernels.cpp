@@ -1,6 +1,7 @@
 //===- MiscKernels.cpp - small ops with no better home ----------------------===//
 //
-// The window generators, NonMaxSuppression, Compress, NonZero and Det. Several have data-dependent output shapes; the
+// The window generators, NonMaxSuppression, Compress, NonZero, Det and
+// ConstantOfShape. Several have data-dependent output shapes; the
 // compiler claims them only when the model declares those shapes statically,
 // and each kernel refuses a result that does not fit the planned output.
 //
@@ -344,6 +345,32 @@ Status det(const KernelCall &call) {
     }
     dst[k] = float(d);
   }
+  return Status::ok();
+}
+
+Status constantOfShape(const KernelCall &call) {
+  const char *op = "ConstantOfShape";
+  const TensorView *S = dataInput(call, 0);
+  if (!S || S->type != ElementType::Int64 || S->shape.size() != 1)
+    return invalid(op, "input 0 must be a 1-D int64 shape");
+  const int64_t *dims = static_cast<const int64_t *>(S->data);
+  std::vector<int64_t> shape(dims, dims + S->numElements());
+  for (int64_t d : shape)
+    if (d < 0)
+      return invalid(op, "shape " + shapeToString(shape) + " has a negative dim");
+  if (call.numOutputs < 1)
+    return invalid(op, "missing output");
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkOutputShape(op, Y, shape); !s.isOk())
+    return s;
+  size_t elem = elementSize(Y.type);
+  if (elem == 0 || elem > 8)
+    return invalid(op, "unsupported output type " + elementTypeName(Y.type));
+  // The value's bits (little endian), 0 when the attribute is absent.
+  uint64_t bits = uint64_t(call.attrs.getInt("value_bits", 0));
+  uint8_t *y = static_cast<uint8_t *>(Y.data);
+  for (int64_t i = 0, n = Y.numElements(); i < n; ++i)
+    std::memcpy(y + size_t(i) * elem, &bits, elem);
   return Status::ok();
 }
 

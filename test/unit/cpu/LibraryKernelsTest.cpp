@@ -266,6 +266,7 @@ TEST(LibraryKernelApi, RegistryFindsEveryName) {
                         "Resize",
                         "Copy",
                         "Shape",
+                        "ConstantOfShape",
                         "Reshape",
                         "Squeeze",
                         "Unsqueeze",
@@ -1600,6 +1601,20 @@ TEST(LibraryKernels, MiscSmallOps) {
   EXPECT_TRUE(near(dets.floats(), {-1.f, 0.f, -2.f}, 1e-6f));
   Tensor notSquare = F({2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_INVALID(run("Det", {}, {&notSquare}, {&dets}), "is not [..., M, M]");
+
+  // ConstantOfShape fills with the value's bits (float32 0 without one).
+  Tensor shape = I64({2, 3}), C(ElementType::Float, {2, 3}), Ci(ElementType::Int32, {2, 3});
+  float one = 1.f;
+  uint32_t oneBits;
+  std::memcpy(&oneBits, &one, 4);
+  EXPECT_OK(run("ConstantOfShape", Attrs().i("value_bits", oneBits), {&shape}, {&C}));
+  EXPECT_EQ(C.floats(), std::vector<float>(6, 1.f));
+  EXPECT_OK(run("ConstantOfShape", {}, {&shape}, {&Ci}));
+  EXPECT_EQ(Ci.values<int32_t>(), std::vector<int32_t>(6, 0));
+  Tensor wrongShape = I64({3, 2});
+  EXPECT_INVALID(run("ConstantOfShape", {}, {&wrongShape}, {&C}), "output shape");
+  Tensor negative = I64({-1, 3});
+  EXPECT_INVALID(run("ConstantOfShape", {}, {&negative}, {&C}), "negative dim");
 }
 
 TEST(LibraryKernels, SignalOps) {
