@@ -11,6 +11,7 @@
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/NumericTypes.h"
 
+#include "test/unit/cpu/KernelTestUtil.h"
 #include "test/unit/cpu/TestRng.h"
 
 #include <gtest/gtest.h>
@@ -26,120 +27,9 @@
 
 using namespace ortc;
 using namespace ortc::cpu;
+using namespace ortc::cpu::kernel_test;
 
 namespace {
-
-using ortc::cpu::test_support::Rng;
-
-int64_t numel(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-/// A tensor with guard bytes after the payload (to catch writes past the end).
-struct Tensor {
-  ElementType type = ElementType::Float;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  static constexpr size_t kGuard = 64;
-
-  Tensor() = default;
-  Tensor(ElementType t, std::vector<int64_t> s) : type(t), shape(std::move(s)) {
-    bytes.assign(payload(), 0);
-    bytes.resize(payload() + kGuard, 0xCD);
-  }
-  size_t payload() const { return size_t(numel(shape)) * elementSize(type); }
-  bool guardIntact() const {
-    return std::all_of(bytes.begin() + long(payload()), bytes.end(),
-                       [](uint8_t b) { return b == 0xCD; });
-  }
-  template <typename T> T *data() { return reinterpret_cast<T *>(bytes.data()); }
-  template <typename T> std::vector<T> values() const {
-    const T *p = reinterpret_cast<const T *>(bytes.data());
-    return std::vector<T>(p, p + numel(shape));
-  }
-  TensorView view() const {
-    TensorView v;
-    v.data = const_cast<uint8_t *>(bytes.data());
-    v.type = type;
-    v.shape = shape;
-    return v;
-  }
-};
-
-template <typename T> ElementType typeOf();
-template <> ElementType typeOf<float>() { return ElementType::Float; }
-template <> ElementType typeOf<double>() { return ElementType::Double; }
-template <> ElementType typeOf<int32_t>() { return ElementType::Int32; }
-template <> ElementType typeOf<int64_t>() { return ElementType::Int64; }
-template <> ElementType typeOf<uint8_t>() { return ElementType::UInt8; }
-template <> ElementType typeOf<uint64_t>() { return ElementType::UInt64; }
-
-template <typename T> Tensor make(std::vector<int64_t> shape, const std::vector<T> &v) {
-  Tensor t(typeOf<T>(), std::move(shape));
-  EXPECT_EQ(int64_t(v.size()), numel(t.shape));
-  std::copy(v.begin(), v.end(), t.data<T>());
-  return t;
-}
-Tensor F(std::vector<int64_t> s, const std::vector<float> &v) { return make<float>(s, v); }
-Tensor D(std::vector<int64_t> s, const std::vector<double> &v) { return make<double>(s, v); }
-Tensor I64(std::vector<int64_t> s, const std::vector<int64_t> &v) { return make<int64_t>(s, v); }
-Tensor I32(std::vector<int64_t> s, const std::vector<int32_t> &v) { return make<int32_t>(s, v); }
-Tensor scalarI64(int64_t v) { return make<int64_t>({}, {v}); }
-
-Tensor randomF(std::vector<int64_t> shape, uint64_t seed) {
-  Tensor t(ElementType::Float, std::move(shape));
-  Rng rng(seed);
-  for (int64_t i = 0; i < numel(t.shape); ++i)
-    t.data<float>()[i] = rng.next();
-  return t;
-}
-
-struct Attrs {
-  StepAttributes a;
-  Attrs &i(const std::string &n, int64_t v) {
-    a.ints[n] = {v};
-    return *this;
-  }
-  Attrs &s(const std::string &n, std::string v) {
-    a.strings[n] = std::move(v);
-    return *this;
-  }
-};
-
-/// Runs kernel `name`; a null input is an omitted optional input.
-Status run(const std::string &name, const Attrs &attrs, std::vector<const Tensor *> ins,
-           std::vector<Tensor *> outs) {
-  static Scratch scratch;
-  std::vector<TensorView> iv, ov;
-  for (const Tensor *t : ins)
-    iv.push_back(t ? t->view() : TensorView{});
-  for (Tensor *t : outs)
-    ov.push_back(t->view());
-  LibraryKernelFn fn = findLibraryKernel(name);
-  if (!fn)
-    return Status::error(StatusCode::NotFound, "no kernel " + name);
-  KernelCall call{attrs.a, iv.data(), iv.size(), ov.data(), ov.size(), scratch, nullptr};
-  Status status = fn(call);
-  for (Tensor *t : outs)
-    EXPECT_TRUE(t->guardIntact()) << name << " wrote past the end of an output";
-  return status;
-}
-
-#define EXPECT_OK(expr)                                                                            \
-  do {                                                                                             \
-    Status s_ = (expr);                                                                            \
-    EXPECT_TRUE(s_.isOk()) << s_.message();                                                        \
-  } while (0)
-
-#define EXPECT_INVALID(expr, needle)                                                               \
-  do {                                                                                             \
-    Status s_ = (expr);                                                                            \
-    EXPECT_EQ(s_.code(), StatusCode::InvalidArgument) << s_.message();                             \
-    EXPECT_NE(s_.message().find(needle), std::string::npos) << s_.message();                       \
-  } while (0)
 
 //===----------------------------------------------------------------------===//
 // float16 / bfloat16 conversions

@@ -10,6 +10,7 @@
 
 #include "providers/cpu/kernels/KernelApi.h"
 
+#include "test/unit/cpu/KernelTestUtil.h"
 #include "test/unit/cpu/TestRng.h"
 
 #include <gtest/gtest.h>
@@ -23,151 +24,14 @@
 
 using namespace ortc;
 using namespace ortc::cpu;
+using namespace ortc::cpu::kernel_test;
 
 namespace {
-
-using ortc::cpu::test_support::Rng;
-
-int64_t numel(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-struct Tensor {
-  ElementType type = ElementType::Float;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  static constexpr size_t kGuard = 64;
-  static constexpr uint8_t kGuardByte = 0xCD;
-
-  Tensor() = default;
-  Tensor(ElementType t, std::vector<int64_t> s) : type(t), shape(std::move(s)) {
-    bytes.assign(payload(), 0);
-    bytes.resize(payload() + kGuard, kGuardByte);
-  }
-  size_t payload() const { return size_t(numel(shape)) * elementSize(type); }
-  bool guardIntact() const {
-    for (size_t i = payload(); i < bytes.size(); ++i)
-      if (bytes[i] != kGuardByte)
-        return false;
-    return true;
-  }
-  float *f() { return reinterpret_cast<float *>(bytes.data()); }
-  const float *f() const { return reinterpret_cast<const float *>(bytes.data()); }
-  std::vector<float> floats() const { return std::vector<float>(f(), f() + numel(shape)); }
-  TensorView view() const {
-    TensorView v;
-    v.data = const_cast<uint8_t *>(bytes.data());
-    v.type = type;
-    v.shape = shape;
-    return v;
-  }
-};
-
-Tensor F(std::vector<int64_t> shape, const std::vector<float> &v) {
-  Tensor t(ElementType::Float, std::move(shape));
-  EXPECT_EQ(int64_t(v.size()), numel(t.shape));
-  std::copy(v.begin(), v.end(), t.f());
-  return t;
-}
-
-Tensor randomF(std::vector<int64_t> shape, uint64_t seed, float scale = 1.f) {
-  Tensor t(ElementType::Float, std::move(shape));
-  Rng rng(seed);
-  for (int64_t i = 0; i < numel(t.shape); ++i)
-    t.f()[i] = rng.next() * scale;
-  return t;
-}
-
-Tensor I64(std::vector<int64_t> shape, const std::vector<int64_t> &v) {
-  Tensor t(ElementType::Int64, std::move(shape));
-  EXPECT_EQ(int64_t(v.size()), numel(t.shape));
-  std::memcpy(t.bytes.data(), v.data(), v.size() * sizeof(int64_t));
-  return t;
-}
-
-Tensor I32(std::vector<int64_t> shape, const std::vector<int32_t> &v) {
-  Tensor t(ElementType::Int32, std::move(shape));
-  EXPECT_EQ(int64_t(v.size()), numel(t.shape));
-  std::memcpy(t.bytes.data(), v.data(), v.size() * sizeof(int32_t));
-  return t;
-}
 
 int64_t at(const Tensor &t, int64_t i) {
   if (t.type == ElementType::Int64)
     return reinterpret_cast<const int64_t *>(t.bytes.data())[i];
   return reinterpret_cast<const int32_t *>(t.bytes.data())[i];
-}
-
-struct Attrs {
-  StepAttributes a;
-  Attrs &i(const std::string &n, int64_t v) {
-    a.ints[n] = {v};
-    return *this;
-  }
-  Attrs &is(const std::string &n, std::vector<int64_t> v) {
-    a.ints[n] = std::move(v);
-    return *this;
-  }
-  Attrs &f(const std::string &n, float v) {
-    a.floats[n] = {v};
-    return *this;
-  }
-  Attrs &s(const std::string &n, std::string v) {
-    a.strings[n] = std::move(v);
-    return *this;
-  }
-};
-
-Status run(const std::string &name, const Attrs &attrs, std::vector<const Tensor *> ins,
-           std::vector<Tensor *> outs) {
-  static Scratch scratch;
-  std::vector<TensorView> iv, ov;
-  for (const Tensor *t : ins)
-    iv.push_back(t ? t->view() : TensorView{});
-  for (Tensor *t : outs)
-    ov.push_back(t ? t->view() : TensorView{});
-  LibraryKernelFn fn = findLibraryKernel(name);
-  if (!fn)
-    return Status::error(StatusCode::NotFound, "no kernel " + name);
-  KernelCall call{attrs.a, iv.data(), iv.size(), ov.data(), ov.size(), scratch, nullptr};
-  Status status = fn(call);
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (outs[i]) {
-      EXPECT_TRUE(outs[i]->guardIntact()) << name << " wrote past the end of output " << i;
-    }
-  return status;
-}
-
-#define EXPECT_OK(expr)                                                                            \
-  do {                                                                                             \
-    Status s_ = (expr);                                                                            \
-    EXPECT_TRUE(s_.isOk()) << s_.message();                                                        \
-  } while (0)
-
-#define EXPECT_INVALID(expr, needle)                                                               \
-  do {                                                                                             \
-    Status s_ = (expr);                                                                            \
-    EXPECT_EQ(s_.code(), StatusCode::InvalidArgument) << s_.message();                             \
-    EXPECT_NE(s_.message().find(needle), std::string::npos) << s_.message();                       \
-  } while (0)
-
-::testing::AssertionResult near(const std::vector<float> &got, const std::vector<double> &want,
-                                double tol = 1e-5) {
-  if (got.size() != want.size())
-    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
-  for (size_t i = 0; i < got.size(); ++i) {
-    double g = got[i], w = want[i];
-    if (std::isnan(w) && std::isnan(g))
-      continue;
-    if (std::isinf(w) && g == w)
-      continue;
-    if (!(std::fabs(g - w) <= tol * (1 + std::fabs(w))))
-      return ::testing::AssertionFailure() << "at " << i << ": got " << g << ", want " << w;
-  }
-  return ::testing::AssertionSuccess();
 }
 
 //===----------------------------------------------------------------------===//
@@ -204,25 +68,25 @@ TEST(LossKernels, NegativeLogLikelihoodLossByHand) {
   Tensor W = F({3}, {1.f, 2.f, 4.f});
   Tensor none(ElementType::Float, {2}), scalar(ElementType::Float, {});
   EXPECT_OK(run("NegativeLogLikelihoodLoss", Attrs().s("reduction", "none"), {&X, &T}, {&none}));
-  EXPECT_TRUE(near(none.floats(), {3.0, 0.5}));
+  EXPECT_TRUE(nearRef(none.floats(), {3.0, 0.5}));
   EXPECT_OK(run("NegativeLogLikelihoodLoss", Attrs().s("reduction", "sum"), {&X, &T}, {&scalar}));
-  EXPECT_TRUE(near(scalar.floats(), {3.5}));
+  EXPECT_TRUE(nearRef(scalar.floats(), {3.5}));
   EXPECT_OK(run("NegativeLogLikelihoodLoss", {}, {&X, &T}, {&scalar})); // default mean
-  EXPECT_TRUE(near(scalar.floats(), {1.75}));
+  EXPECT_TRUE(nearRef(scalar.floats(), {1.75}));
   // Weighted mean: (3*4 + 0.5*1) / (4 + 1).
   EXPECT_OK(run("NegativeLogLikelihoodLoss", {}, {&X, &T, &W}, {&scalar}));
-  EXPECT_TRUE(near(scalar.floats(), {12.5 / 5}));
+  EXPECT_TRUE(nearRef(scalar.floats(), {12.5 / 5}));
   // Ignoring class 2 leaves sample 1 alone; int32 targets read the same.
   Tensor T32 = I32({2}, {2, 0});
   EXPECT_OK(run("NegativeLogLikelihoodLoss", Attrs().i("ignore_index", 2), {&X, &T32, &W},
                 {&scalar}));
-  EXPECT_TRUE(near(scalar.floats(), {0.5}));
+  EXPECT_TRUE(nearRef(scalar.floats(), {0.5}));
   // A negative ignore_index matches a negative target, which is otherwise
   // out of range.
   Tensor Tn = I64({2}, {-1, 1});
   EXPECT_OK(run("NegativeLogLikelihoodLoss", Attrs().i("ignore_index", -1).s("reduction", "none"),
                 {&X, &Tn}, {&none}));
-  EXPECT_TRUE(near(none.floats(), {0.0, 0.25}));
+  EXPECT_TRUE(nearRef(none.floats(), {0.0, 0.25}));
 }
 
 TEST(LossKernels, NegativeLogLikelihoodLossAgainstReference) {
@@ -264,7 +128,7 @@ TEST(LossKernels, NegativeLogLikelihoodLossAgainstReference) {
       attrs.i("ignore_index", c.ignore);
     Tensor L(ElementType::Float, c.reduction == "none" ? tshape : std::vector<int64_t>{});
     EXPECT_OK(run("NegativeLogLikelihoodLoss", attrs, {&X, &T, c.weight ? &W : nullptr}, {&L}));
-    EXPECT_TRUE(near(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
+    EXPECT_TRUE(nearRef(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
   }
 }
 
@@ -296,8 +160,8 @@ TEST(LossKernels, SoftmaxCrossEntropyLoss) {
   Tensor T = I64({1}, {1});
   Tensor L(ElementType::Float, {}), P(ElementType::Float, {1, 3});
   EXPECT_OK(run("SoftmaxCrossEntropyLoss", {}, {&X, &T}, {&L, &P}));
-  EXPECT_TRUE(near(L.floats(), {std::log(3.0)}));
-  EXPECT_TRUE(near(P.floats(), {-std::log(3.0), -std::log(3.0), -std::log(3.0)}));
+  EXPECT_TRUE(nearRef(L.floats(), {std::log(3.0)}));
+  EXPECT_TRUE(nearRef(P.floats(), {-std::log(3.0), -std::log(3.0), -std::log(3.0)}));
 
   struct Case {
     std::vector<int64_t> x;
@@ -350,9 +214,9 @@ TEST(LossKernels, SoftmaxCrossEntropyLoss) {
     if (c.logProb)
       outs.push_back(&P);
     EXPECT_OK(run("SoftmaxCrossEntropyLoss", attrs, {&X, &T, c.weight ? &W : nullptr}, outs));
-    EXPECT_TRUE(near(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
+    EXPECT_TRUE(nearRef(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
     if (c.logProb)
-      EXPECT_TRUE(near(P.floats(), lp)) << shapeToString(c.x);
+      EXPECT_TRUE(nearRef(P.floats(), lp)) << shapeToString(c.x);
   }
   Tensor Pbad(ElementType::Float, {3, 1});
   EXPECT_INVALID(run("SoftmaxCrossEntropyLoss", {}, {&X, &T}, {&L, &Pbad}), "output shape");
@@ -369,7 +233,7 @@ TEST(NormKernels, RMSNormalization) {
   Tensor X = F({1, 2}, {3.f, 4.f}), S = F({2}, {1.f, 2.f}), Y(ElementType::Float, {1, 2});
   EXPECT_OK(run("RMSNormalization", Attrs().f("epsilon", 0.f), {&X, &S}, {&Y}));
   double r = std::sqrt(12.5);
-  EXPECT_TRUE(near(Y.floats(), {3 / r, 8 / r}));
+  EXPECT_TRUE(nearRef(Y.floats(), {3 / r, 8 / r}));
 
   struct Case {
     std::vector<int64_t> x;
@@ -410,7 +274,7 @@ TEST(NormKernels, RMSNormalization) {
     Tensor Yr(ElementType::Float, c.x);
     EXPECT_OK(run("RMSNormalization", Attrs().i("axis", c.axis).f("epsilon", 0.1f), {&Xr, &Sr},
                   {&Yr}));
-    EXPECT_TRUE(near(Yr.floats(), want)) << shapeToString(c.x) << " axis " << c.axis;
+    EXPECT_TRUE(nearRef(Yr.floats(), want)) << shapeToString(c.x) << " axis " << c.axis;
   }
   Tensor X2 = randomF({2, 6}, 1), S2 = randomF({5}, 2), Y2(ElementType::Float, {2, 6});
   EXPECT_INVALID(run("RMSNormalization", {}, {&X2, &S2}, {&Y2}), "does not broadcast");
@@ -446,7 +310,7 @@ TEST(NormKernels, GroupNormalization) {
     Tensor Y(ElementType::Float, shape);
     EXPECT_OK(run("GroupNormalization", Attrs().i("num_groups", groups).f("epsilon", 1e-2f),
                   {&X, &S, &B}, {&Y}));
-    EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << shapeToString(shape) << " groups " << groups;
+    EXPECT_TRUE(nearRef(Y.floats(), want, 1e-4)) << shapeToString(shape) << " groups " << groups;
   }
   Tensor X = randomF({2, 6, 3}, 1), S = randomF({6}, 2), B = randomF({6}, 3);
   Tensor Y(ElementType::Float, {2, 6, 3});
@@ -464,11 +328,11 @@ TEST(NormKernels, GroupNormalization) {
 TEST(NormKernels, LpNormalization) {
   Tensor X = F({2, 3}, {3.f, 0.f, -4.f, 0.f, 0.f, 0.f}), Y(ElementType::Float, {2, 3});
   EXPECT_OK(run("LpNormalization", {}, {&X}, {&Y})); // p 2, last axis
-  EXPECT_TRUE(near(Y.floats(), {0.6, 0, -0.8, 0, 0, 0}));
+  EXPECT_TRUE(nearRef(Y.floats(), {0.6, 0, -0.8, 0, 0, 0}));
   EXPECT_OK(run("LpNormalization", Attrs().i("p", 1), {&X}, {&Y}));
-  EXPECT_TRUE(near(Y.floats(), {3 / 7.0, 0, -4 / 7.0, 0, 0, 0}));
+  EXPECT_TRUE(nearRef(Y.floats(), {3 / 7.0, 0, -4 / 7.0, 0, 0, 0}));
   EXPECT_OK(run("LpNormalization", Attrs().i("axis", 0), {&X}, {&Y}));
-  EXPECT_TRUE(near(Y.floats(), {1, 0, -1, 0, 0, 0}));
+  EXPECT_TRUE(nearRef(Y.floats(), {1, 0, -1, 0, 0, 0}));
   EXPECT_INVALID(run("LpNormalization", Attrs().i("p", 3), {&X}, {&Y}), "p 3");
   EXPECT_INVALID(run("LpNormalization", Attrs().i("axis", 2), {&X}, {&Y}), "axis");
 }
@@ -477,12 +341,12 @@ TEST(NormKernels, Hardmax) {
   // Ties go to the first maximum.
   Tensor X = F({2, 4}, {1.f, 3.f, 3.f, 2.f, -1.f, -5.f, -1.f, -2.f}), Y(ElementType::Float, {2, 4});
   EXPECT_OK(run("Hardmax", {}, {&X}, {&Y}));
-  EXPECT_TRUE(near(Y.floats(), {0, 1, 0, 0, 1, 0, 0, 0}));
+  EXPECT_TRUE(nearRef(Y.floats(), {0, 1, 0, 0, 1, 0, 0, 0}));
   EXPECT_OK(run("Hardmax", Attrs().i("axis", 0), {&X}, {&Y}));
-  EXPECT_TRUE(near(Y.floats(), {1, 1, 1, 1, 0, 0, 0, 0}));
+  EXPECT_TRUE(nearRef(Y.floats(), {1, 1, 1, 1, 0, 0, 0, 0}));
   Tensor Xn = F({1, 3}, {1.f, std::nanf(""), 5.f}), Yn(ElementType::Float, {1, 3});
   EXPECT_OK(run("Hardmax", {}, {&Xn}, {&Yn}));
-  EXPECT_TRUE(near(Yn.floats(), {0, 1, 0}));
+  EXPECT_TRUE(nearRef(Yn.floats(), {0, 1, 0}));
   // A strided axis against a reference.
   Tensor X3 = randomF({3, 4, 5}, 12), Y3(ElementType::Float, {3, 4, 5});
   EXPECT_OK(run("Hardmax", Attrs().i("axis", 1), {&X3}, {&Y3}));
@@ -495,7 +359,7 @@ TEST(NormKernels, Hardmax) {
           best = i;
       want[(o * 4 + best) * 5 + j] = 1;
     }
-  EXPECT_TRUE(near(Y3.floats(), want));
+  EXPECT_TRUE(nearRef(Y3.floats(), want));
   EXPECT_INVALID(run("Hardmax", Attrs().i("axis", -3), {&X}, {&Y}), "axis");
 }
 
@@ -535,7 +399,7 @@ TEST(NormKernels, MeanVarianceNormalization) {
     if (axes != std::vector<int64_t>{0, 2, 3})
       attrs.is("axes", axes);
     EXPECT_OK(run("MeanVarianceNormalization", attrs, {&X}, {&Y}));
-    EXPECT_TRUE(near(Y.floats(), want, 1e-4));
+    EXPECT_TRUE(nearRef(Y.floats(), want, 1e-4));
   }
   Tensor X = randomF({2, 3}, 1), Y(ElementType::Float, {2, 3});
   EXPECT_INVALID(run("MeanVarianceNormalization", Attrs().is("axes", {1, -1}), {&X}, {&Y}),
@@ -549,7 +413,7 @@ TEST(NormKernels, LRN) {
   Tensor X = F({1, 3, 1, 1}, {1.f, 2.f, 3.f}), Y(ElementType::Float, {1, 3, 1, 1});
   EXPECT_OK(run("LRN", Attrs().i("size", 2).f("alpha", 2.f).f("beta", 1.f).f("bias", 1.f), {&X},
                 {&Y}));
-  EXPECT_TRUE(near(Y.floats(), {1 / 6.0, 2 / 14.0, 3 / 10.0}));
+  EXPECT_TRUE(nearRef(Y.floats(), {1 / 6.0, 2 / 14.0, 3 / 10.0}));
 
   std::vector<int64_t> shape = {2, 5, 3, 2};
   Tensor Xr = randomF(shape, 31, 2.f), Yr(ElementType::Float, shape);
@@ -566,7 +430,7 @@ TEST(NormKernels, LRN) {
       }
   EXPECT_OK(run("LRN", Attrs().i("size", size).f("alpha", 1e-1f).f("beta", 0.5f).f("bias", 2.f),
                 {&Xr}, {&Yr}));
-  EXPECT_TRUE(near(Yr.floats(), want));
+  EXPECT_TRUE(nearRef(Yr.floats(), want));
   EXPECT_INVALID(run("LRN", {}, {&X}, {&Y}), "size 0");
 }
 
@@ -578,15 +442,15 @@ TEST(NormKernels, ReduceLogSum) {
   Tensor X = F({2, 3}, {1.f, 2.f, 3.f, 0.5f, 0.5f, 1.f});
   Tensor axes = I64({1}, {1}), Y(ElementType::Float, {2, 1});
   EXPECT_OK(run("ReduceLogSum", {}, {&X, &axes}, {&Y}));
-  EXPECT_TRUE(near(Y.floats(), {std::log(6.0), std::log(2.0)}));
+  EXPECT_TRUE(nearRef(Y.floats(), {std::log(6.0), std::log(2.0)}));
   // An empty axes input reduces everything (noop_with_empty_axes 0).
   Tensor none = I64({0}, {}), all(ElementType::Float, {1, 1});
   EXPECT_OK(run("ReduceLogSum", {}, {&X, &none}, {&all}));
-  EXPECT_TRUE(near(all.floats(), {std::log(8.0)}));
+  EXPECT_TRUE(nearRef(all.floats(), {std::log(8.0)}));
   // An empty reduction gives log(0) = -inf.
   Tensor E(ElementType::Float, {2, 0}), Ye(ElementType::Float, {2, 1});
   EXPECT_OK(run("ReduceLogSum", {}, {&E, &axes}, {&Ye}));
-  EXPECT_TRUE(near(Ye.floats(), {-INFINITY, -INFINITY}));
+  EXPECT_TRUE(nearRef(Ye.floats(), {-INFINITY, -INFINITY}));
   Tensor bad = I64({1}, {2});
   EXPECT_INVALID(run("ReduceLogSum", {}, {&X, &bad}, {&Y}), "out of range");
 }
@@ -660,13 +524,13 @@ TEST(NormKernels, BatchNormalizationTraining) {
   Tensor Y(ElementType::Float, shape), RM(ElementType::Float, {3}), RV(ElementType::Float, {3});
   Attrs attrs = Attrs().i("training_mode", 1).f("epsilon", 1e-2f).f("momentum", 0.8f);
   EXPECT_OK(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y, &RM, &RV}));
-  EXPECT_TRUE(near(Y.floats(), want, 1e-4));
-  EXPECT_TRUE(near(RM.floats(), rm));
-  EXPECT_TRUE(near(RV.floats(), rv));
+  EXPECT_TRUE(nearRef(Y.floats(), want, 1e-4));
+  EXPECT_TRUE(nearRef(RM.floats(), rm));
+  EXPECT_TRUE(nearRef(RV.floats(), rv));
   // The running statistics are optional.
   Tensor Y2(ElementType::Float, shape);
   EXPECT_OK(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y2}));
-  EXPECT_TRUE(near(Y2.floats(), want, 1e-4));
+  EXPECT_TRUE(nearRef(Y2.floats(), want, 1e-4));
   Tensor bad(ElementType::Float, {2});
   EXPECT_INVALID(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y, &bad}),
                  "running_mean must be [3]");
