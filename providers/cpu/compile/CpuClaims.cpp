@@ -273,14 +273,18 @@ Refusal requireNoOutputGap(Operation *op) {
   return {};
 }
 
-Refusal requireMinRank(Operation *op, unsigned operand, int64_t minRank, const char *form) {
+/// Input `operand` has rank `minRank` or more; `form` names the expected
+/// layout in the decline ("X [N, C, D1..Dn]").
+Refusal requireMinRank(Operation *op, unsigned operand, int64_t minRank,
+                       const char *form = nullptr) {
   auto t = rankedType(op->getOperand(operand));
   if (t && t.getRank() >= minRank)
     return {};
   return refuse(RejectedKind::Shape,
                 "input " + std::to_string(operand) + " has rank " +
                     (t ? std::to_string(t.getRank()) : std::string("?")),
-                "rank >= " + std::to_string(minRank) + " (" + form + ")");
+                "rank " + std::to_string(minRank) + " or more" +
+                    (form ? " (" + std::string(form) + ")" : std::string()));
 }
 
 Refusal requireStashFloat(Operation *op) {
@@ -424,16 +428,6 @@ Refusal requireArithmetic(Operation *op, unsigned operand, const char *what) {
   return refuse(RejectedKind::DType,
                 std::string(what) + " has element type " + elementTypeText(op->getOperand(operand)),
                 "float32, float64 or 8- to 64-bit integers", "insert a Cast to float32");
-}
-
-Refusal requireMinRank(Operation *op, unsigned operand, int64_t minRank) {
-  auto t = rankedType(op->getOperand(operand));
-  if (t && t.getRank() >= minRank)
-    return {};
-  return refuse(RejectedKind::Shape,
-                "input " + std::to_string(operand) + " has rank " +
-                    (t ? std::to_string(t.getRank()) : std::string("?")),
-                "rank " + std::to_string(minRank) + " or more");
 }
 
 Refusal checkScatter(Operation *op) {

@@ -11,6 +11,7 @@
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
+#include "providers/cpu/kernels/NumericTypes.h"
 #include "providers/cpu/kernels/ThreadPool.h"
 
 #include <algorithm>
@@ -23,63 +24,8 @@ namespace ortc::cpu::kernels {
 namespace {
 
 //===----------------------------------------------------------------------===//
-// float16 / bfloat16 storage
+// float16 / bfloat16 storage (conversions in NumericTypes.h)
 //===----------------------------------------------------------------------===//
-
-float bitsToFloat(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-uint32_t floatToBits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
-  if (exp == 0x1F) // inf, NaN
-    return bitsToFloat(sign | 0x7F800000u | (man << 13));
-  if (exp == 0) { // zero, subnormal: man * 2^-24
-    float v = float(man) * 5.9604644775390625e-8f;
-    return sign ? -v : v;
-  }
-  return bitsToFloat(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-/// Round to nearest even, overflow to inf, NaN kept quiet.
-uint16_t floatToHalf(float f) {
-  uint32_t bits = floatToBits(f);
-  uint16_t sign = uint16_t((bits >> 16) & 0x8000u);
-  uint32_t absBits = bits & 0x7FFFFFFFu;
-  if (absBits >= 0x7F800000u) // inf or NaN
-    return uint16_t(sign | 0x7C00u | (absBits > 0x7F800000u ? 0x200u : 0u));
-  if (absBits >= 0x477FF000u) // rounds to >= 65520: inf
-    return uint16_t(sign | 0x7C00u);
-  if (absBits < 0x38800000u) { // below 2^-14: subnormal or zero, in units of 2^-24
-    float a = bitsToFloat(absBits);
-    // a * 2^24 is exact in float; nearbyint rounds half to even.
-    return uint16_t(sign | uint16_t(std::nearbyint(a * 16777216.f)));
-  }
-  uint32_t exp = (absBits >> 23) - 112, man = absBits & 0x7FFFFFu;
-  uint32_t h = (exp << 10) | (man >> 13);
-  uint32_t rest = man & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u)))
-    ++h; // a carry into the exponent is still right
-  return uint16_t(sign | h);
-}
-
-float bf16ToFloat(uint16_t b) { return bitsToFloat(uint32_t(b) << 16); }
-
-uint16_t floatToBf16(float f) {
-  uint32_t bits = floatToBits(f);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) // NaN: keep it quiet
-    return uint16_t((bits >> 16) | 0x40u);
-  bits += 0x7FFFu + ((bits >> 16) & 1u);
-  return uint16_t(bits >> 16);
-}
 
 bool isComputeFloat(ElementType t) {
   return t == ElementType::Float || t == ElementType::Float16 || t == ElementType::BFloat16;

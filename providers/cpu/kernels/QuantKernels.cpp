@@ -17,6 +17,7 @@
 
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
+#include "providers/cpu/kernels/NumericTypes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -108,77 +109,8 @@ int64_t saturateRound(double v, int64_t zp, int64_t lo, int64_t hi) {
 }
 
 //===----------------------------------------------------------------------===//
-// float16 / bfloat16 (the QLinearMatMul scales)
+// float16 / bfloat16 (the QLinearMatMul scales; conversions in NumericTypes.h)
 //===----------------------------------------------------------------------===//
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  int exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (mant << 13);
-  } else if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else { // subnormal: normalize
-      int e = -1;
-      do {
-        mant <<= 1;
-        ++e;
-      } while (!(mant & 0x400));
-      bits = sign | uint32_t(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
-    }
-  } else {
-    bits = sign | uint32_t(exp - 15 + 127) << 23 | mant << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  uint16_t sign = uint16_t((bits >> 16) & 0x8000);
-  uint32_t absBits = bits & 0x7fffffffu;
-  if (absBits >= 0x7f800000u) // inf or NaN
-    return sign | 0x7c00 | (absBits > 0x7f800000u ? 0x200 : 0);
-  if (absBits >= 0x477ff000u) // rounds to >= 65520: inf
-    return sign | 0x7c00;
-  int exp = int(absBits >> 23) - 127;
-  if (exp < -24) { // below half the smallest subnormal (or exactly: ties to 0)
-    if (exp == -25 && (absBits & 0x7fffff))
-      return sign | 1;
-    return sign;
-  }
-  uint32_t mant = (absBits & 0x7fffff) | 0x800000; // 24 bits
-  int shift = exp >= -14 ? 13 : 13 + (-14 - exp);   // bits dropped
-  uint32_t kept = mant >> shift;
-  uint32_t rest = mant & ((1u << shift) - 1);
-  uint32_t halfway = 1u << (shift - 1);
-  if (rest > halfway || (rest == halfway && (kept & 1)))
-    ++kept;
-  if (exp >= -14) // normal: kept has the implicit bit at 1 << 10
-    return sign | uint16_t((uint32_t(exp + 15) << 10) + (kept - 0x400));
-  return sign | uint16_t(kept); // subnormal (a carry into 0x400 is the smallest normal)
-}
-
-float bf16ToFloat(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToBf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return uint16_t((bits >> 16) | 0x40);
-  bits += 0x7fff + ((bits >> 16) & 1);
-  return uint16_t(bits >> 16);
-}
 
 bool isScaleType(ElementType t) {
   return t == ElementType::Float || t == ElementType::Float16 || t == ElementType::BFloat16;
