@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
     }
     model = ContextModel();
     phases.time("session", rep,
-                [&] { check(Session::load(path, check(createDefaultEpRegistry()))); });
+                [&] { check(Session::load(path, check(createBuiltinEpRegistry()))); });
   }
 
   std::printf("{\"kind\":\"model\",\"path\":%s,\"partitions\":%zu,\"blob_bytes\":%zu,"

@@ -14,6 +14,7 @@
 #ifndef ORTC_COMPILER_EP_COMPILEEP_H
 #define ORTC_COMPILER_EP_COMPILEEP_H
 
+#include "compiler/EP/CompileProgress.h"
 #include "compiler/EP/KernelMatch.h"
 #include "runtime/ep/DeviceBuffer.h"
 
@@ -85,6 +86,20 @@ public:
   virtual mlir::FailureOr<std::unique_ptr<CompiledPartition>>
   compilePartition(mlir::func::FuncOp partition) = 0;
   virtual mlir::FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) = 0;
+
+  /// Where compilePartition reports its progress (null: nowhere); the
+  /// driver sets it.
+  void setProgress(CompileProgress *progress) { progress_ = progress; }
+
+protected:
+  /// `done` of `total` units of `what` in the partition being compiled.
+  void reportWork(const std::string &what, int done, int total) const {
+    if (progress_)
+      progress_->work(what, done, total);
+  }
+
+private:
+  CompileProgress *progress_ = nullptr;
 };
 
 /// Op type and domain of an onnx-dialect op: typed ops by name ("onnx.Conv",

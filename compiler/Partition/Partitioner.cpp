@@ -466,8 +466,10 @@ std::string PartitionReport::formatText() const {
   return text;
 }
 
-std::string PartitionReport::formatJson() const {
-  std::string json = "{\"placements\": [";
+std::string PartitionReport::formatJson() const { return "{" + formatJsonFields() + "}"; }
+
+std::string PartitionReport::formatJsonFields() const {
+  std::string json = "\"placements\": [";
   for (size_t i = 0; i < placements.size(); ++i) {
     const Placement &p = placements[i];
     json += std::string(i ? ", " : "") + "{\"node\": \"" + jsonEscape(p.node) + "\", \"op\": \"" +
@@ -491,7 +493,7 @@ std::string PartitionReport::formatJson() const {
       json += (first ? "" : ", ") + d.toJson();
       first = false;
     }
-  return json + "]}";
+  return json + "]";
 }
 
 } // namespace ortc

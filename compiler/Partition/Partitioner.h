@@ -62,6 +62,9 @@ struct PartitionReport {
   /// A table of placements, then the declines.
   std::string formatText() const;
   std::string formatJson() const;
+  /// The members of formatJson's object ("placements", "partitions",
+  /// "declines") without the braces, for reports that hold more.
+  std::string formatJsonFields() const;
 };
 
 /// Partitions @main_graph of `module` over `eps` (in priority order). On

@@ -230,6 +230,30 @@ OrtcStatus ortc_session_options_set_intra_op_threads(OrtcSessionOptions *options
   });
 }
 
+OrtcStatus ortc_session_options_set_ep_option(OrtcSessionOptions *options, const char *ep,
+                                              const char *key, const char *value) {
+  return guarded(__func__, [&](const char *fn) {
+    if (!options)
+      return nullArgument(fn, "options");
+    if (!ep)
+      return nullArgument(fn, "ep");
+    if (!key)
+      return nullArgument(fn, "key");
+    if (!value)
+      return nullArgument(fn, "value");
+    // The EP and the key are known without starting anything.
+    Result<EpRegistry> registry = createBuiltinEpRegistry();
+    if (!registry.isOk())
+      return fail(registry.status());
+    EpOptionsByEp one{{ep, EpOptionMap{{key, value}}}};
+    Status known = registry.value().checkOptions(one);
+    if (!known.isOk())
+      return invalidArgument(fn, known.message());
+    options->options.epOptions[ep][key] = value;
+    return ORTC_OK;
+  });
+}
+
 OrtcStatus ortc_session_create(const char *path, const OrtcSessionOptions *options,
                                OrtcSession **out) {
   return guarded(__func__, [&](const char *fn) {
@@ -238,7 +262,7 @@ OrtcStatus ortc_session_create(const char *path, const OrtcSessionOptions *optio
     *out = nullptr;
     if (!path)
       return nullArgument(fn, "path");
-    Result<EpRegistry> registry = createDefaultEpRegistry();
+    Result<EpRegistry> registry = createBuiltinEpRegistry();
     if (!registry.isOk())
       return fail(registry.status());
     return finishLoad(
@@ -259,7 +283,7 @@ OrtcStatus ortc_session_create_from_buffer(const void *data, size_t size, const 
     // mistake than a request for that.
     if (base_dir && !*base_dir)
       return invalidArgument(fn, "base_dir is empty; pass NULL to refuse sidecars, or \".\"");
-    Result<EpRegistry> registry = createDefaultEpRegistry();
+    Result<EpRegistry> registry = createBuiltinEpRegistry();
     if (!registry.isOk())
       return fail(registry.status());
     std::string baseDir = base_dir ? base_dir : "";

@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* Bumped when a signature in this header changes incompatibly. */
-#define ORTC_RUNTIME_API_VERSION 1
+#define ORTC_RUNTIME_API_VERSION 2 /* 2: ortc_session_options_set_ep_option */
 
 typedef enum OrtcStatus {
   ORTC_OK = 0,
@@ -69,6 +69,14 @@ ORTC_API void ortc_session_options_release(OrtcSessionOptions *options);
  * 1 = no extra threads. Negative values are refused. */
 ORTC_API OrtcStatus ortc_session_options_set_intra_op_threads(OrtcSessionOptions *options,
                                                               int threads);
+/* An option of one EP, e.g. ("cpu", "threads", "2"); `ep` is the EP's name
+ * or alias. An EP this library lacks or a key that EP does not take is
+ * refused here; the value is checked by the EP when a session starts it
+ * (ortc_session_create fails with a message naming the EP and the key).
+ * Setting a key again replaces its value. */
+ORTC_API OrtcStatus ortc_session_options_set_ep_option(OrtcSessionOptions *options,
+                                                       const char *ep, const char *key,
+                                                       const char *value);
 
 /* --- Sessions ----------------------------------------------------------- */
 /* Loads model_ctx.onnx at `path`; sidecar blobs are resolved beside it.

@@ -25,7 +25,24 @@ Status RuntimeEp::checkOwnership(const DeviceBuffer &buffer) const {
   return Status::ok();
 }
 
-Status EpRegistry::add(std::shared_ptr<RuntimeEp> ep) {
+Result<EpRegistry> EpRegistry::fromFactories(const std::vector<RuntimeEpFactory> &factories) {
+  EpRegistry registry;
+  for (const RuntimeEpFactory &factory : factories) {
+    std::shared_ptr<RuntimeEp> ep = factory.create ? factory.create() : nullptr;
+    if (!ep)
+      return Status::error(StatusCode::Internal,
+                           "the factory of EP '" + factory.name + "' made no EP");
+    if (ep->name() != factory.name)
+      return Status::error(StatusCode::Internal, "the factory of EP '" + factory.name +
+                                                     "' made an EP named '" + ep->name() + "'");
+    Status added = registry.add(std::move(ep), factory.aliases);
+    if (!added.isOk())
+      return added;
+  }
+  return registry;
+}
+
+Status EpRegistry::add(std::shared_ptr<RuntimeEp> ep, std::vector<std::string> aliases) {
   if (!ep)
     return Status::error(StatusCode::InvalidArgument, "cannot register a null EP");
   const std::string &name = ep->name();
@@ -34,6 +51,10 @@ Status EpRegistry::add(std::shared_ptr<RuntimeEp> ep) {
   if (findByName(name))
     return Status::error(StatusCode::AlreadyExists,
                          "an EP named '" + name + "' is already registered");
+  for (const std::string &alias : aliases)
+    if (alias.empty() || findByName(alias))
+      return Status::error(StatusCode::AlreadyExists,
+                           "alias '" + alias + "' of " + name + " is empty or already taken");
   std::vector<std::string> keys = ep->contextSourceKeys();
   for (size_t i = 0; i < keys.size(); ++i) {
     const std::string &key = keys[i];
@@ -52,6 +73,8 @@ Status EpRegistry::add(std::shared_ptr<RuntimeEp> ep) {
   }
   for (const std::string &key : keys)
     bySource_[key] = ep.get();
+  for (const std::string &alias : aliases)
+    byAlias_[alias] = ep.get();
   eps_.push_back(std::move(ep));
   return Status::ok();
 }
@@ -60,7 +83,30 @@ RuntimeEp *EpRegistry::findByName(const std::string &name) const {
   for (const auto &ep : eps_)
     if (ep->name() == name)
       return ep.get();
-  return nullptr;
+  auto alias = byAlias_.find(name);
+  return alias == byAlias_.end() ? nullptr : alias->second;
+}
+
+Status EpRegistry::checkOptions(const EpOptionsByEp &options) const {
+  for (const auto &[name, map] : options) {
+    RuntimeEp *ep = findByName(name);
+    if (!ep)
+      return Status::error(StatusCode::InvalidArgument,
+                           "options for EP '" + name + "', which this runtime does not have " +
+                               "(registered: " + describe() + ")");
+    Status keys = checkEpOptionKeys(ep->name(), ep->options(), map);
+    if (!keys.isOk())
+      return keys;
+  }
+  return Status::ok();
+}
+
+EpOptionMap EpRegistry::optionsFor(const RuntimeEp &ep, const EpOptionsByEp &options) const {
+  EpOptionMap merged;
+  for (const auto &[name, map] : options)
+    if (findByName(name) == &ep)
+      merged.insert(map.begin(), map.end());
+  return merged;
 }
 
 Result<RuntimeEp *> EpRegistry::findBySource(const std::string &source) const {

@@ -14,6 +14,7 @@
 #define ORTC_RUNTIME_EP_RUNTIMEEP_H
 
 #include "runtime/ep/DeviceBuffer.h"
+#include "runtime/ep/EpOptions.h"
 #include "runtime/ep/Status.h"
 #include "runtime/ep/Tensor.h"
 
@@ -27,7 +28,9 @@ namespace ortc {
 
 struct EpConfig {
   int intraOpThreads = 0; // 0: the EP's default
-  std::map<std::string, std::string> options;
+  /// This EP's options (--ep-option EP:KEY=VALUE); only keys that options()
+  /// lists reach initialize(), which checks their values.
+  EpOptionMap options;
 };
 
 /// Completion of asynchronous work; wait() blocks until it is done.
@@ -86,6 +89,9 @@ public:
   // Identity.
   virtual const EpIdentity &identity() const = 0;
   const std::string &name() const { return identity().name; }
+
+  /// The keys EpConfig::options may hold for this EP.
+  virtual std::vector<EpOptionSpec> options() const { return {}; }
 
   // Lifecycle.
   virtual Status initialize(const EpConfig &config) = 0;

@@ -11,8 +11,6 @@
 
 #include "runtime/session/Session.h"
 
-#include "providers/cpu/runtime/CpuRuntimeEp.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -29,14 +27,6 @@ OwnedTensor OwnedTensor::allocate(ElementType type, std::vector<int64_t> shape) 
   if (data)
     t.data = std::shared_ptr<char>(data, [](char *p) { std::free(p); });
   return t;
-}
-
-Result<EpRegistry> createDefaultEpRegistry() {
-  EpRegistry registry;
-  Status added = registry.add(std::make_shared<cpu::CpuRuntimeEp>());
-  if (!added.isOk())
-    return added;
-  return registry;
 }
 
 Result<std::unique_ptr<Session>> Session::load(const std::string &path, EpRegistry registry,
@@ -67,10 +57,13 @@ Result<std::unique_ptr<Session>> Session::loadPartitions(ContextModel model, EpR
     return Status::error(StatusCode::InvalidArgument,
                          path + ": intra-op thread count " +
                              std::to_string(options.intraOpThreads) + " is negative");
+  // Options for an EP the registry lacks, or keys it does not list, are
+  // refused even when the model does not use that EP: they are mistakes.
+  Status checked = session->registry_.checkOptions(options.epOptions);
+  if (!checked.isOk())
+    return checked;
 
   // Only the EPs this model uses are started.
-  EpConfig config;
-  config.intraOpThreads = options.intraOpThreads;
   std::vector<RuntimeEp *> initialized;
   for (const ContextNode &node : session->model_.nodes) {
     Result<RuntimeEp *> ep = session->registry_.findBySource(node.context.source);
@@ -79,6 +72,9 @@ Result<std::unique_ptr<Session>> Session::loadPartitions(ContextModel model, EpR
                            path + ": node '" + node.name + "': " + ep.status().message());
     RuntimeEp *owner = ep.value();
     if (std::find(initialized.begin(), initialized.end(), owner) == initialized.end()) {
+      EpConfig config;
+      config.intraOpThreads = options.intraOpThreads;
+      config.options = session->registry_.optionsFor(*owner, options.epOptions);
       Status started = owner->initialize(config);
       if (!started.isOk())
         return Status::error(started.code(), path + ": " + started.message());

@@ -30,13 +30,12 @@ struct OwnedTensor {
   TensorView view() const { return TensorView{data.get(), type, shape}; }
 };
 
-/// The EPs this runtime build has (today: the CPU EP), registered by their
-/// context source keys.
-Result<EpRegistry> createDefaultEpRegistry();
-
 struct SessionOptions {
   /// Threads one run may use inside an operator: 0 = one per core, 1 = none extra.
   int intraOpThreads = 0;
+  /// Per-EP options (EpConfig::options), by EP name or alias. A name the
+  /// registry lacks or a key its EP does not list fails the load.
+  EpOptionsByEp epOptions;
 };
 
 /// One graph output a run produces: written into `into` when the caller gave a

@@ -149,21 +149,21 @@ def prepare_cache(cache_root, identity):
     return folder
 
 
-def parse_compile_stderr(stderr):
-    """The --report=json partition report (or None) and the last non-JSON line."""
-    partition, error = None, ""
-    for line in stderr.splitlines():
-        text = line.strip()
-        if text.startswith("{"):
-            try:
-                record = json.loads(text)
-            except ValueError:
-                error = text
-                continue
-            if "placements" in record:
-                partition = record
-        elif text:
-            error = text
+def parse_compile_output(stdout, stderr):
+    """The partition part of the --report=json document on stdout (None when
+    the compile stopped before partitioning, or crashed before writing it) and
+    the error: the last line on stderr ("ortc: ..."), else the report's."""
+    partition = None
+    try:
+        report = json.loads(stdout)
+    except ValueError:
+        report = None
+    if isinstance(report, dict) and report.get("partitioned"):
+        partition = {k: report.get(k, []) for k in ("placements", "partitions", "declines")}
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    error = lines[-1] if lines else ""
+    if not error and isinstance(report, dict):
+        error = report.get("error") or ""
     return partition, error
 
 
@@ -190,7 +190,7 @@ def compile_case(ortc, model_path, cache_dir, timeout):
         shutil.rmtree(tmp, ignore_errors=True)
         return {"rc": None, "timed_out": True, "seconds": timeout, "partition": None,
                 "error": f"compile timed out after {timeout} s", "cached": False, "ctx": None}
-    partition, error = parse_compile_stderr(proc.stderr)
+    partition, error = parse_compile_output(proc.stdout, proc.stderr)
     record = {"rc": proc.returncode, "timed_out": False,
               "seconds": round(time.monotonic() - start, 3),
               "partition": partition, "error": error}

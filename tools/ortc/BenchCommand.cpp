@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <optional>
 
 namespace ortc::cli {
 
@@ -27,7 +28,7 @@ Options:
   --runs N              Timed runs (default 100).
   --warmup K            Untimed runs after the first run (default 5).
 )" << kInputOptionsHelp
-            << R"(  --json                Print one JSON object instead of the table.
+            << runtimeEpOptionsHelp() << R"(  --json                Print one JSON object instead of the table.
   -h, --help            Show this help.
 
 Exit status: 0 on success, 1 when the model or an input is refused or a run
@@ -45,42 +46,21 @@ struct BenchOptions {
   InputOptions inputs;
 };
 
-// False when the command ends here (help, or a bad command line) with `exit`.
-bool parseBenchOptions(const std::vector<std::string> &args, BenchOptions &options, int &exit) {
-  exit = kExitUsage;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      printBenchHelp();
-      exit = kExitOk;
-      return false;
-    }
-    if (arg == "--json") {
-      options.json = true;
-      continue;
-    }
-    std::string value;
-    Taken taken = takeInputOption(args, i, options.inputs);
-    if (taken == Taken::No) {
-      taken = takeOption(args, i, "--runs", value);
-      if (taken == Taken::Yes && !parseInteger("--runs", value, 1, 100000000, options.runs))
-        return false;
-    }
-    if (taken == Taken::No) {
-      taken = takeOption(args, i, "--warmup", value);
-      if (taken == Taken::Yes && !parseInteger("--warmup", value, 0, 100000000, options.warmup))
-        return false;
-    }
-    if (taken == Taken::Error)
-      return false;
-    if (taken == Taken::Yes)
-      continue;
-    if (!takeModelArgument(arg, "bench", options.model))
-      return false;
-  }
-  if (!requireModel(options.model, "bench"))
-    return false;
-  return checkInputOptions(options.inputs);
+// nullopt to go on, else the exit status (help, or a bad command line).
+std::optional<int> parseBenchOptions(const std::vector<std::string> &args,
+                                     BenchOptions &options) {
+  OptionParser parser("bench", printBenchHelp);
+  addInputOptions(parser, options.inputs);
+  parser.integer("--runs", 1, 100000000, options.runs);
+  parser.integer("--warmup", 0, 100000000, options.warmup);
+  parser.flag("--json", options.json);
+  parser.elsewhere({"--output-dir", "--output-format"}, "'ortc run'");
+  parser.model(options.model);
+  if (std::optional<int> exit = parser.parse(args))
+    return exit;
+  if (!checkInputOptions(options.inputs))
+    return kExitUsage;
+  return std::nullopt;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -162,21 +142,18 @@ void printJsonResult(const BenchOptions &options, const BenchResult &result) {
 
 int runBench(const std::vector<std::string> &args) {
   BenchOptions options;
-  int exit;
-  if (!parseBenchOptions(args, options, exit))
-    return exit;
+  if (std::optional<int> exit = parseBenchOptions(args, options))
+    return *exit;
 
-  Result<EpRegistry> registry = createDefaultEpRegistry();
+  Result<EpRegistry> registry = createBuiltinEpRegistry();
   if (!registry.isOk()) {
     printError(registry.status().message());
     return kExitFailed;
   }
-  SessionOptions sessionOptions;
-  sessionOptions.intraOpThreads = options.inputs.threads;
   BenchResult result;
   Clock::time_point start = Clock::now();
   Result<std::unique_ptr<Session>> session =
-      Session::load(options.model, registry.takeValue(), sessionOptions);
+      Session::load(options.model, registry.takeValue(), sessionOptions(options.inputs));
   result.loadMs = millisecondsSince(start);
   if (!session.isOk()) {
     printError(session.status().message());

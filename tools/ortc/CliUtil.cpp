@@ -15,41 +15,117 @@
 
 namespace ortc::cli {
 
-Taken takeOption(const std::vector<std::string> &args, size_t &i, const std::string &name,
-                 std::string &value) {
-  const std::string &arg = args[i];
-  if (arg.size() > name.size() && arg.compare(0, name.size() + 1, name + "=") == 0) {
-    value = arg.substr(name.size() + 1);
-    return Taken::Yes;
-  }
-  if (arg != name)
-    return Taken::No;
-  if (i + 1 >= args.size()) {
-    printError(name + " needs a value");
-    return Taken::Error;
-  }
-  value = args[++i];
-  return Taken::Yes;
+OptionParser::OptionParser(std::string command, std::function<void()> help)
+    : command(std::move(command)), help(std::move(help)) {}
+
+void OptionParser::flag(const std::string &name, std::function<bool()> onSeen) {
+  options.push_back({{name}, false, false, [onSeen](const std::string &) { return onSeen(); }, ""});
 }
 
-bool takeModelArgument(const std::string &arg, const char *command, std::string &model) {
-  if (!arg.empty() && arg[0] == '-') {
-    printError("unknown option '" + arg + "' (see `ortc " + command + " --help`)");
-    return false;
-  }
-  if (!model.empty()) {
-    printError("one model at a time: got '" + model + "' and '" + arg + "'");
-    return false;
-  }
-  model = arg;
-  return true;
-}
-
-bool requireModel(const std::string &model, const char *command) {
-  if (!model.empty())
+void OptionParser::flag(const std::string &name, bool &seen) {
+  flag(name, [&seen] {
+    seen = true;
     return true;
-  printError(std::string("no model given (see `ortc ") + command + " --help`)");
-  return false;
+  });
+}
+
+void OptionParser::value(const std::vector<std::string> &names, ValueHandler onValue) {
+  options.push_back({names, true, false, std::move(onValue), ""});
+}
+
+void OptionParser::optionalValue(const std::string &name, ValueHandler onValue) {
+  options.push_back({{name}, true, true, std::move(onValue), ""});
+}
+
+void OptionParser::value(const std::string &name, ValueHandler onValue) {
+  value(std::vector<std::string>{name}, std::move(onValue));
+}
+
+void OptionParser::value(const std::string &name, std::string &into) {
+  value(name, [&into](const std::string &text) {
+    into = text;
+    return true;
+  });
+}
+
+void OptionParser::integer(const std::string &name, int64_t min, int64_t max, int64_t &into) {
+  value(name, [name, min, max, &into](const std::string &text) {
+    return parseInteger(name, text, min, max, into);
+  });
+}
+
+void OptionParser::elsewhere(const std::vector<std::string> &names, const std::string &where) {
+  for (const std::string &name : names)
+    options.push_back({{name}, true, false, nullptr, where});
+}
+
+void OptionParser::model(std::string &into) { modelSlot = &into; }
+
+const OptionParser::Option *OptionParser::find(const std::string &name) const {
+  for (const Option &option : options)
+    for (const std::string &n : option.names)
+      if (n == name)
+        return &option;
+  return nullptr;
+}
+
+std::optional<int> OptionParser::parse(const std::vector<std::string> &args) {
+  std::string seeHelp = " (see `ortc " + command + " --help`)";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      help();
+      return kExitOk;
+    }
+    if (arg.size() > 1 && arg[0] == '-') {
+      // --name=value, or --name [value].
+      size_t eq = arg.find('=');
+      std::string name = arg.substr(0, eq);
+      const Option *option = find(name);
+      if (!option) {
+        printError("unknown option '" + arg + "' for 'ortc " + command + "'" + seeHelp);
+        return kExitUsage;
+      }
+      if (!option->elsewhere.empty()) {
+        printError("option " + name + " is for " + option->elsewhere + ", not 'ortc " + command +
+                   "'");
+        return kExitUsage;
+      }
+      std::string value;
+      if (!option->takesValue) {
+        if (eq != std::string::npos) {
+          printError("option " + name + " takes no value, got '" + arg + "'");
+          return kExitUsage;
+        }
+      } else if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+      } else if (option->valueOptional) {
+        value.clear();
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        printError("option " + name + " needs a value");
+        return kExitUsage;
+      }
+      if (!option->handler(value))
+        return kExitUsage;
+      continue;
+    }
+    if (!modelSlot) {
+      printError("unexpected argument '" + arg + "'" + seeHelp);
+      return kExitUsage;
+    }
+    if (!modelSlot->empty()) {
+      printError("one model at a time: got '" + *modelSlot + "' and '" + arg + "'");
+      return kExitUsage;
+    }
+    *modelSlot = arg;
+  }
+  if (modelSlot && modelSlot->empty()) {
+    printError("no model given" + seeHelp);
+    return kExitUsage;
+  }
+  return std::nullopt;
 }
 
 bool parseInteger(const std::string &name, const std::string &text, int64_t min, int64_t max,

@@ -4,26 +4,62 @@
 #define ORTC_TOOLS_ORTC_CLIUTIL_H
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
 namespace ortc::cli {
 
-/// What takeOption() found at args[i].
-enum class Taken { No, Yes, Error };
+/// The options of one `ortc` subcommand, declared once and parsed by one
+/// loop that every subcommand shares: `--name VALUE` and `--name=VALUE`,
+/// flags, -h/--help, the model argument, and options that belong to another
+/// subcommand (refused with where they belong). Handlers report their own
+/// errors (printError) and return false.
+class OptionParser {
+public:
+  using ValueHandler = std::function<bool(const std::string &value)>;
 
-/// Matches `NAME VALUE` or `NAME=VALUE` at args[i] and advances `i` past the
-/// value. Error (already reported) when NAME comes last without a value.
-Taken takeOption(const std::vector<std::string> &args, size_t &i, const std::string &name,
-                 std::string &value);
+  OptionParser(std::string command, std::function<void()> help);
 
-/// A positional argument of `ortc COMMAND`: the model path, once. Refuses
-/// (reported, false) an unknown option or a second model.
-bool takeModelArgument(const std::string &arg, const char *command, std::string &model);
+  /// An option without a value.
+  void flag(const std::string &name, std::function<bool()> onSeen);
+  void flag(const std::string &name, bool &seen);
+  /// An option with a value; several names may share one handler.
+  void value(const std::vector<std::string> &names, ValueHandler onValue);
+  void value(const std::string &name, ValueHandler onValue);
+  void value(const std::string &name, std::string &into);
+  /// An option whose value is optional: `--name` gives "", `--name=VALUE`
+  /// gives VALUE; the next argument is never taken.
+  void optionalValue(const std::string &name, ValueHandler onValue);
+  /// An integer option in [min, max].
+  void integer(const std::string &name, int64_t min, int64_t max, int64_t &into);
+  /// Options of other subcommands: "option NAME is for WHERE, not 'ortc CMD'".
+  void elsewhere(const std::vector<std::string> &names, const std::string &where);
 
-/// Reports and returns false when no model was given to `ortc COMMAND`.
-bool requireModel(const std::string &model, const char *command);
+  /// The model: the one positional argument, required.
+  void model(std::string &into);
+
+  /// Parses `args`. Returns nullopt to go on, or the exit status to return
+  /// now: kExitOk after --help, kExitUsage after a reported error.
+  std::optional<int> parse(const std::vector<std::string> &args);
+
+private:
+  struct Option {
+    std::vector<std::string> names;
+    bool takesValue = false;
+    bool valueOptional = false;
+    ValueHandler handler; // flags get ""
+    std::string elsewhere;
+  };
+  const Option *find(const std::string &name) const;
+
+  std::string command;
+  std::function<void()> help;
+  std::vector<Option> options;
+  std::string *modelSlot = nullptr;
+};
 
 /// Parses `text` as a decimal integer in [min, max] for option `name`;
 /// reports and returns false otherwise.

@@ -8,6 +8,8 @@
 
 namespace ortc::cli {
 
+constexpr const char *kOrtcVersion = "0.1.0";
+
 // Exit codes shared by every subcommand.
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1; // bad input, compile error

@@ -1,51 +1,55 @@
 //===- CompileCommand.cpp - `ortc compile` --------------------------------===//
+//
+// Parses the command line into DriverOptions, runs the compile driver
+// (compiler/Driver), and prints: errors as one line, the text report on
+// stderr, the JSON report on stdout or into --report-file, the progress line.
+//
+//===----------------------------------------------------------------------===//
 
 #include "tools/ortc/Commands.h"
 
-#include "compiler/EP/AvailableEps.h"
-#include "compiler/EP/KernelMatch.h"
-#include "compiler/EPContext/EpContextWriter.h"
-#include "compiler/Import/OnnxImporter.h"
-#include "compiler/Partition/Partitioner.h"
-#include "compiler/Partition/SpecEp.h"
+#include "tools/ortc/CliUtil.h"
+#include "tools/ortc/CompileProgressLine.h"
+
+#include "compiler/Driver/CompileReport.h"
+#include "compiler/Driver/Driver.h"
+#include "compiler/EP/CompileEpRegistry.h"
 #include "compiler/Transforms/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Pass/PassManager.h"
-
-#include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/BuiltinDialect.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/OperationSupport.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <unistd.h>
 
 namespace ortc::cli {
+
 namespace {
 
-struct CompileOptions {
-  std::string input;
-  std::string output;
-  std::string emit = "epcontext";
-  int64_t elideConstantsAbove = 4096;
-  bool printLocations = false;
-  std::vector<std::string> eps;     // --ep, in priority order
-  std::vector<std::string> testEps; // --test-ep specs, after --ep
-  std::string report;               // "", "text" or "json"
-  bool allowUnclaimed = false;
-  std::string embed; // "", "--embed" or "--no-embed"
-  std::string cpu = "host";
+struct CompileCommandOptions {
+  DriverOptions driver;
+  std::string report;     // "", "text" or "json"
+  std::string reportFile; // the JSON report's file, or "" for stdout
+  std::string cpuAlias;   // --cpu=NAME, the same as --ep-option cpu:target=NAME
+  std::string embed;      // "", "--embed" or "--no-embed"
+  bool quiet = false, progress = false;
 };
 
-// Options of `ortc run` and `ortc bench` given to compile by mistake: say
-// where they belong rather than "unknown option".
-constexpr const char *kRunOptions[] = {"--threads", "--input", "--batch"};
+// The EPs of the build and their options, from the registry.
+std::string epHelp() {
+  std::string text;
+  for (const CompileEpPlugin &plugin : builtinCompileEps().plugins()) {
+    std::string name = plugin.name;
+    for (const std::string &alias : plugin.aliases)
+      name += ", " + alias;
+    text += "  " + name + ": " + plugin.summary + "\n";
+    std::string shortName = plugin.aliases.empty() ? plugin.name : plugin.aliases.front();
+    text += plugin.options.empty() ? "    no options\n"
+                                   : formatEpOptionsHelp(shortName, plugin.options, "    ");
+  }
+  return text.empty() ? "  (this build has no EPs)\n" : text;
+}
 
 } // namespace
 
@@ -61,6 +65,8 @@ Options:
                         MODEL_ctx.onnx beside the input for --emit=epcontext.
                         Files are written whole or not at all: a failed
                         compile leaves no model, sidecar or temporary file.
+                        A folder that is missing or cannot be written is
+                        refused before any work.
   --emit=KIND           What to produce:
                           onnx-mlir        the imported IR in the onnx dialect
                           optimized-mlir   after the generic passes (canonicalize,
@@ -79,17 +85,29 @@ Options:
                         from disk. -1 prints every constant in full.
   --print-locations     Print locations: each op's is its ONNX node name.
   --ep=LIST             EPs in priority order, e.g. cuda,cpu. Default: every
-                        EP this build has (today: cpu, alias cpu_ep).
+                        EP this build has (listed below).
+  --ep-option EP:KEY=VALUE
+                        An option of one EP (listed below), e.g.
+                        cpu:target=x86-64-v3. Repeat for more. An unknown EP
+                        or key, or a value the EP refuses, stops with one
+                        line that says what it accepts.
+  --cpu=NAME            The same as --ep-option cpu:target=NAME.
   --test-ep=SPEC        For testing: an EP described by SPEC, e.g.
                         gpu_ep@cuda:MatMul=100:*=4000 (op costs in ns; see
                         compiler/Partition/SpecEp.h). Repeat for more EPs; they
                         come after --ep in priority. Its "blob" is the
                         partition's IR; :!compile makes it fail.
-  --report[=text|json]  Print the placements, partitions and decline reasons
-                        to stderr (needs --emit=partitioned-mlir or epcontext);
-                        with epcontext, also what each EP compiled: for the
-                        CPU EP the memory plan's arena bytes (per batch item
-                        and fixed), kernels, weights and code size.
+  --report[=text|json]  text (the default): the placements, partitions,
+                        decline reasons, what each EP compiled (the CPU EP:
+                        arena bytes per batch item and fixed, kernels,
+                        weights, code size) and each stage's wall time, on
+                        stderr. json: the same as one JSON document (fields
+                        in docs/compile-report.md) on stdout, or in
+                        --report-file. Needs --emit=partitioned-mlir or
+                        epcontext for the placements.
+  --report-file=PATH    Write the JSON report to PATH (implies --report=json
+                        unless --report=text is given, which then goes to
+                        stderr as well). Written on failure too.
   --allow-unclaimed     Keep nodes no EP supports as plain ONNX nodes instead
                         of stopping with the decline table (partitioned-mlir
                         only: an EPContext model cannot hold them).
@@ -98,13 +116,15 @@ Options:
                         it, OUT_<ep>.bin, then OUT_<ep>_1.bin, ... (OUT: the
                         output's name without .onnx). Default: inline unless
                         the blobs total over 64 MiB.
-  --cpu=NAME            The CPU EP's target: host (default: this machine's
-                        CPU and features), x86-64, x86-64-v2, x86-64-v3,
-                        x86-64-v4, or an LLVM CPU name such as znver3. The
-                        blob records the CPU features its code needs; the
-                        runtime refuses it on a CPU without them.
+  --progress            Show the stage, partition and kernels done, also
+                        when stderr is not a terminal (one line per change).
+  --quiet               No progress line. By default a terminal shows one
+                        once a compile runs for over a second.
   -h, --help            Show this help.
 
+EPs of this build and their options (--ep-option EP:KEY=VALUE):
+)" << epHelp()
+            << R"(
 Errors are one line naming the file and the node, initializer or value, with
 exit status 1; command-line errors and options not available yet exit with 2.
 )";
@@ -112,393 +132,192 @@ exit status 1; command-line errors and options not available yet exit with 2.
 
 namespace {
 
-// Splits "--name=value" or takes the value from the next argument.
-bool takeValue(const std::vector<std::string> &args, size_t &i, const std::string &name,
-               std::string &value) {
-  const std::string &arg = args[i];
-  if (arg.size() > name.size() && arg.compare(0, name.size() + 1, name + "=") == 0) {
-    value = arg.substr(name.size() + 1);
+// nullopt to go on, else the exit status (help, or a bad command line).
+std::optional<int> parseCompileOptions(const std::vector<std::string> &args,
+                                       CompileCommandOptions &options) {
+  DriverOptions &driver = options.driver;
+  OptionParser parser("compile", printCompileHelp);
+  parser.value(std::vector<std::string>{"-o", "--output"}, [&](const std::string &value) {
+    driver.output = value;
     return true;
-  }
-  if (arg == name) {
-    if (i + 1 >= args.size()) {
-      printError("option " + name + " needs a value");
+  });
+  parser.value("--emit", [&](const std::string &value) {
+    std::optional<EmitKind> kind = parseEmitKind(value);
+    if (!kind) {
+      printError("unknown --emit kind '" + value +
+                 "' (onnx-mlir, optimized-mlir, partitioned-mlir, epcontext)");
       return false;
     }
-    value = args[++i];
+    driver.emit = *kind;
     return true;
-  }
-  return false;
-}
-
-bool matches(const std::string &arg, const std::string &name) {
-  return arg == name || arg.compare(0, name.size() + 1, name + "=") == 0;
-}
-
-// Writes `text` to `path` through a temporary file and a rename, so that a
-// failure never leaves a partial output behind.
-bool writeFileAtomically(const std::string &path, const std::string &text) {
-  std::string tmp = path + ".tmp-ortc";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
-    if (ec) {
-      printError(path + ": cannot write: " + ec.message());
-      return false;
-    }
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      printError(path + ": write failed: " + os.error().message());
-      os.clear_error();
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    printError(path + ": cannot rename the temporary file into place");
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
-// Points every constant of more than `limit` elements at a fresh resource
-// handle with no blob (key "<name>__elided"), so that the printer neither
-// prints nor reads its bytes: mapped external weights stay on disk. MLIR's own
-// eliding flags render a blob to hex before dropping it.
-void elideLargeConstants(mlir::ModuleOp module, int64_t limit) {
-  auto &manager = mlir::DenseResourceElementsHandle::getManagerInterface(module.getContext());
-  module.walk([&](mlir::Operation *op) {
-    for (mlir::NamedAttribute named : op->getAttrDictionary()) {
-      auto resource = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(named.getValue());
-      if (!resource || resource.getNumElements() <= limit)
-        continue;
-      std::string key = resource.getRawHandle().getKey().str() + "__elided";
-      auto handle = manager.insert(key);
-      op->setAttr(named.getName(),
-                  mlir::DenseResourceElementsAttr::get(resource.getType(), handle));
+  });
+  parser.integer("--elide-constants-above", -1, INT64_MAX, driver.elideConstantsAbove);
+  parser.flag("--print-locations", driver.printLocations);
+  parser.value("--ep", [&](const std::string &value) {
+    size_t start = 0;
+    while (true) {
+      size_t comma = value.find(',', start);
+      std::string name =
+          value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (name.empty()) {
+        printError("--ep needs a comma-separated list of EP names, got '" + value + "'");
+        return false;
+      }
+      driver.eps.push_back(name);
+      if (comma == std::string::npos)
+        return true;
+      start = comma + 1;
     }
   });
-}
-
-// The default output of --emit=epcontext: MODEL_ctx.onnx beside MODEL.onnx.
-std::string defaultContextPath(const std::string &input) {
-  std::string stem = input;
-  if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".onnx") == 0)
-    stem.resize(stem.size() - 5);
-  return stem + "_ctx.onnx";
-}
-
-// Compiles every partition with the EP that owns it, in call order, and
-// writes the EPContext model. `firstError` holds the first diagnostic.
-int emitEpContext(mlir::ModuleOp module, llvm::ArrayRef<CompileEp *> eps,
-                  const CompileOptions &options, const std::string &firstError) {
-  auto main = module.lookupSymbol<mlir::func::FuncOp>("main_graph");
-  std::vector<std::pair<mlir::func::FuncOp, CompileEp *>> partitions;
-  for (auto call : main.getBody().front().getOps<mlir::func::CallOp>()) {
-    auto fn = module.lookupSymbol<mlir::func::FuncOp>(call.getCalleeAttr());
-    auto tag = fn ? fn->getAttrOfType<mlir::StringAttr>("ortc.ep") : mlir::StringAttr();
-    if (!tag)
-      continue; // the writer names it
-    auto owner = llvm::find_if(eps, [&](CompileEp *ep) { return ep->name() == tag.getValue(); });
-    if (owner == eps.end()) {
-      printError(options.input + ": partition '" + fn.getSymName().str() + "' is tagged for EP '" +
-                 tag.str() + "', which is not among the selected EPs");
-      return kExitFailed;
+  parser.value("--ep-option", [&](const std::string &value) {
+    Status parsed = parseEpOptionArgument(value, driver.epOptions);
+    if (!parsed.isOk())
+      printError(parsed.message());
+    return parsed.isOk();
+  });
+  parser.value("--cpu", options.cpuAlias);
+  parser.value("--test-ep", [&](const std::string &value) {
+    driver.testEps.push_back(value);
+    return true;
+  });
+  parser.optionalValue("--report", [&](const std::string &value) {
+    if (!value.empty() && value != "text" && value != "json") {
+      printError("--report takes text or json, got '" + value + "'");
+      return false;
     }
-    partitions.push_back({fn, *owner});
-  }
-  EpContextBlobs blobs;
-  struct CompiledLine {
-    std::string partition, ep, notes;
-  };
-  std::vector<CompiledLine> compiledLines;
-  for (auto [fn, ep] : partitions) {
-    std::string name = fn.getSymName().str();
-    auto failedTo = [&](const std::string &what) {
-      printError(firstError.empty()
-                     ? options.input + ": " + ep->name() + " " + what + " partition '" + name + "'"
-                     : firstError);
-      return kExitFailed;
-    };
-    auto compiled = ep->compilePartition(fn);
-    if (mlir::failed(compiled) || !*compiled)
-      return failedTo("could not compile");
-    auto blob = ep->saveContext(**compiled);
-    if (mlir::failed(blob))
-      return failedTo("could not save the context of");
-    // The runtime finds the EP by the blob's source key, so it must be one
-    // the EP declares.
-    std::vector<std::string> keys = ep->contextSourceKeys();
-    if (blob->source.empty() ||
-        (!keys.empty() && std::find(keys.begin(), keys.end(), blob->source) == keys.end())) {
-      printError(options.input + ": " + ep->name() + " saved partition '" + name +
-                 "' with source key '" + blob->source +
-                 "', which is not one of its context "
-                 "source keys");
-      return kExitFailed;
-    }
-    if (!options.report.empty())
-      compiledLines.push_back({name, ep->name(), blob->notes});
-    blobs[name] = std::move(*blob);
-  }
-  // --report: what each EP made of its partitions (the CPU EP: the memory
-  // plan's peak bytes, kernels, weights, code).
-  if (options.report == "json") {
-    std::string json = "{\"compiled\": [";
-    for (size_t i = 0; i < compiledLines.size(); ++i)
-      json += std::string(i ? ", " : "") + "{\"partition\": \"" +
-              jsonEscape(compiledLines[i].partition) + "\", \"ep\": \"" +
-              jsonEscape(compiledLines[i].ep) + "\", \"notes\": \"" +
-              jsonEscape(compiledLines[i].notes) + "\"}";
-    std::cerr << json << "]}\n";
-  } else if (!options.report.empty()) {
-    for (const CompiledLine &line : compiledLines)
-      std::cerr << "compiled " << line.partition << " (" << line.ep << "): " << line.notes << "\n";
-  }
-
-  EpContextWriteOptions writeOptions;
-  writeOptions.sourcePath = options.input;
-  if (options.embed == "--embed")
-    writeOptions.embed = EmbedPolicy::Embed;
-  else if (options.embed == "--no-embed")
-    writeOptions.embed = EmbedPolicy::Sidecar;
-  std::string output = options.output.empty() ? defaultContextPath(options.input) : options.output;
-  std::string error;
-  if (!writeEpContextModel(module, blobs, output, writeOptions, error)) {
-    printError(error);
-    return kExitFailed;
-  }
-  return kExitOk;
-}
-
-} // namespace
-
-int runCompile(const std::vector<std::string> &args) {
-  // EPs name their custom passes; make ours known by name.
-  registerOnnxGenericPasses();
-  CompileOptions options;
-  bool emitGiven = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    std::string value;
-    if (arg == "-h" || arg == "--help") {
-      printCompileHelp();
-      return kExitOk;
-    }
-    if (takeValue(args, i, "-o", value) || takeValue(args, i, "--output", value)) {
-      options.output = value;
-      continue;
-    }
-    if (takeValue(args, i, "--emit", value)) {
-      options.emit = value;
-      emitGiven = true;
-      continue;
-    }
-    if (takeValue(args, i, "--elide-constants-above", value)) {
-      try {
-        size_t used = 0;
-        options.elideConstantsAbove = std::stoll(value, &used);
-        if (used != value.size())
-          throw std::invalid_argument(value);
-      } catch (const std::exception &) {
-        printError("--elide-constants-above needs an integer, got '" + value + "'");
-        return kExitUsage;
-      }
-      continue;
-    }
-    if (arg == "--print-locations") {
-      options.printLocations = true;
-      continue;
-    }
-    if (takeValue(args, i, "--ep", value)) {
-      size_t start = 0;
-      while (start <= value.size()) {
-        size_t comma = value.find(',', start);
-        std::string name =
-            value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-        if (name.empty()) {
-          printError("--ep needs a comma-separated list of EP names, got '" + value + "'");
-          return kExitUsage;
-        }
-        options.eps.push_back(name);
-        if (comma == std::string::npos)
-          break;
-        start = comma + 1;
-      }
-      continue;
-    }
-    if (takeValue(args, i, "--test-ep", value)) {
-      options.testEps.push_back(value);
-      continue;
-    }
-    if (arg == "--report" || arg == "--report=text" || arg == "--report=json") {
-      options.report = arg == "--report=json" ? "json" : "text";
-      continue;
-    }
-    if (arg.compare(0, 9, "--report=") == 0) {
-      printError("--report takes text or json, got '" + arg.substr(9) + "'");
-      return kExitUsage;
-    }
-    if (arg == "--allow-unclaimed") {
-      options.allowUnclaimed = true;
-      continue;
-    }
-    if (takeValue(args, i, "--cpu", value)) {
-      options.cpu = value;
-      continue;
-    }
-    if (arg == "--embed" || arg == "--no-embed") {
-      if (!options.embed.empty() && options.embed != arg) {
+    options.report = value.empty() ? "text" : value;
+    return true;
+  });
+  parser.value("--report-file", options.reportFile);
+  parser.flag("--allow-unclaimed", driver.allowUnclaimed);
+  for (const char *embed : {"--embed", "--no-embed"})
+    parser.flag(embed, [&options, embed] {
+      if (!options.embed.empty() && options.embed != embed) {
         printError("--embed and --no-embed contradict each other");
+        return false;
+      }
+      options.embed = embed;
+      return true;
+    });
+  parser.flag("--progress", options.progress);
+  parser.flag("--quiet", options.quiet);
+  // Options of `ortc run` and `ortc bench` given to compile by mistake: say
+  // where they belong rather than "unknown option".
+  parser.elsewhere({"--threads", "--input", "--batch"}, "'ortc run' and 'ortc bench'");
+  parser.model(driver.input);
+  if (std::optional<int> exit = parser.parse(args))
+    return exit;
+
+  // The options together.
+  bool epContext = driver.emit == EmitKind::EpContext;
+  bool partition = epContext || driver.emit == EmitKind::PartitionedMlir;
+  if (!options.cpuAlias.empty()) {
+    const CompileEpPlugin *cpu = builtinCompileEps().find("cpu");
+    std::string key = cpu ? cpu->name : "cpu";
+    for (const auto &[name, map] : driver.epOptions)
+      if (builtinCompileEps().find(name) == cpu && map.count("target")) {
+        printError("--cpu and --ep-option " + name + ":target both set the CPU target");
         return kExitUsage;
       }
-      options.embed = arg;
-      continue;
-    }
-    for (const char *option : kRunOptions) {
-      if (!matches(arg, option))
-        continue;
-      printError(std::string("option ") + option +
-                 " is for 'ortc run' and 'ortc bench', not 'ortc compile'");
-      return kExitUsage;
-    }
-    if (!arg.empty() && arg[0] == '-') {
-      printError("unknown option '" + arg + "' for 'ortc compile' (try 'ortc compile --help')");
-      return kExitUsage;
-    }
-    if (!options.input.empty()) {
-      printError("more than one input model: '" + options.input + "' and '" + arg + "'");
-      return kExitUsage;
-    }
-    options.input = arg;
+    driver.epOptions["cpu"]["target"] = options.cpuAlias;
   }
-  if (options.input.empty()) {
-    printError("no input model (usage: ortc compile MODEL.onnx [options])");
-    return kExitUsage;
-  }
-  bool epContext = options.emit == "epcontext";
-  bool partition = options.emit == "partitioned-mlir" || epContext;
-  if (options.emit != "onnx-mlir" && options.emit != "optimized-mlir" && !partition) {
-    printError("unknown --emit kind '" + options.emit +
-               "' (onnx-mlir, optimized-mlir, partitioned-mlir, epcontext)");
-    return kExitUsage;
-  }
-  std::string emitText =
-      "--emit=" + options.emit + (epContext && !emitGiven ? " (the default)" : "");
-  if (!partition && (!options.report.empty() || options.allowUnclaimed || !options.eps.empty() ||
-                     !options.testEps.empty())) {
-    printError("--ep, --test-ep, --report and --allow-unclaimed need --emit=partitioned-mlir "
-               "or epcontext");
+  if (!options.reportFile.empty() && options.report.empty())
+    options.report = "json";
+  if (!partition && !options.report.empty()) {
+    printError("--report needs --emit=partitioned-mlir or epcontext");
     return kExitUsage;
   }
   if (!epContext && !options.embed.empty()) {
     printError(options.embed + " needs --emit=epcontext");
     return kExitUsage;
   }
-  if (epContext && options.output == "-") {
-    printError(emitText + " writes a model and its sidecar files; it cannot go to stdout (-o -)");
+  driver.embed = options.embed == "--embed"      ? EmbedPolicy::Embed
+                 : options.embed == "--no-embed" ? EmbedPolicy::Sidecar
+                                                 : EmbedPolicy::Auto;
+  bool textToStdout = !epContext && (driver.output.empty() || driver.output == "-");
+  if (options.report == "json" && options.reportFile.empty() && textToStdout) {
+    printError("--report=json goes to stdout, which the MLIR output uses: give -o PATH or "
+               "--report-file=PATH");
     return kExitUsage;
   }
-  // Resolve the EPs before the (possibly long) import.
-  std::vector<std::unique_ptr<CompileEp>> eps;
-  EpOptions epOptions;
-  epOptions.cpu = options.cpu;
-  // No --ep and no --test-ep: every EP this build has.
-  if (partition && options.eps.empty() && options.testEps.empty())
-    options.eps = availableCompileEps();
-  for (const std::string &name : options.eps) {
-    std::string error;
-    auto ep = createCompileEp(name, epOptions, error);
-    if (!ep) {
-      printError("--ep: " + error);
-      return kExitUsage;
-    }
-    eps.push_back(std::move(ep));
-  }
-  for (const std::string &spec : options.testEps) {
-    std::string error;
-    auto ep = SpecEp::parse(spec, error);
-    if (!ep) {
-      printError("--test-ep: " + error);
-      return kExitUsage;
-    }
-    eps.push_back(std::move(ep));
-  }
-  if (partition && eps.empty()) {
-    printError(emitText + " needs at least one EP (--ep=...)");
+  if (options.progress && options.quiet) {
+    printError("--progress and --quiet contradict each other");
     return kExitUsage;
   }
+  return std::nullopt;
+}
 
-  mlir::MLIRContext context;
-  context.disableMultithreading(); // import is serial; spare the thread pool
-  std::string error;
-  auto module = importOnnxModelFile(context, options.input, error);
-  if (!module) {
-    printError(error);
-    return kExitFailed;
-  }
-
-  // Pass diagnostics carry the node's location; report the first as one line.
-  std::string firstError;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty()) {
-      std::string where;
-      if (auto name = mlir::dyn_cast<mlir::NameLoc>(diag.getLocation()))
-        where = "node '" + name.getName().str() + "': ";
-      firstError = options.input + ": " + where + diag.str();
+bool writeReportFile(const std::string &path, const std::string &json) {
+  // The same all-or-nothing rule as the model: a temporary, then a rename.
+  std::string tmp = path + ".tmp-ortc";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << json << "\n";
+    if (!out.flush()) {
+      std::remove(tmp.c_str());
+      printError(path + ": cannot write the report");
+      return false;
     }
-    return mlir::success();
-  });
-  if (options.emit != "onnx-mlir") {
-    mlir::PassManager pm(&context);
-    buildGenericOnnxPipeline(pm);
-    if (mlir::failed(pm.run(*module))) {
-      printError(firstError.empty() ? options.input + ": the generic passes failed" : firstError);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    printError(path + ": cannot write the report");
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int runCompile(const std::vector<std::string> &args) {
+  CompileCommandOptions options;
+  if (std::optional<int> exit = parseCompileOptions(args, options))
+    return *exit;
+  if (!options.reportFile.empty()) {
+    std::string error;
+    if (!checkOutputPath(options.reportFile, "report", error)) {
+      printError(error);
       return kExitFailed;
     }
   }
-  std::vector<CompileEp *> epList;
-  for (auto &ep : eps)
-    epList.push_back(ep.get());
-  if (partition) {
-    PartitionOptions partitionOptions;
-    partitionOptions.allowUnclaimed = options.allowUnclaimed;
-    PartitionReport report;
-    bool ok = mlir::succeeded(partitionModule(*module, epList, partitionOptions, report));
-    // A refusal shows the whole decline table, whatever --report says.
-    if (options.report == "json")
-      std::cerr << report.formatJson() << "\n";
-    else if (!options.report.empty() || !ok)
-      std::cerr << report.formatText();
-    if (!ok) {
-      printError(firstError.empty() ? options.input + ": partitioning failed" : firstError);
-      return kExitFailed;
-    }
-    if (mlir::failed(runEpCustomPasses(*module, epList))) {
-      printError(firstError.empty() ? options.input + ": an EP's passes failed" : firstError);
-      return kExitFailed;
-    }
-  }
-  if (epContext)
-    return emitEpContext(*module, epList, options, firstError);
+  // EPs name their custom passes (--test-ep's +<pass>); make ours known.
+  registerOnnxGenericPasses();
 
-  mlir::OpPrintingFlags flags;
-  if (options.elideConstantsAbove >= 0)
-    elideLargeConstants(*module, options.elideConstantsAbove);
-  if (options.printLocations)
-    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os, flags);
-  os.flush();
-  if (options.output.empty() || options.output == "-") {
-    std::cout << text;
+  std::unique_ptr<CompileProgressLine> progress;
+  if (options.progress)
+    progress = std::make_unique<CompileProgressLine>(
+        ::isatty(2) ? CompileProgressLine::Mode::Terminal : CompileProgressLine::Mode::Lines);
+  else if (!options.quiet && ::isatty(2))
+    progress = std::make_unique<CompileProgressLine>(CompileProgressLine::Mode::Terminal);
+  options.driver.progress = progress.get();
+
+  DriverResult result = compileModel(builtinCompileEps(), options.driver);
+  if (progress)
+    progress->finish();
+
+  // A refusal shows the whole decline table, whatever --report says.
+  bool declined = result.failedStage == "partition";
+  if (options.report == "text" || (declined && options.report.empty()))
+    std::cerr << formatCompileReportText(result);
+  bool reportOk = true;
+  if (options.report == "json" || !options.reportFile.empty()) {
+    std::string json = formatCompileReportJson(options.driver, result, kOrtcVersion);
+    if (options.reportFile.empty())
+      std::cout << json << "\n" << std::flush;
+    else
+      reportOk = writeReportFile(options.reportFile, json);
+  }
+  if (!result.ok()) {
+    printError(result.error);
+    return result.outcome == DriverResult::Outcome::Usage ? kExitUsage : kExitFailed;
+  }
+  if (result.outputPath.empty()) {
+    std::cout << result.text;
     std::cout.flush();
-    return std::cout ? kExitOk : kExitFailed;
+    if (!std::cout)
+      return kExitFailed;
   }
-  return writeFileAtomically(options.output, text) ? kExitOk : kExitFailed;
+  return reportOk ? kExitOk : kExitFailed;
 }
 
 } // namespace ortc::cli

@@ -20,6 +20,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 namespace ortc::cli {
 
@@ -245,18 +246,11 @@ std::string sidecarName(const ContextModel &model, size_t index) {
 int runInspect(const std::vector<std::string> &args) {
   std::string path;
   bool json = false;
-  for (const std::string &arg : args) {
-    if (arg == "-h" || arg == "--help") {
-      printInspectHelp();
-      return kExitOk;
-    }
-    if (arg == "--json")
-      json = true;
-    else if (!takeModelArgument(arg, "inspect", path))
-      return kExitUsage;
-  }
-  if (!requireModel(path, "inspect"))
-    return kExitUsage;
+  OptionParser parser("inspect", printInspectHelp);
+  parser.flag("--json", json);
+  parser.model(path);
+  if (std::optional<int> exit = parser.parse(args))
+    return *exit;
 
   Result<ContextModel> model = loadContextModel(path);
   if (!model.isOk()) {
@@ -264,7 +258,7 @@ int runInspect(const std::vector<std::string> &args) {
     return kExitFailed;
   }
   // Only to name the EP holding each source key: nothing is loaded.
-  Result<EpRegistry> registry = createDefaultEpRegistry();
+  Result<EpRegistry> registry = createBuiltinEpRegistry();
   if (!registry.isOk()) {
     printError(registry.status().message());
     return kExitFailed;

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace ortc::cli {
 
@@ -25,7 +26,7 @@ each output's dtype, shape, file and min/max/mean.
 
 Options:
 )" << kInputOptionsHelp
-            << R"(  --output-dir DIR      Where to write each output as DIR/<name>.npy or .pb
+            << runtimeEpOptionsHelp() << R"(  --output-dir DIR      Where to write each output as DIR/<name>.npy or .pb
                         (default: the current directory; created if missing).
   --output-format npy|pb
                         The outputs' format. Default: pb when every input is
@@ -46,47 +47,36 @@ struct RunOptions {
   InputOptions inputs;
 };
 
-// False when the command ends here (help, or a bad command line) with `exit`.
-bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options, int &exit) {
-  exit = kExitUsage;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    if (arg == "-h" || arg == "--help") {
-      printRunHelp();
-      exit = kExitOk;
+// nullopt to go on, else the exit status (help, or a bad command line).
+std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOptions &options) {
+  OptionParser parser("run", printRunHelp);
+  addInputOptions(parser, options.inputs);
+  parser.value("--output-dir", options.outputDir);
+  parser.value("--output-format", [&options](const std::string &value) {
+    if (value != "npy" && value != "pb") {
+      printError("--output-format takes npy or pb, got '" + value + "'");
       return false;
     }
-    Taken taken = takeInputOption(args, i, options.inputs);
-    if (taken == Taken::No)
-      taken = takeOption(args, i, "--output-dir", options.outputDir);
-    if (taken == Taken::No) {
-      taken = takeOption(args, i, "--output-format", options.outputFormat);
-      if (taken == Taken::Yes && options.outputFormat != "npy" && options.outputFormat != "pb") {
-        printError("--output-format takes npy or pb, got '" + options.outputFormat + "'");
-        return false;
-      }
-    }
-    if (taken == Taken::Error)
-      return false;
-    if (taken == Taken::Yes)
-      continue;
-    if (!takeModelArgument(arg, "run", options.model))
-      return false;
-  }
-  if (!requireModel(options.model, "run"))
-    return false;
-  return checkInputOptions(options.inputs);
+    options.outputFormat = value;
+    return true;
+  });
+  parser.elsewhere({"--runs", "--warmup", "--json"}, "'ortc bench'");
+  parser.model(options.model);
+  if (std::optional<int> exit = parser.parse(args))
+    return exit;
+  if (!checkInputOptions(options.inputs))
+    return kExitUsage;
+  return std::nullopt;
 }
 
 } // namespace
 
 int runRun(const std::vector<std::string> &args) {
   RunOptions options;
-  int exit;
-  if (!parseRunOptions(args, options, exit))
-    return exit;
+  if (std::optional<int> exit = parseRunOptions(args, options))
+    return *exit;
 
-  Result<std::unique_ptr<Session>> session = loadSession(options.model, options.inputs.threads);
+  Result<std::unique_ptr<Session>> session = loadSession(options.model, options.inputs);
   if (!session.isOk()) {
     printError(session.status().message());
     return kExitFailed;

@@ -32,52 +32,57 @@ const char *const kInputOptionsHelp =
                         runs repeat).
   --threads N           Threads a run may use inside an operator (default 0:
                         one per core; 1: no extra threads).
+  --ep-option EP:KEY=VALUE
+                        An option of one of the runtime's EPs; repeat for
+                        more. An unknown EP or key, or a bad value, is
+                        refused. The EPs of this build take:
 )";
 
-namespace {
-
-// --input NAME=FILE.
-Taken addInputFile(const std::string &value, InputOptions &options) {
-  size_t eq = value.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
-    printError("--input wants NAME=FILE, got '" + value + "'");
-    return Taken::Error;
+std::string runtimeEpOptionsHelp() {
+  std::string text;
+  for (const RuntimeEpFactory &factory : builtinRuntimeEpFactories()) {
+    std::shared_ptr<RuntimeEp> ep = factory.create();
+    std::string name = factory.aliases.empty() ? factory.name : factory.aliases.front();
+    std::vector<EpOptionSpec> specs = ep ? ep->options() : std::vector<EpOptionSpec>();
+    text += specs.empty() ? "    " + factory.name + ": no options\n"
+                          : formatEpOptionsHelp(name, specs, "    ");
   }
-  options.files.emplace_back(value.substr(0, eq), value.substr(eq + 1));
-  return Taken::Yes;
+  return text;
 }
 
-} // namespace
-
-Taken takeInputOption(const std::vector<std::string> &args, size_t &i, InputOptions &options) {
-  std::string value;
-  Taken taken;
-  if ((taken = takeOption(args, i, "--input", value)) != Taken::No)
-    return taken == Taken::Yes ? addInputFile(value, options) : taken;
-  // Integer options: Error when the value is missing or out of range.
-  int64_t number = 0;
-  auto integer = [&](const char *name, int64_t min, int64_t max) {
-    return taken == Taken::Yes && !parseInteger(name, value, min, max, number) ? Taken::Error
-                                                                               : taken;
-  };
-  if ((taken = takeOption(args, i, "--batch", value)) != Taken::No) {
+void addInputOptions(OptionParser &parser, InputOptions &options) {
+  parser.value("--input", [&options](const std::string &value) {
+    size_t eq = value.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {
+      printError("--input wants NAME=FILE, got '" + value + "'");
+      return false;
+    }
+    options.files.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+    return true;
+  });
+  parser.value("--batch", [&options](const std::string &value) {
     options.randomOptionGiven = true;
-    taken = integer("--batch", 1, int64_t(1) << 32);
-    options.batch = number;
-    return taken;
-  }
-  if ((taken = takeOption(args, i, "--seed", value)) != Taken::No) {
+    return parseInteger("--batch", value, 1, int64_t(1) << 32, options.batch);
+  });
+  parser.value("--seed", [&options](const std::string &value) {
     options.randomOptionGiven = true;
-    taken = integer("--seed", 0, std::numeric_limits<int64_t>::max());
-    options.seed = uint64_t(number);
-    return taken;
-  }
-  if ((taken = takeOption(args, i, "--threads", value)) != Taken::No) {
-    taken = integer("--threads", 0, 4096);
-    options.threads = int(number);
-    return taken;
-  }
-  return Taken::No;
+    int64_t seed = 0;
+    bool ok = parseInteger("--seed", value, 0, std::numeric_limits<int64_t>::max(), seed);
+    options.seed = uint64_t(seed);
+    return ok;
+  });
+  parser.value("--threads", [&options](const std::string &value) {
+    int64_t threads = 0;
+    bool ok = parseInteger("--threads", value, 0, 4096, threads);
+    options.threads = int(threads);
+    return ok;
+  });
+  parser.value("--ep-option", [&options](const std::string &value) {
+    Status parsed = parseEpOptionArgument(value, options.epOptions);
+    if (!parsed.isOk())
+      printError(parsed.message());
+    return parsed.isOk();
+  });
 }
 
 bool checkInputOptions(const InputOptions &options) {
@@ -94,13 +99,19 @@ bool checkInputOptions(const InputOptions &options) {
   return true;
 }
 
-Result<std::unique_ptr<Session>> loadSession(const std::string &model, int threads) {
-  Result<EpRegistry> registry = createDefaultEpRegistry();
+SessionOptions sessionOptions(const InputOptions &options) {
+  SessionOptions session;
+  session.intraOpThreads = options.threads;
+  session.epOptions = options.epOptions;
+  return session;
+}
+
+Result<std::unique_ptr<Session>> loadSession(const std::string &model,
+                                             const InputOptions &options) {
+  Result<EpRegistry> registry = createBuiltinEpRegistry();
   if (!registry.isOk())
     return registry.status();
-  SessionOptions options;
-  options.intraOpThreads = threads;
-  return Session::load(model, registry.takeValue(), options);
+  return Session::load(model, registry.takeValue(), sessionOptions(options));
 }
 
 std::vector<TensorView> ModelInputs::views() {

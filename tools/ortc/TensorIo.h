@@ -26,7 +26,7 @@ namespace ortc::cli {
 
 enum class TensorFormat { Npy, Pb };
 
-/// --input, --batch, --seed and --threads.
+/// --input, --batch, --seed, --threads and --ep-option.
 struct InputOptions {
   /// --input NAME=FILE, in command-line order.
   std::vector<std::pair<std::string, std::string>> files;
@@ -37,20 +37,26 @@ struct InputOptions {
   bool randomOptionGiven = false;
   /// SessionOptions::intraOpThreads.
   int threads = 0;
+  /// SessionOptions::epOptions (--ep-option EP:KEY=VALUE).
+  EpOptionsByEp epOptions;
 };
 
-/// Consumes args[i] (and its value) when it is one of InputOptions'. Errors
-/// are reported; the caller exits with kExitUsage.
-Taken takeInputOption(const std::vector<std::string> &args, size_t &i, InputOptions &options);
+/// Declares InputOptions' options on `parser`.
+void addInputOptions(OptionParser &parser, InputOptions &options);
 
 /// Checks the options together once parsing is done (reports, false).
 bool checkInputOptions(const InputOptions &options);
 
-/// Help text lines for the shared options.
+/// Help text lines for the shared options (then runtimeEpOptionsHelp()).
 extern const char *const kInputOptionsHelp;
+/// The options of this build's runtime EPs, for --help (from the registry).
+std::string runtimeEpOptionsHelp();
 
-/// Loads `model` with this build's EPs and `threads` intra-op threads.
-Result<std::unique_ptr<Session>> loadSession(const std::string &model, int threads);
+/// The session options the command line asked for.
+SessionOptions sessionOptions(const InputOptions &options);
+/// Loads `model` with this build's EPs and `options`' session options.
+Result<std::unique_ptr<Session>> loadSession(const std::string &model,
+                                             const InputOptions &options);
 
 /// A session's inputs, in the order of Session::inputs().
 struct ModelInputs {

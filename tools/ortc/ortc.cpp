@@ -15,8 +15,6 @@ using namespace ortc::cli;
 
 namespace {
 
-constexpr const char *kVersion = "0.1.0";
-
 void printHelp() {
   std::cout <<
       R"(ortc: an ahead-of-time compiler for ONNX models
@@ -100,7 +98,7 @@ int main(int argc, char **argv) {
     return kExitOk;
   }
   if (command == "--version") {
-    std::cout << "ortc " << kVersion << "\n";
+    std::cout << "ortc " << kOrtcVersion << "\n";
     return kExitOk;
   }
   struct Command {

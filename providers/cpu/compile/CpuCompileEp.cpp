@@ -26,6 +26,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
 #include <cstring>
 #include <optional>
 
@@ -287,7 +288,10 @@ public:
 /// Builds one partition's plan, kernels and weights.
 class PartitionCompiler {
 public:
-  PartitionCompiler(func::FuncOp fn, const CpuTarget &target) : fn(fn), target(target) {}
+  /// `progress(what, done, total)`: ops planned, then kernels generated.
+  using Progress = std::function<void(const std::string &, int, int)>;
+  PartitionCompiler(func::FuncOp fn, const CpuTarget &target, Progress progress)
+      : fn(fn), target(target), progress(std::move(progress)) {}
   FailureOr<std::unique_ptr<CpuCompiledPartition>> run();
 
 private:
@@ -303,6 +307,7 @@ private:
 
   func::FuncOp fn;
   const CpuTarget &target;
+  Progress progress;
   fb::PlanT plan;
   std::vector<char> weights;
   llvm::DenseMap<Value, int> buffers;
@@ -617,9 +622,13 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   };
 
   Operation *terminator = fn.getBody().front().getTerminator();
+  int opsTotal = 0, opsDone = 0;
+  for (Operation &op : fn.getBody().front().without_terminator())
+    opsTotal += !isConstantOp(&op) && !isNoValueOp(&op);
   for (Operation &op : fn.getBody().front().without_terminator()) {
     if (isConstantOp(&op) || isNoValueOp(&op))
       continue;
+    progress("ops", opsDone++, opsTotal);
     CpuOpClass kind = classifyCpuOp(&op);
     if (kind == CpuOpClass::Elementwise) {
       if (!groupAccepts(&op) && failed(closeKernel()))
@@ -723,6 +732,8 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
     pipelineOptions.vectorWidth = 16;
   else if (!llvm::is_contained(features, "avx"))
     pipelineOptions.vectorWidth = 4;
+  progress("ops", opsTotal, opsTotal);
+  progress("kernels", 0, kernelCount);
   FailureOr<std::unique_ptr<llvm::Module>> llvmModule =
       lowerKernelsToLLVMIR(kernels, llvmContext, pipelineOptions);
   if (failed(llvmModule))
@@ -731,6 +742,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   llvm::Expected<std::vector<char>> code = emitSharedObject(**llvmModule, target);
   if (!code)
     return fn.emitError("cpu_ep: ") << llvm::toString(code.takeError());
+  progress("kernels", kernelCount, kernelCount);
 
   Result<std::vector<char>> blob =
       writeCpuBlob(plan, code->data(), code->size(), weights.data(), weights.size());
@@ -763,7 +775,10 @@ public:
   std::vector<std::string> contextSourceKeys() const override { return {kCpuContextSource}; }
 
   FailureOr<std::unique_ptr<CompiledPartition>> compilePartition(func::FuncOp partition) override {
-    PartitionCompiler compiler(partition, target_);
+    PartitionCompiler compiler(partition, target_, [this](const std::string &what, int done,
+                                                          int total) {
+      reportWork(what, done, total);
+    });
     FailureOr<std::unique_ptr<CpuCompiledPartition>> compiled = compiler.run();
     if (failed(compiled))
       return failure();

@@ -19,7 +19,7 @@
 #ifndef ORTC_PROVIDERS_CPU_COMPILE_CPUCOMPILEEP_H
 #define ORTC_PROVIDERS_CPU_COMPILE_CPUCOMPILEEP_H
 
-#include "compiler/EP/CompileEp.h"
+#include "compiler/EP/CompileEpRegistry.h"
 
 #include <memory>
 #include <string>
@@ -34,6 +34,11 @@ struct CpuCompileOptions {
 /// --cpu name, a host LLVM cannot target).
 std::unique_ptr<CompileEp> createCpuCompileEp(const CpuCompileOptions &options,
                                               std::string &error);
+
+/// The CPU EP as the compiler's registry holds it (name cpu_ep, alias cpu,
+/// option target=NAME); the leaf providers/CompileEps.cpp lists it when
+/// ORTC_ENABLE_CPU is on.
+CompileEpPlugin cpuCompileEpPlugin();
 
 /// What `ortc compile --report` prints for one compiled CPU partition.
 struct CpuPartitionSummary {

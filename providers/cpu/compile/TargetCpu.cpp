@@ -37,7 +37,7 @@ Error makeError(const Twine &message) {
 }
 
 Error unknownCpu(StringRef name) {
-  return makeError("unknown --cpu '" + name +
+  return makeError("unknown CPU '" + name +
                    "': expected host, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an x86-64 CPU "
                    "name LLVM knows (for example skylake-avx512, znver4)");
 }
@@ -102,8 +102,8 @@ Expected<CpuTarget> resolveCpuTarget(StringRef name) {
   if (name == "host") {
     Triple host(sys::getProcessTriple());
     if (host.getArch() != Triple::x86_64)
-      return makeError("--cpu=host: the CPU EP generates x86-64 code only and this host is " +
-                       host.getArchName() + "; pass --cpu=x86-64-v3 (or another x86-64 level)");
+      return makeError("host: the CPU EP generates x86-64 code only and this host is " +
+                       host.getArchName() + "; pass target=x86-64-v3 (or another x86-64 level)");
     result.cpu = sys::getHostCPUName().str();
     // A CPU newer than this LLVM comes back as a name it cannot parse; its
     // features still say what it has.

@@ -15,12 +15,33 @@ namespace ortc::cpu {
 
 CpuRuntimeEp::CpuRuntimeEp() { identity_ = EpIdentity{"cpu_ep", DeviceType::Cpu, 0}; }
 
+RuntimeEpFactory cpuRuntimeEpFactory() {
+  return RuntimeEpFactory{"cpu_ep", {"cpu"}, [] { return std::make_shared<CpuRuntimeEp>(); }};
+}
+
+std::vector<EpOptionSpec> CpuRuntimeEp::options() const {
+  return {{"threads", "N",
+           "Intra-op threads of the CPU EP's runs, 0 for one per core; overrides --threads "
+           "for this EP.",
+           ""}};
+}
+
 Status CpuRuntimeEp::initialize(const EpConfig &config) {
   if (config.intraOpThreads < 0)
     return Status::error(StatusCode::InvalidArgument,
                          name() + ": intra-op thread count " +
                              std::to_string(config.intraOpThreads) + " is negative");
   int threads = config.intraOpThreads;
+  auto option = config.options.find("threads");
+  if (option != config.options.end()) {
+    const std::string &text = option->second;
+    char *end = nullptr;
+    long value = text.empty() ? -1 : std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || value < 0 || value > 4096)
+      return badEpOptionValue(name(), "threads", text, "not a thread count",
+                              "an integer from 0 to 4096");
+    threads = int(value);
+  }
   if (threads == 0)
     threads = int(std::max(1u, std::thread::hardware_concurrency()));
   // Partitions already loaded keep the pool they were given.

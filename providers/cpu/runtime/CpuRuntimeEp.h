@@ -9,7 +9,7 @@
 #ifndef ORTC_PROVIDERS_CPU_RUNTIME_CPURUNTIMEEP_H
 #define ORTC_PROVIDERS_CPU_RUNTIME_CPURUNTIMEEP_H
 
-#include "runtime/ep/RuntimeEp.h"
+#include "runtime/ep/EpRegistry.h"
 
 #include <memory>
 
@@ -24,7 +24,10 @@ class CpuRuntimeEp final : public RuntimeEp {
 public:
   CpuRuntimeEp();
   const EpIdentity &identity() const override { return identity_; }
-  /// Starts the intra-op threads: config.intraOpThreads, 0 = one per core.
+  /// threads=N: this EP's intra-op threads, over the session's setting.
+  std::vector<EpOptionSpec> options() const override;
+  /// Starts the intra-op threads: the threads option, else
+  /// config.intraOpThreads; 0 = one per core.
   Status initialize(const EpConfig &config) override;
   Status shutdown() override;
 
@@ -42,6 +45,10 @@ private:
   EpIdentity identity_;
   std::shared_ptr<ThreadPool> pool_; // shared with the partitions it loads
 };
+
+/// How the runtime's registry makes the CPU EP (name cpu_ep, alias cpu); the
+/// leaf providers/RuntimeEps.cpp lists it when ORTC_ENABLE_CPU is on.
+RuntimeEpFactory cpuRuntimeEpFactory();
 
 } // namespace ortc::cpu
 

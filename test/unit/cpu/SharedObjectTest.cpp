@@ -300,7 +300,7 @@ TEST(TargetCpuTest, UnknownNamesAreOneLineErrors) {
     ASSERT_FALSE(!!target) << name;
     std::string message = errorText(target);
     EXPECT_TRUE(isOneLine(message)) << message;
-    EXPECT_NE(message.find(std::string("unknown --cpu '") + name + "'"), std::string::npos)
+    EXPECT_NE(message.find(std::string("unknown CPU '") + name + "'"), std::string::npos)
         << message;
     for (const char *level : {"host", "x86-64-v2", "x86-64-v3", "x86-64-v4"})
       EXPECT_NE(message.find(level), std::string::npos) << message;
