@@ -25,6 +25,9 @@ config.substitutions.append(
      f"{config.protoc} --encode=onnx.ModelProto -I{onnx_proto_dir} {onnx_proto_dir}/onnx.proto"))
 config.substitutions.append(("%python", config.python))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# The repository root, for the checkers under test/.
+config.substitutions.append(
+    ("%ortc_src", os.path.dirname(os.path.dirname(config.test_source_root))))
 
 if os.path.exists(config.python):
     config.available_features.add("python-onnx")
