@@ -18,7 +18,7 @@ namespace ortc {
 const std::vector<RuntimeEpFactory> &builtinRuntimeEpFactories() {
   static const std::vector<RuntimeEpFactory> factories = {
 #if ORTC_ENABLE_CPU
-      cpu::cpuRuntimeEpFactory(),
+    cpu::cpuRuntimeEpFactory(),
 #endif
   };
   return factories;

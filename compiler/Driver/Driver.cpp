@@ -49,7 +49,8 @@ constexpr struct {
 // One stage: its timing goes into the result, its name to the progress sink.
 class StageClock {
 public:
-  StageClock(DriverResult &result, CompileProgress *progress) : result(result), progress(progress) {}
+  StageClock(DriverResult &result, CompileProgress *progress)
+      : result(result), progress(progress) {}
   void begin(const std::string &name) {
     end();
     current = name;
@@ -122,8 +123,7 @@ bool writeFileAtomically(const std::string &path, const std::string &text, std::
 // The driver's state for one compile.
 class Compilation {
 public:
-  Compilation(const CompileEpRegistry &registry, const DriverOptions &options,
-              DriverResult &result)
+  Compilation(const CompileEpRegistry &registry, const DriverOptions &options, DriverResult &result)
       : registry(registry), options(options), result(result), clock(result, options.progress) {}
 
   void run();
@@ -154,8 +154,7 @@ private:
 };
 
 bool Compilation::createEps() {
-  bool partition =
-      options.emit == EmitKind::PartitionedMlir || options.emit == EmitKind::EpContext;
+  bool partition = options.emit == EmitKind::PartitionedMlir || options.emit == EmitKind::EpContext;
   if (!partition) {
     if (!options.eps.empty() || !options.testEps.empty() || !options.epOptions.empty() ||
         options.allowUnclaimed)
@@ -170,11 +169,10 @@ bool Compilation::createEps() {
   for (const auto &[name, map] : options.epOptions) {
     const CompileEpPlugin *plugin = registry.find(name);
     if (!plugin)
-      return usage("--ep-option: no EP named '" + name + "' in this build (available: " +
-                   registry.describe() + ")");
-    bool selected = std::any_of(names.begin(), names.end(), [&](const std::string &n) {
-      return registry.find(n) == plugin;
-    });
+      return usage("--ep-option: no EP named '" + name +
+                   "' in this build (available: " + registry.describe() + ")");
+    bool selected = std::any_of(names.begin(), names.end(),
+                                [&](const std::string &n) { return registry.find(n) == plugin; });
     if (!selected)
       return usage("--ep-option: options for " + plugin->name +
                    ", which is not among the selected EPs (--ep)");
@@ -189,9 +187,8 @@ bool Compilation::createEps() {
     std::unique_ptr<CompileEp> ep = registry.create(name, epOptions, error);
     if (!ep)
       return usage((options.epOptions.empty() ? "--ep: " : "--ep-option: ") + error);
-    bool twice = std::any_of(eps.begin(), eps.end(), [&](const auto &other) {
-      return other->name() == ep->name();
-    });
+    bool twice = std::any_of(eps.begin(), eps.end(),
+                             [&](const auto &other) { return other->name() == ep->name(); });
     if (twice)
       return usage("--ep: " + ep->name() + " is listed twice");
     result.eps.push_back({ep->name(), epOptions, false});
@@ -215,15 +212,14 @@ void Compilation::run() {
   // Everything that can be refused without reading the model is refused first.
   if (!createEps())
     return;
-  bool toText = options.emit != EmitKind::EpContext &&
-                (options.output.empty() || options.output == "-");
+  bool toText =
+      options.emit != EmitKind::EpContext && (options.output.empty() || options.output == "-");
   if (options.emit == EmitKind::EpContext && options.output == "-") {
     usage("--emit=epcontext writes a model and its sidecar files; it cannot go to stdout (-o -)");
     return;
   }
   if (!toText) {
-    result.outputPath =
-        options.output.empty() ? defaultContextPath(options.input) : options.output;
+    result.outputPath = options.output.empty() ? defaultContextPath(options.input) : options.output;
     std::string error;
     if (!checkOutputPath(result.outputPath, "output", error)) {
       fail(DriverResult::Outcome::Failed, error);
@@ -299,9 +295,8 @@ bool Compilation::compileAndWrite(mlir::ModuleOp module) {
     auto owner = llvm::find_if(eps, [&](const auto &ep) { return ep->name() == tag.getValue(); });
     if (owner == eps.end())
       return fail(DriverResult::Outcome::Failed,
-                  options.input + ": partition '" + fn.getSymName().str() +
-                      "' is tagged for EP '" + tag.str() +
-                      "', which is not among the selected EPs");
+                  options.input + ": partition '" + fn.getSymName().str() + "' is tagged for EP '" +
+                      tag.str() + "', which is not among the selected EPs");
     partitions.push_back({fn, owner->get()});
   }
   EpContextBlobs blobs;

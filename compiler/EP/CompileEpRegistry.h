@@ -35,8 +35,7 @@ struct CompileEpPlugin {
   std::vector<EpOptionSpec> options;
   /// A new EP for `options` (only listed keys), or null with a one-line
   /// `error` naming the EP, the key and what it accepts.
-  std::function<std::unique_ptr<CompileEp>(const EpOptionMap &options, std::string &error)>
-      create;
+  std::function<std::unique_ptr<CompileEp>(const EpOptionMap &options, std::string &error)> create;
   /// Registers the EP's passes and pipelines with MLIR's pass registry and
   /// its dialects with `dialects` (optional).
   std::function<void(mlir::DialectRegistry &dialects)> registerPasses;

@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-
 using namespace ortc;
 
 struct OrtcSessionOptions {
@@ -160,8 +159,8 @@ OrtcStatus slotIndex(const char *fn, const std::string &model, const std::string
       return invalidArgument(fn, kind + "_names[" + std::to_string(i) + "] is NULL");
     index = findByName(signatures, names[i]);
     if (index == signatures.size())
-      return fail(ORTC_NOT_FOUND, model + " has no " + kind + " named '" + names[i] + "' (" +
-                                      kind + "s: " + listNames(signatures) + ")");
+      return fail(ORTC_NOT_FOUND, model + " has no " + kind + " named '" + names[i] + "' (" + kind +
+                                      "s: " + listNames(signatures) + ")");
     if (seen[index])
       return fail(ORTC_INVALID_ARGUMENT,
                   model + ": " + kind + " '" + signatures[index].name + "' is given twice");
@@ -440,8 +439,8 @@ OrtcStatus ortc_session_run(OrtcSession *session, const char *const *input_names
     std::vector<bool> requested(outputSigs.size(), false);
     for (size_t i = 0; i < num_outputs; ++i) {
       size_t index;
-      if (OrtcStatus st = slotIndex(fn, model, "output", output_names, i, outputSigs, requested,
-                                    index))
+      if (OrtcStatus st =
+              slotIndex(fn, model, "output", output_names, i, outputSigs, requested, index))
         return st;
       requests[i].index = index;
       if (outputs[i])

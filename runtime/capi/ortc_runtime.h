@@ -42,12 +42,12 @@ extern "C" {
 
 typedef enum OrtcStatus {
   ORTC_OK = 0,
-  ORTC_INVALID_ARGUMENT = 1,   /* bad model, blob, input, shape or dtype */
-  ORTC_NOT_FOUND = 2,          /* no file, input, output or EP of that name */
+  ORTC_INVALID_ARGUMENT = 1, /* bad model, blob, input, shape or dtype */
+  ORTC_NOT_FOUND = 2,        /* no file, input, output or EP of that name */
   ORTC_ALREADY_EXISTS = 3,
-  ORTC_UNSUPPORTED = 4,        /* e.g. a blob for a CPU this machine is not */
+  ORTC_UNSUPPORTED = 4, /* e.g. a blob for a CPU this machine is not */
   ORTC_FAILED_PRECONDITION = 5,
-  ORTC_INTERNAL = 6,           /* a bug, or memory exhausted */
+  ORTC_INTERNAL = 6, /* a bug, or memory exhausted */
 } OrtcStatus;
 
 typedef struct OrtcSessionOptions OrtcSessionOptions;
@@ -74,9 +74,8 @@ ORTC_API OrtcStatus ortc_session_options_set_intra_op_threads(OrtcSessionOptions
  * refused here; the value is checked by the EP when a session starts it
  * (ortc_session_create fails with a message naming the EP and the key).
  * Setting a key again replaces its value. */
-ORTC_API OrtcStatus ortc_session_options_set_ep_option(OrtcSessionOptions *options,
-                                                       const char *ep, const char *key,
-                                                       const char *value);
+ORTC_API OrtcStatus ortc_session_options_set_ep_option(OrtcSessionOptions *options, const char *ep,
+                                                       const char *key, const char *value);
 
 /* --- Sessions ----------------------------------------------------------- */
 /* Loads model_ctx.onnx at `path`; sidecar blobs are resolved beside it.

@@ -31,8 +31,7 @@ Status checkEpOptionKeys(const std::string &ep, const std::vector<EpOptionSpec> 
 Status badEpOptionValue(const std::string &ep, const std::string &key, const std::string &value,
                         const std::string &why, const std::string &accepts) {
   return Status::error(StatusCode::InvalidArgument, ep + ": option " + key + "='" + value +
-                                                        "': " + why + " (accepts " + accepts +
-                                                        ")");
+                                                        "': " + why + " (accepts " + accepts + ")");
 }
 
 Status parseEpOptionArgument(const std::string &text, EpOptionsByEp &into) {

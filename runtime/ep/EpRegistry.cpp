@@ -91,9 +91,9 @@ Status EpRegistry::checkOptions(const EpOptionsByEp &options) const {
   for (const auto &[name, map] : options) {
     RuntimeEp *ep = findByName(name);
     if (!ep)
-      return Status::error(StatusCode::InvalidArgument,
-                           "options for EP '" + name + "', which this runtime does not have " +
-                               "(registered: " + describe() + ")");
+      return Status::error(StatusCode::InvalidArgument, "options for EP '" + name +
+                                                            "', which this runtime does not have " +
+                                                            "(registered: " + describe() + ")");
     Status keys = checkEpOptionKeys(ep->name(), ep->options(), map);
     if (!keys.isOk())
       return keys;

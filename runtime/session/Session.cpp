@@ -37,10 +37,11 @@ Result<std::unique_ptr<Session>> Session::load(const std::string &path, EpRegist
   return loadPartitions(model.takeValue(), std::move(registry), options);
 }
 
-Result<std::unique_ptr<Session>>
-Session::loadFromBuffer(const void *data, size_t size, const std::string &displayName,
-                        const std::string &baseDir, EpRegistry registry,
-                        const SessionOptions &options) {
+Result<std::unique_ptr<Session>> Session::loadFromBuffer(const void *data, size_t size,
+                                                         const std::string &displayName,
+                                                         const std::string &baseDir,
+                                                         EpRegistry registry,
+                                                         const SessionOptions &options) {
   Result<ContextModel> model = loadContextModelFromBuffer(data, size, displayName, baseDir);
   if (!model.isOk())
     return model.status();
@@ -54,9 +55,9 @@ Result<std::unique_ptr<Session>> Session::loadPartitions(ContextModel model, EpR
   session->registry_ = std::move(registry);
   const std::string &path = session->model_.path;
   if (options.intraOpThreads < 0)
-    return Status::error(StatusCode::InvalidArgument,
-                         path + ": intra-op thread count " +
-                             std::to_string(options.intraOpThreads) + " is negative");
+    return Status::error(StatusCode::InvalidArgument, path + ": intra-op thread count " +
+                                                          std::to_string(options.intraOpThreads) +
+                                                          " is negative");
   // Options for an EP the registry lacks, or keys it does not list, are
   // refused even when the model does not use that EP: they are mistakes.
   Status checked = session->registry_.checkOptions(options.epOptions);
@@ -82,19 +83,17 @@ Result<std::unique_ptr<Session>> Session::loadPartitions(ContextModel model, EpR
     }
     Result<std::unique_ptr<LoadedPartition>> loaded = owner->loadContext(node.context);
     if (!loaded.isOk())
-      return Status::error(loaded.status().code(),
-                           path + ": " +
-                               (node.embedded ? std::string()
-                                              : "sidecar " + node.sidecarPath + ": ") +
-                               loaded.status().message());
+      return Status::error(
+          loaded.status().code(),
+          path + ": " + (node.embedded ? std::string() : "sidecar " + node.sidecarPath + ": ") +
+              loaded.status().message());
     std::unique_ptr<LoadedPartition> partition = loaded.takeValue();
     if (partition->inputs().size() != node.inputs.size() ||
         partition->outputs().size() != node.outputs.size())
       return Status::error(StatusCode::InvalidArgument,
                            path + ": node '" + node.name + "' has " +
                                std::to_string(node.inputs.size()) + " inputs and " +
-                               std::to_string(node.outputs.size()) +
-                               " outputs but its blob has " +
+                               std::to_string(node.outputs.size()) + " outputs but its blob has " +
                                std::to_string(partition->inputs().size()) + " and " +
                                std::to_string(partition->outputs().size()));
     session->partitions_.push_back(std::move(partition));
@@ -148,11 +147,11 @@ Status checkCallerBuffer(const std::string &name, const TensorView &into, const 
 bool isHost(const RuntimeEp &ep) { return ep.identity().deviceType == DeviceType::Cpu; }
 
 DeviceBuffer viewOf(const Value &value) {
-  return value.device ? DeviceBuffer::borrowed(value.view.data, value.view.byteSize(),
-                                               value.device->identity().deviceType,
-                                               value.device->identity().deviceId)
-                      : DeviceBuffer::borrowed(value.view.data, value.view.byteSize(),
-                                               DeviceType::Cpu);
+  return value.device
+             ? DeviceBuffer::borrowed(value.view.data, value.view.byteSize(),
+                                      value.device->identity().deviceType,
+                                      value.device->identity().deviceId)
+             : DeviceBuffer::borrowed(value.view.data, value.view.byteSize(), DeviceType::Cpu);
 }
 
 /// Copies a device value into host memory at `into`.
@@ -269,8 +268,8 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
               return s;
           Result<void *> buffer = deviceMemory.allocate(ep, value.view.byteSize());
           if (!buffer.isOk())
-            return invalid("node '" + node.name + "': input '" + name + "': " +
-                           buffer.status().message());
+            return invalid("node '" + node.name + "': input '" + name +
+                           "': " + buffer.status().message());
           Value moved{TensorView{buffer.value(), value.view.type, value.view.shape}, &ep};
           DeviceBuffer src = viewOf(value), dst = viewOf(moved);
           Result<std::unique_ptr<Fence>> fence = ep.copyAsync(src, dst, value.view.byteSize());

@@ -55,10 +55,11 @@ public:
                                                const SessionOptions &options = {});
   /// Loads a model held in memory (copied). Sidecars resolve in `baseDir`; an
   /// empty `baseDir` refuses them. `displayName` names the model in messages.
-  static Result<std::unique_ptr<Session>>
-  loadFromBuffer(const void *data, size_t size, const std::string &displayName,
-                 const std::string &baseDir, EpRegistry registry,
-                 const SessionOptions &options = {});
+  static Result<std::unique_ptr<Session>> loadFromBuffer(const void *data, size_t size,
+                                                         const std::string &displayName,
+                                                         const std::string &baseDir,
+                                                         EpRegistry registry,
+                                                         const SessionOptions &options = {});
 
   const std::vector<TensorSignature> &inputs() const { return model_.inputs; }
   const std::vector<TensorSignature> &outputs() const { return model_.outputs; }

@@ -124,8 +124,7 @@ CompileEpPlugin toyCompilePlugin() {
   plugin.aliases = {"toy"};
   plugin.summary = "a test EP";
   plugin.options = {{"scale", "X", "Multiplies the partition's outputs by X.", "1"}};
-  plugin.create = [](const EpOptionMap &options,
-                     std::string &error) -> std::unique_ptr<CompileEp> {
+  plugin.create = [](const EpOptionMap &options, std::string &error) -> std::unique_ptr<CompileEp> {
     float scale = 1;
     auto given = options.find("scale");
     if (given != options.end() && !parseScale(given->second, scale)) {
@@ -221,8 +220,7 @@ public:
   Status copy(const DeviceBuffer &, DeviceBuffer &, size_t) override {
     return Status::error(StatusCode::Unsupported, "toy_ep: no transfers");
   }
-  Result<std::unique_ptr<Fence>> copyAsync(const DeviceBuffer &, DeviceBuffer &,
-                                           size_t) override {
+  Result<std::unique_ptr<Fence>> copyAsync(const DeviceBuffer &, DeviceBuffer &, size_t) override {
     return Status::error(StatusCode::Unsupported, "toy_ep: no transfers");
   }
   Status sync() override { return Status::ok(); }
@@ -336,8 +334,8 @@ TEST_F(EpPluginTest, CompilesAndRunsAModelThroughTheRegistriesAlone) {
   std::vector<std::string> stages;
   for (const StageTiming &stage : result.stages)
     stages.push_back(stage.name);
-  EXPECT_EQ(stages, (std::vector<std::string>{"import", "generic-passes", "partition",
-                                               "ep-passes", "codegen", "write"}));
+  EXPECT_EQ(stages, (std::vector<std::string>{"import", "generic-passes", "partition", "ep-passes",
+                                              "codegen", "write"}));
 
   Result<EpRegistry> registry = EpRegistry::fromFactories(toyRuntimeFactories());
   ASSERT_TRUE(registry.isOk()) << registry.status().message();
@@ -366,8 +364,9 @@ TEST_F(EpPluginTest, TheJsonReportNamesTheEpAndItsWork) {
   DriverResult result = compileModel(compileEps, options);
   ASSERT_TRUE(result.ok()) << result.error;
   std::string json = formatCompileReportJson(options, result, "test");
-  for (const char *field : {"\"status\": \"ok\"", "\"ep\": \"toy_ep\"", "\"source\": \"toy_program\"",
-                            "\"stages\": [{\"name\": \"import\"", "\"placements\": ["})
+  for (const char *field :
+       {"\"status\": \"ok\"", "\"ep\": \"toy_ep\"", "\"source\": \"toy_program\"",
+        "\"stages\": [{\"name\": \"import\"", "\"placements\": ["})
     EXPECT_NE(json.find(field), std::string::npos) << field << " in " << json;
 }
 

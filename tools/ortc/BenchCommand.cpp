@@ -28,7 +28,8 @@ Options:
   --runs N              Timed runs (default 100).
   --warmup K            Untimed runs after the first run (default 5).
 )" << kInputOptionsHelp
-            << runtimeEpOptionsHelp() << R"(  --json                Print one JSON object instead of the table.
+            << runtimeEpOptionsHelp()
+            << R"(  --json                Print one JSON object instead of the table.
   -h, --help            Show this help.
 
 Exit status: 0 on success, 1 when the model or an input is refused or a run
@@ -47,8 +48,7 @@ struct BenchOptions {
 };
 
 // nullopt to go on, else the exit status (help, or a bad command line).
-std::optional<int> parseBenchOptions(const std::vector<std::string> &args,
-                                     BenchOptions &options) {
+std::optional<int> parseBenchOptions(const std::vector<std::string> &args, BenchOptions &options) {
   OptionParser parser("bench", printBenchHelp);
   addInputOptions(parser, options.inputs);
   parser.integer("--runs", 1, 100000000, options.runs);

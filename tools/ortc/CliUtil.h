@@ -5,8 +5,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 

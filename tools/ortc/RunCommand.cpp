@@ -26,7 +26,8 @@ each output's dtype, shape, file and min/max/mean.
 
 Options:
 )" << kInputOptionsHelp
-            << runtimeEpOptionsHelp() << R"(  --output-dir DIR      Where to write each output as DIR/<name>.npy or .pb
+            << runtimeEpOptionsHelp()
+            << R"(  --output-dir DIR      Where to write each output as DIR/<name>.npy or .pb
                         (default: the current directory; created if missing).
   --output-format npy|pb
                         The outputs' format. Default: pb when every input is

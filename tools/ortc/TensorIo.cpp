@@ -288,12 +288,11 @@ void printRandomInputs(std::ostream &os, const std::vector<TensorSignature> &sig
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < signatures.size(); ++i) {
     const NpyArray &array = inputs.arrays[i];
-    std::string values = isFloatType(array.type)           ? "uniform in [-1, 1)"
-                         : array.type == ElementType::Bool ? "false or true"
-                                                           : "integers in [0, " +
-                                                                 std::to_string(randomIntegerBound(
-                                                                     array.type)) +
-                                                                 ")";
+    std::string values =
+        isFloatType(array.type) ? "uniform in [-1, 1)"
+        : array.type == ElementType::Bool
+            ? "false or true"
+            : "integers in [0, " + std::to_string(randomIntegerBound(array.type)) + ")";
     rows.push_back(
         {signatures[i].name, elementTypeName(array.type) + shapeToString(array.shape), values});
   }

@@ -55,8 +55,7 @@ std::string runtimeEpOptionsHelp();
 /// The session options the command line asked for.
 SessionOptions sessionOptions(const InputOptions &options);
 /// Loads `model` with this build's EPs and `options`' session options.
-Result<std::unique_ptr<Session>> loadSession(const std::string &model,
-                                             const InputOptions &options);
+Result<std::unique_ptr<Session>> loadSession(const std::string &model, const InputOptions &options);
 
 /// A session's inputs, in the order of Session::inputs().
 struct ModelInputs {

@@ -26,8 +26,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -525,17 +525,18 @@ LogicalResult PartitionCompiler::closeKernel() {
   builder.setInsertionPointToStart(body);
   IRMapping mapping;
   for (auto [i, v] : llvm::enumerate(inputs))
-    mapping.map(v, bufferization::ToTensorOp::create(builder, loc, v.getType(), body->getArgument(i),
-                                                     /*restrict=*/true, /*writable=*/false)
-                       .getResult());
+    mapping.map(v,
+                bufferization::ToTensorOp::create(builder, loc, v.getType(), body->getArgument(i),
+                                                  /*restrict=*/true, /*writable=*/false)
+                    .getResult());
   for (Operation *c : inlined)
     builder.clone(*c, mapping);
   for (Operation *op : ops)
     builder.clone(*op, mapping);
   for (auto [i, v] : llvm::enumerate(outputs))
-    bufferization::MaterializeInDestinationOp::create(
-        builder, loc, Type(), mapping.lookup(v), body->getArgument(inputs.size() + i),
-        /*restrict=*/true, /*writable=*/true);
+    bufferization::MaterializeInDestinationOp::create(builder, loc, Type(), mapping.lookup(v),
+                                                      body->getArgument(inputs.size() + i),
+                                                      /*restrict=*/true, /*writable=*/true);
   func::ReturnOp::create(builder, loc);
 
   std::string nodes;
@@ -775,10 +776,9 @@ public:
   std::vector<std::string> contextSourceKeys() const override { return {kCpuContextSource}; }
 
   FailureOr<std::unique_ptr<CompiledPartition>> compilePartition(func::FuncOp partition) override {
-    PartitionCompiler compiler(partition, target_, [this](const std::string &what, int done,
-                                                          int total) {
-      reportWork(what, done, total);
-    });
+    PartitionCompiler compiler(
+        partition, target_,
+        [this](const std::string &what, int done, int total) { reportWork(what, done, total); });
     FailureOr<std::unique_ptr<CpuCompiledPartition>> compiled = compiler.run();
     if (failed(compiled))
       return failure();
@@ -805,14 +805,13 @@ private:
 } // namespace
 
 std::string CpuPartitionSummary::describe() const {
-  std::string arena = formatBytes(arenaBytesPerBatch) + " per batch item + " +
-                      formatBytes(arenaFixedBytes);
-  std::string naive = formatBytes(naiveBytesPerBatch) + " per batch item + " +
-                      formatBytes(naiveFixedBytes);
+  std::string arena =
+      formatBytes(arenaBytesPerBatch) + " per batch item + " + formatBytes(arenaFixedBytes);
+  std::string naive =
+      formatBytes(naiveBytesPerBatch) + " per batch item + " + formatBytes(naiveFixedBytes);
   return "arena " + arena + " (one buffer per value: " + naive + "); " +
          std::to_string(kernelSteps) + " generated kernels, " + std::to_string(librarySteps) +
-         " library calls; weights " + formatBytes(weightBytes) + "; code " +
-         formatBytes(codeBytes);
+         " library calls; weights " + formatBytes(weightBytes) + "; code " + formatBytes(codeBytes);
 }
 
 std::unique_ptr<CompileEp> createCpuCompileEp(const CpuCompileOptions &options,

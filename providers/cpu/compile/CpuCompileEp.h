@@ -32,8 +32,7 @@ struct CpuCompileOptions {
 
 /// The CPU EP for `options`, or null with a one-line `error` (an unknown
 /// --cpu name, a host LLVM cannot target).
-std::unique_ptr<CompileEp> createCpuCompileEp(const CpuCompileOptions &options,
-                                              std::string &error);
+std::unique_ptr<CompileEp> createCpuCompileEp(const CpuCompileOptions &options, std::string &error);
 
 /// The CPU EP as the compiler's registry holds it (name cpu_ep, alias cpu,
 /// option target=NAME); the leaf providers/CompileEps.cpp lists it when

@@ -29,8 +29,7 @@ CompileEpPlugin cpuCompileEpPlugin() {
        "them. --cpu=NAME is an alias.",
        "host"},
   };
-  plugin.create = [](const EpOptionMap &options,
-                     std::string &error) -> std::unique_ptr<CompileEp> {
+  plugin.create = [](const EpOptionMap &options, std::string &error) -> std::unique_ptr<CompileEp> {
     CpuCompileOptions cpuOptions;
     auto target = options.find("target");
     if (target != options.end())

@@ -149,9 +149,9 @@ Expected<std::unique_ptr<TargetMachine>> createTargetMachine(const CpuTarget &cp
   TargetOptions options;
   options.FunctionSections = true;
   options.DataSections = true;
-  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
-      triple, cpu.cpu, cpu.features, options, Reloc::PIC_, std::nullopt,
-      CodeGenOptLevel::Aggressive));
+  std::unique_ptr<TargetMachine> machine(
+      target->createTargetMachine(triple, cpu.cpu, cpu.features, options, Reloc::PIC_, std::nullopt,
+                                  CodeGenOptLevel::Aggressive));
   if (!machine)
     return makeError("LLVM cannot create a target machine for " + cpu.triple + " (" + cpu.cpu +
                      ")");

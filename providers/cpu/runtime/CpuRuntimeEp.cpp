@@ -28,9 +28,9 @@ std::vector<EpOptionSpec> CpuRuntimeEp::options() const {
 
 Status CpuRuntimeEp::initialize(const EpConfig &config) {
   if (config.intraOpThreads < 0)
-    return Status::error(StatusCode::InvalidArgument,
-                         name() + ": intra-op thread count " +
-                             std::to_string(config.intraOpThreads) + " is negative");
+    return Status::error(StatusCode::InvalidArgument, name() + ": intra-op thread count " +
+                                                          std::to_string(config.intraOpThreads) +
+                                                          " is negative");
   int threads = config.intraOpThreads;
   auto option = config.options.find("threads");
   if (option != config.options.end()) {
@@ -58,9 +58,9 @@ Result<DeviceBuffer> CpuRuntimeEp::allocate(size_t size, size_t alignment) {
   if (alignment < alignof(std::max_align_t))
     alignment = alignof(std::max_align_t);
   if (alignment & (alignment - 1))
-    return Status::error(StatusCode::InvalidArgument,
-                         name() + ": alignment " + std::to_string(alignment) +
-                             " is not a power of two");
+    return Status::error(StatusCode::InvalidArgument, name() + ": alignment " +
+                                                          std::to_string(alignment) +
+                                                          " is not a power of two");
   size_t rounded = (size + alignment - 1) / alignment * alignment;
   void *data = std::aligned_alloc(alignment, rounded ? rounded : alignment);
   if (!data)

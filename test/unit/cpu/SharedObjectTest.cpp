@@ -359,7 +359,8 @@ TEST(HostCpuTest, FeaturesComeFromTheCuratedList) {
 TEST(HostCpuTest, MissingFeatures) {
   EXPECT_EQ(missingCpuFeatures({}), std::vector<std::string>{});
   EXPECT_EQ(missingCpuFeatures(hostCpuFeatures()), std::vector<std::string>{});
-  std::vector<std::string> missing = missingCpuFeatures({"sse3", "no-such-feature", "avx512quantum"});
+  std::vector<std::string> missing =
+      missingCpuFeatures({"sse3", "no-such-feature", "avx512quantum"});
   EXPECT_EQ(std::count(missing.begin(), missing.end(), "no-such-feature"), 1);
   EXPECT_EQ(std::count(missing.begin(), missing.end(), "avx512quantum"), 1);
   EXPECT_EQ(contains(missing, "sse3"), !contains(hostCpuFeatures(), "sse3"));
@@ -559,9 +560,9 @@ define float @g(float %x) {
 TEST_F(SharedObjectTest, InvalidIrIsAnErrorNotACrash) {
   llvm::LLVMContext context;
   llvm::Module module("broken", context);
-  llvm::Function *function = llvm::Function::Create(
-      llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
-      llvm::Function::ExternalLinkage, "broken", module);
+  llvm::Function *function =
+      llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(context), false),
+                             llvm::Function::ExternalLinkage, "broken", module);
   llvm::BasicBlock::Create(context, "entry", function); // no terminator
   llvm::Expected<CpuTarget> target = resolveCpuTarget("x86-64");
   ASSERT_TRUE(!!target);
