@@ -56,11 +56,7 @@ std::optional<int> parseBenchOptions(const std::vector<std::string> &args, Bench
   parser.flag("--json", options.json);
   parser.elsewhere({"--output-dir", "--output-format"}, "'ortc run'");
   parser.model(options.model);
-  if (std::optional<int> exit = parser.parse(args))
-    return exit;
-  if (!checkInputOptions(options.inputs))
-    return kExitUsage;
-  return std::nullopt;
+  return parseWithInputOptions(parser, args, options.inputs);
 }
 
 using Clock = std::chrono::steady_clock;

@@ -63,11 +63,7 @@ std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOpti
   });
   parser.elsewhere({"--runs", "--warmup", "--json"}, "'ortc bench'");
   parser.model(options.model);
-  if (std::optional<int> exit = parser.parse(args))
-    return exit;
-  if (!checkInputOptions(options.inputs))
-    return kExitUsage;
-  return std::nullopt;
+  return parseWithInputOptions(parser, args, options.inputs);
 }
 
 } // namespace

@@ -99,6 +99,16 @@ bool checkInputOptions(const InputOptions &options) {
   return true;
 }
 
+std::optional<int> parseWithInputOptions(OptionParser &parser,
+                                         const std::vector<std::string> &args,
+                                         const InputOptions &inputs) {
+  if (std::optional<int> exit = parser.parse(args))
+    return exit;
+  if (!checkInputOptions(inputs))
+    return kExitUsage;
+  return std::nullopt;
+}
+
 SessionOptions sessionOptions(const InputOptions &options) {
   SessionOptions session;
   session.intraOpThreads = options.threads;

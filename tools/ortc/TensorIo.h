@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,12 @@ void addInputOptions(OptionParser &parser, InputOptions &options);
 
 /// Checks the options together once parsing is done (reports, false).
 bool checkInputOptions(const InputOptions &options);
+
+/// parser.parse(args), then checkInputOptions(inputs): nullopt to go on,
+/// else the exit status.
+std::optional<int> parseWithInputOptions(OptionParser &parser,
+                                         const std::vector<std::string> &args,
+                                         const InputOptions &inputs);
 
 /// Help text lines for the shared options (then runtimeEpOptionsHelp()).
 extern const char *const kInputOptionsHelp;
