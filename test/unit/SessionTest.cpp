@@ -15,6 +15,8 @@
 
 #include "onnx/onnx_pb.h"
 
+#include "test/unit/ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -24,11 +26,11 @@
 #include <mutex>
 #include <set>
 #include <thread>
-#include <unistd.h>
 
 namespace {
 
 using namespace ortc;
+using testutil::ScratchDir;
 
 /// y = x * scale (host) or y = x + offset (device), over float32[4].
 class ArithmeticPartition final : public LoadedPartition {
@@ -194,7 +196,9 @@ struct NodeSpec {
   const char *name, *source, *constant, *in, *out;
 };
 
-std::string writeModel(const std::string &tag, const std::vector<NodeSpec> &nodes,
+/// Writes the model to `<dir>/session_<tag>_ctx.onnx` and returns the path.
+std::string writeModel(const ScratchDir &dir, const std::string &tag,
+                       const std::vector<NodeSpec> &nodes,
                        const std::vector<std::string> &outputs) {
   onnx::ModelProto model;
   model.set_ir_version(8);
@@ -209,16 +213,15 @@ std::string writeModel(const std::string &tag, const std::vector<NodeSpec> &node
     addNode(graph, n.name, n.source, n.constant, n.in, n.out);
   for (const std::string &output : outputs)
     addTensor(graph->mutable_output(), output);
-  std::string path = ::testing::TempDir() + "/session_" + tag + "_" + std::to_string(::getpid()) +
-                     "_ctx.onnx";
+  std::string path = dir.file("session_" + tag + "_ctx.onnx");
   std::ofstream(path, std::ios::binary) << model.SerializeAsString();
   return path;
 }
 
 // x -> host(*2) -> a -> device(+1) -> b -> device(+10) -> c -> host(*3) -> d,
 // with graph outputs d, c and b: c and b end on the device.
-std::string writeChainModel() {
-  return writeModel("chain",
+std::string writeChainModel(const ScratchDir &dir) {
+  return writeModel(dir, "chain",
                     {{"h0", "mock_host", "2", "x", "a"},
                      {"d0", "mock_device", "1", "a", "b"},
                      {"d1", "mock_device", "10", "b", "c"},
@@ -246,7 +249,8 @@ std::vector<float> floats(const OwnedTensor &t) {
 }
 
 TEST(SessionTest, CopiesValuesBetweenHostAndDeviceOncePerRun) {
-  Fixture f(writeChainModel());
+  ScratchDir dir("ortc-session");
+  Fixture f(writeChainModel(dir));
   ASSERT_TRUE(f.session);
   float x[4] = {1, 2, 3, 4};
   Result<std::vector<OwnedTensor>> out =
@@ -267,7 +271,8 @@ TEST(SessionTest, CopiesValuesBetweenHostAndDeviceOncePerRun) {
 TEST(SessionTest, ADeviceValueReadOnTheHostStaysUsableOnTheDevice) {
   // b is made on the device, read by a host partition, then by the device
   // again: that second read uses the original, with no copy back.
-  Fixture f(writeModel("fanout",
+  ScratchDir dir("ortc-session");
+  Fixture f(writeModel(dir, "fanout",
                        {{"d0", "mock_device", "1", "x", "b"},
                         {"h0", "mock_host", "2", "b", "c"},
                         {"d1", "mock_device", "10", "b", "e"}},
@@ -285,7 +290,8 @@ TEST(SessionTest, ADeviceValueReadOnTheHostStaysUsableOnTheDevice) {
 }
 
 TEST(SessionTest, WritesIntoCallerBuffersAndSubsets) {
-  Fixture f(writeChainModel());
+  ScratchDir dir("ortc-session");
+  Fixture f(writeChainModel(dir));
   ASSERT_TRUE(f.session);
   float x[4] = {1, 2, 3, 4}, c[4] = {0}, d[4] = {0};
   std::vector<RunOutput> outputs(3);
@@ -323,7 +329,9 @@ TEST(SessionTest, WritesIntoCallerBuffersAndSubsets) {
 TEST(SessionTest, RefusesASourceNoEpHolds) {
   EpRegistry registry;
   ASSERT_TRUE(registry.add(std::make_shared<MockHostEp>()).isOk());
-  Result<std::unique_ptr<Session>> loaded = Session::load(writeChainModel(), std::move(registry));
+  ScratchDir dir("ortc-session");
+  Result<std::unique_ptr<Session>> loaded =
+      Session::load(writeChainModel(dir), std::move(registry));
   ASSERT_FALSE(loaded.isOk());
   const std::string &message = loaded.status().message();
   EXPECT_NE(message.find("node 'd0'"), std::string::npos) << message;
@@ -332,7 +340,8 @@ TEST(SessionTest, RefusesASourceNoEpHolds) {
 }
 
 TEST(SessionTest, LoadsFromABuffer) {
-  std::string path = writeChainModel();
+  ScratchDir dir("ortc-session");
+  std::string path = writeChainModel(dir);
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EpRegistry registry;
@@ -358,7 +367,8 @@ TEST(SessionTest, LoadsFromABuffer) {
 }
 
 TEST(SessionTest, RunsConcurrentlyWithTransfers) {
-  Fixture f(writeChainModel());
+  ScratchDir dir("ortc-session");
+  Fixture f(writeChainModel(dir));
   ASSERT_TRUE(f.session);
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
