@@ -5,13 +5,11 @@
 // partitions refuse any pointer it did not allocate, so a run succeeds only
 // when the session copied every value where it is read. Checks the values,
 // the number of transfers each way, that every device buffer is released, the
-// caller-provided outputs, and concurrent runs; then the thread pool.
+// caller-provided outputs, and concurrent runs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/session/Session.h"
-
-#include "providers/cpu/kernels/ThreadPool.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -386,37 +384,6 @@ TEST(SessionTest, RunsConcurrentlyWithTransfers) {
     thread.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(f.device->liveBuffers(), 0u);
-}
-
-TEST(ThreadPoolTest, CoversEveryIndexOnceFromManyCallers) {
-  cpu::ThreadPool pool(4);
-  EXPECT_EQ(pool.threads(), 4);
-  std::vector<std::thread> callers;
-  std::atomic<int> bad{0};
-  for (int c = 0; c < 6; ++c)
-    callers.emplace_back([&] {
-      for (int round = 0; round < 50; ++round) {
-        std::vector<std::atomic<int>> hits(257);
-        pool.parallelFor(257, [&](int64_t i) {
-          // A nested loop must not deadlock, even with every worker busy.
-          std::atomic<int> inner{0};
-          pool.parallelFor(3, [&](int64_t) { ++inner; });
-          hits[i] += inner.load() == 3 ? 1 : 100;
-        });
-        for (auto &h : hits)
-          if (h.load() != 1)
-            ++bad;
-      }
-    });
-  for (std::thread &caller : callers)
-    caller.join();
-  EXPECT_EQ(bad.load(), 0);
-
-  cpu::ThreadPool single(1);
-  EXPECT_EQ(single.threads(), 1);
-  int64_t sum = 0;
-  single.parallelFor(10, [&](int64_t i) { sum += i; }); // runs on the caller
-  EXPECT_EQ(sum, 45);
 }
 
 } // namespace
