@@ -10,6 +10,9 @@
 
 #include "ortc_runtime.h"
 
+// Beside this file (no include path needed): the test's scratch directories.
+#include "ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -22,8 +25,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <unistd.h>
 
 namespace {
 
@@ -68,15 +69,6 @@ std::vector<char> readFile(const std::string &path) {
 
 void writeFile(const std::string &path, const std::vector<char> &bytes) {
   std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
-}
-
-/// A fresh directory for one test.
-std::string tempDir(const std::string &name) {
-  fs::path dir =
-      fs::path(::testing::TempDir()) / ("ortc-capi-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
 }
 
 /// Owns the values of one run's inputs and the reference outputs.
@@ -521,7 +513,8 @@ TEST(CApi, LastErrorIsPerThread) {
 
 TEST(CApi, MissingAndCorruptedModels) {
   OrtcSession *session = nullptr;
-  std::string dir = tempDir("corrupt");
+  ortc::testutil::ScratchDir scratch("ortc-capi-corrupt");
+  std::string dir = scratch.path();
   std::string missing = dir + "/missing_ctx.onnx";
   EXPECT_EQ(ortc_session_create(missing.c_str(), nullptr, &session), ORTC_NOT_FOUND);
   EXPECT_TRUE(lastErrorHas(missing));
@@ -555,7 +548,8 @@ TEST(CApi, MissingAndCorruptedModels) {
   EXPECT_TRUE(lastErrorHas("in-memory model"));
 
   // A corrupted sidecar.
-  std::string sidecarDir = tempDir("corrupt-sidecar");
+  ortc::testutil::ScratchDir sidecarScratch("ortc-capi-corrupt-sidecar");
+  std::string sidecarDir = sidecarScratch.path();
   for (const auto &entry : fs::directory_iterator(kSidecarDir))
     fs::copy(entry.path(), sidecarDir);
   std::string blob = sidecarDir + "/model_ctx_cpu_ep.bin";
@@ -567,8 +561,6 @@ TEST(CApi, MissingAndCorruptedModels) {
   EXPECT_NE(ortc_session_create(model.c_str(), nullptr, &session), ORTC_OK);
   EXPECT_EQ(session, nullptr);
   EXPECT_FALSE(lastError().empty());
-  fs::remove_all(dir);
-  fs::remove_all(sidecarDir);
 }
 
 TEST(CApi, ConcurrentRunsMatchSerialRuns) {

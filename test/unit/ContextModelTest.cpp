@@ -15,6 +15,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "test/unit/ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -119,14 +121,11 @@ onnx::ModelProto makeTwoNodeModel() {
 class ContextModelTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ortc-ctxmodel-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root = tmpl;
+    root = scratch.path();
     dir = root + "/model";
     ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
     path = dir + "/m_ctx.onnx";
   }
-  void TearDown() override { std::system(("rm -rf '" + root + "'").c_str()); }
 
   static void writeFile(const std::string &file, const std::string &bytes) {
     std::ofstream(file, std::ios::binary) << bytes;
@@ -156,6 +155,7 @@ protected:
     return names;
   }
 
+  ortc::testutil::ScratchDir scratch{"ortc-ctxmodel"};
   std::string root, dir, path;
 };
 

@@ -2,12 +2,13 @@
 
 #include "runtime/support/ExternalData.h"
 
+#include "test/unit/ScratchDir.h"
+
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -15,9 +16,7 @@ namespace {
 class ExternalDataTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/ortc-extdata-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root = tmpl;
+    root = scratch.path();
     modelDir = root + "/model";
     ASSERT_EQ(::mkdir(modelDir.c_str(), 0755), 0);
     ASSERT_EQ(::mkdir((modelDir + "/sub").c_str(), 0755), 0);
@@ -25,13 +24,13 @@ protected:
     write(modelDir + "/sub/w.bin", "1234");
     write(root + "/outside.bin", "secret");
   }
-  void TearDown() override { std::system(("rm -rf '" + root + "'").c_str()); }
   static void write(const std::string &path, const std::string &text) {
     std::ofstream(path) << text;
   }
   bool resolve(const std::string &location, std::string &resolved, std::string &error) {
     return ortc::resolveFileBesideModel(modelDir, location, resolved, error);
   }
+  ortc::testutil::ScratchDir scratch{"ortc-extdata"};
   std::string root, modelDir;
 };
 

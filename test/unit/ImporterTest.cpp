@@ -10,6 +10,8 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include "test/unit/ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -168,9 +170,9 @@ bool isInFileMapping(const void *ptr, const std::string &suffix) {
 }
 
 TEST(ImporterTest, ExternalDataIsMappedNotCopied) {
-  char tmpl[] = "/tmp/ortc-import-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  std::string dir = tmpl;
+  // Declared first, so removed last: after the module has unmapped the file.
+  ortc::testutil::ScratchDir scratch("ortc-import");
+  std::string dir = scratch.path();
   float values[4] = {1, 2, 3, 4};
   std::ofstream(dir + "/weights.bin", std::ios::binary)
       .write(reinterpret_cast<char *>(values), sizeof(values));
@@ -198,8 +200,6 @@ TEST(ImporterTest, ExternalDataIsMappedNotCopied) {
   ASSERT_EQ(blob->getData().size(), sizeof(values));
   EXPECT_EQ(std::memcmp(blob->getData().data(), values, sizeof(values)), 0);
   EXPECT_TRUE(isInFileMapping(blob->getData().data(), "/weights.bin"));
-  module = nullptr;
-  std::system(("rm -rf '" + dir + "'").c_str());
 }
 
 } // namespace

@@ -5,15 +5,15 @@
 // partitions refuse any pointer it did not allocate, so a run succeeds only
 // when the session copied every value where it is read. Checks the values,
 // the number of transfers each way, that every device buffer is released, the
-// caller-provided outputs, and concurrent runs; then the thread pool.
+// caller-provided outputs, and concurrent runs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/session/Session.h"
 
-#include "providers/cpu/kernels/ThreadPool.h"
-
 #include "onnx/onnx_pb.h"
+
+#include "test/unit/ScratchDir.h"
 
 #include <gtest/gtest.h>
 
@@ -24,11 +24,11 @@
 #include <mutex>
 #include <set>
 #include <thread>
-#include <unistd.h>
 
 namespace {
 
 using namespace ortc;
+using testutil::ScratchDir;
 
 /// y = x * scale (host) or y = x + offset (device), over float32[4].
 class ArithmeticPartition final : public LoadedPartition {
@@ -194,7 +194,9 @@ struct NodeSpec {
   const char *name, *source, *constant, *in, *out;
 };
 
-std::string writeModel(const std::string &tag, const std::vector<NodeSpec> &nodes,
+/// Writes the model to `<dir>/session_<tag>_ctx.onnx` and returns the path.
+std::string writeModel(const ScratchDir &dir, const std::string &tag,
+                       const std::vector<NodeSpec> &nodes,
                        const std::vector<std::string> &outputs) {
   onnx::ModelProto model;
   model.set_ir_version(8);
@@ -209,16 +211,15 @@ std::string writeModel(const std::string &tag, const std::vector<NodeSpec> &node
     addNode(graph, n.name, n.source, n.constant, n.in, n.out);
   for (const std::string &output : outputs)
     addTensor(graph->mutable_output(), output);
-  std::string path = ::testing::TempDir() + "/session_" + tag + "_" + std::to_string(::getpid()) +
-                     "_ctx.onnx";
+  std::string path = dir.file("session_" + tag + "_ctx.onnx");
   std::ofstream(path, std::ios::binary) << model.SerializeAsString();
   return path;
 }
 
 // x -> host(*2) -> a -> device(+1) -> b -> device(+10) -> c -> host(*3) -> d,
 // with graph outputs d, c and b: c and b end on the device.
-std::string writeChainModel() {
-  return writeModel("chain",
+std::string writeChainModel(const ScratchDir &dir) {
+  return writeModel(dir, "chain",
                     {{"h0", "mock_host", "2", "x", "a"},
                      {"d0", "mock_device", "1", "a", "b"},
                      {"d1", "mock_device", "10", "b", "c"},
@@ -246,7 +247,8 @@ std::vector<float> floats(const OwnedTensor &t) {
 }
 
 TEST(SessionTest, CopiesValuesBetweenHostAndDeviceOncePerRun) {
-  Fixture f(writeChainModel());
+  ScratchDir dir("ortc-session");
+  Fixture f(writeChainModel(dir));
   ASSERT_TRUE(f.session);
   float x[4] = {1, 2, 3, 4};
   Result<std::vector<OwnedTensor>> out =
@@ -267,7 +269,8 @@ TEST(SessionTest, CopiesValuesBetweenHostAndDeviceOncePerRun) {
 TEST(SessionTest, ADeviceValueReadOnTheHostStaysUsableOnTheDevice) {
   // b is made on the device, read by a host partition, then by the device
   // again: that second read uses the original, with no copy back.
-  Fixture f(writeModel("fanout",
+  ScratchDir dir("ortc-session");
+  Fixture f(writeModel(dir, "fanout",
                        {{"d0", "mock_device", "1", "x", "b"},
                         {"h0", "mock_host", "2", "b", "c"},
                         {"d1", "mock_device", "10", "b", "e"}},
@@ -285,7 +288,8 @@ TEST(SessionTest, ADeviceValueReadOnTheHostStaysUsableOnTheDevice) {
 }
 
 TEST(SessionTest, WritesIntoCallerBuffersAndSubsets) {
-  Fixture f(writeChainModel());
+  ScratchDir dir("ortc-session");
+  Fixture f(writeChainModel(dir));
   ASSERT_TRUE(f.session);
   float x[4] = {1, 2, 3, 4}, c[4] = {0}, d[4] = {0};
   std::vector<RunOutput> outputs(3);
@@ -323,7 +327,9 @@ TEST(SessionTest, WritesIntoCallerBuffersAndSubsets) {
 TEST(SessionTest, RefusesASourceNoEpHolds) {
   EpRegistry registry;
   ASSERT_TRUE(registry.add(std::make_shared<MockHostEp>()).isOk());
-  Result<std::unique_ptr<Session>> loaded = Session::load(writeChainModel(), std::move(registry));
+  ScratchDir dir("ortc-session");
+  Result<std::unique_ptr<Session>> loaded =
+      Session::load(writeChainModel(dir), std::move(registry));
   ASSERT_FALSE(loaded.isOk());
   const std::string &message = loaded.status().message();
   EXPECT_NE(message.find("node 'd0'"), std::string::npos) << message;
@@ -332,7 +338,8 @@ TEST(SessionTest, RefusesASourceNoEpHolds) {
 }
 
 TEST(SessionTest, LoadsFromABuffer) {
-  std::string path = writeChainModel();
+  ScratchDir dir("ortc-session");
+  std::string path = writeChainModel(dir);
   std::ifstream in(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EpRegistry registry;
@@ -358,7 +365,8 @@ TEST(SessionTest, LoadsFromABuffer) {
 }
 
 TEST(SessionTest, RunsConcurrentlyWithTransfers) {
-  Fixture f(writeChainModel());
+  ScratchDir dir("ortc-session");
+  Fixture f(writeChainModel(dir));
   ASSERT_TRUE(f.session);
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
@@ -376,37 +384,6 @@ TEST(SessionTest, RunsConcurrentlyWithTransfers) {
     thread.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(f.device->liveBuffers(), 0u);
-}
-
-TEST(ThreadPoolTest, CoversEveryIndexOnceFromManyCallers) {
-  cpu::ThreadPool pool(4);
-  EXPECT_EQ(pool.threads(), 4);
-  std::vector<std::thread> callers;
-  std::atomic<int> bad{0};
-  for (int c = 0; c < 6; ++c)
-    callers.emplace_back([&] {
-      for (int round = 0; round < 50; ++round) {
-        std::vector<std::atomic<int>> hits(257);
-        pool.parallelFor(257, [&](int64_t i) {
-          // A nested loop must not deadlock, even with every worker busy.
-          std::atomic<int> inner{0};
-          pool.parallelFor(3, [&](int64_t) { ++inner; });
-          hits[i] += inner.load() == 3 ? 1 : 100;
-        });
-        for (auto &h : hits)
-          if (h.load() != 1)
-            ++bad;
-      }
-    });
-  for (std::thread &caller : callers)
-    caller.join();
-  EXPECT_EQ(bad.load(), 0);
-
-  cpu::ThreadPool single(1);
-  EXPECT_EQ(single.threads(), 1);
-  int64_t sum = 0;
-  single.parallelFor(10, [&](int64_t i) { sum += i; }); // runs on the caller
-  EXPECT_EQ(sum, 45);
 }
 
 } // namespace

@@ -25,6 +25,8 @@
 #include "mlir/Parser/Parser.h"
 #include "onnx/onnx_pb.h"
 
+#include "test/unit/ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -290,38 +292,38 @@ TEST(ElementCast, IntegersWrapAndBoolsAreZeroOrOne) {
 // TensorProto files
 //===----------------------------------------------------------------------===//
 
-std::string writeProto(const onnx::TensorProto &proto, const std::string &stem) {
-  std::string path = testing::TempDir() + "/ortc_cast_" + stem + ".pb";
+std::string writeProto(const testutil::ScratchDir &dir, const onnx::TensorProto &proto,
+                       const std::string &stem) {
+  std::string path = dir.file(stem + ".pb");
   std::ofstream out(path, std::ios::binary);
   proto.SerializeToOstream(&out);
   return path;
 }
 
 TEST(CastTensorFiles, SubByteAndFloat8TensorsReadAndWrite) {
+  testutil::ScratchDir dir("ortc-cast");
   // int4 [3] in int32_data: packed bytes, one per int32 (ONNX's layout).
   onnx::TensorProto proto;
   proto.set_data_type(22); // INT4
   proto.add_dims(3);
   proto.add_int32_data(0x21);
   proto.add_int32_data(0x03);
-  std::string path = writeProto(proto, "int4_typed");
+  std::string path = writeProto(dir, proto, "int4_typed");
   Result<NpyArray> read = readTensorProto(path);
   ASSERT_TRUE(read.isOk()) << read.status().message();
   EXPECT_EQ(read.value().type, ElementType::Int4);
   EXPECT_EQ(read.value().data, (std::vector<char>{0x21, 0x03}));
-  std::remove(path.c_str());
 
   // raw_data must be the packed size.
   proto.clear_int32_data();
   proto.set_raw_data(std::string("\x21\x03\x00", 3));
-  path = writeProto(proto, "int4_raw");
+  path = writeProto(dir, proto, "int4_raw");
   read = readTensorProto(path);
   ASSERT_FALSE(read.isOk());
   EXPECT_NE(read.status().message().find(
                 "is int4[3] (3 elements packed in 2 bytes) but its raw_data holds 3 bytes"),
             std::string::npos)
       << read.status().message();
-  std::remove(path.c_str());
 
   // float8 in int32_data: one value per element.
   onnx::TensorProto f8;
@@ -329,16 +331,15 @@ TEST(CastTensorFiles, SubByteAndFloat8TensorsReadAndWrite) {
   f8.add_dims(2);
   f8.add_int32_data(0x7b);
   f8.add_int32_data(0xfc);
-  path = writeProto(f8, "f8_typed");
+  path = writeProto(dir, f8, "f8_typed");
   read = readTensorProto(path);
   ASSERT_TRUE(read.isOk()) << read.status().message();
   EXPECT_EQ(read.value().data, (std::vector<char>{0x7b, char(0xfc)}));
-  std::remove(path.c_str());
 
   // Written as raw_data, packed, and read back.
   uint8_t packed[2] = {0x39, 0x01};
   TensorView uint2{packed, ElementType::UInt2, {5}};
-  path = testing::TempDir() + "/ortc_cast_uint2.pb";
+  path = dir.file("uint2.pb");
   ASSERT_TRUE(writeTensorProto(path, "y", uint2).isOk());
   std::string name;
   read = readTensorProto(path, &name);
@@ -346,7 +347,6 @@ TEST(CastTensorFiles, SubByteAndFloat8TensorsReadAndWrite) {
   EXPECT_EQ(name, "y");
   EXPECT_EQ(read.value().shape, (std::vector<int64_t>{5}));
   EXPECT_EQ(read.value().data, (std::vector<char>{0x39, 0x01}));
-  std::remove(path.c_str());
 }
 
 //===----------------------------------------------------------------------===//

@@ -18,6 +18,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "test/unit/ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -92,7 +94,8 @@ void runAndCheck(ortc::LoadedPartition &partition, int64_t batch) {
 TEST(CpuPartition, SidecarWeightsAreUsedInPlaceFromTheMapping) {
   std::vector<char> blob = compileBlob();
   ASSERT_FALSE(blob.empty());
-  std::string path = testing::TempDir() + "/ortc_cpu_partition_" + std::to_string(getpid()) + ".bin";
+  ortc::testutil::ScratchDir scratch("ortc-cpu-partition");
+  std::string path = scratch.file("blob.bin");
   {
     std::ofstream out(path, std::ios::binary);
     out.write(blob.data(), std::streamsize(blob.size()));
@@ -112,7 +115,6 @@ TEST(CpuPartition, SidecarWeightsAreUsedInPlaceFromTheMapping) {
   for (int64_t batch : {1, 5, 2, 33})
     runAndCheck(*loaded.value(), batch);
   EXPECT_GT(loaded.value()->arenaBytes(2), loaded.value()->arenaBytes(1));
-  std::remove(path.c_str());
 }
 
 TEST(CpuPartition, UnalignedBytesAreCopiedOnceAndStillRun) {

@@ -211,7 +211,7 @@ TEST(LibraryKernels, MatMulShapes) {
     std::vector<float> want = refMatMul(A, B, ys);
     Tensor Y(ElementType::Float, ys);
     EXPECT_OK(run("MatMul", {}, {&A, &B}, {&Y}));
-    EXPECT_TRUE(near(Y.floats(), want)) << shapeToString(as) << " x " << shapeToString(bs);
+    EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << shapeToString(as) << " x " << shapeToString(bs);
   }
 }
 
@@ -224,7 +224,7 @@ TEST(LibraryKernels, MatMulPackedAndErrors) {
   P.shape = {20, 19}; // the view keeps B's logical shape
   Tensor Y(ElementType::Float, ys);
   EXPECT_OK(run("MatMul", Attrs().i("packed_b", 1), {&A, &P}, {&Y}));
-  EXPECT_TRUE(near(Y.floats(), want));
+  EXPECT_TRUE(near(Y.floats(), want, 1e-4));
 
   Tensor bad(ElementType::Float, {2, 3, 18});
   EXPECT_INVALID(run("MatMul", {}, {&A, &B}, {&bad}), "output shape");
@@ -277,7 +277,7 @@ TEST(LibraryKernels, Gemm) {
     EXPECT_OK(run("Gemm", at, {&A, &B, hasC ? &C : nullptr}, {&Y}));
     std::string what = "M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) +
                        " tA=" + std::to_string(c.tA) + " tB=" + std::to_string(c.tB);
-    EXPECT_TRUE(near(Y.floats(), want)) << what;
+    EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << what;
 
     // The same with B packed at "compile time" (alpha and transB folded in).
     Tensor P(ElementType::Float, {int64_t(packedGemmBSize(c.K, c.N))});
@@ -286,7 +286,7 @@ TEST(LibraryKernels, Gemm) {
     Tensor Y2(ElementType::Float, {c.M, c.N});
     at.i("packed_b", 1);
     EXPECT_OK(run("Gemm", at, {&A, &P, hasC ? &C : nullptr}, {&Y2}));
-    EXPECT_TRUE(near(Y2.floats(), want)) << what << " packed";
+    EXPECT_TRUE(near(Y2.floats(), want, 1e-4)) << what << " packed";
   }
   Tensor A = randomF({3, 4}, 1), B = randomF({4, 5}, 2), C = randomF({2, 5}, 3);
   Tensor Y(ElementType::Float, {3, 5});
@@ -372,7 +372,7 @@ void checkConv(ConvSpec s, uint64_t seed, Attrs at = Attrs(), bool explicitAttrs
                      shapeToString(s.pads) + " dil " + shapeToString(s.dilations);
   Status st = run("Conv", at, {&X, &W, s.bias ? &B : nullptr}, {&Y});
   ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
-  EXPECT_TRUE(near(Y.floats(), want)) << what;
+  EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << what;
 }
 
 TEST(LibraryKernels, Conv2D) {
@@ -408,7 +408,7 @@ TEST(LibraryKernels, ConvOnAThreadPool) {
   std::vector<float> want = refMatMul(A, B, ys);
   Tensor Y(ElementType::Float, ys);
   EXPECT_OK(run("MatMul", Attrs(), {&A, &B}, {&Y}));
-  EXPECT_TRUE(near(Y.floats(), want));
+  EXPECT_TRUE(near(Y.floats(), want, 1e-4));
   kernelPool() = nullptr;
 }
 
@@ -422,7 +422,7 @@ TEST(LibraryKernels, ConvAndMatMulOnPortableGemm) {
   std::vector<float> want = refMatMul(A, B, ys);
   Tensor Y(ElementType::Float, ys);
   EXPECT_OK(run("MatMul", {}, {&A, &B}, {&Y}));
-  EXPECT_TRUE(near(Y.floats(), want));
+  EXPECT_TRUE(near(Y.floats(), want, 1e-4));
   setSgemmVariantForTesting(nullptr);
 }
 
@@ -549,7 +549,7 @@ void checkPool(const std::string &op, PoolSpec s, uint64_t seed) {
                      shapeToString(s.dilations) + " ceil " + std::to_string(s.ceil);
   Status st = run(op, at, {&X}, {&Y});
   ASSERT_TRUE(st.isOk()) << what << ": " << st.message();
-  EXPECT_TRUE(near(Y.floats(), want)) << what;
+  EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << what;
 }
 
 TEST(LibraryKernels, MaxPool) {
@@ -673,8 +673,8 @@ TEST(LibraryKernels, GlobalPools) {
     Tensor A(ElementType::Float, ys), M(ElementType::Float, ys);
     EXPECT_OK(run("GlobalAveragePool", {}, {&X}, {&A}));
     EXPECT_OK(run("GlobalMaxPool", {}, {&X}, {&M}));
-    EXPECT_TRUE(near(A.floats(), mean));
-    EXPECT_TRUE(near(M.floats(), mx));
+    EXPECT_TRUE(near(A.floats(), mean, 1e-4));
+    EXPECT_TRUE(near(M.floats(), mx, 1e-4));
   }
   Tensor X = randomF({2, 3, 4}, 1), bad(ElementType::Float, {2, 3});
   EXPECT_INVALID(run("GlobalAveragePool", {}, {&X}, {&bad}), "output shape");
@@ -721,7 +721,7 @@ TEST(LibraryKernels, SoftmaxAndLogSoftmax) {
     }
   Tensor X = randomF({3, 4}, 1), Y(ElementType::Float, {3, 4});
   EXPECT_OK(run("Softmax", {}, {&X}, {&Y})); // default axis -1
-  EXPECT_TRUE(near(Y.floats(), refSoftmax(X, -1, false)));
+  EXPECT_TRUE(near(Y.floats(), refSoftmax(X, -1, false), 1e-4));
   EXPECT_INVALID(run("Softmax", Attrs().i("axis", 2), {&X}, {&Y}), "axis");
 }
 
@@ -772,9 +772,9 @@ TEST(LibraryKernels, LayerNormalization) {
     EXPECT_OK(run("LayerNormalization", Attrs().i("axis", c.axis).f("epsilon", 1e-3f),
                   {&X, c.scale.empty() ? nullptr : &S, c.bias.empty() ? nullptr : &B},
                   {&Y, &M, &I}));
-    EXPECT_TRUE(near(Y.floats(), want)) << shapeToString(c.x) << " axis " << c.axis;
-    EXPECT_TRUE(near(M.floats(), mean));
-    EXPECT_TRUE(near(I.floats(), inv));
+    EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << shapeToString(c.x) << " axis " << c.axis;
+    EXPECT_TRUE(near(M.floats(), mean, 1e-4));
+    EXPECT_TRUE(near(I.floats(), inv, 1e-4));
   }
   Tensor X = randomF({2, 6}, 1), S = randomF({5}, 2), Y(ElementType::Float, {2, 6});
   EXPECT_INVALID(run("LayerNormalization", {}, {&X, &S}, {&Y}), "broadcast");
@@ -798,7 +798,7 @@ TEST(LibraryKernels, BatchAndInstanceNormalization) {
     }
     Tensor Y(ElementType::Float, shape);
     EXPECT_OK(run("BatchNormalization", Attrs().f("epsilon", 1e-4f), {&X, &S, &B, &M, &V}, {&Y}));
-    EXPECT_TRUE(near(Y.floats(), want)) << shapeToString(shape);
+    EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << shapeToString(shape);
 
     if (shape.size() < 3)
       continue;
@@ -815,7 +815,7 @@ TEST(LibraryKernels, BatchAndInstanceNormalization) {
             (X.f()[p * inner + i] - m) / std::sqrt(q / inner + 1e-5) * S.f()[p % C] + B.f()[p % C]);
     }
     EXPECT_OK(run("InstanceNormalization", {}, {&X, &S, &B}, {&Y}));
-    EXPECT_TRUE(near(Y.floats(), inst)) << shapeToString(shape);
+    EXPECT_TRUE(near(Y.floats(), inst, 1e-4)) << shapeToString(shape);
   }
   Tensor X = randomF({2, 3, 4}, 1), S = randomF({4}, 2), Y(ElementType::Float, {2, 3, 4});
   EXPECT_INVALID(run("BatchNormalization", {}, {&X, &S, &S, &S, &S}, {&Y}), "scale");
@@ -884,7 +884,7 @@ TEST(LibraryKernels, Attention) {
       at.f("scale", c.scale);
     Tensor O(ElementType::Float, shp(c.Sq, c.Dv));
     EXPECT_OK(run("Attention", at, {&Q, &K, &V, hasMask ? &Mk : nullptr}, {&O}));
-    EXPECT_TRUE(near(O.floats(), want))
+    EXPECT_TRUE(near(O.floats(), want, 1e-4))
         << "lead " << shapeToString(c.lead) << " mask " << shapeToString(c.mask);
   }
   Tensor Q = randomF({2, 4, 8}, 1), K = randomF({3, 4, 8}, 2), O(ElementType::Float, {2, 4, 8});

@@ -68,25 +68,25 @@ TEST(LossKernels, NegativeLogLikelihoodLossByHand) {
   Tensor W = F({3}, {1.f, 2.f, 4.f});
   Tensor none(ElementType::Float, {2}), scalar(ElementType::Float, {});
   EXPECT_OK(run("NegativeLogLikelihoodLoss", Attrs().s("reduction", "none"), {&X, &T}, {&none}));
-  EXPECT_TRUE(nearRef(none.floats(), {3.0, 0.5}));
+  EXPECT_TRUE(near(none.floats(), {3.0, 0.5}));
   EXPECT_OK(run("NegativeLogLikelihoodLoss", Attrs().s("reduction", "sum"), {&X, &T}, {&scalar}));
-  EXPECT_TRUE(nearRef(scalar.floats(), {3.5}));
+  EXPECT_TRUE(near(scalar.floats(), {3.5}));
   EXPECT_OK(run("NegativeLogLikelihoodLoss", {}, {&X, &T}, {&scalar})); // default mean
-  EXPECT_TRUE(nearRef(scalar.floats(), {1.75}));
+  EXPECT_TRUE(near(scalar.floats(), {1.75}));
   // Weighted mean: (3*4 + 0.5*1) / (4 + 1).
   EXPECT_OK(run("NegativeLogLikelihoodLoss", {}, {&X, &T, &W}, {&scalar}));
-  EXPECT_TRUE(nearRef(scalar.floats(), {12.5 / 5}));
+  EXPECT_TRUE(near(scalar.floats(), {12.5 / 5}));
   // Ignoring class 2 leaves sample 1 alone; int32 targets read the same.
   Tensor T32 = I32({2}, {2, 0});
   EXPECT_OK(run("NegativeLogLikelihoodLoss", Attrs().i("ignore_index", 2), {&X, &T32, &W},
                 {&scalar}));
-  EXPECT_TRUE(nearRef(scalar.floats(), {0.5}));
+  EXPECT_TRUE(near(scalar.floats(), {0.5}));
   // A negative ignore_index matches a negative target, which is otherwise
   // out of range.
   Tensor Tn = I64({2}, {-1, 1});
   EXPECT_OK(run("NegativeLogLikelihoodLoss", Attrs().i("ignore_index", -1).s("reduction", "none"),
                 {&X, &Tn}, {&none}));
-  EXPECT_TRUE(nearRef(none.floats(), {0.0, 0.25}));
+  EXPECT_TRUE(near(none.floats(), {0.0, 0.25}));
 }
 
 TEST(LossKernels, NegativeLogLikelihoodLossAgainstReference) {
@@ -128,7 +128,7 @@ TEST(LossKernels, NegativeLogLikelihoodLossAgainstReference) {
       attrs.i("ignore_index", c.ignore);
     Tensor L(ElementType::Float, c.reduction == "none" ? tshape : std::vector<int64_t>{});
     EXPECT_OK(run("NegativeLogLikelihoodLoss", attrs, {&X, &T, c.weight ? &W : nullptr}, {&L}));
-    EXPECT_TRUE(nearRef(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
+    EXPECT_TRUE(near(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
   }
 }
 
@@ -160,8 +160,8 @@ TEST(LossKernels, SoftmaxCrossEntropyLoss) {
   Tensor T = I64({1}, {1});
   Tensor L(ElementType::Float, {}), P(ElementType::Float, {1, 3});
   EXPECT_OK(run("SoftmaxCrossEntropyLoss", {}, {&X, &T}, {&L, &P}));
-  EXPECT_TRUE(nearRef(L.floats(), {std::log(3.0)}));
-  EXPECT_TRUE(nearRef(P.floats(), {-std::log(3.0), -std::log(3.0), -std::log(3.0)}));
+  EXPECT_TRUE(near(L.floats(), {std::log(3.0)}));
+  EXPECT_TRUE(near(P.floats(), {-std::log(3.0), -std::log(3.0), -std::log(3.0)}));
 
   struct Case {
     std::vector<int64_t> x;
@@ -214,9 +214,9 @@ TEST(LossKernels, SoftmaxCrossEntropyLoss) {
     if (c.logProb)
       outs.push_back(&P);
     EXPECT_OK(run("SoftmaxCrossEntropyLoss", attrs, {&X, &T, c.weight ? &W : nullptr}, outs));
-    EXPECT_TRUE(nearRef(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
+    EXPECT_TRUE(near(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
     if (c.logProb)
-      EXPECT_TRUE(nearRef(P.floats(), lp)) << shapeToString(c.x);
+      EXPECT_TRUE(near(P.floats(), lp)) << shapeToString(c.x);
   }
   Tensor Pbad(ElementType::Float, {3, 1});
   EXPECT_INVALID(run("SoftmaxCrossEntropyLoss", {}, {&X, &T}, {&L, &Pbad}), "output shape");
@@ -233,7 +233,7 @@ TEST(NormKernels, RMSNormalization) {
   Tensor X = F({1, 2}, {3.f, 4.f}), S = F({2}, {1.f, 2.f}), Y(ElementType::Float, {1, 2});
   EXPECT_OK(run("RMSNormalization", Attrs().f("epsilon", 0.f), {&X, &S}, {&Y}));
   double r = std::sqrt(12.5);
-  EXPECT_TRUE(nearRef(Y.floats(), {3 / r, 8 / r}));
+  EXPECT_TRUE(near(Y.floats(), {3 / r, 8 / r}));
 
   struct Case {
     std::vector<int64_t> x;
@@ -274,7 +274,7 @@ TEST(NormKernels, RMSNormalization) {
     Tensor Yr(ElementType::Float, c.x);
     EXPECT_OK(run("RMSNormalization", Attrs().i("axis", c.axis).f("epsilon", 0.1f), {&Xr, &Sr},
                   {&Yr}));
-    EXPECT_TRUE(nearRef(Yr.floats(), want)) << shapeToString(c.x) << " axis " << c.axis;
+    EXPECT_TRUE(near(Yr.floats(), want)) << shapeToString(c.x) << " axis " << c.axis;
   }
   Tensor X2 = randomF({2, 6}, 1), S2 = randomF({5}, 2), Y2(ElementType::Float, {2, 6});
   EXPECT_INVALID(run("RMSNormalization", {}, {&X2, &S2}, {&Y2}), "does not broadcast");
@@ -310,7 +310,7 @@ TEST(NormKernels, GroupNormalization) {
     Tensor Y(ElementType::Float, shape);
     EXPECT_OK(run("GroupNormalization", Attrs().i("num_groups", groups).f("epsilon", 1e-2f),
                   {&X, &S, &B}, {&Y}));
-    EXPECT_TRUE(nearRef(Y.floats(), want, 1e-4)) << shapeToString(shape) << " groups " << groups;
+    EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << shapeToString(shape) << " groups " << groups;
   }
   Tensor X = randomF({2, 6, 3}, 1), S = randomF({6}, 2), B = randomF({6}, 3);
   Tensor Y(ElementType::Float, {2, 6, 3});
@@ -328,11 +328,11 @@ TEST(NormKernels, GroupNormalization) {
 TEST(NormKernels, LpNormalization) {
   Tensor X = F({2, 3}, {3.f, 0.f, -4.f, 0.f, 0.f, 0.f}), Y(ElementType::Float, {2, 3});
   EXPECT_OK(run("LpNormalization", {}, {&X}, {&Y})); // p 2, last axis
-  EXPECT_TRUE(nearRef(Y.floats(), {0.6, 0, -0.8, 0, 0, 0}));
+  EXPECT_TRUE(near(Y.floats(), {0.6, 0, -0.8, 0, 0, 0}));
   EXPECT_OK(run("LpNormalization", Attrs().i("p", 1), {&X}, {&Y}));
-  EXPECT_TRUE(nearRef(Y.floats(), {3 / 7.0, 0, -4 / 7.0, 0, 0, 0}));
+  EXPECT_TRUE(near(Y.floats(), {3 / 7.0, 0, -4 / 7.0, 0, 0, 0}));
   EXPECT_OK(run("LpNormalization", Attrs().i("axis", 0), {&X}, {&Y}));
-  EXPECT_TRUE(nearRef(Y.floats(), {1, 0, -1, 0, 0, 0}));
+  EXPECT_TRUE(near(Y.floats(), {1, 0, -1, 0, 0, 0}));
   EXPECT_INVALID(run("LpNormalization", Attrs().i("p", 3), {&X}, {&Y}), "p 3");
   EXPECT_INVALID(run("LpNormalization", Attrs().i("axis", 2), {&X}, {&Y}), "axis");
 }
@@ -341,12 +341,12 @@ TEST(NormKernels, Hardmax) {
   // Ties go to the first maximum.
   Tensor X = F({2, 4}, {1.f, 3.f, 3.f, 2.f, -1.f, -5.f, -1.f, -2.f}), Y(ElementType::Float, {2, 4});
   EXPECT_OK(run("Hardmax", {}, {&X}, {&Y}));
-  EXPECT_TRUE(nearRef(Y.floats(), {0, 1, 0, 0, 1, 0, 0, 0}));
+  EXPECT_TRUE(near(Y.floats(), {0, 1, 0, 0, 1, 0, 0, 0}));
   EXPECT_OK(run("Hardmax", Attrs().i("axis", 0), {&X}, {&Y}));
-  EXPECT_TRUE(nearRef(Y.floats(), {1, 1, 1, 1, 0, 0, 0, 0}));
+  EXPECT_TRUE(near(Y.floats(), {1, 1, 1, 1, 0, 0, 0, 0}));
   Tensor Xn = F({1, 3}, {1.f, std::nanf(""), 5.f}), Yn(ElementType::Float, {1, 3});
   EXPECT_OK(run("Hardmax", {}, {&Xn}, {&Yn}));
-  EXPECT_TRUE(nearRef(Yn.floats(), {0, 1, 0}));
+  EXPECT_TRUE(near(Yn.floats(), {0, 1, 0}));
   // A strided axis against a reference.
   Tensor X3 = randomF({3, 4, 5}, 12), Y3(ElementType::Float, {3, 4, 5});
   EXPECT_OK(run("Hardmax", Attrs().i("axis", 1), {&X3}, {&Y3}));
@@ -359,7 +359,7 @@ TEST(NormKernels, Hardmax) {
           best = i;
       want[(o * 4 + best) * 5 + j] = 1;
     }
-  EXPECT_TRUE(nearRef(Y3.floats(), want));
+  EXPECT_TRUE(near(Y3.floats(), want));
   EXPECT_INVALID(run("Hardmax", Attrs().i("axis", -3), {&X}, {&Y}), "axis");
 }
 
@@ -399,7 +399,7 @@ TEST(NormKernels, MeanVarianceNormalization) {
     if (axes != std::vector<int64_t>{0, 2, 3})
       attrs.is("axes", axes);
     EXPECT_OK(run("MeanVarianceNormalization", attrs, {&X}, {&Y}));
-    EXPECT_TRUE(nearRef(Y.floats(), want, 1e-4));
+    EXPECT_TRUE(near(Y.floats(), want, 1e-4));
   }
   Tensor X = randomF({2, 3}, 1), Y(ElementType::Float, {2, 3});
   EXPECT_INVALID(run("MeanVarianceNormalization", Attrs().is("axes", {1, -1}), {&X}, {&Y}),
@@ -413,7 +413,7 @@ TEST(NormKernels, LRN) {
   Tensor X = F({1, 3, 1, 1}, {1.f, 2.f, 3.f}), Y(ElementType::Float, {1, 3, 1, 1});
   EXPECT_OK(run("LRN", Attrs().i("size", 2).f("alpha", 2.f).f("beta", 1.f).f("bias", 1.f), {&X},
                 {&Y}));
-  EXPECT_TRUE(nearRef(Y.floats(), {1 / 6.0, 2 / 14.0, 3 / 10.0}));
+  EXPECT_TRUE(near(Y.floats(), {1 / 6.0, 2 / 14.0, 3 / 10.0}));
 
   std::vector<int64_t> shape = {2, 5, 3, 2};
   Tensor Xr = randomF(shape, 31, 2.f), Yr(ElementType::Float, shape);
@@ -430,7 +430,7 @@ TEST(NormKernels, LRN) {
       }
   EXPECT_OK(run("LRN", Attrs().i("size", size).f("alpha", 1e-1f).f("beta", 0.5f).f("bias", 2.f),
                 {&Xr}, {&Yr}));
-  EXPECT_TRUE(nearRef(Yr.floats(), want));
+  EXPECT_TRUE(near(Yr.floats(), want));
   EXPECT_INVALID(run("LRN", {}, {&X}, {&Y}), "size 0");
 }
 
@@ -442,15 +442,15 @@ TEST(NormKernels, ReduceLogSum) {
   Tensor X = F({2, 3}, {1.f, 2.f, 3.f, 0.5f, 0.5f, 1.f});
   Tensor axes = I64({1}, {1}), Y(ElementType::Float, {2, 1});
   EXPECT_OK(run("ReduceLogSum", {}, {&X, &axes}, {&Y}));
-  EXPECT_TRUE(nearRef(Y.floats(), {std::log(6.0), std::log(2.0)}));
+  EXPECT_TRUE(near(Y.floats(), {std::log(6.0), std::log(2.0)}));
   // An empty axes input reduces everything (noop_with_empty_axes 0).
   Tensor none = I64({0}, {}), all(ElementType::Float, {1, 1});
   EXPECT_OK(run("ReduceLogSum", {}, {&X, &none}, {&all}));
-  EXPECT_TRUE(nearRef(all.floats(), {std::log(8.0)}));
+  EXPECT_TRUE(near(all.floats(), {std::log(8.0)}));
   // An empty reduction gives log(0) = -inf.
   Tensor E(ElementType::Float, {2, 0}), Ye(ElementType::Float, {2, 1});
   EXPECT_OK(run("ReduceLogSum", {}, {&E, &axes}, {&Ye}));
-  EXPECT_TRUE(nearRef(Ye.floats(), {-INFINITY, -INFINITY}));
+  EXPECT_TRUE(near(Ye.floats(), {-INFINITY, -INFINITY}));
   Tensor bad = I64({1}, {2});
   EXPECT_INVALID(run("ReduceLogSum", {}, {&X, &bad}, {&Y}), "out of range");
 }
@@ -524,13 +524,13 @@ TEST(NormKernels, BatchNormalizationTraining) {
   Tensor Y(ElementType::Float, shape), RM(ElementType::Float, {3}), RV(ElementType::Float, {3});
   Attrs attrs = Attrs().i("training_mode", 1).f("epsilon", 1e-2f).f("momentum", 0.8f);
   EXPECT_OK(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y, &RM, &RV}));
-  EXPECT_TRUE(nearRef(Y.floats(), want, 1e-4));
-  EXPECT_TRUE(nearRef(RM.floats(), rm));
-  EXPECT_TRUE(nearRef(RV.floats(), rv));
+  EXPECT_TRUE(near(Y.floats(), want, 1e-4));
+  EXPECT_TRUE(near(RM.floats(), rm));
+  EXPECT_TRUE(near(RV.floats(), rv));
   // The running statistics are optional.
   Tensor Y2(ElementType::Float, shape);
   EXPECT_OK(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y2}));
-  EXPECT_TRUE(nearRef(Y2.floats(), want, 1e-4));
+  EXPECT_TRUE(near(Y2.floats(), want, 1e-4));
   Tensor bad(ElementType::Float, {2});
   EXPECT_INVALID(run("BatchNormalization", attrs, {&X, &S, &B, &M, &V}, {&Y, &bad}),
                  "running_mean must be [3]");

@@ -13,195 +13,22 @@
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/ThreadPool.h"
 
+#include "test/unit/cpu/KernelTestUtil.h"
 #include "test/unit/cpu/TestRng.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 using namespace ortc;
 using namespace ortc::cpu;
+using namespace ortc::cpu::kernel_test;
 
 namespace {
-
-int64_t numel(const std::vector<int64_t> &shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-uint16_t toHalf(float f) { // exact values only (the tests use small dyadic numbers)
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  if ((b & 0x7FFFFFFFu) == 0)
-    return uint16_t(b >> 16);
-  if ((b & 0x7FFFFFFFu) == 0x7F800000u) // infinities
-    return uint16_t(((b >> 16) & 0x8000u) | 0x7C00u);
-  uint32_t sign = (b >> 16) & 0x8000u, exp = ((b >> 23) & 0xFF) - 112, man = (b >> 13) & 0x3FF;
-  return uint16_t(sign | (exp << 10) | man);
-}
-float fromHalf(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
-  uint32_t b = exp == 0      ? sign
-               : exp == 0x1F ? sign | 0x7F800000u | (man << 13)
-                             : sign | ((exp + 112) << 23) | (man << 13);
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-uint16_t toBf16(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return uint16_t(b >> 16);
-}
-float fromBf16(uint16_t h) {
-  uint32_t b = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
-struct Tensor {
-  ElementType type = ElementType::Float;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-  static constexpr size_t kGuard = 32;
-
-  Tensor() = default;
-  Tensor(ElementType t, std::vector<int64_t> s) : type(t), shape(std::move(s)) {
-    bytes.assign(size_t(numel(shape)) * elementSize(type) + kGuard, 0xCD);
-  }
-  bool guardIntact() const {
-    for (size_t i = bytes.size() - kGuard; i < bytes.size(); ++i)
-      if (bytes[i] != 0xCD)
-        return false;
-    return true;
-  }
-  void set(const std::vector<float> &v) {
-    EXPECT_EQ(int64_t(v.size()), numel(shape));
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (type == ElementType::Float) {
-        std::memcpy(bytes.data() + 4 * i, &v[i], 4);
-      } else {
-        uint16_t h = type == ElementType::Float16 ? toHalf(v[i]) : toBf16(v[i]);
-        std::memcpy(bytes.data() + 2 * i, &h, 2);
-      }
-    }
-  }
-  std::vector<float> floats() const {
-    std::vector<float> v(size_t(numel(shape)));
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (type == ElementType::Float) {
-        std::memcpy(&v[i], bytes.data() + 4 * i, 4);
-      } else {
-        uint16_t h;
-        std::memcpy(&h, bytes.data() + 2 * i, 2);
-        v[i] = type == ElementType::Float16 ? fromHalf(h) : fromBf16(h);
-      }
-    }
-    return v;
-  }
-  TensorView view() const {
-    TensorView v;
-    v.data = const_cast<uint8_t *>(bytes.data());
-    v.type = type;
-    v.shape = shape;
-    return v;
-  }
-};
-
-Tensor F(std::vector<int64_t> shape, const std::vector<float> &v,
-         ElementType type = ElementType::Float) {
-  Tensor t(type, std::move(shape));
-  t.set(v);
-  return t;
-}
-Tensor zerosF(std::vector<int64_t> shape, ElementType type = ElementType::Float) {
-  return F(shape, std::vector<float>(size_t(numel(shape)), 0.f), type);
-}
-Tensor randomF(std::vector<int64_t> shape, uint64_t seed, float scale = 1.f) {
-  test_support::Rng rng(seed);
-  std::vector<float> v(size_t(numel(shape)));
-  for (float &x : v)
-    x = rng.next() * scale;
-  return F(std::move(shape), v);
-}
-Tensor Bool(std::vector<int64_t> shape, const std::vector<int> &v) {
-  Tensor t(ElementType::Bool, std::move(shape));
-  for (size_t i = 0; i < v.size(); ++i)
-    t.bytes[i] = uint8_t(v[i]);
-  return t;
-}
-Tensor I64(std::vector<int64_t> shape, const std::vector<int64_t> &v) {
-  Tensor t(ElementType::Int64, std::move(shape));
-  std::memcpy(t.bytes.data(), v.data(), v.size() * 8);
-  return t;
-}
-
-struct Attrs {
-  StepAttributes a;
-  Attrs &i(const std::string &n, int64_t v) {
-    a.ints[n] = {v};
-    return *this;
-  }
-  Attrs &is(const std::string &n, std::vector<int64_t> v) {
-    a.ints[n] = std::move(v);
-    return *this;
-  }
-  Attrs &f(const std::string &n, float v) {
-    a.floats[n] = {v};
-    return *this;
-  }
-};
-
-Status run(const std::string &name, const Attrs &attrs, std::vector<const Tensor *> ins,
-           std::vector<Tensor *> outs, ThreadPool *pool = nullptr) {
-  static Scratch scratch;
-  std::vector<TensorView> iv, ov;
-  for (const Tensor *t : ins)
-    iv.push_back(t ? t->view() : TensorView{});
-  for (Tensor *t : outs)
-    ov.push_back(t ? t->view() : TensorView{});
-  LibraryKernelFn fn = findLibraryKernel(name);
-  if (!fn)
-    return Status::error(StatusCode::NotFound, "no kernel " + name);
-  KernelCall call{attrs.a, iv.data(), iv.size(), ov.data(), ov.size(), scratch, pool};
-  Status status = fn(call);
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (outs[i]) {
-      EXPECT_TRUE(outs[i]->guardIntact()) << name << " wrote past the end of output " << i;
-    }
-  return status;
-}
-
-#define EXPECT_OK(expr)                                                                            \
-  do {                                                                                             \
-    Status s_ = (expr);                                                                            \
-    EXPECT_TRUE(s_.isOk()) << s_.message();                                                        \
-  } while (0)
-
-#define EXPECT_INVALID(expr, needle)                                                               \
-  do {                                                                                             \
-    Status s_ = (expr);                                                                            \
-    EXPECT_EQ(s_.code(), StatusCode::InvalidArgument) << s_.message();                             \
-    EXPECT_NE(s_.message().find(needle), std::string::npos) << s_.message();                       \
-  } while (0)
-
-::testing::AssertionResult near(const std::vector<float> &got, const std::vector<float> &want,
-                                float tol = 1e-5f) {
-  if (got.size() != want.size())
-    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
-  for (size_t i = 0; i < got.size(); ++i)
-    if (!(std::fabs(got[i] - want[i]) <= tol * (1.f + std::fabs(want[i]))))
-      return ::testing::AssertionFailure()
-             << "at " << i << ": got " << got[i] << ", want " << want[i];
-  return ::testing::AssertionSuccess();
-}
 
 const float kLn3 = std::log(3.f);
 const float kInf = std::numeric_limits<float>::infinity();
@@ -213,8 +40,8 @@ const float kInf = std::numeric_limits<float>::infinity();
 // scale 1: logits [0, ln 3] give probabilities [1/4, 3/4]; Y = 4/4 + 8*3/4.
 TEST(OnnxAttention, OneHeadByHand) {
   Tensor Q = F({1, 1, 1, 1}, {1}), K = F({1, 1, 2, 1}, {0, kLn3}), V = F({1, 1, 2, 1}, {4, 8});
-  Tensor Y = zerosF({1, 1, 1, 1}), PK = zerosF({1, 1, 2, 1}), PV = zerosF({1, 1, 2, 1}),
-         QK = zerosF({1, 1, 1, 2});
+  Tensor Y = zeros({1, 1, 1, 1}), PK = zeros({1, 1, 2, 1}), PV = zeros({1, 1, 2, 1}),
+         QK = zeros({1, 1, 1, 2});
   EXPECT_OK(run("OnnxAttention", Attrs().f("scale", 1.f), {&Q, &K, &V}, {&Y, &PK, &PV, &QK}));
   EXPECT_TRUE(near(Y.floats(), {7}));
   EXPECT_TRUE(near(PK.floats(), {0, kLn3})); // no past: the present cache is K
@@ -231,9 +58,9 @@ TEST(OnnxAttention, OneHeadByHand) {
 // Q = 0 makes every allowed key equally likely, so Y is the mean of the
 // allowed values: each masking rule shows in which values are averaged.
 TEST(OnnxAttention, CausalWithPastIsOffsetByThePastLength) {
-  Tensor Q = zerosF({1, 1, 2, 1}), K = zerosF({1, 1, 2, 1}), V = F({1, 1, 2, 1}, {2, 6});
-  Tensor pastK = zerosF({1, 1, 1, 1}), pastV = F({1, 1, 1, 1}, {1});
-  Tensor Y = zerosF({1, 1, 2, 1}), PK = zerosF({1, 1, 3, 1}), PV = zerosF({1, 1, 3, 1});
+  Tensor Q = zeros({1, 1, 2, 1}), K = zeros({1, 1, 2, 1}), V = F({1, 1, 2, 1}, {2, 6});
+  Tensor pastK = zeros({1, 1, 1, 1}), pastV = F({1, 1, 1, 1}, {1});
+  Tensor Y = zeros({1, 1, 2, 1}), PK = zeros({1, 1, 3, 1}), PV = zeros({1, 1, 3, 1});
   EXPECT_OK(run("OnnxAttention", Attrs().i("is_causal", 1), {&Q, &K, &V, nullptr, &pastK, &pastV},
                 {&Y, &PK, &PV}));
   // Query 0 sees keys 0..1 (past + its own), query 1 sees 0..2.
@@ -241,32 +68,32 @@ TEST(OnnxAttention, CausalWithPastIsOffsetByThePastLength) {
   EXPECT_TRUE(near(PV.floats(), {1, 2, 6}));
 
   // Without a past the frontier is the diagonal.
-  Tensor Y2 = zerosF({1, 1, 2, 1});
+  Tensor Y2 = zeros({1, 1, 2, 1});
   EXPECT_OK(run("OnnxAttention", Attrs().i("is_causal", 1), {&Q, &K, &V}, {&Y2}));
   EXPECT_TRUE(near(Y2.floats(), {2.f, 4.f}));
 }
 
 // 3-D inputs [B, S, heads * size]; q heads 0,1 share kv head 0, 2,3 kv head 1.
 TEST(OnnxAttention, GroupedQueryHeadsIn3D) {
-  Tensor Q = zerosF({1, 2, 4}), K = zerosF({1, 3, 2});
+  Tensor Q = zeros({1, 2, 4}), K = zeros({1, 3, 2});
   // V [B=1, S=3, 2 kv heads * Dv=1]: head 0 values 1,2,3, head 1 values 10,20,30.
   Tensor V = F({1, 3, 2}, {1, 10, 2, 20, 3, 30});
-  Tensor Y = zerosF({1, 2, 4});
+  Tensor Y = zeros({1, 2, 4});
   EXPECT_OK(
       run("OnnxAttention", Attrs().i("q_num_heads", 4).i("kv_num_heads", 2), {&Q, &K, &V}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), {2, 2, 20, 20, 2, 2, 20, 20}));
 }
 
 TEST(OnnxAttention, MasksArePaddedToTheTotalLengthAndFullyMaskedRowsAreZero) {
-  Tensor Q = zerosF({1, 1, 2, 1}), K = zerosF({1, 1, 3, 1}), V = F({1, 1, 3, 1}, {1, 2, 30});
-  Tensor Y = zerosF({1, 1, 2, 1});
+  Tensor Q = zeros({1, 1, 2, 1}), K = zeros({1, 1, 3, 1}), V = F({1, 1, 3, 1}, {1, 2, 30});
+  Tensor Y = zeros({1, 1, 2, 1});
   // A float mask [Sq, 2] of 3 keys: key 2 is padded out (-inf).
   Tensor Mf = F({2, 2}, {0, kLn3, 0, -kInf});
   EXPECT_OK(run("OnnxAttention", Attrs(), {&Q, &K, &V, &Mf}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), {(1 + 2 * 3) / 4.f, 1}));
   // A bool mask: row 0 attends keys 1, 2; row 1 nothing, so it is zero.
   Tensor Mb = Bool({2, 3}, {0, 1, 1, 0, 0, 0});
-  Tensor QK = zerosF({1, 1, 2, 3});
+  Tensor QK = zeros({1, 1, 2, 3});
   EXPECT_OK(run("OnnxAttention", Attrs().i("qk_matmul_output_mode", 3).is("output_slots", {0, 3}),
                 {&Q, &K, &V, &Mb}, {&Y, &QK}));
   EXPECT_TRUE(near(Y.floats(), {16, 0}));
@@ -286,7 +113,7 @@ TEST(OnnxAttention, SoftcapAndQkOutputModes) {
   float e0 = std::exp(t), e1 = std::exp(-t - 1), p0 = e0 / (e0 + e1), p1 = e1 / (e0 + e1);
   std::vector<std::vector<float>> want = {{2, -2}, {t, -t}, {t, -t - 1}, {p0, p1}};
   for (int64_t mode = 0; mode < 4; ++mode) {
-    Tensor Y = zerosF({1, 1, 1, 1}), QK = zerosF({1, 1, 1, 2});
+    Tensor Y = zeros({1, 1, 1, 1}), QK = zeros({1, 1, 1, 2});
     Attrs at;
     at.f("scale", 1.f)
         .f("softcap", 1.f)
@@ -304,23 +131,23 @@ TEST(OnnxAttention, SoftcapAndQkOutputModes) {
 
 TEST(OnnxAttention, NonpadKvSeqlenMasksPaddingAndOffsetsTheCausalFrontier) {
   // B = 2, one query each, 3 cached keys; batch 0 has all 3 valid, batch 1 one.
-  Tensor Q = zerosF({2, 1, 1, 1}), K = zerosF({2, 1, 3, 1});
+  Tensor Q = zeros({2, 1, 1, 1}), K = zeros({2, 1, 3, 1});
   Tensor V = F({2, 1, 3, 1}, {1, 2, 6, 5, 50, 500});
-  Tensor N = I64({2}, {3, 1}), Y = zerosF({2, 1, 1, 1});
+  Tensor N = I64({2}, {3, 1}), Y = zeros({2, 1, 1, 1});
   EXPECT_OK(run("OnnxAttention", Attrs().i("is_causal", 1),
                 {&Q, &K, &V, nullptr, nullptr, nullptr, &N}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), {3, 5}));
   // 2 queries with 1 valid key: offset -1, so query 0 sees nothing.
-  Tensor Q2 = zerosF({1, 1, 2, 1}), K2 = zerosF({1, 1, 3, 1}), V2 = F({1, 1, 3, 1}, {4, 5, 6});
-  Tensor N2 = I64({1}, {1}), Y2 = zerosF({1, 1, 2, 1});
+  Tensor Q2 = zeros({1, 1, 2, 1}), K2 = zeros({1, 1, 3, 1}), V2 = F({1, 1, 3, 1}, {4, 5, 6});
+  Tensor N2 = I64({1}, {1}), Y2 = zeros({1, 1, 2, 1});
   EXPECT_OK(run("OnnxAttention", Attrs().i("is_causal", 1),
                 {&Q2, &K2, &V2, nullptr, nullptr, nullptr, &N2}, {&Y2}));
   EXPECT_TRUE(near(Y2.floats(), {0, 4}));
 }
 
 TEST(OnnxAttention, SlidingWindow) {
-  Tensor Q = zerosF({1, 1, 3, 1}), K = zerosF({1, 1, 3, 1}), V = F({1, 1, 3, 1}, {1, 2, 4});
-  Tensor Y = zerosF({1, 1, 3, 1});
+  Tensor Q = zeros({1, 1, 3, 1}), K = zeros({1, 1, 3, 1}), V = F({1, 1, 3, 1}, {1, 2, 4});
+  Tensor Y = zeros({1, 1, 3, 1});
   // Query i sees keys i-1 .. i.
   EXPECT_OK(run("OnnxAttention", Attrs().i("left_window_size", 1).i("right_window_size", 0),
                 {&Q, &K, &V}, {&Y}));
@@ -337,7 +164,7 @@ TEST(OnnxAttention, HalfPrecisionStorage) {
     Tensor Q = F({1, 1, 1, 1}, {1}, t1), K = F({1, 1, 2, 1}, {0, 0}, t1);
     Tensor V = F({1, 1, 2, 2}, {4, 0.5f, 8, 0.25f}); // float32
     Tensor M = F({1, 2}, {0, -kInf}, t1);
-    Tensor Y = zerosF({1, 1, 1, 2}, t1), PV = zerosF({1, 1, 2, 2});
+    Tensor Y = zeros({1, 1, 1, 2}, t1), PV = zeros({1, 1, 2, 2});
     EXPECT_OK(run("OnnxAttention", Attrs(), {&Q, &K, &V}, {&Y, nullptr, &PV}));
     EXPECT_TRUE(near(Y.floats(), {6, 0.375f}));
     EXPECT_TRUE(near(PV.floats(), {4, 0.5f, 8, 0.25f}));
@@ -500,12 +327,12 @@ TEST(OnnxAttention, RandomAgainstNaiveReference) {
       Q = F({c.B, c.Sq, c.Hq * c.D}, to3D(Q.floats(), c.B, c.Hq, c.Sq, c.D));
       K = F({c.B, c.Skv, c.Hkv * c.D}, to3D(K.floats(), c.B, c.Hkv, c.Skv, c.D));
       V = F({c.B, c.Skv, c.Hkv * c.Dv}, to3D(V.floats(), c.B, c.Hkv, c.Skv, c.Dv));
-      Y = zerosF({c.B, c.Sq, c.Hq * c.Dv});
+      Y = zeros({c.B, c.Sq, c.Hq * c.Dv});
       wantF = to3D(wantF, c.B, c.Hq, c.Sq, c.Dv);
     } else {
-      Y = zerosF({c.B, c.Hq, c.Sq, c.Dv});
+      Y = zeros({c.B, c.Hq, c.Sq, c.Dv});
     }
-    Tensor PK = zerosF({c.B, c.Hkv, T, c.D}), PV = zerosF({c.B, c.Hkv, T, c.Dv});
+    Tensor PK = zeros({c.B, c.Hkv, T, c.D}), PV = zeros({c.B, c.Hkv, T, c.Dv});
     const Tensor *mask = c.mask.empty() ? nullptr : &M;
     if (c.P) {
       EXPECT_OK(
@@ -524,37 +351,37 @@ TEST(OnnxAttention, RandomAgainstNaiveReference) {
 //===----------------------------------------------------------------------===//
 
 TEST(OnnxAttention, BadCallsAreInvalidArgument) {
-  Tensor Q = zerosF({1, 2, 3, 4}), K = zerosF({1, 1, 5, 4}), V = zerosF({1, 1, 5, 6});
-  Tensor Y = zerosF({1, 2, 3, 6});
+  Tensor Q = zeros({1, 2, 3, 4}), K = zeros({1, 1, 5, 4}), V = zeros({1, 1, 5, 6});
+  Tensor Y = zeros({1, 2, 3, 6});
   EXPECT_OK(run("OnnxAttention", Attrs(), {&Q, &K, &V}, {&Y}));
-  Tensor K3 = zerosF({1, 5, 4});
+  Tensor K3 = zeros({1, 5, 4});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &K3, &V}, {&Y}), "all be 3-D or all 4-D");
-  Tensor Kheads = zerosF({1, 3, 5, 4}), Vheads = zerosF({1, 3, 5, 6});
+  Tensor Kheads = zeros({1, 3, 5, 4}), Vheads = zeros({1, 3, 5, 6});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &Kheads, &Vheads}, {&Y}), "multiple");
-  Tensor Q3 = zerosF({1, 3, 8}), K3b = zerosF({1, 5, 4}), V3 = zerosF({1, 5, 6}),
-         Y3 = zerosF({1, 3, 12});
+  Tensor Q3 = zeros({1, 3, 8}), K3b = zeros({1, 5, 4}), V3 = zeros({1, 5, 6}),
+         Y3 = zeros({1, 3, 12});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q3, &K3b, &V3}, {&Y3}), "q_num_heads");
   EXPECT_OK(run("OnnxAttention", Attrs().i("q_num_heads", 2).i("kv_num_heads", 1), {&Q3, &K3b, &V3},
                 {&Y3}));
-  Tensor Mbad = zerosF({2, 5});
+  Tensor Mbad = zeros({2, 5});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &K, &V, &Mbad}, {&Y}), "broadcast");
-  Tensor Mlong = zerosF({3, 6});
+  Tensor Mlong = zeros({3, 6});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &K, &V, &Mlong}, {&Y}), "last dim");
   Tensor Mint = I64({3, 5}, std::vector<int64_t>(15, 0));
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &K, &V, &Mint}, {&Y}), "attn_mask");
-  Tensor past = zerosF({1, 1, 2, 4});
+  Tensor past = zeros({1, 1, 2, 4});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &K, &V, nullptr, &past}, {&Y}), "together");
-  Tensor pastV = zerosF({1, 1, 2, 6}), N = I64({1}, {5});
+  Tensor pastV = zeros({1, 1, 2, 6}), N = I64({1}, {5});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &K, &V, nullptr, &past, &pastV, &N}, {&Y}),
                  "nonpad_kv_seqlen");
-  Tensor Ywrong = zerosF({1, 2, 3, 4});
+  Tensor Ywrong = zeros({1, 2, 3, 4});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &K, &V}, {&Ywrong}), "output shape");
   EXPECT_INVALID(run("OnnxAttention", Attrs().i("softmax_precision", 10), {&Q, &K, &V}, {&Y}),
                  "softmax_precision");
   EXPECT_INVALID(run("OnnxAttention", Attrs().i("qk_matmul_output_mode", 4), {&Q, &K, &V}, {&Y}),
                  "qk_matmul_output_mode");
   EXPECT_INVALID(run("OnnxAttention", Attrs().f("scale", -1.f), {&Q, &K, &V}, {&Y}), "scale");
-  Tensor Kh = zerosF({1, 1, 5, 4}, ElementType::Float16);
+  Tensor Kh = zeros({1, 1, 5, 4}, ElementType::Float16);
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Q, &Kh, &V}, {&Y}), "input K");
   Tensor Qd(ElementType::Double, {1, 2, 3, 4});
   EXPECT_INVALID(run("OnnxAttention", Attrs(), {&Qd, &K, &V}, {&Y}), "input Q");
@@ -569,7 +396,7 @@ TEST(OnnxAttention, BadCallsAreInvalidArgument) {
 TEST(RotaryEmbedding, PairsByHand) {
   Tensor X = F({1, 1, 1, 4}, {1, 2, 3, 4});
   Tensor c = F({1, 1, 2}, {0, 1}), s = F({1, 1, 2}, {1, 0});
-  Tensor Y = zerosF({1, 1, 1, 4});
+  Tensor Y = zeros({1, 1, 1, 4});
   // Halves: pairs (x0, x2), (x1, x3).
   EXPECT_OK(run("RotaryEmbedding", Attrs(), {&X, &c, &s}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), {-3, 2, 1, 4}));
@@ -588,19 +415,19 @@ TEST(RotaryEmbedding, PositionIdsAnd3DInput) {
   float r = std::sqrt(0.5f);
   // Rows: 0 degrees, 90 degrees, 45 degrees.
   Tensor c = F({3, 1}, {1, 0, r}), s = F({3, 1}, {0, 1, r});
-  Tensor pos = I64({1, 2}, {1, 2}), Y = zerosF({1, 2, 4});
+  Tensor pos = I64({1, 2}, {1, 2}), Y = zeros({1, 2, 4});
   EXPECT_OK(run("RotaryEmbedding", Attrs().i("num_heads", 2), {&X, &c, &s, &pos}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), {-2, 1, -4, 3, r * (5 - 6), r * (5 + 6), r * (7 - 8), r * (7 + 8)}));
   // float16 storage: the 90-degree turn is exact.
   Tensor Xh = F({1, 1, 1, 2}, {1, 2}, ElementType::Float16);
   Tensor ch = F({1, 1, 1}, {0}, ElementType::Float16), sh = F({1, 1, 1}, {1}, ElementType::Float16);
-  Tensor Yh = zerosF({1, 1, 1, 2}, ElementType::Float16);
+  Tensor Yh = zeros({1, 1, 1, 2}, ElementType::Float16);
   EXPECT_OK(run("RotaryEmbedding", Attrs(), {&Xh, &ch, &sh}, {&Yh}));
   EXPECT_TRUE(near(Yh.floats(), {-2, 1}));
 }
 
 TEST(RotaryEmbedding, BadCallsAreInvalidArgument) {
-  Tensor X = zerosF({1, 2, 4}), c = zerosF({3, 1}), s = zerosF({3, 1}), Y = zerosF({1, 2, 4});
+  Tensor X = zeros({1, 2, 4}), c = zeros({3, 1}), s = zeros({3, 1}), Y = zeros({1, 2, 4});
   Tensor pos = I64({1, 2}, {0, 3});
   EXPECT_INVALID(run("RotaryEmbedding", Attrs().i("num_heads", 2), {&X, &c, &s, &pos}, {&Y}),
                  "outside [0, 3)");
@@ -610,13 +437,13 @@ TEST(RotaryEmbedding, BadCallsAreInvalidArgument) {
   EXPECT_INVALID(run("RotaryEmbedding", Attrs().i("num_heads", 2).i("rotary_embedding_dim", 3),
                      {&X, &c, &s, &ok}, {&Y}),
                  "rotary_embedding_dim");
-  Tensor cWide = zerosF({3, 2}), sWide = zerosF({3, 2});
+  Tensor cWide = zeros({3, 2}), sWide = zeros({3, 2});
   EXPECT_INVALID(run("RotaryEmbedding", Attrs().i("num_heads", 2), {&X, &cWide, &sWide, &ok}, {&Y}),
                  "cos_cache");
-  Tensor ch = zerosF({3, 1}, ElementType::Float16);
+  Tensor ch = zeros({3, 1}, ElementType::Float16);
   EXPECT_INVALID(run("RotaryEmbedding", Attrs().i("num_heads", 2), {&X, &ch, &s, &ok}, {&Y}),
                  "cos_cache");
-  Tensor Ywrong = zerosF({1, 2, 5});
+  Tensor Ywrong = zeros({1, 2, 5});
   EXPECT_INVALID(run("RotaryEmbedding", Attrs().i("num_heads", 2), {&X, &c, &s, &ok}, {&Ywrong}),
                  "output shape");
 }

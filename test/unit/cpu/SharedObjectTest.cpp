@@ -20,6 +20,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include "test/unit/ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -575,9 +577,8 @@ TEST_F(SharedObjectTest, InvalidIrIsAnErrorNotACrash) {
 
 TEST_F(SharedObjectTest, LinkErrorsAreCapturedAndCleanedUp) {
   // A private temporary directory for this test: nothing may be left in it.
-  char pattern[] = "/tmp/ortc-so-test-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  std::string tmp = pattern;
+  testutil::ScratchDir scratch("ortc-so-test");
+  std::string tmp = scratch.path();
   const char *oldTmp = std::getenv("TMPDIR");
   std::string savedTmp = oldTmp ? oldTmp : "";
   setenv("TMPDIR", tmp.c_str(), 1);
@@ -609,7 +610,6 @@ define void @h() {
     setenv("TMPDIR", savedTmp.c_str(), 1);
   else
     unsetenv("TMPDIR");
-  rmdir(tmp.c_str());
 }
 
 TEST_F(SharedObjectTest, ConcurrentEmitsAreSerializedSafely) {

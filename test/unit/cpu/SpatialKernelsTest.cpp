@@ -10,169 +10,60 @@
 #include "providers/cpu/kernels/SpatialKernels.h"
 #include "providers/cpu/kernels/KernelApi.h"
 
+#include "test/unit/cpu/KernelTestUtil.h"
+
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
 using namespace ortc;
 using namespace ortc::cpu;
+using namespace ortc::cpu::kernel_test;
 
 namespace {
 
-struct RefTensor {
-  ElementType type = ElementType::Undefined; // Undefined: an omitted input
-  std::vector<int64_t> shape;
-  std::vector<float> f32;
-  std::vector<int64_t> i64;
-
-  static RefTensor f(std::vector<int64_t> s, std::vector<float> v) {
-    RefTensor t;
-    t.type = ElementType::Float;
-    t.shape = std::move(s);
-    t.f32 = std::move(v);
-    return t;
-  }
-  static RefTensor i(std::vector<int64_t> s, std::vector<int64_t> v) {
-    RefTensor t;
-    t.type = ElementType::Int64;
-    t.shape = std::move(s);
-    t.i64 = std::move(v);
-    return t;
-  }
-  int64_t count() const {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
-  }
-  void *data() {
-    return type == ElementType::Float ? static_cast<void *>(f32.data())
-                                      : static_cast<void *>(i64.data());
-  }
-  TensorView view() {
-    TensorView v;
-    if (type == ElementType::Undefined)
-      return v;
-    v.type = type;
-    v.shape = shape;
-    v.data = data();
-    return v;
-  }
-  /// A zeroed tensor of this one's type and shape.
-  RefTensor blank() const {
-    RefTensor t = *this;
-    std::fill(t.f32.begin(), t.f32.end(), 0.f);
-    std::fill(t.i64.begin(), t.i64.end(), -7);
-    return t;
-  }
-};
-
-struct RefAttrs {
-  StepAttributes a;
-  RefAttrs &i(const std::string &n, int64_t v) {
-    a.ints[n] = {v};
-    return *this;
-  }
-  RefAttrs &is(const std::string &n, std::vector<int64_t> v) {
-    a.ints[n] = std::move(v);
-    return *this;
-  }
-  RefAttrs &f(const std::string &n, float v) {
-    a.floats[n] = {v};
-    return *this;
-  }
-  RefAttrs &s(const std::string &n, std::string v) {
-    a.strings[n] = std::move(v);
-    return *this;
-  }
-};
-
 #include "test/unit/cpu/SpatialReferenceCases.inc"
 
-Status run(const std::string &name, const RefAttrs &attrs, std::vector<RefTensor> &ins,
-           std::vector<RefTensor> &outs) {
-  std::vector<TensorView> iv, ov;
-  for (RefTensor &t : ins)
-    iv.push_back(t.view());
-  for (RefTensor &t : outs)
-    ov.push_back(t.view());
-  LibraryKernelFn fn = findLibraryKernel(name);
-  if (!fn)
-    return Status::error(StatusCode::NotFound, "no kernel " + name);
-  static Scratch scratch;
-  KernelCall call{attrs.a, iv.data(), iv.size(), ov.data(), ov.size(), scratch, nullptr};
-  return fn(call);
-}
-
-#define EXPECT_INVALID(expr, needle)                                                               \
-  do {                                                                                             \
-    Status s_ = (expr);                                                                            \
-    EXPECT_EQ(s_.code(), StatusCode::InvalidArgument) << s_.message();                             \
-    EXPECT_NE(s_.message().find(needle), std::string::npos) << s_.message();                       \
-  } while (0)
-
 TEST(SpatialKernels, MatchTheOnnxReference) {
-  for (RefCase c : referenceCases()) {
-    std::vector<RefTensor> outs;
-    for (const RefTensor &o : c.outputs)
-      outs.push_back(o.blank());
-    Status s = run(c.op, c.attrs, c.inputs, outs);
-    ASSERT_TRUE(s.isOk()) << c.name << ": " << s.message();
-    for (size_t k = 0; k < outs.size(); ++k) {
-      const RefTensor &want = c.outputs[k], &got = outs[k];
-      ASSERT_EQ(got.count(), want.count()) << c.name;
-      for (size_t e = 0; e < want.f32.size(); ++e)
-        ASSERT_NEAR(got.f32[e], want.f32[e], 1e-4 + 1e-4 * std::fabs(want.f32[e]))
-            << c.name << " output " << k << " element " << e;
-      for (size_t e = 0; e < want.i64.size(); ++e)
-        ASSERT_EQ(got.i64[e], want.i64[e]) << c.name << " output " << k << " element " << e;
-    }
-  }
+  for (const RefCase &c : referenceCases())
+    EXPECT_TRUE(matchesReference(c, 1e-4));
 }
 
 TEST(SpatialKernels, HandComputed) {
   // Linear 2x upsampling of [1 2; 3 4] (the ONNX operator doc's example).
-  std::vector<RefTensor> in = {RefTensor::f({1, 1, 2, 2}, {1, 2, 3, 4}), RefTensor{},
-                               RefTensor::f({4}, {1, 1, 2, 2})};
-  std::vector<RefTensor> out = {RefTensor::f({1, 1, 4, 4}, std::vector<float>(16))};
-  ASSERT_TRUE(run("Resize", RefAttrs().s("mode", "linear"), in, out).isOk());
-  std::vector<float> want = {1,   1.25, 1.75, 2,   1.5, 1.75, 2.25, 2.5,
-                             2.5, 2.75, 3.25, 3.5, 3,   3.25, 3.75, 4};
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_NEAR(out[0].f32[i], want[i], 1e-6) << i;
+  Tensor X = F({1, 1, 2, 2}, {1, 2, 3, 4}), scales = F({4}, {1, 1, 2, 2});
+  Tensor Y = zeros({1, 1, 4, 4});
+  ASSERT_OK(run("Resize", Attrs().s("mode", "linear"), {&X, nullptr, &scales}, {&Y}));
+  EXPECT_TRUE(near(Y.floats(),
+                   {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4},
+                   {1e-6, 0}));
 
   // ConvTranspose of a 1-D [1 2] with kernel [1 10] at stride 2: [1 10 2 20].
-  std::vector<RefTensor> ct = {RefTensor::f({1, 1, 2}, {1, 2}), RefTensor::f({1, 1, 2}, {1, 10})};
-  std::vector<RefTensor> cy = {RefTensor::f({1, 1, 4}, std::vector<float>(4))};
-  ASSERT_TRUE(run("ConvTranspose", RefAttrs().is("strides", {2}), ct, cy).isOk());
-  EXPECT_EQ(cy[0].f32, (std::vector<float>{1, 10, 2, 20}));
+  Tensor ct = F({1, 1, 2}, {1, 2}), cw = F({1, 1, 2}, {1, 10}), cy = zeros({1, 1, 4});
+  ASSERT_OK(run("ConvTranspose", Attrs().is("strides", {2}), {&ct, &cw}, {&cy}));
+  EXPECT_EQ(cy.floats(), (std::vector<float>{1, 10, 2, 20}));
 
   // MaxPool Indices, column-major: the max of [[1 5] [3 2]] is at (0, 1),
   // which is 0 + 1 * 2 = 2 in column-major order (1 in row-major).
-  std::vector<RefTensor> mp = {RefTensor::f({1, 1, 2, 2}, {1, 5, 3, 2})};
-  std::vector<RefTensor> my = {RefTensor::f({1, 1, 1, 1}, {0}), RefTensor::i({1, 1, 1, 1}, {0})};
-  ASSERT_TRUE(
-      run("MaxPool", RefAttrs().is("kernel_shape", {2, 2}).i("storage_order", 1), mp, my).isOk());
-  EXPECT_EQ(my[0].f32[0], 5.f);
-  EXPECT_EQ(my[1].i64[0], 2);
-  ASSERT_TRUE(run("MaxPool", RefAttrs().is("kernel_shape", {2, 2}), mp, my).isOk());
-  EXPECT_EQ(my[1].i64[0], 1);
+  Tensor mp = F({1, 1, 2, 2}, {1, 5, 3, 2});
+  Tensor my = zeros({1, 1, 1, 1}), mi = zeros({1, 1, 1, 1}, ElementType::Int64);
+  ASSERT_OK(
+      run("MaxPool", Attrs().is("kernel_shape", {2, 2}).i("storage_order", 1), {&mp}, {&my, &mi}));
+  EXPECT_EQ(my.floats()[0], 5.f);
+  EXPECT_EQ(mi.values<int64_t>()[0], 2);
+  ASSERT_OK(run("MaxPool", Attrs().is("kernel_shape", {2, 2}), {&mp}, {&my, &mi}));
+  EXPECT_EQ(mi.values<int64_t>()[0], 1);
 
   // LpPool p=2 over a 1-D window [3 4]: 5.
-  std::vector<RefTensor> lp = {RefTensor::f({1, 1, 2}, {3, -4})};
-  std::vector<RefTensor> ly = {RefTensor::f({1, 1, 1}, {0})};
-  ASSERT_TRUE(run("LpPool", RefAttrs().is("kernel_shape", {2}), lp, ly).isOk());
-  EXPECT_NEAR(ly[0].f32[0], 5.f, 1e-6);
+  Tensor lp = F({1, 1, 2}, {3, -4}), ly = zeros({1, 1, 1});
+  ASSERT_OK(run("LpPool", Attrs().is("kernel_shape", {2}), {&lp}, {&ly}));
+  EXPECT_TRUE(near(ly.floats(), {5}, {1e-6, 0}));
 
   // AveragePool with dilation 2 over [1 2 3 4 5]: windows {1,3}, {2,4}, {3,5}.
-  std::vector<RefTensor> ap = {RefTensor::f({1, 1, 5}, {1, 2, 3, 4, 5})};
-  std::vector<RefTensor> ay = {RefTensor::f({1, 1, 3}, std::vector<float>(3))};
-  ASSERT_TRUE(
-      run("AveragePool", RefAttrs().is("kernel_shape", {2}).is("dilations", {2}), ap, ay).isOk());
-  EXPECT_EQ(ay[0].f32, (std::vector<float>{2, 3, 4}));
+  Tensor ap = F({1, 1, 5}, {1, 2, 3, 4, 5}), ay = zeros({1, 1, 3});
+  ASSERT_OK(run("AveragePool", Attrs().is("kernel_shape", {2}).is("dilations", {2}), {&ap}, {&ay}));
+  EXPECT_EQ(ay.floats(), (std::vector<float>{2, 3, 4}));
 }
 
 TEST(SpatialKernels, ResizePlan) {
@@ -203,85 +94,75 @@ TEST(SpatialKernels, ResizePlan) {
 }
 
 TEST(SpatialKernels, RejectBadCalls) {
-  RefTensor X = RefTensor::f({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor X = F({1, 1, 2, 2}, {1, 2, 3, 4});
   // Resize: unknown mode, non-float linear, tf_crop_and_resize without roi,
   // and an output view of the wrong shape.
   {
-    std::vector<RefTensor> in = {X, RefTensor{}, RefTensor::f({4}, {1, 1, 2, 2})};
-    std::vector<RefTensor> out = {RefTensor::f({1, 1, 4, 4}, std::vector<float>(16))};
-    EXPECT_INVALID(run("Resize", RefAttrs().s("mode", "area"), in, out), "mode");
+    Tensor scales = F({4}, {1, 1, 2, 2}), Y = zeros({1, 1, 4, 4});
+    EXPECT_INVALID(run("Resize", Attrs().s("mode", "area"), {&X, nullptr, &scales}, {&Y}), "mode");
+    EXPECT_INVALID(
+        run("Resize",
+            Attrs().s("mode", "linear").s("coordinate_transformation_mode", "tf_crop_and_resize"),
+            {&X, nullptr, &scales}, {&Y}),
+        "roi");
     EXPECT_INVALID(run("Resize",
-                       RefAttrs()
-                           .s("mode", "linear")
-                           .s("coordinate_transformation_mode", "tf_crop_and_resize"),
-                       in, out),
-                   "roi");
-    EXPECT_INVALID(run("Resize",
-                       RefAttrs()
+                       Attrs()
                            .s("mode", "cubic")
                            .i("antialias", 1)
                            .s("coordinate_transformation_mode", "tf_half_pixel_for_nn"),
-                       in, out),
+                       {&X, nullptr, &scales}, {&Y}),
                    "coordinate_transformation_mode");
-    std::vector<RefTensor> bad = {RefTensor::f({1, 1, 4, 3}, std::vector<float>(12))};
-    EXPECT_INVALID(run("Resize", RefAttrs().s("mode", "linear"), in, bad), "output shape");
-    std::vector<RefTensor> ints = {RefTensor::i({1, 1, 2, 2}, {1, 2, 3, 4}), RefTensor{},
-                                   RefTensor::f({4}, {1, 1, 2, 2})};
-    std::vector<RefTensor> iout = {RefTensor::i({1, 1, 4, 4}, std::vector<int64_t>(16))};
-    EXPECT_INVALID(run("Resize", RefAttrs().s("mode", "linear"), ints, iout), "float32");
+    Tensor bad = zeros({1, 1, 4, 3});
+    EXPECT_INVALID(run("Resize", Attrs().s("mode", "linear"), {&X, nullptr, &scales}, {&bad}),
+                   "output shape");
+    Tensor ints = I64({1, 1, 2, 2}, {1, 2, 3, 4}), iout = zeros({1, 1, 4, 4}, ElementType::Int64);
+    EXPECT_INVALID(run("Resize", Attrs().s("mode", "linear"), {&ints, nullptr, &scales}, {&iout}),
+                   "float32");
   }
   // GridSample: cubic on 5-D, a grid of the wrong shape.
   {
-    std::vector<RefTensor> in = {RefTensor::f({1, 1, 1, 2, 2}, {1, 2, 3, 4}),
-                                 RefTensor::f({1, 1, 1, 1, 3}, {0, 0, 0})};
-    std::vector<RefTensor> out = {RefTensor::f({1, 1, 1, 1, 1}, {0})};
-    EXPECT_INVALID(run("GridSample", RefAttrs().s("mode", "cubic"), in, out), "cubic");
-    std::vector<RefTensor> in2 = {X, RefTensor::f({1, 1, 1, 3}, {0, 0, 0})};
-    std::vector<RefTensor> out2 = {RefTensor::f({1, 1, 1, 1}, {0})};
-    EXPECT_INVALID(run("GridSample", RefAttrs(), in2, out2), "grid");
+    Tensor X5 = F({1, 1, 1, 2, 2}, {1, 2, 3, 4}), grid5 = F({1, 1, 1, 1, 3}, {0, 0, 0});
+    Tensor Y5 = zeros({1, 1, 1, 1, 1});
+    EXPECT_INVALID(run("GridSample", Attrs().s("mode", "cubic"), {&X5, &grid5}, {&Y5}), "cubic");
+    Tensor grid = F({1, 1, 1, 3}, {0, 0, 0}), Y = zeros({1, 1, 1, 1});
+    EXPECT_INVALID(run("GridSample", Attrs(), {&X, &grid}, {&Y}), "grid");
   }
   // ConvTranspose: output_shape smaller than the full output, bad group.
   {
-    std::vector<RefTensor> in = {X, RefTensor::f({1, 1, 2, 2}, {1, 1, 1, 1})};
-    std::vector<RefTensor> out = {RefTensor::f({1, 1, 2, 2}, std::vector<float>(4))};
-    EXPECT_INVALID(run("ConvTranspose", RefAttrs().is("output_shape", {2, 2}), in, out), "smaller");
-    EXPECT_INVALID(run("ConvTranspose", RefAttrs().i("group", 2), in, out), "group");
+    Tensor W = F({1, 1, 2, 2}, {1, 1, 1, 1}), Y = zeros({1, 1, 2, 2});
+    EXPECT_INVALID(run("ConvTranspose", Attrs().is("output_shape", {2, 2}), {&X, &W}, {&Y}),
+                   "smaller");
+    EXPECT_INVALID(run("ConvTranspose", Attrs().i("group", 2), {&X, &W}, {&Y}), "group");
   }
   // RoiAlign: a batch index outside X.
   {
-    std::vector<RefTensor> in = {X, RefTensor::f({1, 4}, {0, 0, 1, 1}), RefTensor::i({1}, {3})};
-    std::vector<RefTensor> out = {RefTensor::f({1, 1, 1, 1}, {0})};
-    EXPECT_INVALID(run("RoiAlign", RefAttrs(), in, out), "batch index 3");
+    Tensor rois = F({1, 4}, {0, 0, 1, 1}), batch = I64({1}, {3}), Y = zeros({1, 1, 1, 1});
+    EXPECT_INVALID(run("RoiAlign", Attrs(), {&X, &rois, &batch}, {&Y}), "batch index 3");
   }
   // MaxUnpool: an index outside the output.
   {
-    std::vector<RefTensor> in = {RefTensor::f({1, 1, 1, 1}, {5}), RefTensor::i({1, 1, 1, 1}, {4})};
-    std::vector<RefTensor> out = {RefTensor::f({1, 1, 2, 2}, std::vector<float>(4))};
-    EXPECT_INVALID(
-        run("MaxUnpool", RefAttrs().is("kernel_shape", {2, 2}).is("strides", {2, 2}), in, out),
-        "index 4");
+    Tensor values = F({1, 1, 1, 1}, {5}), indices = I64({1, 1, 1, 1}, {4});
+    Tensor Y = zeros({1, 1, 2, 2});
+    EXPECT_INVALID(run("MaxUnpool", Attrs().is("kernel_shape", {2, 2}).is("strides", {2, 2}),
+                       {&values, &indices}, {&Y}),
+                   "index 4");
   }
   // Col2Im: L does not match the block count; CenterCropPad / AffineGrid:
   // values that disagree with the output view.
   {
-    std::vector<RefTensor> in = {RefTensor::f({1, 4, 3}, std::vector<float>(12)),
-                                 RefTensor::i({2}, {3, 3}), RefTensor::i({2}, {2, 2})};
-    std::vector<RefTensor> out = {RefTensor::f({1, 1, 3, 3}, std::vector<float>(9))};
-    EXPECT_INVALID(run("Col2Im", RefAttrs(), in, out), "input");
-    std::vector<RefTensor> cin = {X, RefTensor::i({4}, {1, 1, 3, 3})};
-    std::vector<RefTensor> cout = {RefTensor::f({1, 1, 2, 2}, std::vector<float>(4))};
-    EXPECT_INVALID(run("CenterCropPad", RefAttrs(), cin, cout), "output shape");
-    std::vector<RefTensor> ain = {RefTensor::f({1, 2, 3}, std::vector<float>(6)),
-                                  RefTensor::i({4}, {1, 1, 2, 2})};
-    std::vector<RefTensor> aout = {RefTensor::f({1, 2, 3, 2}, std::vector<float>(12))};
-    EXPECT_INVALID(run("AffineGrid", RefAttrs(), ain, aout), "output shape");
+    Tensor cols = zeros({1, 4, 3}), imageShape = I64({2}, {3, 3}), block = I64({2}, {2, 2});
+    Tensor image = zeros({1, 1, 3, 3});
+    EXPECT_INVALID(run("Col2Im", Attrs(), {&cols, &imageShape, &block}, {&image}), "input");
+    Tensor cropShape = I64({4}, {1, 1, 3, 3}), cropped = zeros({1, 1, 2, 2});
+    EXPECT_INVALID(run("CenterCropPad", Attrs(), {&X, &cropShape}, {&cropped}), "output shape");
+    Tensor theta = zeros({1, 2, 3}), size = I64({4}, {1, 1, 2, 2}), grid = zeros({1, 2, 3, 2});
+    EXPECT_INVALID(run("AffineGrid", Attrs(), {&theta, &size}, {&grid}), "output shape");
   }
   // DeformConv: an offset of the wrong shape.
   {
-    std::vector<RefTensor> in = {X, RefTensor::f({1, 1, 1, 1}, {1}),
-                                 RefTensor::f({1, 1, 2, 2}, {0, 0, 0, 0})};
-    std::vector<RefTensor> out = {RefTensor::f({1, 1, 2, 2}, std::vector<float>(4))};
-    EXPECT_INVALID(run("DeformConv", RefAttrs(), in, out), "offset");
+    Tensor W = F({1, 1, 1, 1}, {1}), offset = F({1, 1, 2, 2}, {0, 0, 0, 0});
+    Tensor Y = zeros({1, 1, 2, 2});
+    EXPECT_INVALID(run("DeformConv", Attrs(), {&X, &W, &offset}, {&Y}), "offset");
   }
 }
 
