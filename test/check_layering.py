@@ -2,8 +2,9 @@
 """EPs plug in at the leaves: generic code never names an EP.
 
 Checks two things and prints what it checked:
-  1. No file under compiler/, runtime/, dialects/ or tools/ includes a header
-     from providers/ (grep of the sources).
+  1. No file under compiler/, runtime/, dialects/ or tools/, nor a generic
+     unit test (the files directly in test/unit/, not test/unit/<ep>/),
+     includes a header from providers/ (grep of the sources).
   2. No target defined under those folders links a library of an EP folder
      (providers/<ep>/...) directly; they reach EPs only through the leaf
      targets defined in providers/ itself (OrtcCompileEps, OrtcRuntimeEps).
@@ -17,25 +18,34 @@ import re
 import sys
 
 GENERIC = ("compiler", "runtime", "dialects", "tools")
+GENERIC_TESTS = "test/unit"  # its own files only; test/unit/cpu tests the CPU EP
 SOURCE_EXTENSIONS = (".h", ".hpp", ".cpp", ".cc", ".c", ".inc", ".td")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"](providers/[^>"]+)[>"]')
 
 
-def include_violations(root):
-    found, scanned = [], 0
+def generic_sources(root):
     for area in GENERIC:
         for folder, _, files in os.walk(os.path.join(root, area)):
             for name in files:
-                if not name.endswith(SOURCE_EXTENSIONS):
-                    continue
-                path = os.path.join(folder, name)
-                scanned += 1
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    for number, line in enumerate(f, 1):
-                        match = INCLUDE.match(line)
-                        if match:
-                            rel = os.path.relpath(path, root)
-                            found.append(f"{rel}:{number}: includes {match.group(1)}")
+                yield os.path.join(folder, name)
+    tests = os.path.join(root, GENERIC_TESTS)
+    if os.path.isdir(tests):
+        for name in os.listdir(tests):
+            yield os.path.join(tests, name)
+
+
+def include_violations(root):
+    found, scanned = [], 0
+    for path in generic_sources(root):
+        if not path.endswith(SOURCE_EXTENSIONS) or not os.path.isfile(path):
+            continue
+        scanned += 1
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                match = INCLUDE.match(line)
+                if match:
+                    rel = os.path.relpath(path, root)
+                    found.append(f"{rel}:{number}: includes {match.group(1)}")
     return found, scanned
 
 
@@ -73,7 +83,8 @@ def main():
     if not ep_libraries or not leaves:
         print(f"layering: found no EP libraries or leaves in {args.links}; the check cannot run")
         return 1
-    print(f"layering: {scanned} source files under {', '.join(GENERIC)} scanned for "
+    print(f"layering: {scanned} source files under {', '.join(GENERIC)} and "
+          f"{GENERIC_TESTS}/ scanned for "
           f"providers/ includes; {checked} generic targets checked against "
           f"{len(ep_libraries)} EP libraries (leaves: {', '.join(sorted(leaves))})")
     for line in includes + links:

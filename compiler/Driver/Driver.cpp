@@ -180,9 +180,14 @@ bool Compilation::createEps() {
   for (const std::string &name : names) {
     const CompileEpPlugin *plugin = registry.find(name);
     EpOptionMap epOptions;
-    for (const auto &[given, map] : options.epOptions)
-      if (plugin && registry.find(given) == plugin)
-        epOptions.insert(map.begin(), map.end());
+    for (const auto &[given, map] : options.epOptions) {
+      if (!plugin || registry.find(given) != plugin)
+        continue;
+      for (const auto &[key, value] : map)
+        if (!epOptions.emplace(key, value).second)
+          return usage("--ep-option: " + plugin->name + ": option " + key +
+                       " is given under two of its names");
+    }
     std::string error;
     std::unique_ptr<CompileEp> ep = registry.create(name, epOptions, error);
     if (!ep)

@@ -248,7 +248,8 @@ OrtcStatus ortc_session_options_set_ep_option(OrtcSessionOptions *options, const
     Status known = registry.value().checkOptions(one);
     if (!known.isOk())
       return invalidArgument(fn, known.message());
-    options->options.epOptions[ep][key] = value;
+    // Under the EP's own name, so that an alias replaces the value too.
+    options->options.epOptions[registry.value().findByName(ep)->name()][key] = value;
     return ORTC_OK;
   });
 }

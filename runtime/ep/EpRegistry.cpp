@@ -88,6 +88,7 @@ RuntimeEp *EpRegistry::findByName(const std::string &name) const {
 }
 
 Status EpRegistry::checkOptions(const EpOptionsByEp &options) const {
+  std::map<std::pair<RuntimeEp *, std::string>, std::string> givenAs;
   for (const auto &[name, map] : options) {
     RuntimeEp *ep = findByName(name);
     if (!ep)
@@ -97,6 +98,14 @@ Status EpRegistry::checkOptions(const EpOptionsByEp &options) const {
     Status keys = checkEpOptionKeys(ep->name(), ep->options(), map);
     if (!keys.isOk())
       return keys;
+    // The same key under an alias and under the name: which would win?
+    for (const auto &entry : map) {
+      auto [it, fresh] = givenAs.emplace(std::make_pair(ep, entry.first), name);
+      if (!fresh)
+        return Status::error(StatusCode::InvalidArgument,
+                             ep->name() + ": option " + entry.first + " is given as " + it->second +
+                                 ":" + entry.first + " and as " + name + ":" + entry.first);
+    }
   }
   return Status::ok();
 }

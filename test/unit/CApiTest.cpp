@@ -307,6 +307,36 @@ TEST(CApi, OptionsThreads) {
   ortc_session_options_release(options);
 }
 
+TEST(CApi, EpOptions) {
+  OrtcSessionOptions *options = nullptr;
+  ASSERT_EQ(ortc_session_options_create(&options), ORTC_OK);
+  // An EP the library lacks, or a key the EP does not take: refused at once.
+  EXPECT_EQ(ortc_session_options_set_ep_option(options, "gpu", "threads", "2"),
+            ORTC_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("options for EP 'gpu', which this runtime does not have"));
+  EXPECT_EQ(ortc_session_options_set_ep_option(options, "cpu", "speed", "2"),
+            ORTC_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("cpu_ep: unknown option 'speed' (cpu_ep accepts threads=N)"));
+  EXPECT_EQ(ortc_session_options_set_ep_option(options, "cpu", nullptr, "2"),
+            ORTC_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("key is NULL"));
+  // A known key reaches the EP (by alias or by name) and the run is unchanged.
+  for (const char *ep : {"cpu", "cpu_ep"}) {
+    ASSERT_EQ(ortc_session_options_set_ep_option(options, ep, "threads", "2"), ORTC_OK)
+        << lastError();
+    SessionPtr session = load(kInline, options);
+    ASSERT_TRUE(session);
+    expectRunMatches(session.get(), 6, 9);
+  }
+  // The EP checks the value when the session starts it.
+  ASSERT_EQ(ortc_session_options_set_ep_option(options, "cpu", "threads", "lots"), ORTC_OK);
+  OrtcSession *session = nullptr;
+  EXPECT_EQ(ortc_session_create(kInline.c_str(), options, &session), ORTC_INVALID_ARGUMENT);
+  EXPECT_EQ(session, nullptr);
+  EXPECT_TRUE(lastErrorHas("cpu_ep: option threads='lots': not a thread count"));
+  ortc_session_options_release(options);
+}
+
 TEST(CApi, Tensors) {
   int64_t shape[] = {2, 3};
   OrtcTensor *t = nullptr;

@@ -390,6 +390,10 @@ TEST_F(EpPluginTest, RefusesUnknownEpsKeysAndValuesBeforeWork) {
   EXPECT_EQ(result.error,
             "--ep-option: no EP named 'gpu' in this build (available: toy_ep (alias toy))");
 
+  options.epOptions = {{"toy", {{"scale", "1"}}}, {"toy_ep", {{"scale", "2"}}}};
+  result = compileModel(compileEps, options);
+  EXPECT_EQ(result.error, "--ep-option: toy_ep: option scale is given under two of its names");
+
   options.epOptions.clear();
   options.eps = {"gpu"};
   result = compileModel(compileEps, options);
@@ -427,6 +431,9 @@ TEST_F(EpPluginTest, RegistriesRefuseTakenNamesAndUnknownRuntimeOptions) {
   EXPECT_EQ(registry.value().findByName("toy"), registry.value().findByName("toy_ep"));
   Status unknownKey = registry.value().checkOptions({{"toy", {{"speed", "1"}}}});
   EXPECT_EQ(unknownKey.message(), "toy_ep: unknown option 'speed' (toy_ep accepts bias=X)");
+  Status bothNames =
+      registry.value().checkOptions({{"toy", {{"bias", "1"}}}, {"toy_ep", {{"bias", "2"}}}});
+  EXPECT_EQ(bothNames.message(), "toy_ep: option bias is given as toy:bias and as toy_ep:bias");
   Status unknownEp = registry.value().checkOptions({{"gpu", {{"bias", "1"}}}});
   EXPECT_NE(unknownEp.message().find("'gpu'"), std::string::npos) << unknownEp.message();
 }

@@ -149,12 +149,14 @@ TEST(ElementCast, EveryByteFloatPatternRoundTripsThroughDouble) {
       // Saturation leaves finite values alone (float8e8m0 rounds up by default,
       // and its 2^-127 is a float32 subnormal with a fraction: it becomes 2^-126
       // as in the reference).
-      if (std::isfinite(v) && type != ElementType::Float8E8M0)
+      if (std::isfinite(v) && type != ElementType::Float8E8M0) {
         EXPECT_EQ(encodeElement(type, ElementValue::ofFloat(v), saturating), uint64_t(b))
             << elementTypeName(type) << " " << b;
-      if (std::isinf(v))
+      }
+      if (std::isinf(v)) {
         EXPECT_EQ(decode(type, uint8_t(encodeElement(type, ElementValue::ofFloat(v), saturating))),
                   std::copysign(57344.0, v)); // only float8e5m2 has Inf: its max
+      }
     }
   {
     uint8_t smallest = 0;

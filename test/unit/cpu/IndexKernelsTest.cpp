@@ -64,8 +64,9 @@ TEST(NumericTypesTest, BFloat16RoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
   for (uint32_t b = 0; b < 0x10000; b += 7) {
     float f = bf16ToFloat(uint16_t(b));
-    if (!std::isnan(f))
+    if (!std::isnan(f)) {
       EXPECT_EQ(floatToBf16(f), uint16_t(b));
+    }
   }
 }
 

@@ -215,8 +215,9 @@ TEST(LossKernels, SoftmaxCrossEntropyLoss) {
       outs.push_back(&P);
     EXPECT_OK(run("SoftmaxCrossEntropyLoss", attrs, {&X, &T, c.weight ? &W : nullptr}, outs));
     EXPECT_TRUE(near(L.floats(), want)) << shapeToString(c.x) << " " << c.reduction;
-    if (c.logProb)
+    if (c.logProb) {
       EXPECT_TRUE(near(P.floats(), lp)) << shapeToString(c.x);
+    }
   }
   Tensor Pbad(ElementType::Float, {3, 1});
   EXPECT_INVALID(run("SoftmaxCrossEntropyLoss", {}, {&X, &T}, {&L, &Pbad}), "output shape");
