@@ -209,7 +209,8 @@ bool Compilation::createEps() {
   }
   if (eps.empty())
     return usage(std::string("--emit=") + emitKindName(options.emit) +
-                 " needs at least one EP (--ep=...)");
+                 " needs at least one EP, and this build has none (ortc is configured with an "
+                 "ORTC_ENABLE_<EP> option per EP)");
   return true;
 }
 
