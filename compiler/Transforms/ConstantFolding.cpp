@@ -12,6 +12,8 @@
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
+#include "compiler/Transforms/ShapeValues.h"
+#include "compiler/Transforms/ConstantValues.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -805,6 +807,63 @@ unsigned foldConstantIfs(func::FuncOp func) {
   return folded;
 }
 
+/// A small int tensor computed from shapes whose every element is known,
+/// although an input is not constant: Gather(Shape(x), k) for a static dim k
+/// of an x whose batch is dynamic (ShapeValues.h).
+std::optional<HostTensor> foldKnownShapeValues(Operation *op, int64_t limit) {
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() > 1 || type.getNumElements() > limit ||
+      !(type.getElementType().isSignlessInteger(64) ||
+        type.getElementType().isSignlessInteger(32)))
+    return std::nullopt;
+  auto values = ortc::shapeValues(op->getResult(0));
+  if (!values || int64_t(values->size()) != type.getNumElements() ||
+      llvm::is_contained(*values, ShapedType::kDynamic))
+    return std::nullopt;
+  HostTensor out = HostTensor::make(type.getShape(), type.getElementType());
+  for (size_t i = 0; i < values->size(); ++i)
+    out.ints[i] = (*values)[i];
+  return out;
+}
+
+/// Reshape(x, [Shape(x)[0], ..., -1]): an unknown target element that is
+/// dim i of x itself, at position i, is what 0 means in a Reshape target
+/// (copy the input's dim), so the target becomes a constant with 0 there
+/// (x.view(x.size(0), -1) as exporters write it, with a dynamic batch).
+unsigned foldReshapeTargets(func::FuncOp func) {
+  unsigned folded = 0;
+  func.walk([&](Operation *op) {
+    if (op->getName().getStringRef() != "onnx.Reshape" || op->getNumOperands() != 2)
+      return;
+    auto allowZero = op->getAttrOfType<IntegerAttr>("allowzero");
+    Value data = op->getOperand(0), target = op->getOperand(1);
+    if ((allowZero && allowZero.getInt() != 0) || ortc::getConstantIntValues(target))
+      return;
+    auto targetType = dyn_cast<RankedTensorType>(target.getType());
+    auto elements = ortc::shapeElements(target);
+    if (!targetType || !targetType.hasStaticShape() || targetType.getRank() != 1 || !elements ||
+        int64_t(elements->size()) != targetType.getNumElements())
+      return;
+    HostTensor constant = HostTensor::make(targetType.getShape(), targetType.getElementType());
+    for (auto [i, e] : llvm::enumerate(*elements)) {
+      if (e.value != ShapedType::kDynamic)
+        constant.ints[i] = e.value;
+      else if (e.dimOf == data && e.dim == int64_t(i))
+        constant.ints[i] = 0;
+      else
+        return;
+    }
+    OpBuilder builder(op);
+    OperationState state(op->getLoc(), "onnx.Constant");
+    Attribute value = constant.toAttribute();
+    state.addAttribute("value", value);
+    state.addTypes(cast<TypedAttr>(value).getType());
+    op->setOperand(1, builder.create(state)->getResult(0));
+    ++folded;
+  });
+  return folded;
+}
+
 } // namespace
 
 unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
@@ -823,6 +882,8 @@ unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
                            ? std::nullopt
                            : ortc::readHostTensor(operand, maxElements));
     std::optional<HostTensor> result = folder->second(op, inputs, maxElements);
+    if (!result)
+      result = foldKnownShapeValues(op, maxElements);
     if (!result)
       continue;
     // The value must fit the type the result already has.
@@ -846,6 +907,7 @@ unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
     ++folded;
   }
   folded += foldConstantIfs(func);
+  folded += foldReshapeTargets(func);
   ortc::syncFunctionResultTypes(func);
   return folded;
 }

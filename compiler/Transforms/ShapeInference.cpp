@@ -14,6 +14,7 @@
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
+#include "compiler/Transforms/ShapeValues.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -236,101 +237,10 @@ FailureOr<Proposal> inferTranspose(Operation *op) {
   return p;
 }
 
-/// The values of a 1-D (or scalar) int tensor computed from shapes, with
-/// kDyn for the entries only known at run time: ONNX's partial data
-/// propagation through Shape, Concat, Gather, Slice, (Un)Squeeze, Cast and
-/// Identity, so that Shape(x) of an input with a dynamic batch still gives
-/// Reshape/Expand/ConstantOfShape their static dims.
-std::optional<SmallVector<int64_t>> shapeValues(Value v, int depth = 0) {
-  if (auto known = ortc::getConstantIntValues(v))
-    return known;
-  Operation *def = v.getDefiningOp();
-  if (!def || depth > 16)
-    return std::nullopt;
-  StringRef name = def->getName().getStringRef();
-  auto operandValues = [&](unsigned i) -> std::optional<SmallVector<int64_t>> {
-    if (i >= def->getNumOperands() || isAbsent(def->getOperand(i)))
-      return std::nullopt;
-    auto rank = shapeOf(def->getOperand(i));
-    if (!rank || rank->size() > 1)
-      return std::nullopt;
-    return shapeValues(def->getOperand(i), depth + 1);
-  };
-  if (name == "onnx.Shape") {
-    auto in = shapeOf(def->getOperand(0));
-    if (!in)
-      return std::nullopt;
-    int64_t rank = in->size();
-    int64_t start = intAttr(def, "start", 0), end = intAttr(def, "end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    return SmallVector<int64_t>(in->begin() + start, in->begin() + std::max(start, end));
-  }
-  if (name == "onnx.Identity" || name == "onnx.Unsqueeze" || name == "onnx.Squeeze")
-    return operandValues(0);
-  if (name == "onnx.Cast") {
-    Type to = od::elementTypeForOnnxCode(def->getContext(), intAttr(def, "to", 0));
-    if (!to || !(to.isSignlessInteger(64) || to.isSignlessInteger(32)))
-      return std::nullopt;
-    return operandValues(0);
-  }
-  if (name == "onnx.Concat") {
-    SmallVector<int64_t> out;
-    for (unsigned i = 0; i < def->getNumOperands(); ++i) {
-      auto part = operandValues(i);
-      if (!part)
-        return std::nullopt;
-      out.append(part->begin(), part->end());
-    }
-    return out;
-  }
-  if (name == "onnx.Gather") {
-    auto data = operandValues(0);
-    auto indices = ortc::getConstantIntValues(def->getOperand(1));
-    if (!data || !indices || intAttr(def, "axis", 0) != 0)
-      return std::nullopt;
-    SmallVector<int64_t> out;
-    int64_t n = data->size();
-    for (int64_t i : *indices) {
-      if (i < -n || i >= n)
-        return std::nullopt;
-      out.push_back((*data)[i < 0 ? i + n : i]);
-    }
-    return out;
-  }
-  if (name == "onnx.Slice") {
-    auto data = operandValues(0);
-    if (!data || def->getNumOperands() < 3)
-      return std::nullopt;
-    auto starts = ortc::getConstantIntValues(def->getOperand(1));
-    auto ends = ortc::getConstantIntValues(def->getOperand(2));
-    int64_t step = 1;
-    if (def->getNumOperands() > 3 && !isAbsent(def->getOperand(3))) {
-      auto axes = ortc::getConstantIntValues(def->getOperand(3));
-      if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))
-        return std::nullopt;
-    }
-    if (def->getNumOperands() > 4 && !isAbsent(def->getOperand(4))) {
-      auto steps = ortc::getConstantIntValues(def->getOperand(4));
-      if (!steps || steps->size() != 1 || (*steps)[0] == 0)
-        return std::nullopt;
-      step = (*steps)[0];
-    }
-    if (!starts || !ends || starts->size() != 1 || ends->size() != 1)
-      return std::nullopt;
-    ortc::SliceRange range = ortc::sliceRange(data->size(), (*starts)[0], (*ends)[0], step);
-    SmallVector<int64_t> out;
-    for (int64_t i = 0; i < range.size; ++i)
-      out.push_back((*data)[range.begin + i * step]);
-    return out;
-  }
-  return std::nullopt;
-}
-
 FailureOr<Proposal> inferReshape(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
-  auto target = shapeValues(op->getOperand(1));
+  auto target = ortc::shapeValues(op->getOperand(1));
   if (!target) {
     // The rank is the length of the shape tensor, when that is static.
     auto shapeShape = shapeOf(op->getOperand(1));
@@ -344,6 +254,9 @@ FailureOr<Proposal> inferReshape(Operation *op) {
   bool allowZero = intAttr(op, "allowzero", 0);
   SmallVector<int64_t> out;
   int64_t inferred = -1, known = 1;
+  // Dynamic input dims the target copies with 0: the same factor on both
+  // sides, so they do not stop -1 from being computed.
+  SmallVector<bool> copied(in ? in->size() : 0, false);
   for (size_t i = 0; i < target->size(); ++i) {
     int64_t d = (*target)[i];
     if (d == kDyn) { // known at run time only
@@ -360,7 +273,7 @@ FailureOr<Proposal> inferReshape(Operation *op) {
       d = (*in)[i];
       if (d == kDyn) {
         out.push_back(kDyn);
-        known = kDyn;
+        copied[i] = true;
         continue;
       }
     }
@@ -383,11 +296,14 @@ FailureOr<Proposal> inferReshape(Operation *op) {
     else
       known *= d;
   }
-  if (inferred >= 0 && in && known != kDyn && known != 0 &&
-      llvm::none_of(*in, [](int64_t d) { return d == kDyn; })) {
+  bool restStatic = in && llvm::all_of(llvm::seq<size_t>(0, in->size()), [&](size_t i) {
+    return copied[i] || (*in)[i] != kDyn;
+  });
+  if (inferred >= 0 && restStatic && known != kDyn && known != 0) {
     int64_t total = 1;
-    for (int64_t d : *in)
-      total *= d;
+    for (size_t i = 0; i < in->size(); ++i)
+      if (!copied[i])
+        total *= (*in)[i];
     if (total % known != 0) {
       op->emitError("cannot reshape ") << total << " elements into the target shape";
       return failure();
@@ -948,7 +864,7 @@ FailureOr<Proposal> inferExpand(Operation *op) {
   Proposal p(1);
   Type elem = elementOf(op->getOperand(0));
   auto in = shapeOf(op->getOperand(0));
-  auto target = shapeValues(op->getOperand(1));
+  auto target = ortc::shapeValues(op->getOperand(1));
   if (!in)
     return unknownShape(p, elem);
   if (!target)
@@ -999,7 +915,7 @@ FailureOr<Proposal> inferConstantOfShape(Operation *op) {
   Type elem = Float32Type::get(op->getContext());
   if (auto value = dyn_cast_or_null<ElementsAttr>(op->getAttr("value")))
     elem = value.getElementType();
-  if (auto dims = shapeValues(op->getOperand(0))) {
+  if (auto dims = ortc::shapeValues(op->getOperand(0))) {
     if (llvm::any_of(*dims, [](int64_t d) { return d < 0 && d != kDyn; })) {
       op->emitError("the shape has a negative dim");
       return failure();

@@ -244,4 +244,44 @@ def attention(rng, heads=2, seq=8, head=16):
         name: r.standard_normal((batch, heads, seq, head), dtype=f32) for name in "qkv"}
 
 
-FAMILIES = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "attention": attention}
+def shape_arith(rng):
+    """Shape arithmetic next to a dynamic batch, as exporters write it: a
+    Range over a static dim read with Shape -> Gather -> Cast, SAME-style pads
+    computed from Shape with Sub and Div, and a Reshape to [batch, -1] built
+    from Shape. The static entries fold at compile time, the batch stays
+    dynamic."""
+    f32, i64 = np.float32, np.int64
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["s"], name="shape"),
+        n("Gather", ["s", "i3"], ["w"], name="width", axis=0),
+        n("Cast", ["w"], ["wf"], name="width_f", to=TensorProto.FLOAT),
+        n("Range", ["zero", "wf", "one"], ["r"], name="range"),
+        n("Add", ["x", "r"], ["xr"], name="add_range"),
+        n("Gather", ["s", "i2"], ["h"], name="height", axis=0),
+        n("Sub", ["h", "six"], ["h6"], name="pad_sub"),
+        n("Div", ["h6", "two"], ["p"], name="pad_div"),
+        n("Unsqueeze", ["p", "ax0"], ["p1"], name="pad_vec"),
+        n("Concat", ["z2", "p1", "p1", "z2", "p1", "p1"], ["pads"], name="pads", axis=0),
+        n("Pad", ["xr", "pads"], ["xp"], name="pad"),
+        n("Conv", ["xp", "w3"], ["c"], name="conv", kernel_shape=[3, 3]),
+        n("Shape", ["c"], ["cs"], name="conv_shape"),
+        n("Slice", ["cs", "s0", "s1"], ["b"], name="batch_dim"),
+        n("Concat", ["b", "minus1"], ["flat"], name="flat_shape", axis=0),
+        n("Reshape", ["c", "flat"], ["y"], name="flatten"),
+    ]
+    model = _model(
+        nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4 * 8 * 8])],
+        [_init("i3", np.array(3, i64)), _init("i2", np.array(2, i64)),
+         _init("zero", np.array(0, f32)), _init("one", np.array(1, f32)),
+         _init("six", np.array(6, i64)), _init("two", np.array(2, i64)),
+         _init("ax0", np.array([0], i64)), _init("z2", np.zeros(2, i64)),
+         _init("w3", (rng.standard_normal((4, 3, 3, 3)) * 0.3).astype(f32)),
+         _init("s0", np.array([0], i64)), _init("s1", np.array([1], i64)),
+         _init("minus1", np.array([-1], i64))], "shape_arith")
+    return model, lambda batch, r: {"x": r.standard_normal((batch, 3, 8, 8), dtype=f32)}
+
+
+FAMILIES = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "attention": attention,
+            "shape_arith": shape_arith}

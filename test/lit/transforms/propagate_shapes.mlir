@@ -70,11 +70,12 @@ func.func @dynamic_batch(%x: tensor<?x6xf32>, %v: tensor<1x6xf32>) -> (tensor<*x
 
 // -----
 
-// Negative: a value computed from a dynamic dim (here by Mul) is not tracked;
-// the rank is all that inference learns.
+// Negative: an element computed from a dynamic dim (here by Mul) is known
+// only at run time, so the Mul stays and that dim of the Reshape stays
+// dynamic; the static element (3 * 1) is known.
 // CHECK-LABEL: func.func @untracked
 // CHECK: "onnx.Mul"
-// CHECK: "onnx.Reshape"{{.*}} -> tensor<?x?xf32>
+// CHECK: "onnx.Reshape"{{.*}} -> tensor<?x3xf32>
 func.func @untracked(%x: tensor<?x3xf32>) -> tensor<*xf32> {
   %s = "onnx.Shape"(%x) : (tensor<?x3xf32>) -> tensor<*xi64>
   %two = "onnx.Constant"() {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
