@@ -44,6 +44,10 @@ std::string formatCompileReportJson(const DriverOptions &options, const DriverRe
   json += ", \"status\": " + quoted(outcomeName(result.outcome));
   json += ", \"error\": " + quotedOrNull(result.error);
   json += ", \"failed_stage\": " + quotedOrNull(result.failedStage);
+  json += ", \"warnings\": [";
+  for (size_t i = 0; i < result.warnings.size(); ++i)
+    json += std::string(i ? ", " : "") + quoted(result.warnings[i]);
+  json += "]";
   json += ", \"eps\": [";
   for (size_t i = 0; i < result.eps.size(); ++i) {
     const EpRecord &ep = result.eps[i];

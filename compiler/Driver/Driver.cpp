@@ -237,18 +237,23 @@ void Compilation::run() {
   context.disableMultithreading(); // import is serial; spare the thread pool
   // Pass diagnostics carry the node's location; report the first as one line.
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty()) {
-      std::string where;
-      if (auto name = mlir::dyn_cast<mlir::NameLoc>(diag.getLocation()))
-        where = "node '" + name.getName().str() + "': ";
-      firstError = options.input + ": " + where + diag.str();
-    }
+    std::string where;
+    if (auto name = mlir::dyn_cast<mlir::NameLoc>(diag.getLocation()))
+      where = "node '" + name.getName().str() + "': ";
+    std::string line = options.input + ": " + where + diag.str();
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty())
+      firstError = line;
+    else if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
+      result.warnings.push_back(line);
     return mlir::success();
   });
 
   clock.begin("import");
   std::string error;
-  mlir::OwningOpRef<mlir::ModuleOp> module = importOnnxModelFile(context, options.input, error);
+  ImportOptions importOptions;
+  importOptions.strictShapes = options.strictShapes;
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      importOnnxModelFile(context, options.input, error, importOptions);
   if (!module) {
     fail(DriverResult::Outcome::Failed, error);
     return;
@@ -256,7 +261,9 @@ void Compilation::run() {
   if (options.emit != EmitKind::OnnxMlir) {
     clock.begin("generic-passes");
     mlir::PassManager pm(&context);
-    buildGenericOnnxPipeline(pm);
+    GenericPipelineOptions pipelineOptions;
+    pipelineOptions.strictShapes = options.strictShapes;
+    buildGenericOnnxPipeline(pm, pipelineOptions);
     if (mlir::failed(pm.run(*module))) {
       failed(options.input + ": the generic passes failed");
       return;

@@ -54,6 +54,9 @@ struct DriverOptions {
   /// SpecEp descriptions (compiler/Partition/SpecEp.h), after `eps`.
   std::vector<std::string> testEps;
   bool allowUnclaimed = false;
+  /// Declared shapes as written: a negative dim_value, or a declared shape
+  /// that contradicts inference, is an error rather than a warning.
+  bool strictShapes = false;
   EmbedPolicy embed = EmbedPolicy::Auto;
   /// MLIR output: constants of more than this many elements print without
   /// their bytes (-1: all in full).
@@ -93,6 +96,8 @@ struct DriverResult {
   Outcome outcome = Outcome::Ok;
   std::string error;       // one line when not Ok
   std::string failedStage; // the stage that failed, or ""
+  /// Warnings, one line each, naming the file and the node like errors.
+  std::vector<std::string> warnings;
 
   std::string outputPath; // the file written; empty when the text is the output
   std::string text;       // the MLIR when it goes to the caller

@@ -41,8 +41,9 @@ std::string describeNode(const onnx::NodeProto &node, int index) {
 
 class Importer {
 public:
-  Importer(MLIRContext &context, onnx::ModelProto &model, const std::string &path)
-      : context(context), builder(&context), model(model), path(path),
+  Importer(MLIRContext &context, onnx::ModelProto &model, const std::string &path,
+           const ImportOptions &options)
+      : context(context), builder(&context), model(model), path(path), options(options),
         tensors(context, modelDirectory(path)) {}
 
   OwningOpRef<ModuleOp> run(std::string &error);
@@ -106,6 +107,7 @@ private:
   OpBuilder builder;
   onnx::ModelProto &model;
   std::string path;
+  ImportOptions options;
   TensorImporter tensors;
   std::string firstError;
   std::map<std::string, int64_t> opsets;
@@ -134,9 +136,18 @@ FailureOr<Type> Importer::importValueType(const onnx::TypeProto &type, const std
     bool anyParam = false;
     SmallVector<Attribute> params;
     for (const auto &dim : tensor.shape().dim()) {
-      if (dim.has_dim_value()) {
-        if (dim.dim_value() < 0)
-          return fail(what + " has negative dimension " + std::to_string(dim.dim_value()));
+      if (dim.has_dim_value() && dim.dim_value() < 0) {
+        // Exporters (Paddle2ONNX) write -1 for a dynamic dim; onnxruntime
+        // reads it so.
+        std::string text = what + " has negative dimension " + std::to_string(dim.dim_value());
+        if (options.strictShapes)
+          return fail(text);
+        emitWarning(builder.getUnknownLoc(), text + " at position " +
+                                                 std::to_string(shape.size()) +
+                                                 "; it is read as a dynamic dim");
+        shape.push_back(ShapedType::kDynamic);
+        params.push_back(builder.getStringAttr(""));
+      } else if (dim.has_dim_value()) {
         shape.push_back(dim.dim_value());
         params.push_back(builder.getStringAttr(""));
       } else {
@@ -948,17 +959,18 @@ void loadImportDialects(MLIRContext &context) {
 }
 
 OwningOpRef<ModuleOp> importOnnxModel(MLIRContext &context, onnx::ModelProto &model,
-                                      const std::string &path, std::string &error) {
-  Importer importer(context, model, path);
+                                      const std::string &path, std::string &error,
+                                      const ImportOptions &options) {
+  Importer importer(context, model, path, options);
   return importer.run(error);
 }
 
 OwningOpRef<ModuleOp> importOnnxModelFile(MLIRContext &context, const std::string &path,
-                                          std::string &error) {
+                                          std::string &error, const ImportOptions &options) {
   onnx::ModelProto model;
   if (!readModelFile(path, model, error))
     return nullptr;
-  return importOnnxModel(context, model, path, error);
+  return importOnnxModel(context, model, path, error, options);
 }
 
 } // namespace ortc

@@ -27,17 +27,26 @@ class ModelProto;
 
 namespace ortc {
 
+struct ImportOptions {
+  /// A negative dim_value (Paddle2ONNX writes -1 for "dynamic") is an error.
+  /// Otherwise it is read as a dynamic dim, with a warning diagnostic.
+  bool strictShapes = false;
+};
+
 /// Reads and imports the model file at `path`. On failure returns null and a
 /// one-line message naming the file (and node, initializer or value) in `error`.
+/// Warnings go to the context's diagnostic handler.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModelFile(mlir::MLIRContext &context,
-                                                      const std::string &path, std::string &error);
+                                                      const std::string &path, std::string &error,
+                                                      const ImportOptions &options = {});
 
 /// Imports an already parsed model. `path` names it in messages and anchors
 /// relative external-data locations. Inline tensor bytes are moved out of
 /// `model` into the module's resources.
 mlir::OwningOpRef<mlir::ModuleOp> importOnnxModel(mlir::MLIRContext &context,
                                                   onnx::ModelProto &model, const std::string &path,
-                                                  std::string &error);
+                                                  std::string &error,
+                                                  const ImportOptions &options = {});
 
 /// Loads every dialect the imported IR uses.
 void loadImportDialects(mlir::MLIRContext &context);

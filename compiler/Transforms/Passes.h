@@ -27,13 +27,21 @@ namespace ortc {
 unsigned foldConstantsIn(mlir::func::FuncOp func, int64_t maxElements);
 
 /// One sweep of onnx-shape-inference over `func`, counting the results it
-/// refined; failure when a declared type contradicts the inferred one (the
-/// error is reported on the node).
-mlir::LogicalResult inferShapesIn(mlir::func::FuncOp func, unsigned &numRefined);
+/// refined. A declared shape that contradicts the inferred one is a warning
+/// on the node and the inferred type wins, or with `strictShapes` an error
+/// (failure); a contradicting element type is always an error.
+mlir::LogicalResult inferShapesIn(mlir::func::FuncOp func, unsigned &numRefined,
+                                  bool strictShapes = false);
+
+struct GenericPipelineOptions {
+  /// Declared shapes that contradict inference are errors (--strict-shapes).
+  bool strictShapes = false;
+};
 
 /// Adds the generic pipeline (canonicalize, shape inference, DCE) on every
 /// function of a module.
-void buildGenericOnnxPipeline(mlir::OpPassManager &pm);
+void buildGenericOnnxPipeline(mlir::OpPassManager &pm,
+                              const GenericPipelineOptions &options = {});
 
 #define GEN_PASS_REGISTRATION
 #include "compiler/Transforms/Passes.h.inc"

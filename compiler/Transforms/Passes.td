@@ -49,11 +49,17 @@ def OnnxShapeInference : Pass<"onnx-shape-inference", "mlir::func::FuncOp"> {
   let description = [{
     Propagates element types and shapes forward from the function's arguments
     and constants, refining each result to the most precise type the inputs
-    allow (symbolic dims stay `?`). A declared type that contradicts the
-    inferred one is an error naming the node. The function's result types are
-    refined to match what it returns. Ops without a shape function keep their
-    types.
+    allow (symbolic dims stay `?`). A declared shape that contradicts the
+    inferred one is a warning naming the node, the declared and the inferred
+    type, and the inferred type is used, as onnxruntime does; with
+    `strict-shapes` it is an error. A contradicting element type is always an
+    error. The function's result types are refined to match what it returns.
+    Ops without a shape function keep their types.
   }];
+  let options = [
+    Option<"strictShapes", "strict-shapes", "bool", /*default=*/"false",
+           "A declared shape that contradicts inference is an error, not a warning">,
+  ];
   let statistics = [
     Statistic<"numRefined", "num-refined", "Number of results whose type was refined">
   ];
@@ -103,6 +109,8 @@ def OnnxPropagateShapes : Pass<"onnx-propagate-shapes", "mlir::func::FuncOp"> {
            "Largest constant, in elements, that folding reads or writes">,
     Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"100",
            "Most inference and folding rounds before giving up">,
+    Option<"strictShapes", "strict-shapes", "bool", /*default=*/"false",
+           "A declared shape that contradicts inference is an error, not a warning">,
   ];
   let statistics = [
     Statistic<"numRounds", "num-rounds", "Rounds of inference and folding run">,
@@ -200,6 +208,8 @@ def OnnxUnrollControlFlow : Pass<"onnx-unroll-control-flow", "mlir::func::FuncOp
            "Most ops the unrolled copies of one body may hold">,
     Option<"maxRounds", "max-rounds", "unsigned", /*default=*/"8",
            "Most sweeps; between sweeps that unrolled something while control flow is left, shapes are inferred and constants folded">,
+    Option<"strictShapes", "strict-shapes", "bool", /*default=*/"false",
+           "In the inference between sweeps, a declared shape that contradicts inference is an error">,
   ];
   let statistics = [
     Statistic<"numUnrolled", "num-unrolled", "Number of Scan, Loop and If ops replaced">

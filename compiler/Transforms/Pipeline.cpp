@@ -5,16 +5,21 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 
-void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm) {
+void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm,
+                                    const GenericPipelineOptions &options) {
   auto &fn = pm.nest<mlir::func::FuncOp>();
+  OnnxPropagateShapesOptions propagate;
+  propagate.strictShapes = options.strictShapes;
+  OnnxUnrollControlFlowOptions unroll;
+  unroll.strictShapes = options.strictShapes;
   fn.addPass(createOnnxCanonicalize());
   // Static shapes let shape arithmetic fold; folded shapes refine more types.
-  fn.addPass(createOnnxPropagateShapes());
+  fn.addPass(createOnnxPropagateShapes(propagate));
   fn.addPass(createOnnxUpgradeGenericOps());
-  fn.addPass(createOnnxPropagateShapes());
+  fn.addPass(createOnnxPropagateShapes(propagate));
   // Scan/Loop lengths are known now; the unrolled copies need inference too.
-  fn.addPass(createOnnxUnrollControlFlow());
-  fn.addPass(createOnnxPropagateShapes());
+  fn.addPass(createOnnxUnrollControlFlow(unroll));
+  fn.addPass(createOnnxPropagateShapes(propagate));
   fn.addPass(createOnnxFoldConvBatchNorm());
   fn.addPass(createOnnxFuseMatMulAdd());
   fn.addPass(createOnnxRecognizeFusedOps());

@@ -28,7 +28,7 @@ struct OnnxPropagateShapes : ortc::impl::OnnxPropagateShapesBase<OnnxPropagateSh
     for (unsigned round = 0; round < maxRounds; ++round) {
       ++numRounds;
       unsigned refined = 0;
-      if (failed(ortc::inferShapesIn(func, refined)))
+      if (failed(ortc::inferShapesIn(func, refined, strictShapes)))
         return signalPassFailure();
       unsigned folded = ortc::foldConstantsIn(func, maxElements);
       numRefined += refined;

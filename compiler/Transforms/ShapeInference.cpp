@@ -1239,7 +1239,7 @@ FailureOr<Type> join(Type have, Type proposed) {
 
 } // namespace
 
-LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined) {
+LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined, bool strictShapes) {
   static const llvm::StringMap<ShapeFn> shapeFns = buildShapeFunctions();
   bool failedAny = false;
   func.walk([&](Operation *op) {
@@ -1255,10 +1255,21 @@ LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined) {
       Type have = op->getResult(i).getType();
       FailureOr<Type> joined = join(have, (*proposal)[i]);
       if (failed(joined)) {
-        op->emitError("result ") << i << " is declared as " << have << " but its inputs give "
-                                 << (*proposal)[i];
-        failedAny = true;
-        continue;
+        // A declared shape that inference contradicts: onnxruntime warns and
+        // runs with what the graph computes, and so do we unless asked not to.
+        auto haveTensor = dyn_cast<TensorType>(have);
+        auto inferred = dyn_cast<TensorType>((*proposal)[i]);
+        bool shapeOnly = haveTensor && inferred &&
+                         haveTensor.getElementType() == inferred.getElementType();
+        if (strictShapes || !shapeOnly) {
+          op->emitError("result ") << i << " is declared as " << have << " but its inputs give "
+                                   << (*proposal)[i];
+          failedAny = true;
+          continue;
+        }
+        op->emitWarning("result ") << i << " is declared as " << have << " but its inputs give "
+                                   << (*proposal)[i] << "; using the inferred shape";
+        joined = (*proposal)[i];
       }
       if (*joined != have) {
         op->getResult(i).setType(*joined);
@@ -1275,9 +1286,11 @@ LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined) {
 namespace {
 
 struct OnnxShapeInference : ortc::impl::OnnxShapeInferenceBase<OnnxShapeInference> {
+  using Base::Base;
+
   void runOnOperation() override {
     unsigned refined = 0;
-    if (failed(ortc::inferShapesIn(getOperation(), refined)))
+    if (failed(ortc::inferShapesIn(getOperation(), refined, strictShapes)))
       return signalPassFailure();
     numRefined += refined;
   }

@@ -447,7 +447,7 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
       // types are inferred and folded.
       for (unsigned step = 0; step < 100; ++step) {
         unsigned refined = 0;
-        if (failed(ortc::inferShapesIn(func, refined)))
+        if (failed(ortc::inferShapesIn(func, refined, strictShapes)))
           return signalPassFailure();
         unsigned folded = ortc::foldConstantsIn(func, /*maxElements=*/65536);
         if (refined == 0 && folded == 0)

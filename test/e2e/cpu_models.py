@@ -283,5 +283,23 @@ def shape_arith(rng):
     return model, lambda batch, r: {"x": r.standard_normal((batch, 3, 8, 8), dtype=f32)}
 
 
+def declared_shapes(rng):
+    """Declared shapes as exporters get them wrong: a graph input whose batch
+    is dim_value -1 (Paddle2ONNX's "dynamic") and a graph output declared with
+    a rank the graph does not produce. onnxruntime warns and runs; so does
+    ortc, with the computed shapes."""
+    f32 = np.float32
+    x = onnx.ValueInfoProto()
+    x.name = "x"
+    x.type.tensor_type.elem_type = TensorProto.FLOAT
+    for dim in (-1, 4):
+        x.type.tensor_type.shape.dim.add().dim_value = dim
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+             helper.make_node("Relu", ["m"], ["y"], name="act")]
+    model = _model(nodes, [x], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "seq", 2])],
+                   [_init("w", rng.standard_normal((4, 8)).astype(f32))], "declared_shapes")
+    return model, lambda batch, r: {"x": r.standard_normal((batch, 4), dtype=f32)}
+
+
 FAMILIES = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "attention": attention,
-            "shape_arith": shape_arith}
+            "shape_arith": shape_arith, "declared_shapes": declared_shapes}

@@ -111,6 +111,11 @@ Options:
   --allow-unclaimed     Keep nodes no EP supports as plain ONNX nodes instead
                         of stopping with the decline table (partitioned-mlir
                         only: an EPContext model cannot hold them).
+  --strict-shapes       Take declared shapes as written: a negative
+                        dim_value and a declared shape that contradicts what
+                        the graph computes are errors. By default, as in
+                        onnxruntime, -1 is a dynamic dim and the computed
+                        shape wins, each with a warning on stderr.
   --embed, --no-embed   --emit=epcontext: blobs inline in the model (refused
                         over 2 GB in all) or each in a sidecar file beside
                         it, OUT_<ep>.bin, then OUT_<ep>_1.bin, ... (OUT: the
@@ -190,6 +195,7 @@ std::optional<int> parseCompileOptions(const std::vector<std::string> &args,
   });
   parser.value("--report-file", options.reportFile);
   parser.flag("--allow-unclaimed", driver.allowUnclaimed);
+  parser.flag("--strict-shapes", driver.strictShapes);
   for (const char *embed : {"--embed", "--no-embed"})
     parser.flag(embed, [&options, embed] {
       if (!options.embed.empty() && options.embed != embed) {
@@ -294,6 +300,8 @@ int runCompile(const std::vector<std::string> &args) {
   DriverResult result = compileModel(builtinCompileEps(), options.driver);
   if (progress)
     progress->finish();
+  for (const std::string &warning : result.warnings)
+    printError("warning: " + warning);
 
   // A refusal shows the whole decline table, whatever --report says.
   bool declined = result.failedStage == "partition";

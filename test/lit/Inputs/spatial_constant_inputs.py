@@ -38,7 +38,8 @@ def build(op, data_inputs, const_inputs, attrs, out_shapes, opset, dyn_batch=Fal
     g=helper.make_graph([node],'g',vis,ovis,initializer=inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid('',opset)]), feeds
 
-def check(name, op, inputs, attrs, opset=22, dyn_batch=False, expect_decline=False, out_shapes=None):
+def check(name, op, inputs, attrs, opset=22, dyn_batch=False, expect_decline=False, out_shapes=None,
+          flags=()):
     # reference outputs
     m0,_=build(op,None,[('feed',a) if k!='none' else ('none',None) for k,a in inputs],attrs,[[1]],opset)
     feeds0={f'i{i}':a for i,(k,a) in enumerate(inputs) if k!='none'}
@@ -47,7 +48,7 @@ def check(name, op, inputs, attrs, opset=22, dyn_batch=False, expect_decline=Fal
     m,feeds=build(op,None,inputs,attrs,shapes,opset,dyn_batch,[helper.np_dtype_to_tensor_dtype(r.dtype) for r in ref])
     d=os.path.join(TMP,name); os.makedirs(d,exist_ok=True)
     onnx.save(m, d+'/m.onnx')
-    p=subprocess.run([ORTC,'compile',d+'/m.onnx','-o',d+'/ctx.onnx'],capture_output=True,text=True)
+    p=subprocess.run([ORTC,'compile',d+'/m.onnx','-o',d+'/ctx.onnx',*flags],capture_output=True,text=True)
     if p.returncode!=0:
         print(f'{name}: ' + ('declined: ' if expect_decline else 'compile failed !!! ') + p.stderr.strip().splitlines()[-1]); return
     if expect_decline: print(f'{name}: compiled but a decline was expected !!!'); return
@@ -70,7 +71,8 @@ check('resize_linear_const_scales_dynbatch','Resize',[('feed',X),('none',None),(
 check('resize_cubic_const_sizes_axes','Resize',[('feed',X),('none',None),('none',None),('const',np.array([7,4],np.int64))],dict(mode='cubic',axes=[3,2]),opset=19)
 check('resize_nearest_const_sizes_keep','Resize',[('feed',X),('none',None),('none',None),('const',np.array([9,9],np.int64))],dict(mode='nearest',axes=[2,3],keep_aspect_ratio_policy='not_larger'),opset=19)
 check('resize_tf_crop_const','Resize',[('feed',X),('const',np.array([0,0,0.1,0.2,1,1,0.8,1.1],np.float32)),('none',None),('const',np.array([2,3,4,4],np.int64))],dict(mode='linear',coordinate_transformation_mode='tf_crop_and_resize'),opset=19)
-check('resize_wrong_declared_shape','Resize',[('feed',X),('none',None),('const',np.array([1,1,2,2],np.float32))],dict(mode='linear'),opset=19,expect_decline=True,out_shapes=[[2,3,10,11]])
+check('resize_wrong_declared_shape','Resize',[('feed',X),('none',None),('const',np.array([1,1,2,2],np.float32))],dict(mode='linear'),opset=19,expect_decline=True,out_shapes=[[2,3,10,11]],flags=['--strict-shapes'])
+check('resize_wrong_declared_shape_lenient','Resize',[('feed',X),('none',None),('const',np.array([1,1,2,2],np.float32))],dict(mode='linear'),opset=19,out_shapes=[[2,3,10,11]])
 check('resize_scale_batch_dyn','Resize',[('feed',X),('none',None),('const',np.array([2,1,2,2],np.float32))],dict(mode='linear'),opset=19,dyn_batch=True,expect_decline=True,out_shapes=[[4,3,10,12]])
 W=f32(3,2,3,3)
 check('convt_outshape_dyn','ConvTranspose',[('feed',f32(2,3,4,4)),('const',W)],dict(strides=[2,2],output_shape=[10,10]),dyn_batch=True)
