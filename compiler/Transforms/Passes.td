@@ -162,8 +162,11 @@ def OnnxUpgradeGenericOps : Pass<"onnx-upgrade-generic-ops", "mlir::func::FuncOp
   let summary = "Turn older generic nodes into typed ops once their ranks are known";
   let description = [{
     Softmax, LogSoftmax and Hardmax before opset 13 (onnx.Generic) over the
-    last axis of a ranked input become the typed op with axis = -1; over any
-    other axis their meaning differs and they stay generic. Run it after
+    last axis of a ranked input become the typed op with axis = -1. Over
+    another axis they normalize the input flattened to 2-D there, which is
+    written out as Flatten(axis), the typed op over the last axis and a
+    Reshape back to the input's dims; that needs static dims, except a
+    dynamic dim 0 when axis is 1. Otherwise they stay generic. Run it after
     onnx-shape-inference.
   }];
   let statistics = [

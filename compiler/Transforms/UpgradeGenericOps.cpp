@@ -4,7 +4,8 @@
 // known: Softmax, LogSoftmax and Hardmax before opset 13 flatten to 2-D at
 // `axis`, which equals the per-axis form of opset 13 exactly when `axis` is
 // the last dim. The importer rewrites them when value_info gives the rank;
-// after shape inference this pass does the rest.
+// after shape inference this pass does the rest, and spells the other axes
+// out as Flatten, the typed op and a Reshape back.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,57 @@ namespace ortc {
 using namespace mlir;
 
 namespace {
+
+/// Softmax-11 at a non-last `axis` normalizes over the input flattened to 2-D
+/// at `axis`: Flatten(axis), the typed op over the last axis, and a Reshape
+/// back. The Reshape's target is a constant: the input's dims, with 0 (copy)
+/// for a dynamic dim 0 when axis is 1, where the flattened dim 0 is that dim.
+/// Any other dynamic dim leaves the node generic.
+LogicalResult upgradeThroughFlatten(Operation *op, StringRef name, RankedTensorType type,
+                                    int64_t axis) {
+  ArrayRef<int64_t> dims = type.getShape();
+  int64_t outer = 1, inner = 1;
+  SmallVector<int64_t> target;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    bool dynamic = ShapedType::isDynamic(dims[d]);
+    if (dynamic && !(d == 0 && axis == 1))
+      return failure();
+    target.push_back(dynamic ? 0 : dims[d]);
+    if (d < axis)
+      outer = dynamic ? ShapedType::kDynamic : outer * dims[d];
+    else
+      inner *= dims[d];
+  }
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
+  auto flatType = RankedTensorType::get({outer, inner}, type.getElementType());
+  OperationState flatten(loc, "onnx.Flatten");
+  flatten.addOperands(op->getOperand(0));
+  flatten.addAttribute("axis", builder.getI64IntegerAttr(axis));
+  flatten.addTypes(flatType);
+  Operation *flat = builder.create(flatten);
+
+  OperationState normalize(loc, ("onnx." + name).str());
+  normalize.addOperands(flat->getResult(0));
+  normalize.addAttribute("axis", builder.getI64IntegerAttr(-1));
+  normalize.addTypes(flatType);
+  Operation *typed = builder.create(normalize);
+
+  auto targetType = RankedTensorType::get({type.getRank()}, builder.getI64Type());
+  OperationState constant(loc, "onnx.Constant");
+  constant.addAttribute("value", DenseIntElementsAttr::get(targetType, target));
+  constant.addTypes(targetType);
+  Operation *shape = builder.create(constant);
+
+  OperationState reshape(loc, "onnx.Reshape");
+  reshape.addOperands({typed->getResult(0), shape->getResult(0)});
+  reshape.addAttribute("allowzero", builder.getI64IntegerAttr(0));
+  reshape.addTypes(type);
+  Operation *back = builder.create(reshape);
+  op->getResult(0).replaceAllUsesWith(back->getResult(0));
+  op->erase();
+  return success();
+}
 
 struct OnnxUpgradeGenericOps : ortc::impl::OnnxUpgradeGenericOpsBase<OnnxUpgradeGenericOps> {
   void runOnOperation() override {
@@ -53,8 +105,13 @@ struct OnnxUpgradeGenericOps : ortc::impl::OnnxUpgradeGenericOpsBase<OnnxUpgrade
         axis = a.getInt();
       if (axis < 0)
         axis += type.getRank();
-      if (axis != type.getRank() - 1)
+      if (axis < 0 || axis >= type.getRank())
         continue;
+      if (axis != type.getRank() - 1) {
+        if (succeeded(upgradeThroughFlatten(op, name, type, axis)))
+          ++numUpgraded;
+        continue;
+      }
       OpBuilder builder(op);
       OperationState state(op->getLoc(), ("onnx." + name).str());
       state.addOperands(op->getOperand(0));

@@ -301,5 +301,24 @@ def declared_shapes(rng):
     return model, lambda batch, r: {"x": r.standard_normal((batch, 4), dtype=f32)}
 
 
+def softmax_opset11(rng):
+    """Softmax of opset 11 over axis 1 of an NCHW tensor with a dynamic batch
+    (Paddle2ONNX's segmentation heads) and LogSoftmax-11 over axis 2 of a
+    static one: they normalize over the input flattened to 2-D at the axis,
+    not over the axis alone."""
+    f32 = np.float32
+    nodes = [helper.make_node("Softmax", ["x"], ["s"], name="softmax", axis=1),
+             helper.make_node("LogSoftmax", ["z"], ["l"], name="log_softmax", axis=2),
+             helper.make_node("Relu", ["s"], ["y"], name="act")]
+    model = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, 4, 5]),
+                           helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 3, 4, 5])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3, 4, 5]),
+                    helper.make_tensor_value_info("l", TensorProto.FLOAT, [2, 3, 4, 5])],
+                   [], "softmax_opset11", opset=11)
+    return model, lambda batch, r: {"x": r.standard_normal((batch, 3, 4, 5), dtype=f32),
+                                    "z": r.standard_normal((2, 3, 4, 5), dtype=f32)}
+
+
 FAMILIES = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "attention": attention,
-            "shape_arith": shape_arith, "declared_shapes": declared_shapes}
+            "shape_arith": shape_arith, "declared_shapes": declared_shapes,
+            "softmax_opset11": softmax_opset11}

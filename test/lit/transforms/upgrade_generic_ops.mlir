@@ -25,12 +25,38 @@ func.func @softmax_default_axis(%x: tensor<2x3xf32>) -> !onnx.unknown {
 
 // -----
 
-// Negative: another axis (2-D flattening differs), an unranked input, opset
-// 13 (already typed when imported), and other domains stay generic.
-// CHECK-LABEL: func.func @kept
-// CHECK-COUNT-4: "onnx.Generic"
-func.func @kept(%x: tensor<2x3x4xf32>, %u: tensor<*xf32>) {
+// Another axis: the input flattened to 2-D there, the typed op over the last
+// axis, and a Reshape back; a dynamic batch is copied (0) when axis is 1.
+// CHECK-LABEL: func.func @softmax_other_axis
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[B:.*]]: tensor<?x3x4xf32>)
+// CHECK: %[[F:.*]] = "onnx.Flatten"(%[[X]]) <{axis = 1 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+// CHECK: %[[S:.*]] = "onnx.Softmax"(%[[F]]) <{axis = -1 : i64}> : (tensor<2x12xf32>) -> tensor<2x12xf32>
+// CHECK: %[[T:.*]] = "onnx.Constant"() <{value = dense<[2, 3, 4]> : tensor<3xi64>}>
+// CHECK: %[[R:.*]] = "onnx.Reshape"(%[[S]], %[[T]]) <{allowzero = 0 : i64}> : (tensor<2x12xf32>, tensor<3xi64>) -> tensor<2x3x4xf32>
+// CHECK: %[[FB:.*]] = "onnx.Flatten"(%[[B]]) <{axis = 1 : i64}> : (tensor<?x3x4xf32>) -> tensor<?x12xf32>
+// CHECK: %[[H:.*]] = "onnx.Hardmax"(%[[FB]]) <{axis = -1 : i64}>
+// CHECK: %[[TB:.*]] = "onnx.Constant"() <{value = dense<[0, 3, 4]> : tensor<3xi64>}>
+// CHECK: %[[RB:.*]] = "onnx.Reshape"(%[[H]], %[[TB]]){{.*}} -> tensor<?x3x4xf32>
+// CHECK: %[[F0:.*]] = "onnx.Flatten"(%[[X]]) <{axis = 0 : i64}> : (tensor<2x3x4xf32>) -> tensor<1x24xf32>
+// CHECK: "onnx.LogSoftmax"(%[[F0]]) <{axis = -1 : i64}>
+// CHECK: return %[[R]], %[[RB]]
+func.func @softmax_other_axis(%x: tensor<2x3x4xf32>, %b: tensor<?x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<?x3x4xf32>, tensor<2x3x4xf32>) {
   %0 = "onnx.Generic"(%x) <{domain = "", onnx_attrs = {axis = 1 : i64}, op_type = "Softmax", since_version = 11 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = "onnx.Generic"(%b) <{domain = "", onnx_attrs = {}, op_type = "Hardmax", since_version = 11 : i64}> : (tensor<?x3x4xf32>) -> tensor<?x3x4xf32>
+  %2 = "onnx.Generic"(%x) <{domain = "", onnx_attrs = {axis = 0 : i64}, op_type = "LogSoftmax", since_version = 1 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %0, %1, %2 : tensor<2x3x4xf32>, tensor<?x3x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// Negative: another axis over a dynamic dim that Flatten would merge (axis 2
+// with a dynamic batch; axis 1 with a dynamic inner dim), an unranked input,
+// opset 13 (already typed when imported), and other domains stay generic.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-5: "onnx.Generic"
+func.func @kept(%x: tensor<2x3x4xf32>, %u: tensor<*xf32>, %d: tensor<?x3x4x5xf32>, %i: tensor<2x?x4xf32>) {
+  %0 = "onnx.Generic"(%d) <{domain = "", onnx_attrs = {axis = 2 : i64}, op_type = "Softmax", since_version = 11 : i64}> : (tensor<?x3x4x5xf32>) -> tensor<?x3x4x5xf32>
+  %4 = "onnx.Generic"(%i) <{domain = "", onnx_attrs = {axis = 1 : i64}, op_type = "Softmax", since_version = 11 : i64}> : (tensor<2x?x4xf32>) -> tensor<2x?x4xf32>
   %1 = "onnx.Generic"(%u) <{domain = "", onnx_attrs = {axis = -1 : i64}, op_type = "Softmax", since_version = 11 : i64}> : (tensor<*xf32>) -> tensor<*xf32>
   %2 = "onnx.Generic"(%x) <{domain = "", onnx_attrs = {axis = 2 : i64}, op_type = "Softmax", since_version = 13 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %3 = "onnx.Generic"(%x) <{domain = "com.microsoft", onnx_attrs = {axis = 2 : i64}, op_type = "Softmax", since_version = 1 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
