@@ -142,8 +142,7 @@ FailureOr<Type> Importer::importValueType(const onnx::TypeProto &type, const std
         std::string text = what + " has negative dimension " + std::to_string(dim.dim_value());
         if (options.strictShapes)
           return fail(text);
-        emitWarning(builder.getUnknownLoc(), text + " at position " +
-                                                 std::to_string(shape.size()) +
+        emitWarning(builder.getUnknownLoc(), text + " at position " + std::to_string(shape.size()) +
                                                  "; it is read as a dynamic dim");
         shape.push_back(ShapedType::kDynamic);
         params.push_back(builder.getStringAttr(""));

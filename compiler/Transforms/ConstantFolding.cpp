@@ -9,11 +9,11 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
 #include "compiler/Transforms/ShapeValues.h"
-#include "compiler/Transforms/ConstantValues.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -813,8 +813,7 @@ unsigned foldConstantIfs(func::FuncOp func) {
 std::optional<HostTensor> foldKnownShapeValues(Operation *op, int64_t limit) {
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type || !type.hasStaticShape() || type.getRank() > 1 || type.getNumElements() > limit ||
-      !(type.getElementType().isSignlessInteger(64) ||
-        type.getElementType().isSignlessInteger(32)))
+      !(type.getElementType().isSignlessInteger(64) || type.getElementType().isSignlessInteger(32)))
     return std::nullopt;
   auto values = ortc::shapeValues(op->getResult(0));
   if (!values || int64_t(values->size()) != type.getNumElements() ||

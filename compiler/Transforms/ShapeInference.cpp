@@ -16,6 +16,7 @@
 #include "compiler/Transforms/ShapeArithmetic.h"
 #include "compiler/Transforms/ShapeValues.h"
 #include "dialects/onnx/OnnxDialect.h"
+#include "runtime/ep/WindowGeometry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -296,9 +297,8 @@ FailureOr<Proposal> inferReshape(Operation *op) {
     else
       known *= d;
   }
-  bool restStatic = in && llvm::all_of(llvm::seq<size_t>(0, in->size()), [&](size_t i) {
-    return copied[i] || (*in)[i] != kDyn;
-  });
+  bool restStatic = in && llvm::all_of(llvm::seq<size_t>(0, in->size()),
+                                       [&](size_t i) { return copied[i] || (*in)[i] != kDyn; });
   if (inferred >= 0 && restStatic && known != kDyn && known != 0) {
     int64_t total = 1;
     for (size_t i = 0; i < in->size(); ++i)
@@ -459,25 +459,14 @@ FailureOr<Proposal> inferShape(Operation *op) {
   return p;
 }
 
-/// Output spatial size of a convolution or pooling window.
+/// Output spatial size of a convolution or pooling window
+/// (runtime/ep/WindowGeometry.h), -1 when the window does not fit.
 int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
-                     int64_t padEnd, StringRef autoPad, bool ceilMode) {
+                     int64_t padEnd, ortc::AutoPad autoPad, bool ceilMode) {
   if (in == kDyn || kernel == kDyn)
     return kDyn;
-  int64_t effective = (kernel - 1) * dilation + 1;
-  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
-    return (in + stride - 1) / stride;
-  if (autoPad == "VALID")
-    return (in - effective) / stride + 1;
-  int64_t span = in + padBegin + padEnd - effective;
-  if (span < 0)
-    return -1;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
-  // With ceil_mode a last window that would start in the end padding is
-  // dropped (ONNX's rule, and what the pooling kernels compute).
-  if (ceilMode && out > 1 && (out - 1) * stride >= in + padBegin)
-    --out;
-  return out;
+  auto axis = ortc::windowAxis(in, kernel, stride, dilation, padBegin, padEnd, autoPad, ceilMode);
+  return axis ? axis->out : -1;
 }
 
 /// `weights`: W's operand (Conv, ConvInteger 1; QLinearConv 3).
@@ -518,12 +507,17 @@ FailureOr<Proposal> inferWindowed(Operation *op, bool isConv, unsigned weights =
       return failure();
     }
   }
-  StringRef autoPad = strAttr(op, "auto_pad", "NOTSET");
+  StringRef autoPadName = strAttr(op, "auto_pad", "NOTSET");
+  std::optional<ortc::AutoPad> autoPad = ortc::parseAutoPad(autoPadName);
+  if (!autoPad) {
+    op->emitError("unknown auto_pad '") << autoPadName << "'";
+    return failure();
+  }
   bool ceilMode = intAttr(op, "ceil_mode", 0);
   SmallVector<int64_t> out{(*x)[0], channels};
   for (size_t i = 0; i < spatial; ++i) {
     int64_t d = windowOutput((*x)[i + 2], kernel[i], strides[i], dilations[i], pads[i],
-                             pads[i + spatial], autoPad, ceilMode);
+                             pads[i + spatial], *autoPad, ceilMode);
     if (d != kDyn && d <= 0) {
       op->emitError("the window is larger than the padded input in spatial dim ") << i;
       return failure();
@@ -580,8 +574,9 @@ FailureOr<Proposal> inferIntegerConv(Operation *op) {
     return p;
   Type elem = qlinear ? resultElement(op, 0) : IntegerType::get(op->getContext(), 32);
   auto t = cast<TensorType>((*p)[0]);
-  (*p)[0] = !elem ? Type() : t.hasRank() ? Type(RankedTensorType::get(t.getShape(), elem))
-                                         : Type(UnrankedTensorType::get(elem));
+  (*p)[0] = !elem         ? Type()
+            : t.hasRank() ? Type(RankedTensorType::get(t.getShape(), elem))
+                          : Type(UnrankedTensorType::get(elem));
   return p;
 }
 
@@ -1136,12 +1131,10 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
                            "BitwiseNot"})
     fns[std::string("onnx.") + name] = sameAsInput0;
   for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
-                           "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift",
-                           "SwiGLU"})
+                           "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift", "SwiGLU"})
     fns[std::string("onnx.") + name] = numericBroadcast;
-  for (const char *name :
-       {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "IsInf",
-        "IsNaN"})
+  for (const char *name : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
+                           "Xor", "IsInf", "IsNaN"})
     fns[std::string("onnx.") + name] = compareBroadcast;
   fns["onnx.Where"] = inferWhere;
   fns["onnx.Cast"] = inferCast;
@@ -1259,11 +1252,11 @@ LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined, bool 
         // runs with what the graph computes, and so do we unless asked not to.
         auto haveTensor = dyn_cast<TensorType>(have);
         auto inferred = dyn_cast<TensorType>((*proposal)[i]);
-        bool shapeOnly = haveTensor && inferred &&
-                         haveTensor.getElementType() == inferred.getElementType();
+        bool shapeOnly =
+            haveTensor && inferred && haveTensor.getElementType() == inferred.getElementType();
         if (strictShapes || !shapeOnly) {
-          op->emitError("result ") << i << " is declared as " << have << " but its inputs give "
-                                   << (*proposal)[i];
+          op->emitError("result ")
+              << i << " is declared as " << have << " but its inputs give " << (*proposal)[i];
           failedAny = true;
           continue;
         }

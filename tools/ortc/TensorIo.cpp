@@ -99,8 +99,7 @@ bool checkInputOptions(const InputOptions &options) {
   return true;
 }
 
-std::optional<int> parseWithInputOptions(OptionParser &parser,
-                                         const std::vector<std::string> &args,
+std::optional<int> parseWithInputOptions(OptionParser &parser, const std::vector<std::string> &args,
                                          const InputOptions &inputs) {
   if (std::optional<int> exit = parser.parse(args))
     return exit;

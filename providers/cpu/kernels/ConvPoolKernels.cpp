@@ -16,6 +16,7 @@
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
 #include "providers/cpu/kernels/ThreadPool.h"
+#include "runtime/ep/WindowGeometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,20 +61,20 @@ Status computeGeometry(const char *op, const StepAttributes &attrs,
   std::vector<int64_t> strides = attrs.getInts("strides", std::vector<int64_t>(r, 1));
   std::vector<int64_t> dilations = attrs.getInts("dilations", std::vector<int64_t>(r, 1));
   std::vector<int64_t> pads = attrs.getInts("pads", std::vector<int64_t>(2 * r, 0));
-  std::string autoPad = attrs.getString("auto_pad", "NOTSET");
+  std::string autoPadName = attrs.getString("auto_pad", "NOTSET");
   bool ceilMode = attrs.getInt("ceil_mode", 0) != 0;
   if (strides.size() != r || dilations.size() != r || pads.size() != 2 * r)
     return invalid(op, "strides " + listToString(strides) + ", dilations " +
                            listToString(dilations) + " or pads " + listToString(pads) +
                            " do not match " + std::to_string(r) + " spatial dims");
-  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" &&
-      autoPad != "VALID")
-    return invalid(op, "unsupported auto_pad '" + autoPad + "'");
+  std::optional<AutoPad> autoPad = parseAutoPad(autoPadName);
+  if (!autoPad)
+    return invalid(op, "unsupported auto_pad '" + autoPadName + "'");
   if (ceilMode && !allowCeilMode)
     return invalid(op, "ceil_mode is not supported");
   // ONNX's and onnxruntime's output sizes disagree for ceil_mode with auto_pad.
-  if (ceilMode && autoPad != "NOTSET")
-    return invalid(op, "ceil_mode = 1 needs auto_pad NOTSET, got " + autoPad);
+  if (ceilMode && *autoPad != AutoPad::NotSet)
+    return invalid(op, "ceil_mode = 1 needs auto_pad NOTSET, got " + autoPadName);
 
   g.rank = int(r);
   size_t off = kMaxSpatial - r;
@@ -86,34 +87,20 @@ Status computeGeometry(const char *op, const StepAttributes &attrs,
     int64_t pb = pads[i], pe = pads[i + r];
     if (pb < 0 || pe < 0)
       return invalid(op, "negative pads " + listToString(pads));
-    int64_t eff = (k - 1) * d + 1;
-    int64_t out;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      out = (in + s - 1) / s;
-      int64_t total = std::max<int64_t>(0, (out - 1) * s + eff - in);
-      // SAME_UPPER puts the odd pad at the end, SAME_LOWER at the beginning.
-      pe = autoPad == "SAME_UPPER" ? total - total / 2 : total / 2;
-      pb = total - pe;
-    } else {
-      if (autoPad == "VALID")
-        pb = pe = 0;
-      int64_t span = in + pb + pe - eff;
-      if (span < 0)
-        return invalid(op, "window of " + std::to_string(eff) +
-                               " is larger than the padded input of " +
-                               std::to_string(in + pb + pe));
-      out = (ceilMode ? (span + s - 1) / s : span / s) + 1;
-      // A ceil_mode window must start inside the input or its begin pad.
-      if (ceilMode && (out - 1) * s >= in + pb)
-        --out;
+    std::optional<WindowAxis> axis = windowAxis(in, k, s, d, pb, pe, *autoPad, ceilMode);
+    if (!axis) {
+      bool valid = *autoPad == AutoPad::Valid;
+      return invalid(op, "window of " + std::to_string((k - 1) * d + 1) +
+                             " is larger than the padded input of " +
+                             std::to_string(valid ? in : in + pb + pe));
     }
     g.in[off + i] = in;
-    g.out[off + i] = out;
+    g.out[off + i] = axis->out;
     g.k[off + i] = k;
     g.s[off + i] = s;
     g.d[off + i] = d;
-    g.padBegin[off + i] = pb;
-    g.padEnd[off + i] = pe;
+    g.padBegin[off + i] = axis->padBegin;
+    g.padEnd[off + i] = axis->padEnd;
   }
   return Status::ok();
 }

@@ -18,6 +18,7 @@
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
 #include "providers/cpu/kernels/NumericTypes.h"
+#include "runtime/ep/WindowGeometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -236,8 +237,8 @@ Status quantizeLinearImpl(const KernelCall &call) {
     return s;
   const TensorView &Y = call.outputs[0];
   if (!isQuantInt(Y.type))
-    return invalid(op, "output must be int8, uint8, int16 or uint16, got " +
-                           elementTypeName(Y.type));
+    return invalid(op,
+                   "output must be int8, uint8, int16 or uint16, got " + elementTypeName(Y.type));
   if (zp && zp->type != Y.type)
     return invalid(op, "y_zero_point is " + elementTypeName(zp->type) + " but the output is " +
                            elementTypeName(Y.type));
@@ -250,10 +251,10 @@ Status quantizeLinearImpl(const KernelCall &call) {
   int64_t precision = call.attrs.getInt("precision", 0);
   ElementType div = precision ? ElementType(precision) : scale->type;
   if (!isScaleType(div) || (!precision && X->type != scale->type))
-    return invalid(op, "precision " + std::to_string(precision) + " with x " +
-                           elementTypeName(X->type) + " and y_scale " +
-                           elementTypeName(scale->type) +
-                           ": needs precision float32, float16 or bfloat16, or x of y_scale's type");
+    return invalid(op,
+                   "precision " + std::to_string(precision) + " with x " +
+                       elementTypeName(X->type) + " and y_scale " + elementTypeName(scale->type) +
+                       ": needs precision float32, float16 or bfloat16, or x of y_scale's type");
   if (Status s = checkOutputShape(op, Y, X->shape); !s.isOk())
     return s;
   QuantMap map;
@@ -437,8 +438,8 @@ void integerMatMul(const MatMulPlan &p, const TensorView &A, int64_t azp, const 
     if (bOff != lastB) { // B - bzp, once per distinct matrix
       for (int64_t k = 0; k < p.K; ++k)
         for (int64_t n = 0; n < p.N; ++n)
-          b32[k * p.N + n] = int32_t(intAt(B, bOff + k * p.N + n) -
-                                     (bzp ? intAt(*bzp, bzpPerColumn ? n : 0) : 0));
+          b32[k * p.N + n] =
+              int32_t(intAt(B, bOff + k * p.N + n) - (bzp ? intAt(*bzp, bzpPerColumn ? n : 0) : 0));
       lastB = bOff;
     }
     int32_t *c = C + b * p.M * p.N;
@@ -463,8 +464,8 @@ Status checkZeroPoint(const char *op, const TensorView *zp, ElementType type, co
   if (!zp)
     return Status::ok();
   if (zp->type != type)
-    return invalid(op, std::string(role) + " is " + elementTypeName(zp->type) +
-                           ", its data is " + elementTypeName(type));
+    return invalid(op, std::string(role) + " is " + elementTypeName(zp->type) + ", its data is " +
+                           elementTypeName(type));
   return Status::ok();
 }
 
@@ -504,8 +505,8 @@ Status matMulIntegerImpl(const KernelCall &call) {
   int32_t *work = nullptr;
   if (Status s = allocScratch(call, op, integerMatMulScratch(p), work); !s.isOk())
     return s;
-  integerMatMul(p, *A, azp ? intAt(*azp, 0) : 0, *B, bzp, perColumn,
-                static_cast<int32_t *>(Y.data), work);
+  integerMatMul(p, *A, azp ? intAt(*azp, 0) : 0, *B, bzp, perColumn, static_cast<int32_t *>(Y.data),
+                work);
   return Status::ok();
 }
 
@@ -533,8 +534,8 @@ Status qLinearMatMulImpl(const KernelCall &call) {
       return s;
   if (!isScaleType(as->type) || bs->type != as->type || ys->type != as->type)
     return invalid(op, "the scales must all be float32, all float16 or all bfloat16");
-  for (auto [t, role] : {std::pair{azp, "a_zero_point"}, {bzp, "b_zero_point"},
-                         {yzp, "y_zero_point"}})
+  for (auto [t, role] :
+       {std::pair{azp, "a_zero_point"}, {bzp, "b_zero_point"}, {yzp, "y_zero_point"}})
     if (t && t->numElements() != 1)
       return invalid(op, std::string(role) + " must have one element (per-tensor), got shape " +
                              shapeToString(t->shape));
@@ -603,13 +604,13 @@ Status planConv(const char *op, const StepAttributes &attrs, const std::vector<i
   p.s = attrs.getInts("strides", std::vector<int64_t>(r, 1));
   p.d = attrs.getInts("dilations", std::vector<int64_t>(r, 1));
   std::vector<int64_t> pads = attrs.getInts("pads", std::vector<int64_t>(2 * r, 0));
-  std::string autoPad = attrs.getString("auto_pad", "NOTSET");
+  std::string autoPadName = attrs.getString("auto_pad", "NOTSET");
   if (p.s.size() != r || p.d.size() != r || pads.size() != 2 * r)
     return invalid(op, "strides, dilations or pads do not match " + std::to_string(r) +
                            " spatial dims");
-  if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" &&
-      autoPad != "VALID")
-    return invalid(op, "unsupported auto_pad '" + autoPad + "'");
+  std::optional<AutoPad> autoPad = parseAutoPad(autoPadName);
+  if (!autoPad)
+    return invalid(op, "unsupported auto_pad '" + autoPadName + "'");
   p.out.assign(r, 0);
   p.pb.assign(r, 0);
   for (size_t i = 0; i < r; ++i) {
@@ -619,23 +620,15 @@ Status planConv(const char *op, const StepAttributes &attrs, const std::vector<i
     int64_t pb = pads[i], pe = pads[i + r];
     if (pb < 0 || pe < 0)
       return invalid(op, "negative pads " + shapeToString(pads));
-    int64_t eff = (k - 1) * d + 1;
-    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      p.out[i] = (in + s - 1) / s;
-      int64_t total = std::max<int64_t>(0, (p.out[i] - 1) * s + eff - in);
-      pe = autoPad == "SAME_UPPER" ? total - total / 2 : total / 2;
-      pb = total - pe;
-    } else {
-      if (autoPad == "VALID")
-        pb = pe = 0;
-      int64_t span = in + pb + pe - eff;
-      if (span < 0)
-        return invalid(op, "window of " + std::to_string(eff) +
-                               " is larger than the padded input of " +
-                               std::to_string(in + pb + pe));
-      p.out[i] = span / s + 1;
+    std::optional<WindowAxis> axis = windowAxis(in, k, s, d, pb, pe, *autoPad, /*ceilMode=*/false);
+    if (!axis) {
+      bool valid = *autoPad == AutoPad::Valid;
+      return invalid(op, "window of " + std::to_string((k - 1) * d + 1) +
+                             " is larger than the padded input of " +
+                             std::to_string(valid ? in : in + pb + pe));
     }
-    p.pb[i] = pb;
+    p.out[i] = axis->out;
+    p.pb[i] = axis->padBegin;
   }
   p.outShape = {p.N, p.M};
   p.outShape.insert(p.outShape.end(), p.out.begin(), p.out.end());
@@ -658,8 +651,7 @@ size_t integerConvScratch(const ConvPlan &p) {
 void integerConv(const ConvPlan &p, const TensorView &X, int64_t xzp, const TensorView &W,
                  const std::vector<int64_t> &wzp, int32_t *acc, int32_t *work) {
   size_t r = p.in.size();
-  int64_t inSize = product(p.in, 0, r), outSize = product(p.out, 0, r),
-          kSize = product(p.k, 0, r);
+  int64_t inSize = product(p.in, 0, r), outSize = product(p.out, 0, r), kSize = product(p.k, 0, r);
   int64_t cg = p.C / p.group, mg = p.M / p.group, rows = cg * kSize;
   int32_t *w32 = work, *cols = w32 + p.M * rows;
   for (int64_t m = 0; m < p.M; ++m)
@@ -725,8 +717,8 @@ Status perChannel(const char *op, const TensorView *t, int64_t M, const char *ro
                   std::vector<int64_t> *ints, std::vector<float> *floats) {
   int64_t count = t ? t->numElements() : 1;
   if (t && count != 1 && t->shape != std::vector<int64_t>{M})
-    return invalid(op, std::string(role) + " must have one element or shape [" +
-                           std::to_string(M) + "], got " + shapeToString(t->shape));
+    return invalid(op, std::string(role) + " must have one element or shape [" + std::to_string(M) +
+                           "], got " + shapeToString(t->shape));
   for (int64_t m = 0; m < M; ++m) {
     int64_t i = count == 1 ? 0 : m;
     if (ints)
@@ -751,8 +743,8 @@ Status convIntegerImpl(const KernelCall &call) {
   if (Status s = checkZeroPoint(op, wzp, W->type, "w_zero_point"); !s.isOk())
     return s;
   if (xzp && xzp->numElements() != 1)
-    return invalid(op, "x_zero_point must have one element, got shape " +
-                           shapeToString(xzp->shape));
+    return invalid(op,
+                   "x_zero_point must have one element, got shape " + shapeToString(xzp->shape));
   if (Status s = checkOneOutput(op, call); !s.isOk())
     return s;
   const TensorView &Y = call.outputs[0];
@@ -783,8 +775,8 @@ Status qLinearConvImpl(const KernelCall &call) {
   if (!isInt8Like(X->type) || !isInt8Like(W->type))
     return invalid(op, "x and w must be int8 or uint8, got " + elementTypeName(X->type) + " and " +
                            elementTypeName(W->type));
-  if (Status s = checkFloats(op, {{xs, "input x_scale"}, {ws, "input w_scale"},
-                                  {ys, "input y_scale"}});
+  if (Status s =
+          checkFloats(op, {{xs, "input x_scale"}, {ws, "input w_scale"}, {ys, "input y_scale"}});
       !s.isOk())
     return s;
   if (Status s = checkScalarScale(op, xs, "x_scale"); !s.isOk())
@@ -814,8 +806,8 @@ Status qLinearConvImpl(const KernelCall &call) {
   if (Status s = checkOutputShape(op, Y, p.outShape); !s.isOk())
     return s;
   if (B && B->shape != std::vector<int64_t>{p.M})
-    return invalid(op, "B shape " + shapeToString(B->shape) + " should be [" +
-                           std::to_string(p.M) + "]");
+    return invalid(op, "B shape " + shapeToString(B->shape) + " should be [" + std::to_string(p.M) +
+                           "]");
   std::vector<int64_t> wz;
   std::vector<float> wsc;
   if (Status s = perChannel(op, wzp, p.M, "w_zero_point", &wz, nullptr); !s.isOk())
@@ -835,8 +827,8 @@ Status qLinearConvImpl(const KernelCall &call) {
     int64_t m = i / outSize % p.M;
     int64_t v = int64_t(acc[i]) + (B ? intAt(*B, m) : 0);
     float mult = xScale * wsc[size_t(m)] / yScale;
-    storeInt(Y, i, saturateRound(double(int32_t(uint32_t(uint64_t(v)))) * double(mult), zp, lo,
-                                 hi));
+    storeInt(Y, i,
+             saturateRound(double(int32_t(uint32_t(uint64_t(v)))) * double(mult), zp, lo, hi));
   }
   return Status::ok();
 }
