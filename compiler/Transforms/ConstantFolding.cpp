@@ -12,6 +12,7 @@
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "compiler/Transforms/OpQueries.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
 #include "compiler/Transforms/ShapeValues.h"
 #include "dialects/onnx/OnnxDialect.h"
@@ -76,9 +77,7 @@ int64_t product(ArrayRef<int64_t> shape) {
 }
 
 int64_t intAttr(Operation *op, StringRef name, int64_t fallback) {
-  if (auto a = op->getAttrOfType<IntegerAttr>(name))
-    return a.getInt();
-  return fallback;
+  return ortc::intAttrOr(op, name, fallback);
 }
 
 std::optional<SmallVector<int64_t>> staticResultShape(Operation *op) {

@@ -13,6 +13,7 @@
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "compiler/Transforms/OpQueries.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
 #include "compiler/Transforms/ShapeValues.h"
 #include "dialects/onnx/OnnxDialect.h"
@@ -49,18 +50,10 @@ Type elementOf(Value v) {
   return nullptr;
 }
 
-std::optional<SmallVector<int64_t>> shapeOf(Value v) {
-  if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-    return SmallVector<int64_t>(t.getShape());
-  return std::nullopt;
-}
-
-bool isAbsent(Value v) { return !v || isa<NoneType>(v.getType()); }
-
+std::optional<SmallVector<int64_t>> shapeOf(Value v) { return ortc::rankedShapeOf(v); }
+bool isAbsent(Value v) { return ortc::isAbsentOperand(v); }
 int64_t intAttr(Operation *op, StringRef name, int64_t fallback) {
-  if (auto a = op->getAttrOfType<IntegerAttr>(name))
-    return a.getInt();
-  return fallback;
+  return ortc::intAttrOr(op, name, fallback);
 }
 
 std::optional<SmallVector<int64_t>> intsAttr(Operation *op, StringRef name) {

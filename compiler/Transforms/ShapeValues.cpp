@@ -3,6 +3,7 @@
 #include "compiler/Transforms/ShapeValues.h"
 
 #include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/OpQueries.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
 #include "dialects/onnx/OnnxDialect.h"
 
@@ -21,19 +22,9 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 // Deeper chains than this are left to run time (and keep the walk cheap).
 constexpr int kMaxDepth = 16;
 
-std::optional<SmallVector<int64_t>> shapeOf(Value v) {
-  if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-    return SmallVector<int64_t>(t.getShape());
-  return std::nullopt;
-}
-
-bool isAbsent(Value v) { return !v || isa<NoneType>(v.getType()); }
-
-int64_t intAttr(Operation *op, StringRef name, int64_t fallback) {
-  if (auto a = op->getAttrOfType<IntegerAttr>(name))
-    return a.getInt();
-  return fallback;
-}
+using ortc::intAttrOr;
+using ortc::isAbsentOperand;
+using ortc::rankedShapeOf;
 
 // Elementwise integer arithmetic of two shape values, one of which may be a
 // single element (broadcast); an unknown element stays unknown. Division
@@ -88,19 +79,19 @@ std::optional<Elements> valuesAt(Value v, int depth) {
     return std::nullopt;
   StringRef name = def->getName().getStringRef();
   auto operandValues = [&](unsigned i) -> std::optional<Elements> {
-    if (i >= def->getNumOperands() || isAbsent(def->getOperand(i)))
+    if (i >= def->getNumOperands() || isAbsentOperand(def->getOperand(i)))
       return std::nullopt;
-    auto rank = shapeOf(def->getOperand(i));
+    auto rank = rankedShapeOf(def->getOperand(i));
     if (!rank || rank->size() > 1)
       return std::nullopt;
     return valuesAt(def->getOperand(i), depth + 1);
   };
   if (name == "onnx.Shape") {
-    auto in = shapeOf(def->getOperand(0));
+    auto in = rankedShapeOf(def->getOperand(0));
     if (!in)
       return std::nullopt;
     int64_t rank = in->size();
-    int64_t start = intAttr(def, "start", 0), end = intAttr(def, "end", rank);
+    int64_t start = intAttrOr(def, "start", 0), end = intAttrOr(def, "end", rank);
     start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
     end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
     Elements out;
@@ -112,7 +103,7 @@ std::optional<Elements> valuesAt(Value v, int depth) {
   if (name == "onnx.Identity" || name == "onnx.Unsqueeze" || name == "onnx.Squeeze")
     return operandValues(0);
   if (name == "onnx.Cast") {
-    Type to = od::elementTypeForOnnxCode(def->getContext(), intAttr(def, "to", 0));
+    Type to = od::elementTypeForOnnxCode(def->getContext(), intAttrOr(def, "to", 0));
     if (!to || !(to.isSignlessInteger(64) || to.isSignlessInteger(32)))
       return std::nullopt;
     return operandValues(0);
@@ -140,7 +131,7 @@ std::optional<Elements> valuesAt(Value v, int depth) {
   if (name == "onnx.Gather") {
     auto data = operandValues(0);
     auto indices = ortc::getConstantIntValues(def->getOperand(1));
-    if (!data || !indices || intAttr(def, "axis", 0) != 0)
+    if (!data || !indices || intAttrOr(def, "axis", 0) != 0)
       return std::nullopt;
     Elements out;
     int64_t n = data->size();
@@ -158,12 +149,12 @@ std::optional<Elements> valuesAt(Value v, int depth) {
     auto starts = ortc::getConstantIntValues(def->getOperand(1));
     auto ends = ortc::getConstantIntValues(def->getOperand(2));
     int64_t step = 1;
-    if (def->getNumOperands() > 3 && !isAbsent(def->getOperand(3))) {
+    if (def->getNumOperands() > 3 && !isAbsentOperand(def->getOperand(3))) {
       auto axes = ortc::getConstantIntValues(def->getOperand(3));
       if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))
         return std::nullopt;
     }
-    if (def->getNumOperands() > 4 && !isAbsent(def->getOperand(4))) {
+    if (def->getNumOperands() > 4 && !isAbsentOperand(def->getOperand(4))) {
       auto steps = ortc::getConstantIntValues(def->getOperand(4));
       if (!steps || steps->size() != 1 || (*steps)[0] == 0)
         return std::nullopt;

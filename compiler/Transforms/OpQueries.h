@@ -1,0 +1,40 @@
+//===- OpQueries.h - small questions passes ask of onnx ops -----*- C++ -*-===//
+//
+// The generic passes read ops whose form they know only by name (typed ops
+// and onnx.Generic alike): an operand's static dims, whether an optional
+// operand was omitted, an integer attribute with ONNX's default.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_COMPILER_TRANSFORMS_OPQUERIES_H
+#define ORTC_COMPILER_TRANSFORMS_OPQUERIES_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace ortc {
+
+/// The dims of a ranked tensor value (kDynamic where unknown), or nullopt.
+inline std::optional<llvm::SmallVector<int64_t>> rankedShapeOf(mlir::Value v) {
+  if (auto t = mlir::dyn_cast<mlir::RankedTensorType>(v.getType()))
+    return llvm::SmallVector<int64_t>(t.getShape());
+  return std::nullopt;
+}
+
+/// An omitted optional operand (onnx.NoValue, typed `none`).
+inline bool isAbsentOperand(mlir::Value v) { return !v || mlir::isa<mlir::NoneType>(v.getType()); }
+
+/// Integer attribute `name` of `op`, or `fallback` when it is not set.
+inline int64_t intAttrOr(mlir::Operation *op, llvm::StringRef name, int64_t fallback) {
+  if (auto a = op->getAttrOfType<mlir::IntegerAttr>(name))
+    return a.getInt();
+  return fallback;
+}
+
+} // namespace ortc
+
+#endif // ORTC_COMPILER_TRANSFORMS_OPQUERIES_H
