@@ -15,12 +15,14 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <map>
 
 using namespace mlir;
@@ -37,6 +39,40 @@ std::string describeNode(const onnx::NodeProto &node, int index) {
   if (!node.name().empty())
     return "node '" + node.name() + "' (" + op + ")";
   return "node #" + std::to_string(index) + " (" + op + ", unnamed)";
+}
+
+/// The values of `value` when an onnx.Constant of at most 64 float32 elements
+/// produces it (an initializer or a Constant node), for OpsetUpgrade.
+std::optional<std::vector<float>> smallF32Constant(Value value) {
+  Operation *op = value ? value.getDefiningOp() : nullptr;
+  if (!op || op->getName().getStringRef() != "onnx.Constant")
+    return std::nullopt;
+  if (auto single = op->getAttrOfType<FloatAttr>("value_float"))
+    if (single.getType().isF32())
+      return std::vector<float>{float(single.getValueAsDouble())};
+  if (auto list = op->getAttrOfType<DenseF32ArrayAttr>("value_floats"))
+    return std::vector<float>(list.asArrayRef().begin(), list.asArrayRef().end());
+  auto elements = dyn_cast_or_null<ElementsAttr>(op->getAttr("value"));
+  if (!elements || !elements.getElementType().isF32() ||
+      !elements.getShapedType().hasStaticShape() || elements.getNumElements() > 64)
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseFPElementsAttr>(elements)) {
+    std::vector<float> out;
+    for (const APFloat &v : dense.getValues<APFloat>())
+      out.push_back(v.convertToFloat());
+    return out;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(elements);
+  AsmResourceBlob *blob = resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return std::nullopt;
+  ArrayRef<char> data = blob->getData();
+  std::vector<float> out(elements.getNumElements());
+  if (data.size() != out.size() * sizeof(float))
+    return std::nullopt;
+  if (!out.empty())
+    std::memcpy(out.data(), data.data(), data.size());
+  return out;
 }
 
 class Importer {
@@ -469,11 +505,13 @@ LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
     originalNode.set_op_type("ScatterElements");
 
   // Typed op when the node's opset is one the typed op stands for, or when an
-  // older signature can be rewritten into it (OpsetUpgrade.h).
+  // older signature can be rewritten into it (OpsetUpgrade.h). A default-domain
+  // op without a schema may be a deprecated one that an upgrade renames
+  // (Upsample becomes Resize); the rewritten node's schema is looked up again.
   const od::OnnxOpSchema *schema = od::lookupOnnxSchema(domain, originalNode.op_type());
   onnx::NodeProto upgraded;
   bool isUpgraded = false;
-  if (schema && version < schema->compatibleSince) {
+  if ((schema && version < schema->compatibleSince) || (!schema && domain.empty())) {
     UpgradeInputInfo info;
     if (originalNode.input_size() > 0 && !originalNode.input(0).empty())
       if (Value first = lookup(originalNode.input(0))) {
@@ -482,11 +520,16 @@ LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
         if (auto tensor = dyn_cast<TensorType>(first.getType()))
           info.isF32 = tensor.getElementType().isF32();
       }
+    for (const std::string &input : originalNode.input())
+      info.f32Constants.push_back(input.empty() ? std::nullopt : smallF32Constant(lookup(input)));
     std::vector<UpgradeConstant> constants;
     isUpgraded =
         domain.empty() && upgradeOlderNode(originalNode, version, info, upgraded, constants);
-    if (!isUpgraded)
-      schema = nullptr;
+    schema = isUpgraded ? od::lookupOnnxSchema(domain, upgraded.op_type()) : nullptr;
+    if (!schema) {
+      isUpgraded = false;
+      constants.clear();
+    }
     for (UpgradeConstant &constant : constants) {
       auto value = tensors.importTensor(constant.value, what + ": upgraded attribute");
       if (failed(value))

@@ -2,6 +2,7 @@
 
 #include "compiler/Import/OpsetUpgrade.h"
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -25,12 +26,54 @@ onnx::NodeProto withoutAttrs(const onnx::NodeProto &node, const std::set<std::st
   return copy;
 }
 
-onnx::TensorProto int64Vector(const google::protobuf::RepeatedField<int64_t> &values) {
+/// Whether every attribute of `node` is one of `names`.
+bool onlyAttrs(const onnx::NodeProto &node, const std::set<std::string> &names) {
+  for (const auto &a : node.attribute())
+    if (!names.count(a.name()))
+      return false;
+  return true;
+}
+
+/// The value of STRING attribute `name`, `fallback` when absent, nullopt when
+/// it is of another type.
+std::optional<std::string> stringAttr(const onnx::NodeProto &node, const std::string &name,
+                                      const std::string &fallback) {
+  const onnx::AttributeProto *a = findAttr(node, name);
+  if (!a)
+    return fallback;
+  if (a->type() != onnx::AttributeProto::STRING)
+    return std::nullopt;
+  return a->s();
+}
+
+void setStringAttr(onnx::NodeProto &node, const std::string &name, const std::string &value) {
+  for (auto &a : *node.mutable_attribute()) {
+    if (a.name() == name) {
+      a.set_s(value);
+      return;
+    }
+  }
+  auto *a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+template <typename Range> onnx::TensorProto int64Vector(const Range &values) {
   onnx::TensorProto t;
   t.set_data_type(onnx::TensorProto::INT64);
   t.add_dims(values.size());
   for (int64_t v : values)
     t.add_int64_data(v);
+  return t;
+}
+
+onnx::TensorProto f32Vector(const google::protobuf::RepeatedField<float> &values) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(values.size());
+  for (float v : values)
+    t.add_float_data(v);
   return t;
 }
 
@@ -65,6 +108,104 @@ bool isReduce(const std::string &op) {
                                                 "ReduceLogSumExp", "ReduceMax",  "ReduceMean",
                                                 "ReduceMin",       "ReduceProd", "ReduceSumSquare"};
   return reduces.count(op) > 0;
+}
+
+/// BatchNormalization 7 to 13 for inference (only Y is used) is
+/// BatchNormalization-15 with training_mode 0. `spatial` (7 and 8) must be 1:
+/// spatial 0 normalizes per activation, with scale, B, mean and var of shape
+/// [C, D1, ...], which the later versions cannot express.
+bool upgradeBatchNormalization(const onnx::NodeProto &node, int64_t opset,
+                               onnx::NodeProto &upgraded) {
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      return false; // training outputs (mean, var, saved_mean, saved_var)
+  std::set<std::string> known = {"epsilon", "momentum"};
+  if (opset < 9)
+    known.insert("spatial");
+  if (node.input_size() != 5 || !onlyAttrs(node, known))
+    return false;
+  if (const auto *spatial = findAttr(node, "spatial"))
+    if (spatial->type() != onnx::AttributeProto::INT || spatial->i() != 1)
+      return false;
+  upgraded = withoutAttrs(node, {"spatial"});
+  upgraded.mutable_output()->DeleteSubrange(1, upgraded.output_size() - 1);
+  return true;
+}
+
+/// GridSample 16 to 19 is GridSample-20 with the modes renamed: bilinear is
+/// linear, bicubic is cubic (16 takes 4-D X only, which 20 also accepts).
+bool upgradeGridSample(const onnx::NodeProto &node, onnx::NodeProto &upgraded) {
+  if (!onlyAttrs(node, {"align_corners", "mode", "padding_mode"}))
+    return false;
+  std::optional<std::string> mode = stringAttr(node, "mode", "bilinear");
+  if (!mode)
+    return false;
+  std::string renamed;
+  if (*mode == "bilinear")
+    renamed = "linear";
+  else if (*mode == "bicubic")
+    renamed = "cubic";
+  else if (*mode == "nearest")
+    renamed = "nearest";
+  else
+    return false;
+  upgraded = node;
+  if (findAttr(node, "mode"))
+    setStringAttr(upgraded, "mode", renamed);
+  return true;
+}
+
+/// Upsample 7 to 9 and Resize-10 are Resize with roi left out, the scales as
+/// input 2 and the coordinate rule x_in = x_out / scale ("asymmetric"); nearest
+/// takes the floor. onnxruntime agrees except for Resize-10 nearest with a
+/// scale below 1, where it takes the ceiling (Upsample requires scales >= 1):
+/// that node is rewritten only when its scales are constants of at least 1.
+bool upgradeUpsample(const onnx::NodeProto &node, int64_t opset, const UpgradeInputInfo &input,
+                     onnx::NodeProto &upgraded, std::vector<UpgradeConstant> &constants) {
+  bool isResize = node.op_type() == "Resize";
+  bool scalesAttr = !isResize && opset < 9; // Upsample-7
+  if (!onlyAttrs(node, scalesAttr ? std::set<std::string>{"mode", "scales"}
+                                  : std::set<std::string>{"mode"}))
+    return false;
+  if (node.input_size() != (scalesAttr ? 1 : 2) || node.input(0).empty())
+    return false;
+  std::optional<std::string> mode = stringAttr(node, "mode", "nearest");
+  if (!mode || (*mode != "nearest" && *mode != "linear"))
+    return false;
+  std::optional<std::vector<float>> scales;
+  const onnx::AttributeProto *scalesValue = nullptr;
+  if (scalesAttr) {
+    scalesValue = findAttr(node, "scales");
+    if (!scalesValue || scalesValue->type() != onnx::AttributeProto::FLOATS)
+      return false;
+    scales.emplace(scalesValue->floats().begin(), scalesValue->floats().end());
+  } else {
+    if (node.input(1).empty())
+      return false;
+    if (input.f32Constants.size() > 1)
+      scales = input.f32Constants[1];
+  }
+  if (*mode == "nearest") {
+    if (isResize && !scales)
+      return false; // a scale below 1 would round differently
+    if (scales)
+      for (float s : *scales)
+        if (!(s >= 1))
+          return false;
+  }
+  upgraded = withoutAttrs(node, {"scales", "mode"});
+  upgraded.set_op_type("Resize");
+  upgraded.mutable_input()->DeleteSubrange(1, upgraded.input_size() - 1);
+  upgraded.add_input(""); // roi
+  if (scalesAttr)
+    constants.push_back({2, f32Vector(scalesValue->floats())});
+  else
+    upgraded.add_input(node.input(1));
+  setStringAttr(upgraded, "mode", *mode);
+  setStringAttr(upgraded, "coordinate_transformation_mode", "asymmetric");
+  if (*mode == "nearest")
+    setStringAttr(upgraded, "nearest_mode", "floor");
+  return true;
 }
 
 } // namespace
@@ -135,6 +276,22 @@ bool upgradeOlderNode(const onnx::NodeProto &node, int64_t opset, const UpgradeI
     upgraded = node;
     return true;
   }
+  if (op == "BatchNormalization" && opset >= 7 && opset < 14)
+    return upgradeBatchNormalization(node, opset, upgraded);
+  if (op == "GridSample" && opset >= 16 && opset < 20)
+    return upgradeGridSample(node, upgraded);
+  if (op == "TopK" && opset < 10) {
+    // TopK-1's k attribute is TopK-10's input K (int64, shape [1]).
+    const auto *k = findAttr(node, "k");
+    if (node.input_size() != 1 || !k || k->type() != onnx::AttributeProto::INT ||
+        !onlyAttrs(node, {"axis", "k"}))
+      return false;
+    upgraded = withoutAttrs(node, {"k"});
+    constants.push_back({1, int64Vector(std::vector<int64_t>{k->i()})});
+    return true;
+  }
+  if ((op == "Upsample" && opset >= 7 && opset < 10) || (op == "Resize" && opset == 10))
+    return upgradeUpsample(node, opset, input, upgraded, constants);
   if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && opset < 13) {
     // Before 13 these flatten to 2-D at `axis` (default 1); over the last
     // axis that is the same as the per-axis form.
