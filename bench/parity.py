@@ -23,7 +23,6 @@ Usage: .venv/bin/python bench/parity.py [--ortc build/tools/ortc/ortc]
 import argparse
 import datetime
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -36,6 +35,7 @@ sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "models"))
 import cpu_models  # noqa: E402
 import resnet50  # noqa: E402
+from e2e_util import run, run_compiled  # noqa: E402
 
 REPORT = os.path.join(ROOT, "docs", "parity.md")
 
@@ -54,13 +54,6 @@ DESCRIPTIONS = {
     "attention": "scaled dot-product attention as exporters write it (fused by ortc)",
     "resnet50": "ResNet-50 v1.5, random weights (bench/models/resnet50.py)",
 }
-
-
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {result.returncode}: "
-                           f"{result.stderr.strip()}")
 
 
 def errors(got, want):
@@ -95,16 +88,10 @@ def check_family(name, ortc, work, seeds, batches):
         for seed in range(seeds):
             feeds = feeds_for(batch, np.random.default_rng(seed))
             expected = session.run(None, feeds)
-            run_dir = os.path.join(folder, f"b{batch}_s{seed}")
-            os.makedirs(run_dir, exist_ok=True)
-            cmd = [ortc, "run", ctx_path, "--output-dir", run_dir]
-            for input_name, array in feeds.items():
-                path = os.path.join(run_dir, f"in_{input_name}.npy")
-                np.save(path, array)
-                cmd += ["--input", f"{input_name}={path}"]
-            run(cmd)
+            outputs = run_compiled(ortc, ctx_path, feeds,
+                                   os.path.join(folder, f"b{batch}_s{seed}"), names)
             for output_name, want in zip(names, expected):
-                got = np.load(os.path.join(run_dir, f"{output_name}.npy"))
+                got = outputs[output_name]
                 entry = stats.setdefault((output_name, batch),
                                          [0.0, 0.0, f"{want.dtype}{list(want.shape)}", False])
                 if got.shape != want.shape or got.dtype != want.dtype:

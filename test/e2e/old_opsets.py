@@ -13,7 +13,6 @@ status 1 on any failure.
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -22,8 +21,8 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-RTOL = 1e-4
-ATOL = 1e-4
+sys.path.insert(0, os.path.dirname(__file__))
+from e2e_util import ATOL, RTOL, check_only_epcontext, compare, run, run_compiled  # noqa: E402
 
 
 def make_model(name, opset, nodes, inputs, outputs, initializers=()):
@@ -150,14 +149,6 @@ MODELS = {
 }
 
 
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {result.returncode}: "
-                           f"{result.stderr.strip()}")
-    return result
-
-
 def check_model(name, ortc, work):
     rng = np.random.default_rng(1234)
     opset, build = MODELS[name]
@@ -168,10 +159,7 @@ def check_model(name, ortc, work):
     onnx.save(model, model_path)
     ctx_path = os.path.join(folder, f"{name}_ctx.onnx")
     run([ortc, "compile", model_path, "-o", ctx_path])
-    compiled = onnx.load(ctx_path, load_external_data=False)
-    ops = {node.op_type for node in compiled.graph.node}
-    if ops != {"EPContext"}:
-        raise RuntimeError(f"{ctx_path} holds {sorted(ops)}, expected only EPContext nodes")
+    check_only_epcontext(ctx_path)
 
     options = ort.SessionOptions()
     options.log_severity_level = 3  # no warnings about opsets below 7
@@ -187,20 +175,11 @@ def check_model(name, ortc, work):
         if "grid" in feeds:  # sample inside and a little outside [-1, 1]
             feeds["grid"] = (rng.random(feeds["grid"].shape) * 2.4 - 1.2).astype(np.float32)
         expected = session.run(None, feeds)
-        run_dir = os.path.join(folder, f"batch{batch}")
-        os.makedirs(run_dir, exist_ok=True)
-        cmd = [ortc, "run", ctx_path, "--output-dir", run_dir]
-        for input_name, array in feeds.items():
-            path = os.path.join(run_dir, f"in_{input_name}.npy")
-            np.save(path, array)
-            cmd += ["--input", f"{input_name}={path}"]
-        run(cmd)
+        outputs = run_compiled(ortc, ctx_path, feeds, os.path.join(folder, f"batch{batch}"),
+                               output_names)
         for output_name, want in zip(output_names, expected):
-            got = np.load(os.path.join(run_dir, f"{output_name}.npy"))
-            ok = got.shape == want.shape and got.dtype == want.dtype
-            err = float(np.max(np.abs(got.astype(np.float64) - want))) if ok and got.size else 0.0
-            if ok:
-                ok = bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
+            got = outputs[output_name]
+            err, ok = compare(got, want)
             rows.append((name, opset, "-" if batch is None else batch, output_name,
                          f"{got.dtype}{list(got.shape)}", err, ok))
     return rows

@@ -8,7 +8,6 @@ Exit status 1 on any mismatch or failure; the table says which.
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -18,18 +17,7 @@ import onnxruntime as ort
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cpu_models  # noqa: E402
-
-# fp32 with different summation orders and erf/tanh/exp implementations.
-RTOL = 1e-4
-ATOL = 1e-4
-
-
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {result.returncode}: "
-                           f"{result.stderr.strip()}")
-    return result
+from e2e_util import ATOL, RTOL, check_only_epcontext, compare, run, run_compiled  # noqa: E402
 
 
 def check_family(name, ortc, work, embed):
@@ -41,11 +29,7 @@ def check_family(name, ortc, work, embed):
     onnx.save(model, model_path)
     ctx_path = os.path.join(folder, f"{name}_ctx.onnx")
     run([ortc, "compile", model_path, "-o", ctx_path, "--embed" if embed else "--no-embed"])
-    compiled = onnx.load(ctx_path, load_external_data=False)
-    onnx.checker.check_model(compiled)
-    ops = {node.op_type for node in compiled.graph.node}
-    if ops != {"EPContext"}:
-        raise RuntimeError(f"{ctx_path} holds {sorted(ops)}, expected only EPContext nodes")
+    onnx.checker.check_model(check_only_epcontext(ctx_path))
 
     session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
     output_names = [o.name for o in session.get_outputs()]
@@ -53,20 +37,11 @@ def check_family(name, ortc, work, embed):
     for batch in (1, 3):
         feeds = feeds_for(batch, rng)
         expected = session.run(None, feeds)
-        run_dir = os.path.join(folder, f"batch{batch}")
-        os.makedirs(run_dir, exist_ok=True)
-        cmd = [ortc, "run", ctx_path, "--output-dir", run_dir]
-        for input_name, array in feeds.items():
-            path = os.path.join(run_dir, f"in_{input_name}.npy")
-            np.save(path, array)
-            cmd += ["--input", f"{input_name}={path}"]
-        run(cmd)
+        outputs = run_compiled(ortc, ctx_path, feeds, os.path.join(folder, f"batch{batch}"),
+                               output_names)
         for output_name, want in zip(output_names, expected):
-            got = np.load(os.path.join(run_dir, f"{output_name}.npy"))
-            ok = got.shape == want.shape and got.dtype == want.dtype
-            err = float(np.max(np.abs(got.astype(np.float64) - want))) if ok and got.size else 0.0
-            if ok:
-                ok = bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
+            got = outputs[output_name]
+            err, ok = compare(got, want)
             rows.append((name, "embed" if embed else "sidecar", batch, output_name,
                          f"{got.dtype}{list(got.shape)}", err, ok))
     return rows

@@ -1,0 +1,54 @@
+"""What the end-to-end scripts share: running ortc, running a compiled model
+on numpy inputs, and comparing an output with the reference.
+
+The tolerance is for fp32 computed with different summation orders and
+erf/tanh/exp implementations.
+"""
+
+import os
+import subprocess
+
+import numpy as np
+import onnx
+
+RTOL = 1e-4
+ATOL = 1e-4
+
+
+def run(cmd):
+    """Runs `cmd`; raises with its stderr when it fails."""
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {result.returncode}: "
+                           f"{result.stderr.strip()}")
+    return result
+
+
+def check_only_epcontext(ctx_path):
+    """Every node of the compiled model is an EPContext node (all claimed)."""
+    compiled = onnx.load(ctx_path, load_external_data=False)
+    ops = {node.op_type for node in compiled.graph.node}
+    if ops != {"EPContext"}:
+        raise RuntimeError(f"{ctx_path} holds {sorted(ops)}, expected only EPContext nodes")
+    return compiled
+
+
+def run_compiled(ortc, ctx_path, feeds, run_dir, output_names):
+    """`ortc run` on `feeds` (name -> array) in `run_dir`; the outputs by name."""
+    os.makedirs(run_dir, exist_ok=True)
+    cmd = [ortc, "run", ctx_path, "--output-dir", run_dir]
+    for input_name, array in feeds.items():
+        path = os.path.join(run_dir, f"in_{input_name}.npy")
+        np.save(path, array)
+        cmd += ["--input", f"{input_name}={path}"]
+    run(cmd)
+    return {name: np.load(os.path.join(run_dir, f"{name}.npy")) for name in output_names}
+
+
+def compare(got, want):
+    """(max |error|, within tolerance with the same dtype and shape)."""
+    ok = got.shape == want.shape and got.dtype == want.dtype
+    err = float(np.max(np.abs(got.astype(np.float64) - want))) if ok and got.size else 0.0
+    if ok:
+        ok = bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
+    return err, ok
