@@ -42,9 +42,8 @@ OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, String
   for (Type type : op->getResultTypes())
     if (!isa<NoneType>(type))
       resultTypes.push_back(type);
-  fn = func::FuncOp::create(
-      builder, op->getLoc(), (ep + "_claim").str(),
-      builder.getFunctionType(TypeRange(inputs.getArrayRef()), resultTypes));
+  fn = func::FuncOp::create(builder, op->getLoc(), (ep + "_claim").str(),
+                            builder.getFunctionType(TypeRange(inputs.getArrayRef()), resultTypes));
   fn->setAttr("ortc.ep", builder.getStringAttr(ep));
   Block *entry = fn.addEntryBlock();
   IRMapping mapping;
@@ -64,7 +63,8 @@ OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, String
 
 } // namespace
 
-ClaimHonestyResult checkClaimHonesty(ModuleOp module, ArrayRef<CompileEp *> eps) {
+ClaimHonestyResult checkClaimHonesty(ModuleOp module, ArrayRef<CompileEp *> eps,
+                                     const CompiledClaimCheck &check) {
   ClaimHonestyResult result;
   auto main = module.lookupSymbol<func::FuncOp>("main_graph");
   if (!main || main.getBody().empty())
@@ -85,9 +85,17 @@ ClaimHonestyResult checkClaimHonesty(ModuleOp module, ArrayRef<CompileEp *> eps)
           message = diag.str();
         return success();
       });
-      if (failed(ep->compilePartition(fn)))
+      FailureOr<std::unique_ptr<CompiledPartition>> compiled = ep->compilePartition(fn);
+      if (failed(compiled) || !*compiled) {
         result.failures.push_back({ep->name(), query.node, query.opType,
                                    message.empty() ? "compilePartition failed" : message});
+        continue;
+      }
+      if (check) {
+        std::string failure = check(*ep, **compiled);
+        if (!failure.empty())
+          result.failures.push_back({ep->name(), query.node, query.opType, failure});
+      }
     }
   }
   return result;

@@ -13,6 +13,7 @@
 
 #include "compiler/EP/CompileEp.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,15 @@ struct ClaimHonestyResult {
   std::vector<ClaimHonestyFailure> failures;
 };
 
-/// Leaves `module` unchanged; each node is compiled from a fresh module.
-ClaimHonestyResult checkClaimHonesty(mlir::ModuleOp module, llvm::ArrayRef<CompileEp *> eps);
+/// After a claimed node compiled: more checks of what it compiled to (the
+/// CPU EP's tests load and run it at several batch sizes). An empty string
+/// passes; anything else is the failure's message.
+using CompiledClaimCheck = std::function<std::string(CompileEp &, const CompiledPartition &)>;
+
+/// Leaves `module` unchanged; each node is compiled from a fresh module, then
+/// given to `check` when there is one.
+ClaimHonestyResult checkClaimHonesty(mlir::ModuleOp module, llvm::ArrayRef<CompileEp *> eps,
+                                     const CompiledClaimCheck &check = nullptr);
 
 } // namespace ortc
 
