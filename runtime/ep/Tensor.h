@@ -83,6 +83,9 @@ struct TensorSignature {
   std::string name;
   ElementType type = ElementType::Undefined;
   std::vector<int64_t> shape;
+  /// A graph input's dim_param per dim ("" for none); dims of one name are
+  /// one symbol, bound once per run. Empty when no dim is named.
+  std::vector<std::string> dimNames;
 };
 
 /// "[?,3,224,224]" style text for messages.

@@ -9,8 +9,8 @@
 
 #include <cerrno>
 #include <map>
-#include <sys/stat.h>
 #include <set>
+#include <sys/stat.h>
 
 namespace ortc {
 namespace {
@@ -44,8 +44,15 @@ bool readSignature(const onnx::ValueInfoProto &info, TensorSignature &signature,
     why = "has no shape (unknown rank)";
     return false;
   }
-  for (const auto &dim : tensor.shape().dim())
-    signature.shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
+  bool named = false;
+  for (const auto &dim : tensor.shape().dim()) {
+    bool dynamic = !(dim.has_dim_value() && dim.dim_value() >= 0);
+    signature.shape.push_back(dynamic ? -1 : dim.dim_value());
+    signature.dimNames.push_back(dynamic ? dim.dim_param() : "");
+    named |= !signature.dimNames.back().empty();
+  }
+  if (!named)
+    signature.dimNames.clear();
   return true;
 }
 

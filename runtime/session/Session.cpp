@@ -197,6 +197,14 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
     return invalid("expected " + std::to_string(model_.inputs.size()) + " inputs, got " +
                    std::to_string(inputs.size()));
   std::map<std::string, Value> values; // host values by name
+  // A dim_param names one symbol across the graph inputs: the first input
+  // that has it binds it, every other must agree.
+  struct Binding {
+    int64_t value;
+    const std::string *input;
+    size_t dim;
+  };
+  std::map<std::string, Binding> symbols;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSignature &sig = model_.inputs[i];
     const TensorView &view = inputs[i];
@@ -209,6 +217,17 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
                      shapeToString(view.shape));
     if (!view.data && view.byteSize() > 0)
       return invalid("input '" + sig.name + "' has no data");
+    for (size_t d = 0; d < sig.dimNames.size() && d < view.shape.size(); ++d) {
+      const std::string &symbol = sig.dimNames[d];
+      if (symbol.empty())
+        continue;
+      auto [bound, fresh] = symbols.emplace(symbol, Binding{view.shape[d], &sig.name, d});
+      if (!fresh && bound->second.value != view.shape[d])
+        return invalid("input '" + sig.name + "' dim " + std::to_string(d) + " is " +
+                       std::to_string(view.shape[d]) + " but '" + *bound->second.input + "' dim " +
+                       std::to_string(bound->second.dim) + " (" + symbol + ") is " +
+                       std::to_string(bound->second.value));
+    }
     values[sig.name] = Value{view, nullptr};
   }
 
