@@ -27,7 +27,6 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,7 +34,7 @@ sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "models"))
 import cpu_models  # noqa: E402
 import resnet50  # noqa: E402
-from e2e_util import run, run_compiled  # noqa: E402
+from e2e_util import run_compiled, save_and_compile  # noqa: E402
 
 REPORT = os.path.join(ROOT, "docs", "parity.md")
 
@@ -74,12 +73,8 @@ def errors(got, want):
 
 def check_family(name, ortc, work, seeds, batches):
     model, feeds_for = FAMILIES[name](np.random.default_rng(1234))
-    folder = os.path.join(work, name)
-    os.makedirs(folder, exist_ok=True)
-    model_path = os.path.join(folder, f"{name}.onnx")
-    onnx.save(model, model_path)
-    ctx_path = os.path.join(folder, f"{name}_ctx.onnx")
-    run([ortc, "compile", model_path, "-o", ctx_path])
+    model_path, ctx_path = save_and_compile(ortc, model, name, os.path.join(work, name))
+    folder = os.path.dirname(model_path)
     session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     # per (output, batch): [max abs, max rel, dtype/shape text, mismatch]

@@ -92,34 +92,6 @@ void elideLargeConstants(mlir::ModuleOp module, int64_t limit) {
   });
 }
 
-// Writes `text` to `path` through a temporary file and a rename, so that a
-// failure never leaves a partial output behind.
-bool writeFileAtomically(const std::string &path, const std::string &text, std::string &error) {
-  std::string tmp = path + ".tmp-ortc";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
-    if (ec) {
-      error = path + ": cannot write: " + ec.message();
-      return false;
-    }
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      error = path + ": write failed: " + os.error().message();
-      os.clear_error();
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = path + ": cannot rename the temporary file into place";
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
 // The driver's state for one compile.
 class Compilation {
 public:
@@ -154,8 +126,7 @@ private:
 };
 
 bool Compilation::createEps() {
-  bool partition = options.emit == EmitKind::PartitionedMlir || options.emit == EmitKind::EpContext;
-  if (!partition) {
+  if (!partitions(options.emit)) {
     if (!options.eps.empty() || !options.testEps.empty() || !options.epOptions.empty() ||
         options.allowUnclaimed)
       return usage("--ep, --ep-option, --test-ep and --allow-unclaimed need "
@@ -272,7 +243,7 @@ void Compilation::run() {
   std::vector<CompileEp *> epList;
   for (auto &ep : eps)
     epList.push_back(ep.get());
-  if (options.emit == EmitKind::PartitionedMlir || options.emit == EmitKind::EpContext) {
+  if (partitions(options.emit)) {
     clock.begin("partition");
     PartitionOptions partitionOptions;
     partitionOptions.allowUnclaimed = options.allowUnclaimed;
@@ -397,6 +368,32 @@ std::string defaultContextPath(const std::string &input) {
   if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".onnx") == 0)
     stem.resize(stem.size() - 5);
   return stem + "_ctx.onnx";
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &text, std::string &error) {
+  std::string tmp = path + ".tmp-ortc";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tmp, ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      error = path + ": cannot write: " + ec.message();
+      return false;
+    }
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      error = path + ": write failed: " + os.error().message();
+      os.clear_error();
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    error = path + ": cannot rename the temporary file into place";
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
 }
 
 bool checkOutputPath(const std::string &path, const std::string &what, std::string &error) {

@@ -39,6 +39,10 @@ enum class EmitKind {
 };
 std::optional<EmitKind> parseEmitKind(const std::string &name);
 const char *emitKindName(EmitKind kind);
+/// Whether `kind` partitions the model (and so needs EPs).
+inline bool partitions(EmitKind kind) {
+  return kind == EmitKind::PartitionedMlir || kind == EmitKind::EpContext;
+}
 
 struct DriverOptions {
   std::string input;
@@ -113,6 +117,10 @@ struct DriverResult {
 
 /// The default output of EmitKind::EpContext: MODEL_ctx.onnx beside MODEL.onnx.
 std::string defaultContextPath(const std::string &input);
+
+/// Writes `text` to `path` through a temporary file and a rename, so that a
+/// failure never leaves a partial file; false with a one-line `error`.
+bool writeFileAtomically(const std::string &path, const std::string &text, std::string &error);
 
 /// Refuses, before any work, an output that cannot be written: a missing or
 /// unwritable folder, or an existing directory. One line naming the path.

@@ -52,3 +52,28 @@ def compare(got, want):
     if ok:
         ok = bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
     return err, ok
+
+
+def save_and_compile(ortc, model, name, folder, *flags):
+    """Saves `model` as FOLDER/NAME.onnx and compiles it into FOLDER/NAME_ctx.onnx;
+    returns both paths."""
+    os.makedirs(folder, exist_ok=True)
+    model_path = os.path.join(folder, f"{name}.onnx")
+    onnx.save(model, model_path)
+    ctx_path = os.path.join(folder, f"{name}_ctx.onnx")
+    run([ortc, "compile", model_path, "-o", ctx_path, *flags])
+    return model_path, ctx_path
+
+
+def compare_run(ortc, ctx_path, session, feeds, run_dir):
+    """Runs the compiled model and onnxruntime's `session` on `feeds`; per
+    output: (name, "dtype[shape]" of ortc's, max |error|, within tolerance)."""
+    names = [o.name for o in session.get_outputs()]
+    expected = session.run(None, feeds)
+    outputs = run_compiled(ortc, ctx_path, feeds, run_dir, names)
+    rows = []
+    for name, want in zip(names, expected):
+        got = outputs[name]
+        err, ok = compare(got, want)
+        rows.append((name, f"{got.dtype}{list(got.shape)}", err, ok))
+    return rows

@@ -22,7 +22,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from e2e_util import ATOL, RTOL, check_only_epcontext, compare, run, run_compiled  # noqa: E402
+from e2e_util import ATOL, RTOL, check_only_epcontext, compare_run, save_and_compile  # noqa: E402
 
 
 def make_model(name, opset, nodes, inputs, outputs, initializers=()):
@@ -154,11 +154,7 @@ def check_model(name, ortc, work):
     opset, build = MODELS[name]
     model, shapes_for, batches, *reference = build(rng)
     folder = os.path.join(work, name)
-    os.makedirs(folder, exist_ok=True)
-    model_path = os.path.join(folder, f"{name}.onnx")
-    onnx.save(model, model_path)
-    ctx_path = os.path.join(folder, f"{name}_ctx.onnx")
-    run([ortc, "compile", model_path, "-o", ctx_path])
+    model_path, ctx_path = save_and_compile(ortc, model, name, folder)
     check_only_epcontext(ctx_path)
 
     options = ort.SessionOptions()
@@ -168,20 +164,14 @@ def check_model(name, ortc, work):
         reference_path = os.path.join(folder, f"{name}_reference.onnx")
         onnx.save(reference[0], reference_path)
     session = ort.InferenceSession(reference_path, options, providers=["CPUExecutionProvider"])
-    output_names = [o.name for o in session.get_outputs()]
     rows = []
     for batch in batches:
         feeds = {k: randn(rng, shape) for k, shape in shapes_for(batch).items()}
         if "grid" in feeds:  # sample inside and a little outside [-1, 1]
             feeds["grid"] = (rng.random(feeds["grid"].shape) * 2.4 - 1.2).astype(np.float32)
-        expected = session.run(None, feeds)
-        outputs = run_compiled(ortc, ctx_path, feeds, os.path.join(folder, f"batch{batch}"),
-                               output_names)
-        for output_name, want in zip(output_names, expected):
-            got = outputs[output_name]
-            err, ok = compare(got, want)
-            rows.append((name, opset, "-" if batch is None else batch, output_name,
-                         f"{got.dtype}{list(got.shape)}", err, ok))
+        run_dir = os.path.join(folder, f"batch{batch}")
+        for output_name, shape, err, ok in compare_run(ortc, ctx_path, session, feeds, run_dir):
+            rows.append((name, opset, "-" if batch is None else batch, output_name, shape, err, ok))
     return rows
 
 

@@ -17,33 +17,25 @@ import onnxruntime as ort
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cpu_models  # noqa: E402
-from e2e_util import ATOL, RTOL, check_only_epcontext, compare, run, run_compiled  # noqa: E402
+from e2e_util import ATOL, RTOL, check_only_epcontext, compare_run, save_and_compile  # noqa: E402
 
 
 def check_family(name, ortc, work, embed):
     rng = np.random.default_rng(1234)
     model, feeds_for = cpu_models.FAMILIES[name](rng)
     folder = os.path.join(work, f"{name}_{'embed' if embed else 'sidecar'}")
-    os.makedirs(folder, exist_ok=True)
-    model_path = os.path.join(folder, f"{name}.onnx")
-    onnx.save(model, model_path)
-    ctx_path = os.path.join(folder, f"{name}_ctx.onnx")
-    run([ortc, "compile", model_path, "-o", ctx_path, "--embed" if embed else "--no-embed"])
+    model_path, ctx_path = save_and_compile(ortc, model, name, folder,
+                                            "--embed" if embed else "--no-embed")
     onnx.checker.check_model(check_only_epcontext(ctx_path))
 
     session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
-    output_names = [o.name for o in session.get_outputs()]
     rows = []
     for batch in (1, 3):
-        feeds = feeds_for(batch, rng)
-        expected = session.run(None, feeds)
-        outputs = run_compiled(ortc, ctx_path, feeds, os.path.join(folder, f"batch{batch}"),
-                               output_names)
-        for output_name, want in zip(output_names, expected):
-            got = outputs[output_name]
-            err, ok = compare(got, want)
-            rows.append((name, "embed" if embed else "sidecar", batch, output_name,
-                         f"{got.dtype}{list(got.shape)}", err, ok))
+        run_dir = os.path.join(folder, f"batch{batch}")
+        for output_name, shape, err, ok in compare_run(ortc, ctx_path, session,
+                                                       feeds_for(batch, rng), run_dir):
+            rows.append((name, "embed" if embed else "sidecar", batch, output_name, shape, err,
+                         ok))
     return rows
 
 

@@ -17,7 +17,6 @@
 #include "compiler/Transforms/Passes.h"
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -216,7 +215,7 @@ std::optional<int> parseCompileOptions(const std::vector<std::string> &args,
 
   // The options together.
   bool epContext = driver.emit == EmitKind::EpContext;
-  bool partition = epContext || driver.emit == EmitKind::PartitionedMlir;
+  bool partition = partitions(driver.emit);
   if (!options.cpuAlias.empty()) {
     const CompileEpPlugin *cpu = builtinCompileEps().find("cpu");
     std::string key = cpu ? cpu->name : "cpu";
@@ -251,26 +250,6 @@ std::optional<int> parseCompileOptions(const std::vector<std::string> &args,
     return kExitUsage;
   }
   return std::nullopt;
-}
-
-bool writeReportFile(const std::string &path, const std::string &json) {
-  // The same all-or-nothing rule as the model: a temporary, then a rename.
-  std::string tmp = path + ".tmp-ortc";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << json << "\n";
-    if (!out.flush()) {
-      std::remove(tmp.c_str());
-      printError(path + ": cannot write the report");
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    printError(path + ": cannot write the report");
-    return false;
-  }
-  return true;
 }
 
 } // namespace
@@ -312,8 +291,10 @@ int runCompile(const std::vector<std::string> &args) {
     std::string json = formatCompileReportJson(options.driver, result, kOrtcVersion);
     if (options.reportFile.empty())
       std::cout << json << "\n" << std::flush;
-    else
-      reportOk = writeReportFile(options.reportFile, json);
+    else if (std::string error; !writeFileAtomically(options.reportFile, json + "\n", error)) {
+      printError(error);
+      reportOk = false;
+    }
   }
   if (!result.ok()) {
     printError(result.error);

@@ -59,8 +59,9 @@ void CompileProgressLine::work(const std::string &what, int done, int total) {
   workWhat = what;
   workDone = done;
   workTotal = total;
-  // Lines: one per kind of work and one when it completes, not one per unit.
-  if (mode == Mode::Terminal || changed)
+  // One draw per kind of work and one when it completes, not one per unit;
+  // on a terminal the ticker shows the counts in between.
+  if (changed)
     drawLocked();
 }
 
