@@ -11,6 +11,8 @@
 #ifndef ORTC_RUNTIME_EP_WINDOWGEOMETRY_H
 #define ORTC_RUNTIME_EP_WINDOWGEOMETRY_H
 
+#include "runtime/ep/DimExpr.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -38,18 +40,39 @@ struct WindowAxis {
   int64_t padBegin = 0, padEnd = 0; // as applied (auto_pad resolved)
 };
 
-/// One spatial axis: input size `in`, window `kernel` with `stride` and
-/// `dilation`, explicit pads (used with NotSet), auto_pad, and ceil_mode
-/// (honoured with NotSet). nullopt when the dilated window is larger than
-/// the padded input. Arguments are positive (pads non-negative): callers
-/// check and name what is wrong.
+/// The output size of one spatial axis: input size `in`, window `kernel`
+/// with `stride` and `dilation`, explicit pads (used with NotSet), auto_pad,
+/// and ceil_mode (honoured with NotSet). One rule for every dim type: D is
+/// int64_t at run time and SymDim in the compiler's shape inference.
+template <class D>
+D windowOutputSize(D in, int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
+                   int64_t padEnd, AutoPad autoPad, bool ceilMode) {
+  int64_t effective = (kernel - 1) * dilation + 1;
+  if (autoPad == AutoPad::SameUpper || autoPad == AutoPad::SameLower)
+    return ceilDiv(in, stride);
+  if (autoPad == AutoPad::Valid)
+    padBegin = padEnd = 0;
+  D span = in + (padBegin + padEnd - effective);
+  if (!(ceilMode && autoPad == AutoPad::NotSet))
+    return floorDiv(span, stride) + 1;
+  // With ceil_mode a last window that would start in the end padding is
+  // dropped (ONNX's rule, and what onnxruntime's pools compute); a single
+  // window never starts there.
+  D out = ceilDiv(span, stride) + 1;
+  return out - dimGe((out - 1) * stride, in + padBegin);
+}
+
+/// One spatial axis with its pads as applied. nullopt when the dilated
+/// window is larger than the padded input. Arguments are positive (pads
+/// non-negative): callers check and name what is wrong.
 inline std::optional<WindowAxis> windowAxis(int64_t in, int64_t kernel, int64_t stride,
                                             int64_t dilation, int64_t padBegin, int64_t padEnd,
                                             AutoPad autoPad, bool ceilMode) {
   int64_t effective = (kernel - 1) * dilation + 1;
   WindowAxis axis;
+  axis.out = windowOutputSize<int64_t>(in, kernel, stride, dilation, padBegin, padEnd, autoPad,
+                                       ceilMode);
   if (autoPad == AutoPad::SameUpper || autoPad == AutoPad::SameLower) {
-    axis.out = (in + stride - 1) / stride;
     int64_t total = std::max<int64_t>(0, (axis.out - 1) * stride + effective - in);
     // SAME_UPPER puts the odd pad at the end, SAME_LOWER at the beginning.
     axis.padEnd = autoPad == AutoPad::SameUpper ? total - total / 2 : total / 2;
@@ -58,15 +81,8 @@ inline std::optional<WindowAxis> windowAxis(int64_t in, int64_t kernel, int64_t 
   }
   if (autoPad == AutoPad::Valid)
     padBegin = padEnd = 0;
-  int64_t span = in + padBegin + padEnd - effective;
-  if (span < 0)
+  if (in + padBegin + padEnd - effective < 0)
     return std::nullopt;
-  bool ceil = ceilMode && autoPad == AutoPad::NotSet;
-  axis.out = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
-  // With ceil_mode a last window that would start in the end padding is
-  // dropped (ONNX's rule, and what onnxruntime's pools compute).
-  if (ceil && axis.out > 1 && (axis.out - 1) * stride >= in + padBegin)
-    --axis.out;
   axis.padBegin = padBegin;
   axis.padEnd = padEnd;
   return axis;

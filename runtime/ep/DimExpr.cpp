@@ -1,0 +1,353 @@
+//===- DimExpr.cpp - symbolic tensor dims ---------------------------------===//
+
+#include "runtime/ep/DimExpr.h"
+
+#include <algorithm>
+
+namespace ortc {
+
+int32_t DimTable::intern(DimOp op, int64_t a, int64_t b) {
+  auto key = std::make_tuple(uint8_t(op), a, b);
+  auto found = ids_.find(key);
+  if (found != ids_.end())
+    return found->second;
+  nodes_.push_back(DimNode{op, a, b});
+  int32_t id = int32_t(nodes_.size()) - 1;
+  ids_.emplace(key, id);
+  return id;
+}
+
+int32_t DimTable::constant(int64_t value) { return intern(DimOp::Const, value, 0); }
+int32_t DimTable::symbol(int64_t index) { return intern(DimOp::Symbol, index, 0); }
+
+std::optional<int64_t> DimTable::constantValue(int32_t id) const {
+  const DimNode &n = node(id);
+  if (n.op == DimOp::Const)
+    return n.a;
+  return std::nullopt;
+}
+
+// Sums and products are rebuilt from their parts in one order, so that equal
+// parts give equal ids: terms by id, then the constant; factors by id, with
+// the coefficient first.
+
+DimTable::Product DimTable::productOf(int32_t id) const {
+  Product p;
+  const DimNode &n = node(id);
+  if (n.op == DimOp::Const) {
+    p.coefficient = n.a;
+  } else if (n.op == DimOp::Mul) {
+    Product a = productOf(int32_t(n.a)), b = productOf(int32_t(n.b));
+    p.coefficient = a.coefficient * b.coefficient;
+    p.factors = a.factors;
+    p.factors.insert(p.factors.end(), b.factors.begin(), b.factors.end());
+    std::sort(p.factors.begin(), p.factors.end());
+  } else {
+    p.factors.push_back(id);
+  }
+  return p;
+}
+
+int32_t DimTable::fromProduct(const Product &p) {
+  if (p.coefficient == 0 || p.factors.empty())
+    return constant(p.factors.empty() ? p.coefficient : 0);
+  int32_t acc = p.factors[0];
+  for (size_t i = 1; i < p.factors.size(); ++i)
+    acc = intern(DimOp::Mul, acc, p.factors[i]);
+  if (p.coefficient != 1)
+    acc = intern(DimOp::Mul, constant(p.coefficient), acc);
+  return acc;
+}
+
+DimTable::Sum DimTable::sumOf(int32_t id) const {
+  Sum s;
+  const DimNode &n = node(id);
+  if (n.op == DimOp::Const) {
+    s.constant = n.a;
+  } else if (n.op == DimOp::Add) {
+    Sum a = sumOf(int32_t(n.a)), b = sumOf(int32_t(n.b));
+    s = a;
+    s.constant += b.constant;
+    for (auto [term, c] : b.terms)
+      s.terms[term] += c;
+  } else {
+    Product p = productOf(id);
+    if (p.coefficient != 1) {
+      // The unit product is a sub-node of `id` (fromProduct built it), so
+      // it is looked up rather than built: this function is const.
+      int32_t acc = p.factors[0];
+      for (size_t i = 1; i < p.factors.size(); ++i)
+        acc = ids_.at(std::make_tuple(uint8_t(DimOp::Mul), int64_t(acc), int64_t(p.factors[i])));
+      s.terms[acc] = p.coefficient;
+    } else {
+      s.terms[id] = 1;
+    }
+  }
+  return s;
+}
+
+int32_t DimTable::fromSum(const Sum &s) {
+  int32_t acc = -1;
+  for (auto [term, c] : s.terms) {
+    if (c == 0)
+      continue;
+    Product p = productOf(term);
+    p.coefficient *= c;
+    int32_t t = fromProduct(p);
+    acc = acc < 0 ? t : intern(DimOp::Add, acc, t);
+  }
+  if (acc < 0)
+    return constant(s.constant);
+  if (s.constant != 0)
+    acc = intern(DimOp::Add, acc, constant(s.constant));
+  return acc;
+}
+
+int32_t DimTable::add(int32_t a, int32_t b) {
+  Sum s = sumOf(a), t = sumOf(b);
+  s.constant += t.constant;
+  for (auto [term, c] : t.terms)
+    s.terms[term] += c;
+  return fromSum(s);
+}
+
+int32_t DimTable::sub(int32_t a, int32_t b) {
+  Sum s = sumOf(a), t = sumOf(b);
+  s.constant -= t.constant;
+  for (auto [term, c] : t.terms)
+    s.terms[term] -= c;
+  return fromSum(s);
+}
+
+int32_t DimTable::mul(int32_t a, int32_t b) {
+  std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
+  if (cb && !ca) {
+    std::swap(a, b);
+    std::swap(ca, cb);
+  }
+  if (ca) {
+    // A constant scales a sum term by term: 2 * (x + 1) is 2 * x + 2.
+    Sum s = sumOf(b);
+    s.constant *= *ca;
+    for (auto &[term, c] : s.terms)
+      c *= *ca;
+    return fromSum(s);
+  }
+  Product p = productOf(a), q = productOf(b);
+  p.coefficient *= q.coefficient;
+  p.factors.insert(p.factors.end(), q.factors.begin(), q.factors.end());
+  std::sort(p.factors.begin(), p.factors.end());
+  return fromProduct(p);
+}
+
+int32_t DimTable::divide(DimOp op, int32_t a, int32_t b) {
+  std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
+  if (ca && cb && *cb != 0) {
+    if (op == DimOp::FloorDiv)
+      return constant(ortc::floorDiv(*ca, *cb));
+    if (op == DimOp::CeilDiv)
+      return constant(ortc::ceilDiv(*ca, *cb));
+    return constant(*ca - ortc::floorDiv(*ca, *cb) * *cb);
+  }
+  if (cb && *cb == 1)
+    return op == DimOp::Mod ? constant(0) : a;
+  // Exact division by a constant: every part of the sum divides.
+  if (cb && *cb != 0) {
+    Sum s = sumOf(a);
+    bool exact = s.constant % *cb == 0;
+    for (auto [term, c] : s.terms)
+      exact = exact && c % *cb == 0;
+    if (exact) {
+      if (op == DimOp::Mod)
+        return constant(0);
+      s.constant /= *cb;
+      for (auto &[term, c] : s.terms)
+        c /= *cb;
+      return fromSum(s);
+    }
+  }
+  // Exact division of products: the divisor's factors cancel (dims are
+  // positive, so a factor that cancels is not zero when the result is used).
+  if (!cb && node(a).op != DimOp::Add) {
+    Product p = productOf(a), q = productOf(b);
+    bool exact = q.coefficient != 0 && p.coefficient % q.coefficient == 0;
+    for (int32_t f : q.factors) {
+      auto it = std::find(p.factors.begin(), p.factors.end(), f);
+      if (it == p.factors.end()) {
+        exact = false;
+        break;
+      }
+      p.factors.erase(it);
+    }
+    if (exact) {
+      if (op == DimOp::Mod)
+        return constant(0);
+      p.coefficient /= q.coefficient;
+      return fromProduct(p);
+    }
+  }
+  return intern(op, a, b);
+}
+
+int32_t DimTable::floorDiv(int32_t a, int32_t b) { return divide(DimOp::FloorDiv, a, b); }
+int32_t DimTable::ceilDiv(int32_t a, int32_t b) { return divide(DimOp::CeilDiv, a, b); }
+int32_t DimTable::mod(int32_t a, int32_t b) { return divide(DimOp::Mod, a, b); }
+
+int32_t DimTable::min(int32_t a, int32_t b) {
+  std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
+  if (ca && cb)
+    return constant(std::min(*ca, *cb));
+  if (a == b)
+    return a;
+  return intern(DimOp::Min, std::min(a, b), std::max(a, b));
+}
+
+int32_t DimTable::max(int32_t a, int32_t b) {
+  std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
+  if (ca && cb)
+    return constant(std::max(*ca, *cb));
+  if (a == b)
+    return a;
+  return intern(DimOp::Max, std::min(a, b), std::max(a, b));
+}
+
+int32_t DimTable::ge(int32_t a, int32_t b) {
+  std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
+  if (ca && cb)
+    return constant(*ca >= *cb ? 1 : 0);
+  if (a == b)
+    return constant(1);
+  return intern(DimOp::Ge, a, b);
+}
+
+std::string DimTable::print(int32_t id, const std::vector<std::string> &symbolNames) const {
+  const DimNode &n = node(id);
+  auto operand = [&](int64_t child) {
+    DimOp op = node(int32_t(child)).op;
+    std::string text = print(int32_t(child), symbolNames);
+    bool atom = op == DimOp::Const || op == DimOp::Symbol || op == DimOp::Min ||
+                op == DimOp::Max || op == DimOp::Ge;
+    return atom ? text : "(" + text + ")";
+  };
+  switch (n.op) {
+  case DimOp::Const:
+    return std::to_string(n.a);
+  case DimOp::Symbol:
+    return size_t(n.a) < symbolNames.size() ? symbolNames[size_t(n.a)]
+                                            : "s" + std::to_string(n.a);
+  case DimOp::Add: {
+    // A sum reads left to right without inner parentheses.
+    std::string left = node(int32_t(n.a)).op == DimOp::Add ? print(int32_t(n.a), symbolNames)
+                                                           : operand(n.a);
+    return left + " + " + operand(n.b);
+  }
+  case DimOp::Mul: {
+    std::string left = node(int32_t(n.a)).op == DimOp::Mul ? print(int32_t(n.a), symbolNames)
+                                                           : operand(n.a);
+    return left + " * " + operand(n.b);
+  }
+  case DimOp::FloorDiv:
+    return operand(n.a) + " floordiv " + operand(n.b);
+  case DimOp::CeilDiv:
+    return operand(n.a) + " ceildiv " + operand(n.b);
+  case DimOp::Mod:
+    return operand(n.a) + " mod " + operand(n.b);
+  case DimOp::Min:
+    return "min(" + print(int32_t(n.a), symbolNames) + ", " + print(int32_t(n.b), symbolNames) +
+           ")";
+  case DimOp::Max:
+    return "max(" + print(int32_t(n.a), symbolNames) + ", " + print(int32_t(n.b), symbolNames) +
+           ")";
+  case DimOp::Ge:
+    return "ge(" + print(int32_t(n.a), symbolNames) + ", " + print(int32_t(n.b), symbolNames) +
+           ")";
+  }
+  return "?";
+}
+
+bool verifyDimNodes(const DimNode *nodes, size_t count, size_t numSymbols, std::string &why) {
+  for (size_t i = 0; i < count; ++i) {
+    const DimNode &n = nodes[i];
+    if (uint8_t(n.op) > kLastDimOp) {
+      why = "dim node " + std::to_string(i) + " has unknown op " + std::to_string(int(n.op));
+      return false;
+    }
+    if (n.op == DimOp::Const)
+      continue;
+    if (n.op == DimOp::Symbol) {
+      if (n.a < 0 || uint64_t(n.a) >= numSymbols) {
+        why = "dim node " + std::to_string(i) + " names symbol " + std::to_string(n.a) + " of " +
+              std::to_string(numSymbols);
+        return false;
+      }
+      continue;
+    }
+    if (n.a < 0 || n.b < 0 || uint64_t(n.a) >= i || uint64_t(n.b) >= i) {
+      why = "dim node " + std::to_string(i) + " reads a node that does not precede it";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool evaluateDimNodes(const DimNode *nodes, size_t count, const int64_t *symbols,
+                      size_t numSymbols, int64_t *out, std::string &why) {
+  for (size_t i = 0; i < count; ++i) {
+    const DimNode &n = nodes[i];
+    if (n.op == DimOp::Const) {
+      out[i] = n.a;
+      continue;
+    }
+    if (n.op == DimOp::Symbol) {
+      if (uint64_t(n.a) >= numSymbols) {
+        why = "dim node " + std::to_string(i) + " names an unbound symbol";
+        return false;
+      }
+      out[i] = symbols[n.a];
+      continue;
+    }
+    int64_t a = out[n.a], b = out[n.b], r = 0;
+    bool overflow = false;
+    switch (n.op) {
+    case DimOp::Add:
+      overflow = __builtin_add_overflow(a, b, &r);
+      break;
+    case DimOp::Mul:
+      overflow = __builtin_mul_overflow(a, b, &r);
+      break;
+    case DimOp::FloorDiv:
+    case DimOp::CeilDiv:
+    case DimOp::Mod:
+      if (b == 0) {
+        why = "a dim divides by zero";
+        return false;
+      }
+      overflow = a == INT64_MIN && b == -1;
+      if (!overflow)
+        r = n.op == DimOp::FloorDiv ? floorDiv(a, b)
+            : n.op == DimOp::CeilDiv ? ceilDiv(a, b)
+                                     : a - floorDiv(a, b) * b;
+      break;
+    case DimOp::Min:
+      r = std::min(a, b);
+      break;
+    case DimOp::Max:
+      r = std::max(a, b);
+      break;
+    case DimOp::Ge:
+      r = a >= b ? 1 : 0;
+      break;
+    default:
+      why = "dim node " + std::to_string(i) + " has unknown op";
+      return false;
+    }
+    if (overflow) {
+      why = "a dim overflows 64 bits";
+      return false;
+    }
+    out[i] = r;
+  }
+  return true;
+}
+
+} // namespace ortc

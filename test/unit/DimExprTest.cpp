@@ -1,0 +1,90 @@
+//===- DimExprTest.cpp - symbolic dims: normal forms, evaluation ----------===//
+
+#include "runtime/ep/DimExpr.h"
+#include "runtime/ep/WindowGeometry.h"
+
+#include <gtest/gtest.h>
+
+using namespace ortc;
+
+namespace {
+
+int64_t evaluate(const DimTable &table, int32_t id, std::vector<int64_t> symbols) {
+  std::vector<int64_t> values(table.nodes().size());
+  std::string why;
+  EXPECT_TRUE(evaluateDimNodes(table.nodes().data(), table.nodes().size(), symbols.data(),
+                               symbols.size(), values.data(), why))
+      << why;
+  return values[size_t(id)];
+}
+
+TEST(DimExprTest, EqualExpressionsShareAnId) {
+  DimTable t;
+  SymDim x{&t, t.symbol(0)}, y{&t, t.symbol(1)};
+  EXPECT_EQ((x + 1) + 1, x + 2);
+  EXPECT_EQ(x + y, y + x);
+  EXPECT_EQ(x * y, y * x);
+  EXPECT_EQ((x + 1) * 2, x * 2 + 2);
+  EXPECT_EQ(x + x, x * 2);
+  EXPECT_EQ((x - x).constant(), 0);
+  EXPECT_EQ((x + y) - y, x);
+  EXPECT_NE(x, y);
+  EXPECT_NE(x + 1, x);
+}
+
+TEST(DimExprTest, ExactDivisionsCancel) {
+  DimTable t;
+  SymDim b{&t, t.symbol(0)}, s{&t, t.symbol(1)};
+  // Reshape [b, s, 128] to [b, s, 2, -1]: the -1 is 64.
+  EXPECT_EQ(floorDiv(b * s * 128, b * s * 2).constant(), 64);
+  EXPECT_EQ(floorDiv(s * 4 + 8, 2), s * 2 + 4);
+  EXPECT_EQ(floorDiv(b * s, s), b);
+  // Not exact: kept as a division, which evaluates with floor semantics.
+  SymDim q = floorDiv(s + 1, 2);
+  EXPECT_FALSE(q.constant());
+  EXPECT_EQ(evaluate(t, q.id, {1, 6}), 3);
+  EXPECT_EQ(evaluate(t, ceilDiv(s, 4).id, {1, 9}), 3);
+}
+
+TEST(DimExprTest, WindowRuleAgreesWithIntegers) {
+  // The same template, over symbols and over integers, at every input size.
+  for (AutoPad pad : {AutoPad::NotSet, AutoPad::SameUpper, AutoPad::Valid})
+    for (bool ceil : {false, true})
+      for (int64_t stride : {1, 2, 3}) {
+        DimTable t;
+        SymDim in{&t, t.symbol(0)};
+        SymDim out = windowOutputSize(in, 3, stride, 1, 1, 0, pad, ceil);
+        for (int64_t n = 3; n < 40; ++n)
+          EXPECT_EQ(evaluate(t, out.id, {n}),
+                    windowOutputSize<int64_t>(n, 3, stride, 1, 1, 0, pad, ceil))
+              << "in " << n << " stride " << stride << " ceil " << ceil;
+      }
+}
+
+TEST(DimExprTest, PrintsReadably) {
+  DimTable t;
+  SymDim h{&t, t.symbol(0)};
+  EXPECT_EQ(t.print(floorDiv(h - 1, 2).id, {"height"}), "(height + -1) floordiv 2");
+  EXPECT_EQ(t.print((h * 3).id, {}), "3 * s0");
+}
+
+TEST(DimExprTest, VerifyAndEvaluateRefuseBadTables) {
+  std::string why;
+  DimNode forward[] = {{DimOp::Add, 0, 1}, {DimOp::Const, 1, 0}};
+  EXPECT_FALSE(verifyDimNodes(forward, 2, 0, why));
+  EXPECT_NE(why.find("does not precede"), std::string::npos);
+  DimNode badSymbol[] = {{DimOp::Symbol, 3, 0}};
+  EXPECT_FALSE(verifyDimNodes(badSymbol, 1, 2, why));
+  DimNode badOp[] = {{DimOp(77), 0, 0}};
+  EXPECT_FALSE(verifyDimNodes(badOp, 1, 0, why));
+  DimNode divZero[] = {{DimOp::Symbol, 0, 0}, {DimOp::Const, 0, 0}, {DimOp::FloorDiv, 0, 1}};
+  ASSERT_TRUE(verifyDimNodes(divZero, 3, 1, why));
+  int64_t symbols[] = {5}, out[3];
+  EXPECT_FALSE(evaluateDimNodes(divZero, 3, symbols, 1, out, why));
+  EXPECT_EQ(why, "a dim divides by zero");
+  DimNode overflow[] = {{DimOp::Symbol, 0, 0}, {DimOp::Mul, 0, 0}};
+  int64_t big[] = {int64_t(1) << 40};
+  EXPECT_FALSE(evaluateDimNodes(overflow, 2, big, 1, out, why));
+}
+
+} // namespace
