@@ -36,6 +36,8 @@ class FuncOp;
 
 namespace ortc {
 
+class SymbolicShapes;
+
 /// Everything supportsOp may look at, taken from one onnx-dialect op.
 struct NodeQuery {
   mlir::Operation *op = nullptr;
@@ -45,6 +47,10 @@ struct NodeQuery {
   int64_t opset = 0;                        // the domain's opset in the model
   llvm::SmallVector<mlir::Type> inputTypes; // none for an omitted optional input
   std::vector<TensorLayout> inputLayouts;   // row-major unless a pass chose otherwise
+  /// Every dynamic dim of the function as an expression (the partitioner
+  /// analyses the graph once); null when the caller has none, and then an EP
+  /// that needs one builds it for the op's function.
+  const SymbolicShapes *shapes = nullptr;
 
   static NodeQuery fromOp(mlir::Operation *op);
 

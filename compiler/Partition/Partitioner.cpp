@@ -2,6 +2,8 @@
 
 #include "compiler/Partition/Partitioner.h"
 
+#include "compiler/Transforms/SymbolicShapes.h"
+
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -98,6 +100,10 @@ private:
   std::vector<llvm::SmallSetVector<int, 4>> producersOf;
   std::vector<int> partitionOf; // node -> partition id
   std::vector<int> partitionEp; // partition id -> ep, or -1 (unclaimed)
+  // The graph's dims as expressions, taken before outlining; a call's
+  // results stand for the values they replaced (originalOf).
+  std::unique_ptr<SymbolicShapes> shapes;
+  llvm::DenseMap<Value, Value> originalOf;
 };
 
 void Partitioner::queryEps() {
@@ -117,8 +123,10 @@ void Partitioner::queryEps() {
   matches.resize(nodes.size());
   assigned.assign(nodes.size(), -1);
   report.placements.resize(nodes.size());
+  shapes = std::make_unique<SymbolicShapes>(main);
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeQuery query = NodeQuery::fromOp(nodes[i]);
+    query.shapes = shapes.get();
     Placement &p = report.placements[i];
     p.node = query.node;
     p.op = query.opType;
@@ -322,6 +330,18 @@ LogicalResult Partitioner::outline() {
     auto fn = func::FuncOp::create(builder, ops.front()->getLoc(), name, fnType);
     fn.setPrivate();
     fn->setAttr("ortc.ep", builder.getStringAttr(epName));
+    // Dims the caller knows as expressions become the partition's symbols:
+    // inputs with equal expressions share them.
+    for (auto [i, value] : llvm::enumerate(inputs)) {
+      Value original = originalOf.lookup(value);
+      std::vector<std::string> symbols = dimSymbolsFor(*shapes, original ? original : value);
+      if (symbols.empty())
+        continue;
+      SmallVector<Attribute> names;
+      for (const std::string &s : symbols)
+        names.push_back(builder.getStringAttr(s));
+      fn.setArgAttr(unsigned(i), "ortc.dim_symbols", builder.getArrayAttr(names));
+    }
     Block *entry = fn.addEntryBlock();
     IRMapping mapping;
     for (auto [value, arg] : llvm::zip(inputs, entry->getArguments()))
@@ -343,6 +363,8 @@ LogicalResult Partitioner::outline() {
     auto call = func::CallOp::create(builder, ops.back()->getLoc(), fn, inputs.getArrayRef());
     for (auto [output, result] : llvm::zip(outputs, call.getResults())) {
       Value value = output;
+      Value original = originalOf.lookup(output);
+      originalOf[result] = original ? original : output;
       value.replaceUsesWithIf(result, [&](OpOperand &use) {
         return !opSet.contains(topLevelOp(use.getOwner(), body));
       });

@@ -1069,66 +1069,46 @@ FailureOr<Proposal> inferIf(Operation *op) {
   return p;
 }
 
+/// The ops whose result has input 0's shape (and type).
+const llvm::StringSet<> &input0ShapeOps() {
+  static const llvm::StringSet<> ops = [] {
+    llvm::StringSet<> set;
+    for (const char *name : {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "Log", "LogSoftmax", "Mish", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softmax", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu", "Hardmax", "Trilu", "CumSum", "Swish", "ScatterElements", "ScatterND", "LpNormalization", "MeanVarianceNormalization", "BitwiseNot"})
+      set.insert(std::string("onnx.") + name);
+    return set;
+  }();
+  return ops;
+}
+
+/// The comparisons among broadcastOps (their result is bool).
+const llvm::StringSet<> &compareOps() {
+  static const llvm::StringSet<> ops = {"onnx.Equal", "onnx.Less", "onnx.LessOrEqual",
+                                        "onnx.Greater", "onnx.GreaterOrEqual", "onnx.And",
+                                        "onnx.Or", "onnx.Xor", "onnx.IsInf", "onnx.IsNaN"};
+  return ops;
+}
+
+/// The ops whose result shape is the numpy broadcast of their inputs'.
+const llvm::StringSet<> &broadcastOps() {
+  static const llvm::StringSet<> ops = [] {
+    llvm::StringSet<> set;
+    for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min",
+                             "Sum", "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift",
+                             "SwiGLU"})
+      set.insert(std::string("onnx.") + name);
+    for (const auto &name : compareOps())
+      set.insert(name.getKey());
+    return set;
+  }();
+  return ops;
+}
+
 llvm::StringMap<ShapeFn> buildShapeFunctions() {
   llvm::StringMap<ShapeFn> fns;
-  for (const char *name : {"Abs",
-                           "Acos",
-                           "Acosh",
-                           "Asin",
-                           "Asinh",
-                           "Atan",
-                           "Atanh",
-                           "Ceil",
-                           "Celu",
-                           "Clip",
-                           "Cos",
-                           "Cosh",
-                           "Elu",
-                           "Erf",
-                           "Exp",
-                           "Floor",
-                           "Gelu",
-                           "HardSigmoid",
-                           "HardSwish",
-                           "Identity",
-                           "LeakyRelu",
-                           "Log",
-                           "LogSoftmax",
-                           "Mish",
-                           "Neg",
-                           "Not",
-                           "Reciprocal",
-                           "Relu",
-                           "Round",
-                           "Selu",
-                           "Shrink",
-                           "Sigmoid",
-                           "Sign",
-                           "Sin",
-                           "Sinh",
-                           "Softmax",
-                           "Softplus",
-                           "Softsign",
-                           "Sqrt",
-                           "Tan",
-                           "Tanh",
-                           "ThresholdedRelu",
-                           "Hardmax",
-                           "Trilu",
-                           "CumSum",
-                           "Swish",
-                           "ScatterElements",
-                           "ScatterND",
-                           "LpNormalization",
-                           "MeanVarianceNormalization",
-                           "BitwiseNot"})
-    fns[std::string("onnx.") + name] = sameAsInput0;
-  for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
-                           "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift", "SwiGLU"})
-    fns[std::string("onnx.") + name] = numericBroadcast;
-  for (const char *name : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or",
-                           "Xor", "IsInf", "IsNaN"})
-    fns[std::string("onnx.") + name] = compareBroadcast;
+  for (const auto &name : input0ShapeOps())
+    fns[name.getKey()] = sameAsInput0;
+  for (const auto &name : broadcastOps())
+    fns[name.getKey()] = compareOps().contains(name.getKey()) ? compareBroadcast : numericBroadcast;
   fns["onnx.Where"] = inferWhere;
   fns["onnx.Cast"] = inferCast;
   fns["onnx.CastLike"] = inferCastLike;
@@ -1224,6 +1204,9 @@ FailureOr<Type> join(Type have, Type proposed) {
 }
 
 } // namespace
+
+bool ortc::hasInput0Shape(StringRef opName) { return input0ShapeOps().contains(opName); }
+bool ortc::isBroadcastOp(StringRef opName) { return broadcastOps().contains(opName); }
 
 LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined, bool strictShapes) {
   static const llvm::StringMap<ShapeFn> shapeFns = buildShapeFunctions();

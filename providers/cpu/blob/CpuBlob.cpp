@@ -59,7 +59,7 @@ std::string shapeText(const flatbuffers::Vector<int64_t> &shape) {
       break;
     }
     int64_t d = shape[i];
-    text += d == -1 ? std::string("?") : std::to_string(d);
+    text += d < 0 ? "d" + std::to_string(-(d + 1)) : std::to_string(d);
   }
   return text + "]";
 }
@@ -103,39 +103,38 @@ template <typename T> bool elementsAligned(const flatbuffers::Vector<T> &v) {
   return v.size() == 0 || reinterpret_cast<uintptr_t>(v.data()) % alignof(T) == 0;
 }
 
-/// Checks a shape's dims and element type; on success `bytes` is its size
-/// with the batch dimension taken as 1, and `batched` whether it has one.
+/// Checks a shape's dims and element type; on success `bytes` is its size,
+/// or 0 with `symbolic` set when a dim is one of the plan's `numDims`
+/// expressions (its size is known at run time).
 Status checkTensor(const std::string &what, const std::string &name, int32_t type,
-                   const flatbuffers::Vector<int64_t> &shape, uint64_t &bytes, bool &batched,
-                   uint64_t &budget) {
+                   const flatbuffers::Vector<int64_t> &shape, size_t numDims, uint64_t &bytes,
+                   bool &symbolic, uint64_t &budget) {
   if (!spend(budget, shape.size()))
     return overBudget(what);
   if (!elementsAligned(shape))
     return invalid(what, name + ": shape vector is not 8-byte aligned in META");
   if (!isKnownElementType(ElementType(type)))
     return invalid(what, name + ": element type " + std::to_string(type) + " is not supported");
-  batched = false;
+  symbolic = false;
   // Bytes per element, or for the sub-byte types elements first, then bytes
   // (rounded up to whole bytes).
   size_t elemSize = elementSize(ElementType(type));
   uint64_t count = elemSize ? elemSize : 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     int64_t d = shape[i];
-    if (d < -1)
-      return invalid(what, name + ": dim " + std::to_string(i) + " is " + std::to_string(d) +
-                               " (dims are >= 0, or -1 for the batch)");
-    if (d == -1) {
-      if (batched)
-        return invalid(what,
-                       name + ": shape " + shapeText(shape) + " has more than one batch dim (-1)");
-      batched = true;
+    if (d < 0) {
+      if (uint64_t(-(d + 1)) >= numDims)
+        return invalid(what, name + ": dim " + std::to_string(i) + " is " + std::to_string(d) +
+                                 " (dims are >= 0, or -(k + 1) for dim node k of " +
+                                 std::to_string(numDims) + ")");
+      symbolic = true;
       continue;
     }
     if (__builtin_mul_overflow(count, uint64_t(d), &count))
       return invalid(what, name + ": shape " + shapeText(shape) + " overflows 64 bits");
   }
   uint64_t perByte = 8 / elementBits(ElementType(type));
-  bytes = elemSize ? count : count / perByte + (count % perByte != 0);
+  bytes = symbolic ? 0 : elemSize ? count : count / perByte + (count % perByte != 0);
   return Status::ok();
 }
 
@@ -193,7 +192,8 @@ Status checkCode(const char *code, size_t codeSize, const std::string &what) {
 }
 
 Status checkSignatures(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSignature>> &sigs,
-                       const char *side, const std::string &what, uint64_t &budget) {
+                       const char *side, size_t numDims, const std::string &what,
+                       uint64_t &budget) {
   for (size_t i = 0; i < sigs.size(); ++i) {
     const fb::TensorSignature *sig = sigs[i];
     if (!spendString(budget, sig->name()))
@@ -201,12 +201,33 @@ Status checkSignatures(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorS
     std::string name =
         std::string(side) + " " + std::to_string(i) + " '" + printable(sig->name()) + "'";
     uint64_t bytes;
-    bool batched;
-    if (Status s =
-            checkTensor(what, name, sig->element_type(), *sig->shape(), bytes, batched, budget);
+    bool symbolic;
+    if (Status s = checkTensor(what, name, sig->element_type(), *sig->shape(), numDims, bytes,
+                               symbolic, budget);
         !s.isOk())
       return s;
   }
+  return Status::ok();
+}
+
+// The symbolic dims: names for the symbols, a valid expression table.
+Status checkDims(const fb::Plan &plan, const std::string &what, uint64_t &budget) {
+  size_t numSymbols = plan.symbols() ? plan.symbols()->size() : 0;
+  if (plan.symbols())
+    for (const flatbuffers::String *name : *plan.symbols())
+      if (!spendString(budget, name))
+        return overBudget(what);
+  if (!plan.dims())
+    return Status::ok();
+  const auto &dims = *plan.dims();
+  if (!spend(budget, uint64_t(dims.size()) * 3))
+    return overBudget(what);
+  if (!elementsAligned(dims))
+    return invalid(what, "dims vector is not 8-byte aligned in META");
+  std::vector<DimNode> nodes = cpuPlanDimNodes(plan);
+  std::string why;
+  if (!verifyDimNodes(nodes.data(), nodes.size(), numSymbols, why))
+    return invalid(what, "dims: " + why);
   return Status::ok();
 }
 
@@ -266,24 +287,23 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
   const auto &buffers = *plan.buffers();
   const auto &steps = *plan.steps();
   const fb::MemoryPlan &memory = *plan.memory();
-  if (Status s = checkSignatures(inputs, "input", what, budget); !s.isOk())
+  if (Status s = checkDims(plan, what, budget); !s.isOk())
     return s;
-  if (Status s = checkSignatures(outputs, "output", what, budget); !s.isOk())
+  size_t numDims = plan.dims() ? plan.dims()->size() : 0;
+  if (Status s = checkSignatures(inputs, "input", numDims, what, budget); !s.isOk())
+    return s;
+  if (Status s = checkSignatures(outputs, "output", numDims, what, budget); !s.isOk())
     return s;
 
   uint64_t alignment = memory.alignment();
   if (!isPowerOfTwo(alignment) || alignment > kMaxAlignment)
     return invalid(what, "memory plan: alignment " + std::to_string(alignment) +
                              " is not a power of two up to 4096");
-  // The fixed region starts at batch_scaled_bytes * batch; it must stay aligned.
-  if (memory.batch_scaled_bytes() % alignment != 0)
-    return invalid(what, "memory plan: batch_scaled_bytes " +
-                             std::to_string(memory.batch_scaled_bytes()) +
-                             " is not a multiple of the alignment " + std::to_string(alignment));
 
   if (buffers.size() > uint32_t(INT32_MAX))
     return invalid(what, "too many buffers (" + std::to_string(buffers.size()) + ")");
   int32_t numBuffers = int32_t(buffers.size());
+  bool symbolicArena = cpuPlanHasSymbolicArena(plan);
   // The buffer whose bytes each buffer is, following aliases.
   std::vector<int32_t> root(buffers.size());
   for (int32_t id = 0; id < numBuffers; ++id) {
@@ -296,16 +316,11 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
       return invalid(what, name + ": unknown kind " + std::to_string(int(kind)));
     name += " (" + std::string(fb::EnumNameBufferKind(kind)) + ")";
     uint64_t bytes;
-    bool batched;
-    if (Status s =
-            checkTensor(what, name, buffer.element_type(), *buffer.shape(), bytes, batched, budget);
+    bool symbolic;
+    if (Status s = checkTensor(what, name, buffer.element_type(), *buffer.shape(), numDims, bytes,
+                               symbolic, budget);
         !s.isOk())
       return s;
-    if (batched != buffer.batch_scaled())
-      return invalid(what, name + ": batch_scaled is " +
-                               (buffer.batch_scaled() ? "true" : "false") + " but shape " +
-                               shapeText(*buffer.shape()) + (batched ? " has" : " has no") +
-                               " batch dim");
     std::string layout;
     if (buffer.packing() && buffer.packing()->size()) {
       if (!spendString(budget, buffer.packing()))
@@ -318,7 +333,7 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
       return invalid(what, name + ": size " + std::to_string(buffer.size()) + " bytes, but " +
                                typeText(buffer.element_type()) + " " + shapeText(*buffer.shape()) +
                                layout + " needs " + std::to_string(bytes) +
-                               (batched ? " per batch" : ""));
+                               (symbolic ? " (0: its size is known at run time)" : ""));
     root[id] = id;
     switch (kind) {
     case fb::BufferKind::Input:
@@ -340,8 +355,8 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
       break;
     }
     case fb::BufferKind::Weight:
-      if (batched)
-        return invalid(what, name + ": a weight cannot have a batch dim");
+      if (symbolic)
+        return invalid(what, name + ": a weight cannot have a symbolic dim");
       if (buffer.offset() % kCpuBlobAlignment != 0)
         return invalid(what, name + ": offset " + std::to_string(buffer.offset()) +
                                  " in WGHT is not 64-byte aligned");
@@ -351,8 +366,11 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
                                  std::to_string(weightsSize) + " bytes)");
       break;
     case fb::BufferKind::Arena: {
-      uint64_t region = batched ? memory.batch_scaled_bytes() : memory.fixed_bytes();
-      const char *regionName = batched ? "batch_scaled_bytes" : "fixed_bytes";
+      // With a symbolic slot the runtime lays out the whole arena itself.
+      if (symbolicArena)
+        break;
+      uint64_t region = memory.fixed_bytes();
+      const char *regionName = "fixed_bytes";
       if (buffer.offset() % alignment != 0)
         return invalid(what, name + ": arena offset " + std::to_string(buffer.offset()) +
                                  " is not a multiple of the alignment " +
@@ -369,12 +387,11 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
         return invalid(what,
                        name + ": alias_of " + std::to_string(target) + " is not an earlier buffer");
       const fb::Buffer &of = *buffers[target];
-      if (of.size() != buffer.size() || of.batch_scaled() != buffer.batch_scaled())
-        return invalid(what, name + ": " + std::to_string(buffer.size()) + " bytes" +
-                                 (batched ? " per batch" : "") + " differs from buffer " +
-                                 std::to_string(target) + ", its alias_of, with " +
-                                 std::to_string(of.size()) +
-                                 (of.batch_scaled() ? " per batch" : ""));
+      // Symbolic sizes are compared at run time, once per set of symbols.
+      if (of.size() != buffer.size())
+        return invalid(what, name + ": " + std::to_string(buffer.size()) +
+                                 " bytes differs from buffer " + std::to_string(target) +
+                                 ", its alias_of, with " + std::to_string(of.size()));
       root[id] = root[target];
       break;
     }
@@ -474,6 +491,23 @@ Result<CpuBlobView> openCpuSections(const BlobView &view, const std::string &wha
 }
 
 } // namespace
+
+std::vector<DimNode> cpuPlanDimNodes(const fb::Plan &plan) {
+  std::vector<DimNode> nodes;
+  if (plan.dims())
+    for (const fb::DimNode *n : *plan.dims())
+      nodes.push_back(DimNode{DimOp(n->op()), n->a(), n->b()});
+  return nodes;
+}
+
+bool cpuPlanHasSymbolicArena(const fb::Plan &plan) {
+  for (const fb::Buffer *b : *plan.buffers())
+    if (b->kind() == fb::BufferKind::Arena)
+      for (int64_t d : *b->shape())
+        if (d < 0)
+          return true;
+  return false;
+}
 
 Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
                                        const char *weights, size_t weightsSize) {

@@ -14,6 +14,7 @@
 #define ORTC_PROVIDERS_CPU_BLOB_CPUBLOB_H
 
 #include "providers/cpu/blob/CpuPlan_generated.h"
+#include "runtime/ep/DimExpr.h"
 #include "runtime/ep/Status.h"
 #include "runtime/support/BlobContainer.h"
 
@@ -26,7 +27,7 @@ namespace ortc::cpu {
 
 /// The meaning of the plan's tables; bump it when a reader of the old version
 /// would misread a new plan (see blob/README.md).
-constexpr uint32_t kCpuPlanFormatVersion = 1;
+constexpr uint32_t kCpuPlanFormatVersion = 2;
 constexpr const char *kCpuEpName = "cpu_ep";
 
 constexpr const char *kCpuMetaSection = "META";
@@ -70,6 +71,13 @@ Result<CpuBlobView> openCpuBlobCopy(const char *data, size_t size, const std::st
                                     const std::string &hostArchitecture,
                                     const std::vector<std::string> &hostCpuFeatures,
                                     OwnedBlobBytes &storage);
+
+/// The plan's dim expressions as DimExpr.h nodes (empty when it has none).
+std::vector<DimNode> cpuPlanDimNodes(const fb::Plan &plan);
+
+/// Whether an arena buffer has a symbolic dim: then the runtime lays out the
+/// arena per set of symbol values, and the plan's arena offsets are unused.
+bool cpuPlanHasSymbolicArena(const fb::Plan &plan);
 
 } // namespace ortc::cpu
 

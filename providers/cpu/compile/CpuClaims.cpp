@@ -9,12 +9,14 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxSchema.h"
 #include "providers/cpu/compile/LowerToLinalg.h"
 #include "providers/cpu/kernels/Einsum.h"
 #include "providers/cpu/kernels/SpatialKernels.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -160,13 +162,14 @@ Refusal requireRank(Operation *op, unsigned operand, int64_t minRank, int64_t ma
                 "rank " + std::to_string(minRank) + " to " + std::to_string(maxRank));
 }
 
-/// The batch dim must not be the axis an op works along.
+/// A dynamic dim must not be the axis an op works along.
 Refusal requireAxisNotBatch(Operation *op, Value data, int64_t axis, const char *what) {
   auto t = rankedType(data);
-  if (!t || !hasDynamicDim(data) || normalizeAxis(axis, t.getRank()) != 0)
+  int64_t a = t ? normalizeAxis(axis, t.getRank()) : -1;
+  if (!t || a < 0 || a >= t.getRank() || !t.isDynamicDim(a))
     return {};
-  return refuse(RejectedKind::Shape, std::string(what) + " along the dynamic batch dim",
-                std::string(what) + " along static dims", "give the model a static batch");
+  return refuse(RejectedKind::Shape, std::string(what) + " along a dynamic dim",
+                std::string(what) + " along static dims", "give the model a static shape on that axis");
 }
 
 /// Ops whose output shape follows from input values (NonZero, Compress, ...):
@@ -2020,7 +2023,7 @@ bool isRuntimeShapedView(Operation *op, const std::string &type) {
          !getConstantIntValues(op->getOperand(1));
 }
 
-Refusal checkView(Operation *op, const std::string &type) {
+Refusal checkView(Operation *op, const std::string &type, const SymbolicShapes &shapes) {
   if (type == "Dropout") {
     if (op->getNumOperands() > 2 && !isOmitted(op->getOperand(2))) {
       auto training = getConstantIntValues(op->getOperand(2));
@@ -2032,10 +2035,22 @@ Refusal checkView(Operation *op, const std::string &type) {
   }
   auto in = rankedType(op->getOperand(0));
   auto out = rankedType(op->getResult(0));
-  if (!in || !out || in.hasStaticShape() != out.hasStaticShape() ||
-      staticProduct(in) != staticProduct(out))
-    return refuse(RejectedKind::Shape, "the batch dim does not map to the output's batch dim",
-                  "views that keep the batch dim whole");
+  // The view's bytes are its input's: the element counts must be one
+  // expression (equal expressions share an id).
+  auto count = [&](Value v) {
+    const SmallVector<int32_t> *dims = shapes.dims(v);
+    DimTable &t = const_cast<SymbolicShapes &>(shapes).table();
+    int32_t n = t.constant(1);
+    for (int32_t d : *dims)
+      n = d == kUnknownDim ? kUnknownDim : n == kUnknownDim ? n : t.mul(n, d);
+    return n;
+  };
+  if (!in || !out || !shapes.known(op->getOperand(0)) || !shapes.known(op->getResult(0)) ||
+      count(op->getOperand(0)) != count(op->getResult(0)))
+    return refuse(RejectedKind::Shape,
+                  "the element count of " + shapes.print(op->getResult(0)) +
+                      " may differ from the input's " + shapes.print(op->getOperand(0)),
+                  "views whose element count provably equals the input's");
   return {};
 }
 
@@ -2058,9 +2073,23 @@ const llvm::StringSet<> &narrowTypeOps() {
   return ops;
 }
 
+/// Ops whose claim checks and kernels were reviewed for dynamic dims in any
+/// position (the kernels size everything from the run-time shapes); others
+/// take only a leading dynamic dim, as the checks written for a batch expect.
+bool acceptsDynamicDimsAnywhere(Operation *op) {
+  static const llvm::StringSet<> ops = {
+      "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Concat",
+      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Transpose",
+      "Shape", "MatMul", "Softmax", "LogSoftmax", "LayerNormalization", "layer_norm", "gelu",
+      "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Cast", "BatchNormalization"};
+  CpuOpClass kind = classifyCpuOp(op);
+  return kind == CpuOpClass::Elementwise || ops.contains(onnxOpTypeAndDomain(op).first);
+}
+
 /// The rules every claimed node meets, whatever its class.
-Refusal checkTypes(Operation *op) {
+Refusal checkTypes(Operation *op, const SymbolicShapes &shapes) {
   bool takesNarrow = narrowTypeOps().contains(onnxOpTypeAndDomain(op).first);
+  bool anyDynamicDim = acceptsDynamicDimsAnywhere(op);
   auto checkValue = [&](Value v, const std::string &what) -> Refusal {
     if (isa<NoneType>(v.getType()))
       return {};
@@ -2095,26 +2124,48 @@ Refusal checkTypes(Operation *op) {
           isNarrowType(e)))
       return refuse(RejectedKind::DType, what + " has element type " + typeText(e),
                     "numeric and bool tensors");
-    for (auto [i, d] : llvm::enumerate(t.getShape()))
-      if (ShapedType::isDynamic(d) && i != 0)
-        return refuse(RejectedKind::Shape, what + " is " + typeText(t),
-                      "static dims except a leading batch dim",
+    const SmallVector<int32_t> *dims = shapes.dims(v);
+    for (auto [i, d] : llvm::enumerate(t.getShape())) {
+      if (!ShapedType::isDynamic(d))
+        continue;
+      if (!dims || (*dims)[i] == kUnknownDim)
+        return refuse(RejectedKind::Shape,
+                      what + " dim " + std::to_string(i) + " of " + typeText(t) +
+                          " has a size ortc cannot compute before the run",
+                      "dynamic dims that follow from the graph inputs' dims",
+                      "declare the shape, or feed the ops that compute it constants");
+      if (i != 0 && !anyDynamicDim)
+        return refuse(RejectedKind::Shape, what + " is " + typeText(t) + " " + shapes.print(v),
+                      "for " + onnxOpTypeAndDomain(op).first +
+                          ", static dims except a leading dynamic dim",
                       "give the model static shapes (or a dynamic batch only)");
+    }
     return {};
   };
-  bool dynamicIn = false;
-  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
     if (auto r = checkValue(v, "input " + std::to_string(i)); r.any())
       return r;
-    dynamicIn |= hasDynamicDim(v);
-  }
-  for (auto [i, v] : llvm::enumerate(op->getResults())) {
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
     if (auto r = checkValue(v, "output " + std::to_string(i)); r.any())
       return r;
-    if (hasDynamicDim(v) && !dynamicIn)
-      return refuse(RejectedKind::Shape,
-                    "output " + std::to_string(i) + " has a dynamic dim no input has",
-                    "outputs whose dynamic dim is the inputs' batch");
+  // A generated kernel reads a dynamic input dim as the output's own: it must
+  // be the same expression (a static 1 broadcasts).
+  if (classifyCpuOp(op) == CpuOpClass::Elementwise && op->getNumResults() == 1) {
+    const SmallVector<int32_t> *out = shapes.dims(op->getResult(0));
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      auto t = rankedType(v);
+      const SmallVector<int32_t> *in = shapes.dims(v);
+      if (!t || !in || !out || in->size() > out->size())
+        continue;
+      size_t offset = out->size() - in->size();
+      for (size_t d = 0; d < in->size(); ++d)
+        if (t.isDynamicDim(int64_t(d)) && (*in)[d] != (*out)[offset + d])
+          return refuse(RejectedKind::Shape,
+                        "input " + std::to_string(i) + " dim " + std::to_string(d) + " (" +
+                            shapes.print((*in)[d]) + ") may broadcast against the output's (" +
+                            shapes.print((*out)[offset + d]) + ")",
+                        "dynamic input dims equal to the output's");
+    }
   }
   return {};
 }
@@ -2220,7 +2271,15 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
   }
   if (query.domain != "ai.onnx" && query.domain != "ortc")
     return decline(refuse(RejectedKind::Domain, "domain " + query.domain, "ai.onnx and ortc ops"));
-  if (auto r = checkTypes(op); r.any())
+  // The partitioner analyses the graph once; a caller without it (a test)
+  // gets the op's function analysed here.
+  std::unique_ptr<SymbolicShapes> ownShapes;
+  const SymbolicShapes *shapes = query.shapes;
+  if (!shapes) {
+    ownShapes = std::make_unique<SymbolicShapes>(op->getParentOfType<func::FuncOp>());
+    shapes = ownShapes.get();
+  }
+  if (auto r = checkTypes(op, *shapes); r.any())
     return decline(r);
 
   const std::string &type = query.opType;
@@ -2229,7 +2288,7 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
   case CpuOpClass::Structured:
     return KernelMatch::supported(estimateCost(op, type));
   case CpuOpClass::View:
-    if (auto r = checkView(op, type); r.any())
+    if (auto r = checkView(op, type, *shapes); r.any())
       return decline(r);
     return KernelMatch::supported(KernelCost{});
   case CpuOpClass::Library:

@@ -3,11 +3,13 @@
 #include "providers/cpu/compile/CpuCompileEp.h"
 
 #include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/SymbolicShapes.h"
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/blob/CpuPlan_generated.h"
 #include "providers/cpu/compile/CpuClaims.h"
+#include "providers/cpu/blob/MemoryPlanner.h"
 #include "providers/cpu/compile/KernelPipeline.h"
-#include "providers/cpu/compile/MemoryPlanner.h"
+#include "providers/cpu/blob/MemoryPlanner.h"
 #include "providers/cpu/compile/SharedObjectEmitter.h"
 #include "providers/cpu/compile/TargetCpu.h"
 #include "providers/cpu/kernels/Gemm.h"
@@ -296,6 +298,10 @@ public:
 
 private:
   int addBuffer(fb::BufferKind kind, Type tensorType, std::string name);
+  int addBuffer(fb::BufferKind kind, Value value, std::string name);
+  /// `value`'s shape as the plan writes it: a dim, or -(k + 1) for dim node k.
+  std::vector<int64_t> planShape(Value value);
+  bool sameDims(Value a, Value b) const { return *shapes->dims(a) == *shapes->dims(b); }
   int bufferFor(Value value);
   int weightFor(Value value);
   int packedGemmWeight(Value b, bool transB, float alpha);
@@ -311,29 +317,62 @@ private:
   fb::PlanT plan;
   std::vector<char> weights;
   llvm::DenseMap<Value, int> buffers;
+  std::unique_ptr<SymbolicShapes> shapes;
 
-  // The elementwise group being formed: its ops in order and its result shape.
+  // The elementwise group being formed: its ops in order and its result.
   std::vector<Operation *> group;
-  Type groupShape;
+  Value groupResult;
   ModuleOp kernels;
   int kernelCount = 0;
 };
 
 int PartitionCompiler::addBuffer(fb::BufferKind kind, Type type, std::string name) {
   auto tensor = cast<RankedTensorType>(type);
+  assert(tensor.hasStaticShape() && "a buffer with a dynamic dim is added by its value");
   auto buffer = std::make_unique<fb::BufferT>();
   buffer->kind = kind;
   buffer->element_type = onnxElementCode(tensor.getElementType());
-  // Per batch item when there is a batch dim; sub-byte types round up.
-  int64_t count = 1;
-  for (int64_t d : tensor.getShape()) {
-    buffer->shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
-    if (ShapedType::isDynamic(d))
-      buffer->batch_scaled = true;
-    else
-      count *= d;
+  buffer->shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  // Sub-byte types round up.
+  buffer->size = tensorBytes(ElementType(buffer->element_type), tensor.getNumElements());
+  buffer->name = std::move(name);
+  plan.buffers.push_back(std::move(buffer));
+  return int(plan.buffers.size()) - 1;
+}
+
+std::vector<int64_t> PartitionCompiler::planShape(Value value) {
+  auto tensor = cast<RankedTensorType>(value.getType());
+  const SmallVector<int32_t> *dims = shapes->dims(value);
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < tensor.getRank(); ++i) {
+    if (!tensor.isDynamicDim(i)) {
+      shape.push_back(tensor.getDimSize(i));
+      continue;
+    }
+    int32_t id = dims ? (*dims)[i] : kUnknownDim;
+    if (id == kUnknownDim)
+      return {}; // a claim bug: claims take only dims with an expression
+    std::optional<int64_t> constant = shapes->table().constantValue(id);
+    shape.push_back(constant ? *constant : -(int64_t(id) + 1));
   }
-  buffer->size = tensorBytes(ElementType(buffer->element_type), count);
+  return shape;
+}
+
+int PartitionCompiler::addBuffer(fb::BufferKind kind, Value value, std::string name) {
+  auto tensor = cast<RankedTensorType>(value.getType());
+  if (tensor.hasStaticShape())
+    return addBuffer(kind, value.getType(), std::move(name));
+  auto buffer = std::make_unique<fb::BufferT>();
+  buffer->kind = kind;
+  buffer->element_type = onnxElementCode(tensor.getElementType());
+  buffer->shape = planShape(value);
+  if (buffer->shape.size() != size_t(tensor.getRank()))
+    return -3;
+  bool symbolic = llvm::any_of(buffer->shape, [](int64_t d) { return d < 0; });
+  int64_t count = 1;
+  for (int64_t d : buffer->shape)
+    count *= symbolic ? 1 : d;
+  buffer->size = symbolic ? 0 : tensorBytes(ElementType(buffer->element_type), count);
   buffer->name = std::move(name);
   plan.buffers.push_back(std::move(buffer));
   return int(plan.buffers.size()) - 1;
@@ -409,10 +448,11 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
   int source = bufferFor(op->getOperand(0));
   if (source < 0)
     return op->emitError("cpu_ep: the input of a view has no buffer");
-  int id = addBuffer(fb::BufferKind::Alias, op->getResult(0).getType(), onnxNodeName(op));
+  int id = addBuffer(fb::BufferKind::Alias, op->getResult(0), onnxNodeName(op));
+  if (id < 0)
+    return op->emitError("cpu_ep: a dim of the view has no expression (a claim bug)");
   plan.buffers[id]->alias_of = rootOf(source);
   plan.buffers[id]->size = plan.buffers[rootOf(source)]->size;
-  plan.buffers[id]->batch_scaled = plan.buffers[rootOf(source)]->batch_scaled;
   buffers[op->getResult(0)] = id;
   return success();
 }
@@ -454,7 +494,9 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     if (isa<NoneType>(result.getType()))
       continue;
-    int id = addBuffer(fb::BufferKind::Arena, result.getType(), onnxNodeName(op));
+    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
+    if (id < 0)
+      return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
     buffers[result] = id;
     step.outputs.push_back(id);
     slots.push_back(int64_t(i));
@@ -551,7 +593,9 @@ LogicalResult PartitionCompiler::closeKernel() {
     step.inputs.push_back(id);
   }
   for (Value v : outputs) {
-    int id = addBuffer(fb::BufferKind::Arena, v.getType(), onnxNodeName(v.getDefiningOp()));
+    int id = addBuffer(fb::BufferKind::Arena, v, onnxNodeName(v.getDefiningOp()));
+    if (id < 0)
+      return ops.front()->emitError("cpu_ep: a dim of a kernel output has no expression");
     buffers[v] = id;
     step.outputs.push_back(id);
   }
@@ -575,21 +619,24 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   plan.memory = std::make_unique<fb::MemoryPlanT>();
 
   // Signature and input buffers.
-  auto signatureOf = [&](Type type, std::string name) {
-    auto tensor = cast<RankedTensorType>(type);
+  shapes = std::make_unique<SymbolicShapes>(fn);
+  auto signatureOf = [&](Value value, std::string name) {
+    auto tensor = cast<RankedTensorType>(value.getType());
     auto sig = std::make_unique<fb::TensorSignatureT>();
     sig->name = std::move(name);
     sig->element_type = onnxElementCode(tensor.getElementType());
-    for (int64_t d : tensor.getShape())
-      sig->shape.push_back(ShapedType::isDynamic(d) ? -1 : d);
+    sig->shape = planShape(value);
     return sig;
   };
   for (BlockArgument arg : fn.getArguments()) {
     if (!isa<RankedTensorType>(arg.getType()))
       return fn.emitError("cpu_ep: partition input ") << arg.getArgNumber() << " is not a tensor";
     std::string name = "input" + std::to_string(arg.getArgNumber());
-    plan.inputs.push_back(signatureOf(arg.getType(), name));
-    int id = addBuffer(fb::BufferKind::Input, arg.getType(), name);
+    plan.inputs.push_back(signatureOf(arg, name));
+    int id = addBuffer(fb::BufferKind::Input, arg, name);
+    if (id < 0)
+      return fn.emitError("cpu_ep: a dim of partition input ")
+             << arg.getArgNumber() << " has no expression";
     plan.buffers[id]->index = arg.getArgNumber();
     buffers[arg] = id;
   }
@@ -600,7 +647,8 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   auto groupAccepts = [&](Operation *op) {
     if (group.empty())
       return true;
-    if (op->getResult(0).getType() != groupShape)
+    if (op->getResult(0).getType() != groupResult.getType() ||
+        !sameDims(op->getResult(0), groupResult))
       return false;
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
@@ -635,7 +683,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
       if (!groupAccepts(&op) && failed(closeKernel()))
         return failure();
       if (group.empty())
-        groupShape = op.getResult(0).getType();
+        groupResult = op.getResult(0);
       group.push_back(&op);
       continue;
     }
@@ -673,7 +721,9 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
     if (!isa<RankedTensorType>(value.getType()))
       return fn.emitError("cpu_ep: partition output ") << i << " is not a ranked tensor";
     std::string name = "output" + std::to_string(i);
-    plan.outputs.push_back(signatureOf(value.getType(), name));
+    plan.outputs.push_back(signatureOf(value, name));
+    if (plan.outputs.back()->shape.size() != size_t(cast<RankedTensorType>(value.getType()).getRank()))
+      return fn.emitError("cpu_ep: a dim of partition output ") << i << " has no expression";
     int id = bufferFor(value);
     if (id < 0)
       return fn.emitError("cpu_ep: partition output ") << i << " has no producer";
@@ -683,46 +733,52 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
       buffer.index = i;
       continue;
     }
-    int out = addBuffer(fb::BufferKind::Output, value.getType(), name);
+    int out = addBuffer(fb::BufferKind::Output, value, name);
+    if (out < 0)
+      return fn.emitError("cpu_ep: a dim of partition output ") << i << " has no expression";
     plan.buffers[out]->index = i;
     int step = newStep(fb::StepKind::Library, "Copy", "output" + std::to_string(i));
     plan.steps[step]->inputs.push_back(id);
     plan.steps[step]->outputs.push_back(out);
   }
 
+  // Every symbolic dim is an expression of the table; the plan carries it whole.
+  plan.symbols = shapes->symbolNames();
+  for (const DimNode &n : shapes->table().nodes())
+    plan.dims.push_back(fb::DimNode(uint8_t(n.op), n.a, n.b));
+
   // Memory plan over the arena slots: live from the writing step to the last
-  // step reading them or a view of them.
-  std::vector<int> first(plan.buffers.size(), -1), last(plan.buffers.size(), -1);
-  for (size_t s = 0; s < plan.steps.size(); ++s) {
-    for (int id : plan.steps[s]->outputs)
-      if (first[id] < 0)
-        first[id] = int(s);
-    for (int id : plan.steps[s]->inputs)
-      if (id >= 0)
-        last[rootOf(id)] = int(s);
-  }
+  // step reading them or a view of them. An arena with a symbolic slot is laid
+  // out by the runtime, per set of symbol values, with the same planner.
+  std::vector<int> first, last;
+  bufferLiveRanges(
+      plan.steps,
+      [](const std::unique_ptr<fb::StepT> &step) { return std::tie(step->inputs, step->outputs); },
+      [&](int id) { return rootOf(id); }, plan.buffers.size(), first, last);
   std::vector<ArenaSlot> slots;
   std::vector<int> slotBuffer;
+  bool symbolicArena = false;
   for (size_t id = 0; id < plan.buffers.size(); ++id) {
     fb::BufferT &b = *plan.buffers[id];
     if (b.kind != fb::BufferKind::Arena)
       continue;
+    symbolicArena |= llvm::any_of(b.shape, [](int64_t d) { return d < 0; });
     ArenaSlot slot;
     slot.size = b.size;
-    slot.batchScaled = b.batch_scaled;
     slot.firstStep = std::max(first[id], 0);
     slot.lastStep = std::max(last[id], slot.firstStep);
     slots.push_back(slot);
     slotBuffer.push_back(int(id));
   }
-  ArenaPlan arena = planArena(slots, kAlignment);
-  for (size_t i = 0; i < slots.size(); ++i)
-    plan.buffers[slotBuffer[i]]->offset = slots[i].offset;
+  ArenaPlan arena;
+  if (!symbolicArena) {
+    arena = planArena(slots, kAlignment);
+    for (size_t i = 0; i < slots.size(); ++i)
+      plan.buffers[slotBuffer[i]]->offset = slots[i].offset;
+  }
   plan.memory->alignment = kAlignment;
-  plan.memory->batch_scaled_bytes = arena.batchScaledBytes;
-  plan.memory->fixed_bytes = arena.fixedBytes;
-  plan.memory->naive_batch_scaled_bytes = arena.naiveBatchScaledBytes;
-  plan.memory->naive_fixed_bytes = arena.naiveFixedBytes;
+  plan.memory->fixed_bytes = arena.bytes;
+  plan.memory->naive_fixed_bytes = arena.naiveBytes;
 
   // Code: the kernels through MLIR and LLVM, linked into a shared object.
   llvm::LLVMContext llvmContext;
@@ -753,10 +809,9 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   auto compiled = std::make_unique<CpuCompiledPartition>();
   compiled->blob = blob.takeValue();
   CpuPartitionSummary &summary = compiled->summary;
-  summary.arenaBytesPerBatch = arena.batchScaledBytes;
-  summary.arenaFixedBytes = arena.fixedBytes;
-  summary.naiveBytesPerBatch = arena.naiveBatchScaledBytes;
-  summary.naiveFixedBytes = arena.naiveFixedBytes;
+  summary.arenaPlannedAtRunTime = symbolicArena;
+  summary.arenaBytes = arena.bytes;
+  summary.naiveBytes = arena.naiveBytes;
   summary.weightBytes = weights.size();
   summary.codeBytes = code->size();
   for (auto &step : plan.steps)
@@ -805,11 +860,11 @@ private:
 } // namespace
 
 std::string CpuPartitionSummary::describe() const {
-  std::string arena =
-      formatBytes(arenaBytesPerBatch) + " per batch item + " + formatBytes(arenaFixedBytes);
-  std::string naive =
-      formatBytes(naiveBytesPerBatch) + " per batch item + " + formatBytes(naiveFixedBytes);
-  return "arena " + arena + " (one buffer per value: " + naive + "); " +
+  std::string arena = arenaPlannedAtRunTime
+                          ? std::string("arena planned at run time per input shape")
+                          : "arena " + formatBytes(arenaBytes) +
+                                " (one buffer per value: " + formatBytes(naiveBytes) + ")";
+  return arena + "; " +
          std::to_string(kernelSteps) + " generated kernels, " + std::to_string(librarySteps) +
          " library calls; weights " + formatBytes(weightBytes) + "; code " + formatBytes(codeBytes);
 }

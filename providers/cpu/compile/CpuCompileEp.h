@@ -41,8 +41,8 @@ CompileEpPlugin cpuCompileEpPlugin();
 
 /// What `ortc compile --report` prints for one compiled CPU partition.
 struct CpuPartitionSummary {
-  uint64_t arenaBytesPerBatch = 0, arenaFixedBytes = 0;
-  uint64_t naiveBytesPerBatch = 0, naiveFixedBytes = 0;
+  bool arenaPlannedAtRunTime = false; // a symbolic dim: laid out per input shape
+  uint64_t arenaBytes = 0, naiveBytes = 0;
   uint64_t weightBytes = 0, codeBytes = 0;
   int kernelSteps = 0, librarySteps = 0;
   std::string describe() const;

@@ -3,6 +3,7 @@
 #include "providers/cpu/runtime/PlanExecutor.h"
 
 #include "providers/cpu/blob/CpuBlob.h"
+#include "providers/cpu/blob/MemoryPlanner.h"
 #include "providers/cpu/runtime/HostCpu.h"
 #include "providers/cpu/runtime/SharedObjectLoader.h"
 
@@ -18,14 +19,6 @@ std::vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *values) {
   std::vector<int64_t> out;
   if (values)
     out.assign(values->begin(), values->end());
-  return out;
-}
-
-std::vector<int64_t> bindShape(const std::vector<int64_t> &shape, int64_t batch) {
-  std::vector<int64_t> out = shape;
-  for (int64_t &d : out)
-    if (d < 0)
-      d = batch;
   return out;
 }
 
@@ -60,13 +53,52 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
   const fb::Plan &plan = *blob.plan;
 
   exec->what_ = what;
-  auto readSignatures = [](const auto *list, std::vector<TensorSignature> &out) {
-    for (const fb::TensorSignature *sig : *list)
-      out.push_back(TensorSignature{sig->name()->str(), ElementType(sig->element_type()),
-                                    toVector(sig->shape())});
+  exec->dims_ = cpuPlanDimNodes(plan);
+  if (plan.symbols())
+    for (const flatbuffers::String *name : *plan.symbols())
+      exec->symbolNames_.push_back(name->str());
+  // Signatures show a symbolic dim as -1, named by its symbol.
+  auto readSignatures = [&](const auto *list, std::vector<TensorSignature> &out,
+                            std::vector<std::vector<int64_t>> &dims) {
+    for (const fb::TensorSignature *sig : *list) {
+      TensorSignature t{sig->name()->str(), ElementType(sig->element_type()),
+                        toVector(sig->shape())};
+      dims.push_back(t.shape);
+      bool named = false;
+      std::vector<std::string> names(t.shape.size());
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        if (t.shape[d] >= 0)
+          continue;
+        const DimNode &node = exec->dims_[size_t(-(t.shape[d] + 1))];
+        if (node.op == DimOp::Symbol && size_t(node.a) < exec->symbolNames_.size()) {
+          names[d] = exec->symbolNames_[size_t(node.a)];
+          named = true;
+        }
+        t.shape[d] = -1;
+      }
+      if (named)
+        t.dimNames = std::move(names);
+      out.push_back(std::move(t));
+    }
   };
-  readSignatures(plan.inputs(), exec->inputs_);
-  readSignatures(plan.outputs(), exec->outputs_);
+  readSignatures(plan.inputs(), exec->inputs_, exec->inputDims_);
+  readSignatures(plan.outputs(), exec->outputs_, exec->outputDims_);
+  // Each symbol is bound from the first input dim that is that symbol alone.
+  exec->symbolSources_.assign(exec->symbolNames_.size(), {-1, -1});
+  for (size_t i = 0; i < exec->inputDims_.size(); ++i)
+    for (size_t d = 0; d < exec->inputDims_[i].size(); ++d) {
+      int64_t code = exec->inputDims_[i][d];
+      if (code >= 0)
+        continue;
+      const DimNode &node = exec->dims_[size_t(-(code + 1))];
+      if (node.op == DimOp::Symbol && exec->symbolSources_[size_t(node.a)].first < 0)
+        exec->symbolSources_[size_t(node.a)] = {int(i), int(d)};
+    }
+  for (size_t k = 0; k < exec->symbolSources_.size(); ++k)
+    if (exec->symbolSources_[k].first < 0)
+      return Status::error(StatusCode::InvalidArgument,
+                           what + ": symbol '" + exec->symbolNames_[k] +
+                               "' is no input's dim, so no run can bind it");
   // Messages name the graph's values, not the blob's internal "input0".
   auto rename = [](std::vector<TensorSignature> &sigs, const std::vector<std::string> &names) {
     if (names.size() == sigs.size())
@@ -81,7 +113,6 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     info.type = ElementType(b->element_type());
     info.shape = toVector(b->shape());
     info.offset = b->offset();
-    info.batchScaled = b->batch_scaled();
     info.index = int(b->index());
     info.name = b->name() ? b->name()->str() : std::string();
     switch (b->kind()) {
@@ -109,7 +140,7 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     }
     exec->buffers_.push_back(std::move(info));
   }
-  exec->scaledBytes_ = plan.memory()->batch_scaled_bytes();
+  exec->symbolicArena_ = cpuPlanHasSymbolicArena(plan);
   exec->fixedBytes_ = plan.memory()->fixed_bytes();
 
   // The code: loaded once, every kernel symbol resolved now.
@@ -151,72 +182,211 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     exec->steps_.push_back(std::move(step));
   }
 
+  std::vector<int> first, last;
+  bufferLiveRanges(
+      exec->steps_,
+      [](const StepInfo &step) { return std::tie(step.inputs, step.outputs); },
+      [&](int id) {
+        const BufferInfo &b = exec->buffers_[size_t(id)];
+        return b.kind == Kind::Alias ? b.index : id;
+      },
+      exec->buffers_.size(), first, last);
+  for (size_t id = 0; id < exec->buffers_.size(); ++id) {
+    exec->buffers_[id].firstStep = std::max(first[id], 0);
+    exec->buffers_[id].lastStep = std::max(last[id], exec->buffers_[id].firstStep);
+  }
+
   exec->weights_ = blob.weights;
   exec->pool_ = std::move(pool);
+  if (exec->symbolNames_.empty()) {
+    Result<std::shared_ptr<const Layout>> layout = exec->computeLayout({});
+    if (!layout.isOk())
+      return layout.status();
+    exec->staticLayout_ = layout.takeValue();
+  }
   return exec;
 }
 
-uint64_t PlanExecutor::arenaBytes(int64_t batch) const {
-  return scaledBytes_ * uint64_t(batch) + fixedBytes_;
+std::vector<int64_t> PlanExecutor::evaluate(const std::vector<int64_t> &shape,
+                                            const Layout &layout) const {
+  std::vector<int64_t> out = shape;
+  for (int64_t &d : out)
+    if (d < 0)
+      d = layout.dimValues[size_t(-(d + 1))];
+  return out;
 }
 
-Result<int64_t> PlanExecutor::bindBatch(const std::vector<TensorView> &inputs) const {
+Result<std::shared_ptr<const PlanExecutor::Layout>>
+PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
+  auto layout = std::make_shared<Layout>();
+  auto symbolText = [&]() {
+    std::string text;
+    for (size_t k = 0; k < symbols.size(); ++k)
+      text += (k ? ", " : "") + symbolNames_[k] + " = " + std::to_string(symbols[k]);
+    return text;
+  };
+  layout->dimValues.resize(dims_.size());
+  std::string why;
+  if (!evaluateDimNodes(dims_.data(), dims_.size(), symbols.data(), symbols.size(),
+                        layout->dimValues.data(), why))
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": " + why + " at " + symbolText());
+  std::vector<uint64_t> bytes(buffers_.size());
+  layout->shapes.resize(buffers_.size());
+  layout->offsets.assign(buffers_.size(), 0);
+  std::vector<ArenaSlot> slots;
+  std::vector<size_t> slotBuffer;
+  for (size_t id = 0; id < buffers_.size(); ++id) {
+    const BufferInfo &b = buffers_[id];
+    std::vector<int64_t> &shape = layout->shapes[id] = evaluate(b.shape, *layout);
+    uint64_t count = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] < 0)
+        return Status::error(StatusCode::InvalidArgument,
+                             what_ + ": buffer '" + b.name + "' dim " + std::to_string(d) +
+                                 " is " + std::to_string(shape[d]) + " at " + symbolText());
+      if (__builtin_mul_overflow(count, uint64_t(shape[d]), &count) || count > (uint64_t(1) << 56))
+        return Status::error(StatusCode::InvalidArgument,
+                             what_ + ": buffer '" + b.name + "' " + shapeToString(shape) +
+                                 " is too large at " + symbolText());
+    }
+    bytes[id] = tensorBytes(b.type, int64_t(count));
+    if (b.kind == Kind::Alias && bytes[id] != bytes[size_t(b.index)])
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": view '" + b.name + "' " + shapeToString(shape) +
+                               " does not have the bytes of its source " +
+                               shapeToString(layout->shapes[size_t(b.index)]) + " at " +
+                               symbolText());
+    if (b.kind != Kind::Arena)
+      continue;
+    if (!symbolicArena_) {
+      layout->offsets[id] = b.offset;
+      continue;
+    }
+    ArenaSlot slot;
+    slot.size = bytes[id];
+    slot.firstStep = b.firstStep;
+    slot.lastStep = b.lastStep;
+    slots.push_back(slot);
+    slotBuffer.push_back(id);
+  }
+  if (symbolicArena_) {
+    ArenaPlan plan = planArena(slots, kAlignment);
+    for (size_t i = 0; i < slots.size(); ++i)
+      layout->offsets[slotBuffer[i]] = slots[i].offset;
+    layout->arenaBytes = plan.bytes;
+  } else {
+    layout->arenaBytes = fixedBytes_;
+  }
+  return std::shared_ptr<const Layout>(std::move(layout));
+}
+
+Result<std::shared_ptr<const PlanExecutor::Layout>>
+PlanExecutor::bind(const std::vector<TensorView> &inputs) const {
   if (inputs.size() != inputs_.size())
     return Status::error(StatusCode::InvalidArgument,
                          what_ + ": expected " + std::to_string(inputs_.size()) +
                              " inputs, got " + std::to_string(inputs.size()));
-  int64_t batch = -1;
+  std::vector<int64_t> symbols(symbolNames_.size(), -1);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSignature &sig = inputs_[i];
+    const std::vector<int64_t> &dims = inputDims_[i];
     const TensorView &view = inputs[i];
-    auto mismatch = [&]() {
+    if (view.type != sig.type || view.shape.size() != dims.size())
       return Status::error(StatusCode::InvalidArgument,
                            what_ + ": input '" + sig.name + "' must be " + describe(sig) +
                                ", got " + describe(view));
-    };
-    if (view.type != sig.type || view.shape.size() != sig.shape.size())
-      return mismatch();
-    for (size_t d = 0; d < sig.shape.size(); ++d) {
-      if (sig.shape[d] >= 0) {
-        if (view.shape[d] != sig.shape[d])
-          return mismatch();
-      } else if (view.shape[d] < 0) {
-        return mismatch();
-      } else if (batch < 0) {
-        batch = view.shape[d];
-      } else if (batch != view.shape[d]) {
+    for (size_t d = 0; d < dims.size(); ++d) {
+      int64_t size = view.shape[d];
+      if (dims[d] >= 0 ? size != dims[d] : size < 0)
         return Status::error(StatusCode::InvalidArgument,
-                             what_ + ": input '" + sig.name + "' has batch " +
-                                 std::to_string(view.shape[d]) + " but an earlier input has " +
-                                 std::to_string(batch));
+                             what_ + ": input '" + sig.name + "' must be " + describe(sig) +
+                                 ", got " + describe(view));
+      if (dims[d] >= 0)
+        continue;
+      const DimNode &node = dims_[size_t(-(dims[d] + 1))];
+      if (node.op != DimOp::Symbol)
+        continue;
+      int64_t &bound = symbols[size_t(node.a)];
+      if (bound < 0) {
+        bound = size;
+      } else if (bound != size) {
+        auto [si, sd] = symbolSources_[size_t(node.a)];
+        return Status::error(StatusCode::InvalidArgument,
+                             what_ + ": input '" + sig.name + "' dim " + std::to_string(d) +
+                                 " is " + std::to_string(size) + " but '" + inputs_[si].name +
+                                 "' dim " + std::to_string(sd) + " (" +
+                                 symbolNames_[size_t(node.a)] + ") is " + std::to_string(bound));
       }
     }
     if (!view.data && view.numElements() > 0)
       return Status::error(StatusCode::InvalidArgument,
                            what_ + ": input '" + sig.name + "' has no data");
   }
-  return batch < 0 ? int64_t(1) : batch;
+  std::shared_ptr<const Layout> layout = staticLayout_;
+  if (!layout) {
+    std::lock_guard<std::mutex> lock(layoutMutex_);
+    auto found = layouts_.find(symbols);
+    if (found != layouts_.end()) {
+      layout = found->second;
+    } else {
+      Result<std::shared_ptr<const Layout>> computed = computeLayout(symbols);
+      if (!computed.isOk())
+        return computed.status();
+      layout = computed.takeValue();
+      // Bounded: a caller feeding ever new shapes recomputes rather than grows.
+      if (layouts_.size() >= 256)
+        layouts_.clear();
+      layouts_.emplace(symbols, layout);
+    }
+  }
+  // A dim that is an expression of other inputs' dims must agree with them.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t d = 0; d < inputDims_[i].size(); ++d) {
+      int64_t code = inputDims_[i][d];
+      if (code < 0 && dims_[size_t(-(code + 1))].op != DimOp::Symbol &&
+          layout->dimValues[size_t(-(code + 1))] != inputs[i].shape[d])
+        return Status::error(StatusCode::InvalidArgument,
+                             what_ + ": input '" + inputs_[i].name + "' dim " + std::to_string(d) +
+                                 " is " + std::to_string(inputs[i].shape[d]) +
+                                 " but the other inputs make it " +
+                                 std::to_string(layout->dimValues[size_t(-(code + 1))]));
+    }
+  return layout;
+}
+
+Result<uint64_t> PlanExecutor::arenaBytes(const std::vector<TensorView> &inputs) const {
+  Result<std::shared_ptr<const Layout>> layout = bind(inputs);
+  if (!layout.isOk())
+    return layout.status();
+  return layout.value()->arenaBytes;
+}
+
+size_t PlanExecutor::cachedLayouts() const {
+  std::lock_guard<std::mutex> lock(layoutMutex_);
+  return layouts_.size();
 }
 
 Result<std::vector<std::vector<int64_t>>>
 PlanExecutor::outputShapes(const std::vector<TensorView> &inputs) const {
-  Result<int64_t> batch = bindBatch(inputs);
-  if (!batch.isOk())
-    return batch.status();
+  Result<std::shared_ptr<const Layout>> layout = bind(inputs);
+  if (!layout.isOk())
+    return layout.status();
   std::vector<std::vector<int64_t>> shapes;
-  for (const TensorSignature &sig : outputs_)
-    shapes.push_back(bindShape(sig.shape, batch.value()));
+  for (const std::vector<int64_t> &dims : outputDims_)
+    shapes.push_back(evaluate(dims, *layout.value()));
   return shapes;
 }
 
-Status PlanExecutor::checkOutputs(const std::vector<TensorView> &outputs, int64_t batch) const {
+Status PlanExecutor::checkOutputs(const std::vector<TensorView> &outputs,
+                                  const Layout &layout) const {
   if (outputs.size() != outputs_.size())
     return Status::error(StatusCode::InvalidArgument,
                          what_ + ": expected " + std::to_string(outputs_.size()) +
                              " outputs, got " + std::to_string(outputs.size()));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorSignature &sig = outputs_[i];
-    std::vector<int64_t> shape = bindShape(sig.shape, batch);
+    std::vector<int64_t> shape = evaluate(outputDims_[i], layout);
     if (outputs[i].type != sig.type || outputs[i].shape != shape ||
         (!outputs[i].data && outputs[i].numElements() > 0))
       return Status::error(StatusCode::InvalidArgument,
@@ -246,17 +416,17 @@ void PlanExecutor::releaseState(std::unique_ptr<RunState> state) {
 
 Status PlanExecutor::run(const std::vector<TensorView> &inputs,
                          const std::vector<TensorView> &outputs) {
-  Result<int64_t> bound = bindBatch(inputs);
+  Result<std::shared_ptr<const Layout>> bound = bind(inputs);
   if (!bound.isOk())
     return bound.status();
-  int64_t batch = bound.value();
-  if (Status checked = checkOutputs(outputs, batch); !checked.isOk())
+  const Layout &layout = *bound.value();
+  if (Status checked = checkOutputs(outputs, layout); !checked.isOk())
     return checked;
 
   // As many states exist as runs have overlapped; each keeps the largest
   // arena it needed.
   std::unique_ptr<RunState> state = acquireState();
-  uint64_t needed = arenaBytes(batch);
+  uint64_t needed = layout.arenaBytes;
   if (needed > state->capacity) {
     std::free(state->arena);
     state->arena = static_cast<char *>(std::aligned_alloc(kAlignment, needed));
@@ -267,13 +437,14 @@ Status PlanExecutor::run(const std::vector<TensorView> &inputs,
                                                      std::to_string(needed) + "-byte arena");
     }
   }
-  Status status = runSteps(*state, inputs, outputs, batch);
+  Status status = runSteps(*state, inputs, outputs, layout);
   releaseState(std::move(state));
   return status;
 }
 
 Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &inputs,
-                              const std::vector<TensorView> &outputs, int64_t batch) const {
+                              const std::vector<TensorView> &outputs,
+                              const Layout &layout) const {
   // Every buffer as a view with its concrete shape.
   std::vector<TensorView> &views = state.views;
   views.resize(buffers_.size());
@@ -281,7 +452,7 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
     const BufferInfo &b = buffers_[i];
     TensorView &v = views[i];
     v.type = b.type;
-    v.shape = bindShape(b.shape, batch);
+    v.shape = layout.shapes[i];
     switch (b.kind) {
     case Kind::Input:
       v.data = inputs[b.index].data;
@@ -293,8 +464,7 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
       v.data = const_cast<char *>(weights_) + b.offset;
       break;
     case Kind::Arena:
-      v.data = state.arena + (b.batchScaled ? b.offset * uint64_t(batch)
-                                            : scaledBytes_ * uint64_t(batch) + b.offset);
+      v.data = state.arena + layout.offsets[i];
       break;
     case Kind::Alias:
       v.data = views[b.index].data;

@@ -6,11 +6,12 @@
 // once to an aligned buffer).
 //
 // Everything that can be resolved once is resolved at load: kernel symbols,
-// library kernel functions, buffer placement rules. A run binds the batch
-// dimension from the inputs, takes a run state (an arena sized by the memory
-// plan, scratch) from a pool, lays the arena out, and walks the steps. Runs
-// on several threads at once each hold their own state; what they share is
-// read-only.
+// library kernel functions, buffer placement rules. A run binds the plan's
+// symbols from the inputs' dims, finds the layout for those values (every
+// buffer's shape and arena offset; computed once per distinct set of values
+// and cached), takes a run state (arena, scratch) from a pool, and walks the
+// steps. Runs on several threads at once each hold their own state; what they
+// share is read-only or behind a lock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,9 +19,11 @@
 #define ORTC_PROVIDERS_CPU_RUNTIME_PLANEXECUTOR_H
 
 #include "providers/cpu/kernels/KernelApi.h"
+#include "runtime/ep/DimExpr.h"
 #include "runtime/ep/RuntimeEp.h"
 #include "runtime/support/BlobContainer.h"
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,9 +50,12 @@ public:
   Status run(const std::vector<TensorView> &inputs,
              const std::vector<TensorView> &outputs) override;
 
-  /// Arena bytes for `batch`; whether the weights are used in place.
-  uint64_t arenaBytes(int64_t batch) const;
+  /// Arena bytes a run with these inputs needs; whether the weights are used
+  /// in place.
+  Result<uint64_t> arenaBytes(const std::vector<TensorView> &inputs) const;
   bool weightsInPlace() const { return ownedBlob_.empty(); }
+  /// How many distinct sets of symbol values have a cached layout.
+  size_t cachedLayouts() const;
 
 private:
   PlanExecutor() = default;
@@ -58,11 +64,18 @@ private:
   struct BufferInfo {
     Kind kind;
     ElementType type;
-    std::vector<int64_t> shape; // -1: the batch dimension
-    uint64_t offset = 0;        // Weight: in weights; Arena: in its region
-    bool batchScaled = false;
+    std::vector<int64_t> shape; // d >= 0, or -(k + 1): dim node k
+    uint64_t offset = 0;        // Weight: in weights; Arena: the plan's (static arenas)
     int index = 0;              // Input/Output: signature position; Alias: root buffer
+    int firstStep = 0, lastStep = 0; // Arena: live range
     std::string name;
+  };
+  /// Everything that follows from one set of symbol values.
+  struct Layout {
+    std::vector<int64_t> dimValues;           // one per dim node
+    std::vector<std::vector<int64_t>> shapes; // one per buffer
+    std::vector<uint64_t> offsets;            // Arena buffers: in the arena
+    uint64_t arenaBytes = 0;
   };
   struct StepInfo {
     bool isKernel = false;
@@ -85,18 +98,30 @@ private:
     ~RunState();
   };
 
-  Result<int64_t> bindBatch(const std::vector<TensorView> &inputs) const;
-  Status checkOutputs(const std::vector<TensorView> &outputs, int64_t batch) const;
+  /// Checks the inputs against the signatures and returns their layout.
+  Result<std::shared_ptr<const Layout>> bind(const std::vector<TensorView> &inputs) const;
+  Result<std::shared_ptr<const Layout>> computeLayout(const std::vector<int64_t> &symbols) const;
+  Status checkOutputs(const std::vector<TensorView> &outputs, const Layout &layout) const;
+  std::vector<int64_t> evaluate(const std::vector<int64_t> &shape, const Layout &layout) const;
   std::unique_ptr<RunState> acquireState();
   void releaseState(std::unique_ptr<RunState> state);
   Status runSteps(RunState &state, const std::vector<TensorView> &inputs,
-                  const std::vector<TensorView> &outputs, int64_t batch) const;
+                  const std::vector<TensorView> &outputs, const Layout &layout) const;
 
   std::string what_;
-  std::vector<TensorSignature> inputs_, outputs_;
+  std::vector<TensorSignature> inputs_, outputs_; // symbolic dims as -1
+  std::vector<std::vector<int64_t>> inputDims_, outputDims_; // as BufferInfo::shape
   std::vector<BufferInfo> buffers_;
   std::vector<StepInfo> steps_;
-  uint64_t scaledBytes_ = 0, fixedBytes_ = 0;
+  std::vector<DimNode> dims_;
+  std::vector<std::string> symbolNames_;
+  // Where each symbol is bound from: the first input dim that is it alone.
+  std::vector<std::pair<int, int>> symbolSources_;
+  bool symbolicArena_ = false; // the arena is laid out per set of symbols
+  uint64_t fixedBytes_ = 0;
+  std::shared_ptr<const Layout> staticLayout_; // a plan without symbols
+  mutable std::mutex layoutMutex_;
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<const Layout>> layouts_;
   std::unique_ptr<LoadedSharedObject> code_;
   const char *weights_ = nullptr;
   OwnedBlobBytes ownedBlob_; // the verified, page-aligned copy of an unaligned blob

@@ -1,6 +1,6 @@
 //===- MemoryPlanner.cpp - liveness-based arena offsets -------------------===//
 
-#include "providers/cpu/compile/MemoryPlanner.h"
+#include "providers/cpu/blob/MemoryPlanner.h"
 
 #include <algorithm>
 #include <numeric>
@@ -11,10 +11,10 @@ static uint64_t alignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) & ~(alignment - 1);
 }
 
-/// First fit, largest first, within one region; returns the region's size.
-static uint64_t planRegion(std::vector<ArenaSlot> &slots, const std::vector<size_t> &members,
-                           uint64_t alignment) {
-  std::vector<size_t> order = members;
+ArenaPlan planArena(std::vector<ArenaSlot> &slots, uint64_t alignment) {
+  ArenaPlan plan;
+  std::vector<size_t> order(slots.size());
+  std::iota(order.begin(), order.end(), size_t(0));
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return slots[a].size > slots[b].size; });
   std::vector<size_t> placed;
@@ -39,25 +39,9 @@ static uint64_t planRegion(std::vector<ArenaSlot> &slots, const std::vector<size
     slot.offset = offset;
     peak = std::max(peak, offset + size);
     placed.push_back(index);
+    plan.naiveBytes += size;
   }
-  return peak;
-}
-
-ArenaPlan planArena(std::vector<ArenaSlot> &slots, uint64_t alignment) {
-  ArenaPlan plan;
-  std::vector<size_t> scaled, fixed;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    uint64_t size = alignUp(std::max<uint64_t>(slots[i].size, 1), alignment);
-    if (slots[i].batchScaled) {
-      scaled.push_back(i);
-      plan.naiveBatchScaledBytes += size;
-    } else {
-      fixed.push_back(i);
-      plan.naiveFixedBytes += size;
-    }
-  }
-  plan.batchScaledBytes = planRegion(slots, scaled, alignment);
-  plan.fixedBytes = planRegion(slots, fixed, alignment);
+  plan.bytes = peak;
   return plan;
 }
 

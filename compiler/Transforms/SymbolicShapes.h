@@ -1,0 +1,77 @@
+//===- SymbolicShapes.h - every dynamic dim as an expression ----*- C++ -*-===//
+//
+// Shape inference leaves a dynamic dim as `?`; this analysis says which `?`:
+// an expression over symbols (runtime/ep/DimExpr.h). A function argument's
+// dims are symbols named by its `onnx.dim_params` (a graph input: dims of one
+// name are one symbol) or its `ortc.dim_symbols` (a partition input: the text
+// of the caller's expression), or fresh ones; each op's results follow from its
+// rule. Shape values (small int tensors computed from shapes: Shape, Gather,
+// Slice, Concat, arithmetic...) carry expressions per element, so a Reshape or
+// Expand target built from Shape(x) resolves to x's dims.
+//
+// A dim no rule reaches has no expression (kUnknownDim): an EP that must know
+// sizes before the run declines such a value.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_COMPILER_TRANSFORMS_SYMBOLICSHAPES_H
+#define ORTC_COMPILER_TRANSFORMS_SYMBOLICSHAPES_H
+
+#include "runtime/ep/DimExpr.h"
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::func {
+class FuncOp;
+}
+
+namespace ortc {
+
+constexpr int32_t kUnknownDim = -1;
+
+class SymbolicShapes {
+public:
+  explicit SymbolicShapes(mlir::func::FuncOp fn);
+
+  /// The dims of a ranked tensor value (kUnknownDim where no rule reaches),
+  /// or nullptr for a value that is not a ranked tensor of this function.
+  const llvm::SmallVector<int32_t> *dims(mlir::Value value) const;
+  /// Whether every dim of `value` has an expression.
+  bool known(mlir::Value value) const;
+  /// The elements of a shape value, when every one has an expression.
+  const llvm::SmallVector<int32_t> *elements(mlir::Value value) const;
+
+  DimTable &table() { return table_; }
+  const DimTable &table() const { return table_; }
+  const std::vector<std::string> &symbolNames() const { return symbolNames_; }
+  std::string print(int32_t dim) const;
+  /// "[batch, 3, (height + -1) floordiv 2 + 1]"
+  std::string print(mlir::Value value) const;
+
+private:
+  int32_t symbolNamed(const std::string &name);
+  void seedArgument(mlir::func::FuncOp fn, unsigned index);
+  void visit(mlir::Operation *op);
+
+  DimTable table_;
+  std::vector<std::string> symbolNames_;
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> dims_;
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> elements_;
+
+  friend class SymbolicRules;
+};
+
+/// The `ortc.dim_symbols` a partition argument gets for `value` of the
+/// caller: one string per dim, "" for a static dim, else the expression's
+/// text (equal texts are one symbol in the partition). Empty when `value`
+/// has no dynamic dim or a dim without an expression.
+std::vector<std::string> dimSymbolsFor(const SymbolicShapes &shapes, mlir::Value value);
+
+} // namespace ortc
+
+#endif // ORTC_COMPILER_TRANSFORMS_SYMBOLICSHAPES_H

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""The models in ../shared/models (exported by torch.onnx.export with dynamic
+axes) compile as shipped, once each, and match onnxruntime and torch's own
+outputs at every shape the manifest lists.
+
+A model that does not compile yet is reported as such, with ortc's error; the
+test fails unless it is in --expect-fail (the models whose support is still
+being built). One line per model and shape; exit 1 on any unexpected result.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import onnxruntime as ort
+
+from e2e_util import compare, run, run_compiled
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ortc", required=True)
+    parser.add_argument("--models", required=True, help="the folder with manifest.json")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--expect-fail", default="", help="comma-separated model names")
+    args = parser.parse_args()
+    expect_fail = {n for n in args.expect_fail.split(",") if n}
+
+    manifest = json.load(open(os.path.join(args.models, "manifest.json")))
+    failures = []
+    for entry in manifest["models"]:
+        name = entry["name"]
+        model = os.path.join(args.models, entry["file"])
+        ctx = os.path.join(args.work, f"{name}_ctx.onnx")
+        os.makedirs(args.work, exist_ok=True)
+        try:
+            run([args.ortc, "compile", model, "-o", ctx, "--quiet"])
+        except RuntimeError as error:
+            status = "expected failure" if name in expect_fail else "FAIL"
+            print(f"{name}: does not compile ({status}): {str(error).splitlines()[-1][:300]}")
+            if name not in expect_fail:
+                failures.append(name)
+            continue
+        if name in expect_fail:
+            print(f"{name}: compiles now; remove it from --expect-fail")
+            failures.append(name)
+        data = np.load(os.path.join(args.models, entry["data"]))
+        session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        for k, shapes in enumerate(entry["shapes"]):
+            feeds = {i: data[f"in_{k}_{i}"] for i in entry["inputs"]}
+            got = run_compiled(args.ortc, ctx, feeds, os.path.join(args.work, f"{name}_{k}"),
+                               entry["outputs"])
+            want_ort = session.run(entry["outputs"], feeds)
+            for out, reference in zip(entry["outputs"], want_ort):
+                err_ort, ok_ort = compare(got[out], reference)
+                err_torch, ok_torch = compare(got[out], data[f"out_{k}_{out}"])
+                ok = ok_ort and ok_torch
+                print(f"{name} {shapes}: {out} {got[out].dtype}{list(got[out].shape)} "
+                      f"max|err| vs onnxruntime {err_ort:.2e}, vs torch {err_torch:.2e}: "
+                      f"{'ok' if ok else 'MISMATCH'}")
+                if not ok:
+                    failures.append(f"{name} {shapes}")
+    if failures:
+        print("failed: " + ", ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
