@@ -2,6 +2,8 @@
 
 #include "compiler/Partition/ClaimHonesty.h"
 
+#include "compiler/Transforms/SymbolicShapes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -17,7 +19,7 @@ namespace {
 /// A module holding `op` alone in `@<ep>_claim`, with its non-constant inputs
 /// as arguments and its results returned.
 OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, StringRef ep,
-                                        func::FuncOp &fn) {
+                                        const SymbolicShapes &shapes, func::FuncOp &fn) {
   OpBuilder builder(op->getContext());
   OwningOpRef<ModuleOp> module = ModuleOp::create(op->getLoc());
   module->getOperation()->setAttrs(original->getAttrDictionary());
@@ -45,6 +47,7 @@ OwningOpRef<ModuleOp> outlineSingleNode(ModuleOp original, Operation *op, String
   fn = func::FuncOp::create(builder, op->getLoc(), (ep + "_claim").str(),
                             builder.getFunctionType(TypeRange(inputs.getArrayRef()), resultTypes));
   fn->setAttr("ortc.ep", builder.getStringAttr(ep));
+  annotateDimSymbols(fn, inputs.getArrayRef(), shapes); // as the partitioner does
   Block *entry = fn.addEntryBlock();
   IRMapping mapping;
   for (auto [value, arg] : llvm::zip(inputs, entry->getArguments()))
@@ -69,16 +72,18 @@ ClaimHonestyResult checkClaimHonesty(ModuleOp module, ArrayRef<CompileEp *> eps,
   auto main = module.lookupSymbol<func::FuncOp>("main_graph");
   if (!main || main.getBody().empty())
     return result;
+  SymbolicShapes shapes(main);
   for (Operation &op : main.getBody().front()) {
     if (!isPlaceableOp(&op))
       continue;
     NodeQuery query = NodeQuery::fromOp(&op);
+    query.shapes = &shapes;
     for (CompileEp *ep : eps) {
       if (!ep->supportsOp(query).isSupported())
         continue;
       ++result.claims;
       func::FuncOp fn;
-      OwningOpRef<ModuleOp> single = outlineSingleNode(module, &op, ep->name(), fn);
+      OwningOpRef<ModuleOp> single = outlineSingleNode(module, &op, ep->name(), shapes, fn);
       std::string message;
       ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
         if (message.empty())

@@ -332,16 +332,12 @@ LogicalResult Partitioner::outline() {
     fn->setAttr("ortc.ep", builder.getStringAttr(epName));
     // Dims the caller knows as expressions become the partition's symbols:
     // inputs with equal expressions share them.
-    for (auto [i, value] : llvm::enumerate(inputs)) {
+    SmallVector<Value> callerValues;
+    for (Value value : inputs) {
       Value original = originalOf.lookup(value);
-      std::vector<std::string> symbols = dimSymbolsFor(*shapes, original ? original : value);
-      if (symbols.empty())
-        continue;
-      SmallVector<Attribute> names;
-      for (const std::string &s : symbols)
-        names.push_back(builder.getStringAttr(s));
-      fn.setArgAttr(unsigned(i), "ortc.dim_symbols", builder.getArrayAttr(names));
+      callerValues.push_back(original ? original : value);
     }
+    annotateDimSymbols(fn, callerValues, *shapes);
     Block *entry = fn.addEntryBlock();
     IRMapping mapping;
     for (auto [value, arg] : llvm::zip(inputs, entry->getArguments()))

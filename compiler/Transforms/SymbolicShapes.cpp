@@ -55,9 +55,16 @@ class SymbolicRules {
 public:
   explicit SymbolicRules(SymbolicShapes &s) : s(s), t(s.table_) {}
 
-  void run(Operation *op);
+  void run(Operation *op) {
+    apply(op);
+    // A rule that could not apply leaves its results to the fallback.
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      if (!s.dims(op->getResult(i)))
+        propose(op, i, {});
+  }
 
 private:
+  void apply(Operation *op);
   SymDim dim(int32_t id) { return {&t, id}; }
   int32_t c(int64_t v) { return t.constant(v); }
   const Dims *in(Operation *op, unsigned i) {
@@ -124,6 +131,25 @@ void SymbolicRules::propose(Operation *op, unsigned result, Dims dims) {
     else if (dims.size() == size_t(type.getRank()))
       out[i] = dims[i];
   }
+  // Without a rule, a leading dynamic dim alone is the inputs' leading one
+  // when they agree on it (the batch an op carries through), as the CPU EP's
+  // batch-only claims have always read it.
+  if (type.getRank() == 0 || out[0] != kUnknownDim)
+    return;
+  for (int64_t i = 1; i < type.getRank(); ++i)
+    if (out[i] == kUnknownDim)
+      return;
+  int32_t lead = kUnknownDim;
+  for (Value operand : op->getOperands()) {
+    auto t = dyn_cast<RankedTensorType>(operand.getType());
+    if (!t || t.getRank() == 0 || !t.isDynamicDim(0))
+      continue;
+    const Dims *d = s.dims(operand);
+    if (!d || (*d)[0] == kUnknownDim || (lead != kUnknownDim && lead != (*d)[0]))
+      return;
+    lead = (*d)[0];
+  }
+  out[0] = lead;
 }
 
 void SymbolicRules::shapeValue(Operation *op, StringRef name) {
@@ -240,7 +266,7 @@ void SymbolicRules::shapeValue(Operation *op, StringRef name) {
   }
 }
 
-void SymbolicRules::run(Operation *op) {
+void SymbolicRules::apply(Operation *op) {
   StringRef name = op->getName().getStringRef();
   shapeValue(op, name);
   if (op->getNumResults() == 0)
@@ -695,6 +721,20 @@ std::vector<std::string> dimSymbolsFor(const SymbolicShapes &shapes, Value value
     out.push_back(symbolic ? shapes.print(id) : std::string());
   }
   return anySymbolic ? out : std::vector<std::string>{};
+}
+
+void annotateDimSymbols(func::FuncOp fn, ArrayRef<Value> callerValues,
+                        const SymbolicShapes &shapes) {
+  Builder builder(fn.getContext());
+  for (auto [i, value] : llvm::enumerate(callerValues)) {
+    std::vector<std::string> symbols = dimSymbolsFor(shapes, value);
+    if (symbols.empty())
+      continue;
+    SmallVector<Attribute> names;
+    for (const std::string &name : symbols)
+      names.push_back(builder.getStringAttr(name));
+    fn.setArgAttr(unsigned(i), "ortc.dim_symbols", builder.getArrayAttr(names));
+  }
 }
 
 } // namespace ortc

@@ -72,6 +72,11 @@ private:
 /// has no dynamic dim or a dim without an expression.
 std::vector<std::string> dimSymbolsFor(const SymbolicShapes &shapes, mlir::Value value);
 
+/// Sets `ortc.dim_symbols` on each argument of `fn` (an outlined partition)
+/// from the caller's value it stands for, `callerValues[i]`.
+void annotateDimSymbols(mlir::func::FuncOp fn, llvm::ArrayRef<mlir::Value> callerValues,
+                        const SymbolicShapes &shapes);
+
 } // namespace ortc
 
 #endif // ORTC_COMPILER_TRANSFORMS_SYMBOLICSHAPES_H

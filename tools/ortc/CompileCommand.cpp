@@ -98,7 +98,7 @@ Options:
                         partition's IR; :!compile makes it fail.
   --report[=text|json]  text (the default): the placements, partitions,
                         decline reasons, what each EP compiled (the CPU EP:
-                        arena bytes per batch item and fixed, kernels,
+                        arena bytes (or "planned at run time"), kernels,
                         weights, code size) and each stage's wall time, on
                         stderr. json: the same as one JSON document (fields
                         in docs/compile-report.md) on stdout, or in

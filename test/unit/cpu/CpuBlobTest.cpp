@@ -10,6 +10,7 @@
 
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/kernels/Gemm.h"
+#include "runtime/ep/DimExpr.h"
 #include "runtime/support/BlobContainer.h"
 
 #include <gtest/gtest.h>
@@ -414,9 +415,6 @@ std::unique_ptr<fb::BufferT> buffer(fb::BufferKind kind, int32_t type, std::vect
   auto b = std::make_unique<fb::BufferT>();
   b->kind = kind;
   b->element_type = type;
-  b->batch_scaled = false;
-  for (int64_t d : shape)
-    b->batch_scaled |= d == -1;
   b->shape = std::move(shape);
   b->size = size;
   b->name = std::move(name);
@@ -441,23 +439,26 @@ fb::PlanT validPlan() {
   plan.inputs.push_back(signature("x", kF32, {-1, 4}));
   plan.inputs.push_back(signature("ids", kI64, {3}));
   plan.outputs.push_back(signature("y", kF32, {-1, 2}));
+  // Dim node 0 is symbol 0, "batch": -1 in a shape.
+  plan.symbols = {"batch"};
+  plan.dims.push_back(fb::DimNode(uint8_t(DimOp::Symbol), 0, 0));
 
   // Buffers: 0 x, 1 ids (inputs); 2 W, 3 B (weights); 4 t0, 5 t1 (arena);
   // 6 t0v (a view of t0); 7 y (output).
   using K = fb::BufferKind;
-  plan.buffers.push_back(buffer(K::Input, kF32, {-1, 4}, 16, "x"));
+  plan.buffers.push_back(buffer(K::Input, kF32, {-1, 4}, 0, "x"));
   plan.buffers.push_back(buffer(K::Input, kI64, {3}, 24, "ids"));
   plan.buffers.back()->index = 1;
   plan.buffers.push_back(buffer(K::Weight, kF32, {4, 2}, 256, "W"));
   plan.buffers.back()->packing = "gemm_b"; // one 16-float panel per row: 4 * 16 * 4 bytes
   plan.buffers.push_back(buffer(K::Weight, kF32, {2}, 8, "B"));
   plan.buffers.back()->offset = 256;
-  plan.buffers.push_back(buffer(K::Arena, kF32, {-1, 2}, 8, "t0"));
+  plan.buffers.push_back(buffer(K::Arena, kF32, {2, 2}, 16, "t0"));
   plan.buffers.push_back(buffer(K::Arena, kI64, {3}, 24, "t1"));
   plan.buffers.back()->offset = 128;
-  plan.buffers.push_back(buffer(K::Alias, kF32, {-1, 1, 2}, 8, "t0v"));
+  plan.buffers.push_back(buffer(K::Alias, kF32, {2, 1, 2}, 16, "t0v"));
   plan.buffers.back()->alias_of = 4;
-  plan.buffers.push_back(buffer(K::Output, kF32, {-1, 2}, 8, "y"));
+  plan.buffers.push_back(buffer(K::Output, kF32, {-1, 2}, 0, "y"));
 
   auto gemm = std::make_unique<fb::StepT>();
   gemm->kind = fb::StepKind::Library;
@@ -493,9 +494,7 @@ fb::PlanT validPlan() {
 
   plan.memory = std::make_unique<fb::MemoryPlanT>();
   plan.memory->alignment = 128;
-  plan.memory->batch_scaled_bytes = 128;
   plan.memory->fixed_bytes = 256;
-  plan.memory->naive_batch_scaled_bytes = 256;
   plan.memory->naive_fixed_bytes = 384;
   return plan;
 }
@@ -575,7 +574,6 @@ void expectSamePlan(const fb::PlanT &want, const fb::Plan &got) {
     EXPECT_EQ(g.index(), w.index);
     EXPECT_EQ(g.offset(), w.offset);
     EXPECT_EQ(g.size(), w.size);
-    EXPECT_EQ(g.batch_scaled(), w.batch_scaled);
     EXPECT_EQ(g.alias_of(), w.alias_of);
     EXPECT_EQ(g.name()->str(), w.name);
     EXPECT_EQ(g.packing() ? g.packing()->str() : std::string(), w.packing);
@@ -614,9 +612,11 @@ void expectSamePlan(const fb::PlanT &want, const fb::Plan &got) {
   }
 
   EXPECT_EQ(got.memory()->alignment(), want.memory->alignment);
-  EXPECT_EQ(got.memory()->batch_scaled_bytes(), want.memory->batch_scaled_bytes);
   EXPECT_EQ(got.memory()->fixed_bytes(), want.memory->fixed_bytes);
-  EXPECT_EQ(got.memory()->naive_batch_scaled_bytes(), want.memory->naive_batch_scaled_bytes);
+  ASSERT_EQ(got.symbols()->size(), want.symbols.size());
+  EXPECT_EQ(got.symbols()->Get(0)->str(), want.symbols[0]);
+  ASSERT_EQ(got.dims()->size(), want.dims.size());
+  EXPECT_EQ(got.dims()->Get(0)->op(), want.dims[0].op());
   EXPECT_EQ(got.memory()->naive_fixed_bytes(), want.memory->naive_fixed_bytes);
 }
 
@@ -719,7 +719,7 @@ TEST(CpuBlobTest, RefusesAnotherEpOrVersion) {
       {"ep", [](fb::PlanT &p) { p.ep_name = "cuda_ep"; }, {"blob belongs to EP 'cuda_ep'"}},
       {"format",
        [](fb::PlanT &p) { p.format_version = kCpuPlanFormatVersion + 1; },
-       {"plan format_version 2 is not supported (this build reads 1)"},
+       {"plan format_version 3 is not supported (this build reads 2)"},
        StatusCode::Unsupported},
       {"format 0",
        [](fb::PlanT &p) { p.format_version = 0; },
@@ -772,11 +772,17 @@ TEST(CpuBlobTest, RefusesBadSignatures) {
          p.inputs[1]->shape = {3, -2};
        },
        {"input 1 'ids': dim 1 is -2"}},
-      {"two batch dims",
+      {"dim node out of range",
        [](fb::PlanT &p) {
-         p.outputs[0]->shape = {-1, -1};
+         p.outputs[0]->shape = {-2, 2};
        },
-       {"output 0 'y': shape [?,?] has more than one batch dim"}},
+       {"output 0 'y': dim 0 is -2 (dims are >= 0, or -(k + 1) for dim node k of 1)"}},
+      {"bad dim table",
+       [](fb::PlanT &p) { p.dims.push_back(fb::DimNode(uint8_t(DimOp::Add), 0, 1)); },
+       {"dims: dim node 1 reads a node that does not precede it"}},
+      {"unnamed symbol",
+       [](fb::PlanT &p) { p.symbols.clear(); },
+       {"dims: dim node 0 names symbol 0 of 0"}},
   });
 }
 
@@ -793,23 +799,13 @@ TEST(CpuBlobTest, RefusesBuffersInconsistentWithTheirShapes) {
       {"dim",
        [](fb::PlanT &p) { p.buffers[5]->shape = {-3}; },
        {"buffer 5 't1' (Arena): dim 0 is -3"}},
-      {"two batch dims",
-       [](fb::PlanT &p) {
-         p.buffers[4]->shape = {-1, 2, -1};
-       },
-       {"buffer 4 't0' (Arena): shape [?,2,?] has more than one batch dim"}},
       {"size",
        [](fb::PlanT &p) { p.buffers[5]->size = 20; },
        {"buffer 5 't1' (Arena): size 20 bytes, but int64 [3] needs 24"}},
-      {"batched size",
-       [](fb::PlanT &p) { p.buffers[4]->size = 16; },
-       {"buffer 4 't0' (Arena): size 16 bytes, but float32 [?,2] needs 8 per batch"}},
-      {"batch_scaled missing",
-       [](fb::PlanT &p) { p.buffers[4]->batch_scaled = false; },
-       {"buffer 4 't0' (Arena): batch_scaled is false but shape [?,2] has batch dim"}},
-      {"batch_scaled extra",
-       [](fb::PlanT &p) { p.buffers[5]->batch_scaled = true; },
-       {"buffer 5 't1' (Arena): batch_scaled is true but shape [3] has no batch dim"}},
+      {"symbolic size",
+       [](fb::PlanT &p) { p.buffers[0]->size = 16; },
+       {"buffer 0 'x' (Input): size 16 bytes, but float32 [d0,4] needs 0 (0: its size is known "
+        "at run time)"}},
       {"long shape in a message",
        [](fb::PlanT &p) { p.buffers[5]->shape.assign(40, 1); },
        {"buffer 5 't1' (Arena): size 24 bytes, but int64 [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,...] "
@@ -839,14 +835,14 @@ TEST(CpuBlobTest, RefusesInputsAndOutputsThatDisagreeWithTheSignature) {
       {"input shape",
        [](fb::PlanT &p) {
          p.buffers[0]->shape = {-1, 5};
-         p.buffers[0]->size = 20;
+         p.buffers[0]->size = 0;
        },
-       {"buffer 0 'x' (Input): float32 [?,5] differs from input 0 'x', float32 [?,4]"}},
+       {"buffer 0 'x' (Input): float32 [d0,5] differs from input 0 'x', float32 [d0,4]"}},
       {"output rank",
        [](fb::PlanT &p) {
          p.buffers[7]->shape = {-1, 2, 1};
        },
-       {"buffer 7 'y' (Output): float32 [?,2,1] differs from output 0 'y', float32 [?,2]"}},
+       {"buffer 7 'y' (Output): float32 [d0,2,1] differs from output 0 'y', float32 [d0,2]"}},
   });
 }
 
@@ -864,10 +860,9 @@ TEST(CpuBlobTest, RefusesWeightsOutsideWghtOrMisaligned) {
       {"batched",
        [](fb::PlanT &p) {
          p.buffers[3]->shape = {-1, 2};
-         p.buffers[3]->batch_scaled = true;
-         p.buffers[3]->size = 8;
+         p.buffers[3]->size = 0;
        },
-       {"buffer 3 'B' (Weight): a weight cannot have a batch dim"}},
+       {"buffer 3 'B' (Weight): a weight cannot have a symbolic dim"}},
   });
   // A weight that ends exactly at WGHT's end is fine.
   fb::PlanT plan = validPlan();
@@ -935,10 +930,6 @@ TEST(CpuBlobTest, RefusesArenaSlotsOutsideTheMemoryPlan) {
        [](fb::PlanT &p) { p.buffers[5]->offset = 256; },
        {"buffer 5 't1' (Arena): arena bytes [256, +24) lie outside the fixed_bytes region "
         "(256 bytes)"}},
-      {"batch region",
-       [](fb::PlanT &p) { p.buffers[4]->offset = 128; },
-       {"buffer 4 't0' (Arena): arena bytes [128, +8) lie outside the batch_scaled_bytes "
-        "region (128 bytes)"}},
       {"wraps",
        [](fb::PlanT &p) { p.buffers[5]->offset = UINT64_MAX - 127; },
        {"buffer 5 't1' (Arena): arena bytes [18446744073709551488, +24) lie outside"}},
@@ -951,9 +942,6 @@ TEST(CpuBlobTest, RefusesArenaSlotsOutsideTheMemoryPlan) {
       {"alignment 8192",
        [](fb::PlanT &p) { p.memory->alignment = 8192; },
        {"memory plan: alignment 8192 is not a power of two up to 4096"}},
-      {"unaligned batch region",
-       [](fb::PlanT &p) { p.memory->batch_scaled_bytes = 136; },
-       {"memory plan: batch_scaled_bytes 136 is not a multiple of the alignment 128"}},
   });
 }
 
@@ -970,20 +958,16 @@ TEST(CpuBlobTest, RefusesBadAliases) {
        {"buffer 6 't0v' (Alias): alias_of 7 is not an earlier buffer"}},
       {"size",
        [](fb::PlanT &p) {
-         p.buffers[6]->shape = {-1, 1, 3};
-         p.buffers[6]->size = 12;
-       },
-       {"buffer 6 't0v' (Alias): 12 bytes per batch differs from buffer 4, its alias_of, with "
-        "8 per batch"}},
-      {"batch scaling",
-       [](fb::PlanT &p) {
-         p.buffers[6]->element_type = kI64;
-         p.buffers[6]->shape = {-1, 3};
+         p.buffers[6]->shape = {2, 1, 3};
          p.buffers[6]->size = 24;
-         p.buffers[6]->alias_of = 5;
        },
-       {"buffer 6 't0v' (Alias): 24 bytes per batch differs from buffer 5, its alias_of, with "
-        "24"}},
+       {"buffer 6 't0v' (Alias): 24 bytes differs from buffer 4, its alias_of, with 16"}},
+      {"symbolic view of a static buffer",
+       [](fb::PlanT &p) {
+         p.buffers[6]->shape = {-1, 2};
+         p.buffers[6]->size = 0;
+       },
+       {"buffer 6 't0v' (Alias): 0 bytes differs from buffer 4, its alias_of, with 16"}},
   });
 }
 
@@ -1019,7 +1003,7 @@ TEST(CpuBlobTest, RefusesBadSteps) {
        {"output 0 is buffer 2 'W', a Weight: inputs and weights are read-only"}},
       {"writes through an alias of an input",
        [](fb::PlanT &p) {
-         p.buffers.push_back(buffer(fb::BufferKind::Alias, kF32, {-1, 2, 2}, 16, "xv"));
+         p.buffers.push_back(buffer(fb::BufferKind::Alias, kF32, {-1, 2, 2}, 0, "xv"));
          p.buffers.back()->alias_of = 0;
          p.steps[1]->outputs = {7, 8};
        },
@@ -1172,7 +1156,8 @@ std::vector<char> handBuiltMeta(const fb::PlanT &plan, const HandBuilt &hooks) {
       fbb.CreateString(plan.compiler_versions), plan.kernel_abi,
       fbb.CreateString(plan.partition_name), fbb.CreateVector(ins), fbb.CreateVector(outs),
       fbb.CreateVector(buffers), fbb.CreateVector(steps),
-      fb::MemoryPlan::Pack(fbb, plan.memory.get()));
+      fb::MemoryPlan::Pack(fbb, plan.memory.get()), fbb.CreateVectorOfStrings(plan.symbols),
+      fbb.CreateVectorOfStructs(plan.dims));
   fb::FinishPlanBuffer(fbb, root);
   const char *p = reinterpret_cast<const char *>(fbb.GetBufferPointer());
   return std::vector<char>(p, p + fbb.GetSize());
@@ -1205,7 +1190,7 @@ TEST(CpuBlobTest, RefusesMisalignedInt64Vectors) {
     const fb::BufferT &b = *plan.buffers[id];
     auto dims = misalignedInt64s(fbb, b.shape);
     return fb::CreateBuffer(fbb, b.kind, b.element_type, dims, b.index, b.offset, b.size,
-                            b.batch_scaled, b.alias_of, fbb.CreateString(b.name));
+                            b.alias_of, fbb.CreateString(b.name));
   };
   std::vector<char> meta = handBuiltMeta(plan, shape);
   const auto *dims = fb::GetPlan(meta.data())->buffers()->Get(5)->shape();
