@@ -1073,7 +1073,57 @@ FailureOr<Proposal> inferIf(Operation *op) {
 const llvm::StringSet<> &input0ShapeOps() {
   static const llvm::StringSet<> ops = [] {
     llvm::StringSet<> set;
-    for (const char *name : {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Elu", "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Identity", "LeakyRelu", "Log", "LogSoftmax", "Mish", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softmax", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu", "Hardmax", "Trilu", "CumSum", "Swish", "ScatterElements", "ScatterND", "LpNormalization", "MeanVarianceNormalization", "BitwiseNot"})
+    for (const char *name : {"Abs",
+                             "Acos",
+                             "Acosh",
+                             "Asin",
+                             "Asinh",
+                             "Atan",
+                             "Atanh",
+                             "Ceil",
+                             "Celu",
+                             "Clip",
+                             "Cos",
+                             "Cosh",
+                             "Elu",
+                             "Erf",
+                             "Exp",
+                             "Floor",
+                             "Gelu",
+                             "HardSigmoid",
+                             "HardSwish",
+                             "Identity",
+                             "LeakyRelu",
+                             "Log",
+                             "LogSoftmax",
+                             "Mish",
+                             "Neg",
+                             "Not",
+                             "Reciprocal",
+                             "Relu",
+                             "Round",
+                             "Selu",
+                             "Shrink",
+                             "Sigmoid",
+                             "Sign",
+                             "Sin",
+                             "Sinh",
+                             "Softmax",
+                             "Softplus",
+                             "Softsign",
+                             "Sqrt",
+                             "Tan",
+                             "Tanh",
+                             "ThresholdedRelu",
+                             "Hardmax",
+                             "Trilu",
+                             "CumSum",
+                             "Swish",
+                             "ScatterElements",
+                             "ScatterND",
+                             "LpNormalization",
+                             "MeanVarianceNormalization",
+                             "BitwiseNot"})
       set.insert(std::string("onnx.") + name);
     return set;
   }();
@@ -1082,9 +1132,9 @@ const llvm::StringSet<> &input0ShapeOps() {
 
 /// The comparisons among broadcastOps (their result is bool).
 const llvm::StringSet<> &compareOps() {
-  static const llvm::StringSet<> ops = {"onnx.Equal", "onnx.Less", "onnx.LessOrEqual",
-                                        "onnx.Greater", "onnx.GreaterOrEqual", "onnx.And",
-                                        "onnx.Or", "onnx.Xor", "onnx.IsInf", "onnx.IsNaN"};
+  static const llvm::StringSet<> ops = {
+      "onnx.Equal", "onnx.Less", "onnx.LessOrEqual", "onnx.Greater", "onnx.GreaterOrEqual",
+      "onnx.And",   "onnx.Or",   "onnx.Xor",         "onnx.IsInf",   "onnx.IsNaN"};
   return ops;
 }
 
@@ -1092,9 +1142,8 @@ const llvm::StringSet<> &compareOps() {
 const llvm::StringSet<> &broadcastOps() {
   static const llvm::StringSet<> ops = [] {
     llvm::StringSet<> set;
-    for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min",
-                             "Sum", "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift",
-                             "SwiGLU"})
+    for (const char *name : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Max", "Min", "Sum",
+                             "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift", "SwiGLU"})
       set.insert(std::string("onnx.") + name);
     for (const auto &name : compareOps())
       set.insert(name.getKey());

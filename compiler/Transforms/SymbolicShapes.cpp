@@ -76,13 +76,18 @@ private:
   void setElements(Value v, Dims e) { s.elements_[v] = std::move(e); }
   void propose(Operation *op, unsigned result, Dims dims);
   int32_t product(const Dims &d, size_t begin, size_t end) {
-    int32_t p = c(1);
-    for (size_t i = begin; i < end; ++i) {
-      if (d[i] == kUnknownDim)
-        return kUnknownDim;
-      p = t.mul(p, d[i]);
+    return s.product(ArrayRef<int32_t>(d).slice(begin, end - begin));
+  }
+  /// Axes normalized against `rank` as a mask; nullopt when one is out of range.
+  std::optional<SmallVector<bool>> axisMask(ArrayRef<int64_t> axes, int64_t rank) {
+    SmallVector<bool> mask(rank, false);
+    for (int64_t a : axes) {
+      a = normalized(a, rank);
+      if (a < 0 || a >= rank)
+        return std::nullopt;
+      mask[a] = true;
     }
-    return p;
+    return mask;
   }
   /// numpy broadcasting: a dim against 1 or its equal, else their max (the
   /// only value valid inputs can give).
@@ -399,22 +404,19 @@ void SymbolicRules::apply(Operation *op) {
     int64_t outRank = rankOf(0);
     if (outRank < 0)
       return;
+    bool unsqueeze = name == "onnx.Unsqueeze";
+    auto mask = axisMask(*axes, unsqueeze ? outRank : int64_t(x->size()));
+    if (!mask)
+      return;
     Dims out;
-    if (name == "onnx.Unsqueeze") {
-      SmallVector<bool> inserted(outRank, false);
-      for (int64_t a : *axes)
-        if (normalized(a, outRank) >= 0 && normalized(a, outRank) < outRank)
-          inserted[normalized(a, outRank)] = true;
+    if (unsqueeze) {
       size_t next = 0;
       for (int64_t i = 0; i < outRank; ++i)
-        out.push_back(inserted[i] ? c(1) : next < x->size() ? (*x)[next++] : kUnknownDim);
+        out.push_back((*mask)[i] ? c(1) : next < x->size() ? (*x)[next++] : kUnknownDim);
     } else {
-      SmallVector<bool> removed(x->size(), false);
-      for (int64_t a : *axes)
-        if (normalized(a, int64_t(x->size())) >= 0 && normalized(a, int64_t(x->size())) < int64_t(x->size()))
-          removed[normalized(a, int64_t(x->size()))] = true;
+      // No axes: every static 1 goes.
       for (size_t i = 0; i < x->size(); ++i)
-        if (!(axes->empty() ? t.constantValue((*x)[i]) == 1 : removed[i]))
+        if (!(axes->empty() ? t.constantValue((*x)[i]) == 1 : (*mask)[i]))
           out.push_back((*x)[i]);
     }
     propose(op, 0, out);
@@ -452,7 +454,8 @@ void SymbolicRules::apply(Operation *op) {
     }
     if (kernel.size() != spatial)
       return;
-    SmallVector<int64_t> strides = intsAttr(op, "strides").value_or(SmallVector<int64_t>(spatial, 1));
+    SmallVector<int64_t> strides =
+        intsAttr(op, "strides").value_or(SmallVector<int64_t>(spatial, 1));
     SmallVector<int64_t> dilations =
         intsAttr(op, "dilations").value_or(SmallVector<int64_t>(spatial, 1));
     SmallVector<int64_t> pads = intsAttr(op, "pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
@@ -495,16 +498,15 @@ void SymbolicRules::apply(Operation *op) {
     if (!axes)
       return;
     bool keep = intAttrOr(op, "keepdims", 1) != 0;
-    SmallVector<bool> reduced(x->size(), axes->empty() && !intAttrOr(op, "noop_with_empty_axes", 0));
-    for (int64_t a : *axes) {
-      a = normalized(a, int64_t(x->size()));
-      if (a < 0 || a >= int64_t(x->size()))
-        return;
-      reduced[a] = true;
-    }
+    auto reduced = axisMask(*axes, int64_t(x->size()));
+    if (!reduced)
+      return;
+    // No axes: all of them, unless noop_with_empty_axes.
+    if (axes->empty() && !intAttrOr(op, "noop_with_empty_axes", 0))
+      reduced->assign(x->size(), true);
     Dims out;
     for (size_t i = 0; i < x->size(); ++i)
-      if (!reduced[i])
+      if (!(*reduced)[i])
         out.push_back((*x)[i]);
       else if (keep)
         out.push_back(c(1));
@@ -688,6 +690,21 @@ const SmallVector<int32_t> *SymbolicShapes::dims(Value value) const {
 bool SymbolicShapes::known(Value value) const {
   const Dims *d = dims(value);
   return d && !llvm::is_contained(*d, kUnknownDim);
+}
+
+int32_t SymbolicShapes::product(ArrayRef<int32_t> dims) const {
+  int32_t p = table_.constant(1);
+  for (int32_t d : dims) {
+    if (d == kUnknownDim)
+      return kUnknownDim;
+    p = table_.mul(p, d);
+  }
+  return p;
+}
+
+int32_t SymbolicShapes::numElements(Value value) const {
+  const Dims *d = dims(value);
+  return d ? product(*d) : kUnknownDim;
 }
 
 const SmallVector<int32_t> *SymbolicShapes::elements(Value value) const {

@@ -46,8 +46,14 @@ public:
   /// The elements of a shape value, when every one has an expression.
   const llvm::SmallVector<int32_t> *elements(mlir::Value value) const;
 
-  DimTable &table() { return table_; }
-  const DimTable &table() const { return table_; }
+  /// The product of `dims`, or kUnknownDim when one is unknown.
+  int32_t product(llvm::ArrayRef<int32_t> dims) const;
+  /// The element count of a ranked tensor value, or kUnknownDim.
+  int32_t numElements(mlir::Value value) const;
+
+  /// The expressions; new ones may be added (equal ones share an id), which
+  /// is why a const analysis hands it out mutable.
+  DimTable &table() const { return table_; }
   const std::vector<std::string> &symbolNames() const { return symbolNames_; }
   std::string print(int32_t dim) const;
   /// "[batch, 3, (height + -1) floordiv 2 + 1]"
@@ -58,7 +64,7 @@ private:
   void seedArgument(mlir::func::FuncOp fn, unsigned index);
   void visit(mlir::Operation *op);
 
-  DimTable table_;
+  mutable DimTable table_;
   std::vector<std::string> symbolNames_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> dims_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> elements_;

@@ -193,23 +193,17 @@ int32_t DimTable::floorDiv(int32_t a, int32_t b) { return divide(DimOp::FloorDiv
 int32_t DimTable::ceilDiv(int32_t a, int32_t b) { return divide(DimOp::CeilDiv, a, b); }
 int32_t DimTable::mod(int32_t a, int32_t b) { return divide(DimOp::Mod, a, b); }
 
-int32_t DimTable::min(int32_t a, int32_t b) {
+int32_t DimTable::extremum(DimOp op, int32_t a, int32_t b) {
   std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
   if (ca && cb)
-    return constant(std::min(*ca, *cb));
+    return constant(op == DimOp::Min ? std::min(*ca, *cb) : std::max(*ca, *cb));
   if (a == b)
     return a;
-  return intern(DimOp::Min, std::min(a, b), std::max(a, b));
+  return intern(op, std::min(a, b), std::max(a, b));
 }
 
-int32_t DimTable::max(int32_t a, int32_t b) {
-  std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
-  if (ca && cb)
-    return constant(std::max(*ca, *cb));
-  if (a == b)
-    return a;
-  return intern(DimOp::Max, std::min(a, b), std::max(a, b));
-}
+int32_t DimTable::min(int32_t a, int32_t b) { return extremum(DimOp::Min, a, b); }
+int32_t DimTable::max(int32_t a, int32_t b) { return extremum(DimOp::Max, a, b); }
 
 int32_t DimTable::ge(int32_t a, int32_t b) {
   std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
@@ -225,25 +219,24 @@ std::string DimTable::print(int32_t id, const std::vector<std::string> &symbolNa
   auto operand = [&](int64_t child) {
     DimOp op = node(int32_t(child)).op;
     std::string text = print(int32_t(child), symbolNames);
-    bool atom = op == DimOp::Const || op == DimOp::Symbol || op == DimOp::Min ||
-                op == DimOp::Max || op == DimOp::Ge;
+    bool atom = op == DimOp::Const || op == DimOp::Symbol || op == DimOp::Min || op == DimOp::Max ||
+                op == DimOp::Ge;
     return atom ? text : "(" + text + ")";
   };
   switch (n.op) {
   case DimOp::Const:
     return std::to_string(n.a);
   case DimOp::Symbol:
-    return size_t(n.a) < symbolNames.size() ? symbolNames[size_t(n.a)]
-                                            : "s" + std::to_string(n.a);
+    return size_t(n.a) < symbolNames.size() ? symbolNames[size_t(n.a)] : "s" + std::to_string(n.a);
   case DimOp::Add: {
     // A sum reads left to right without inner parentheses.
-    std::string left = node(int32_t(n.a)).op == DimOp::Add ? print(int32_t(n.a), symbolNames)
-                                                           : operand(n.a);
+    std::string left =
+        node(int32_t(n.a)).op == DimOp::Add ? print(int32_t(n.a), symbolNames) : operand(n.a);
     return left + " + " + operand(n.b);
   }
   case DimOp::Mul: {
-    std::string left = node(int32_t(n.a)).op == DimOp::Mul ? print(int32_t(n.a), symbolNames)
-                                                           : operand(n.a);
+    std::string left =
+        node(int32_t(n.a)).op == DimOp::Mul ? print(int32_t(n.a), symbolNames) : operand(n.a);
     return left + " * " + operand(n.b);
   }
   case DimOp::FloorDiv:
@@ -253,14 +246,11 @@ std::string DimTable::print(int32_t id, const std::vector<std::string> &symbolNa
   case DimOp::Mod:
     return operand(n.a) + " mod " + operand(n.b);
   case DimOp::Min:
-    return "min(" + print(int32_t(n.a), symbolNames) + ", " + print(int32_t(n.b), symbolNames) +
-           ")";
   case DimOp::Max:
-    return "max(" + print(int32_t(n.a), symbolNames) + ", " + print(int32_t(n.b), symbolNames) +
-           ")";
-  case DimOp::Ge:
-    return "ge(" + print(int32_t(n.a), symbolNames) + ", " + print(int32_t(n.b), symbolNames) +
-           ")";
+  case DimOp::Ge: {
+    const char *fn = n.op == DimOp::Min ? "min(" : n.op == DimOp::Max ? "max(" : "ge(";
+    return fn + print(int32_t(n.a), symbolNames) + ", " + print(int32_t(n.b), symbolNames) + ")";
+  }
   }
   return "?";
 }
@@ -290,8 +280,8 @@ bool verifyDimNodes(const DimNode *nodes, size_t count, size_t numSymbols, std::
   return true;
 }
 
-bool evaluateDimNodes(const DimNode *nodes, size_t count, const int64_t *symbols,
-                      size_t numSymbols, int64_t *out, std::string &why) {
+bool evaluateDimNodes(const DimNode *nodes, size_t count, const int64_t *symbols, size_t numSymbols,
+                      int64_t *out, std::string &why) {
   for (size_t i = 0; i < count; ++i) {
     const DimNode &n = nodes[i];
     if (n.op == DimOp::Const) {
@@ -324,7 +314,7 @@ bool evaluateDimNodes(const DimNode *nodes, size_t count, const int64_t *symbols
       }
       overflow = a == INT64_MIN && b == -1;
       if (!overflow)
-        r = n.op == DimOp::FloorDiv ? floorDiv(a, b)
+        r = n.op == DimOp::FloorDiv  ? floorDiv(a, b)
             : n.op == DimOp::CeilDiv ? ceilDiv(a, b)
                                      : a - floorDiv(a, b) * b;
       break;

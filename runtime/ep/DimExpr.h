@@ -88,6 +88,7 @@ private:
   Product productOf(int32_t id) const;
   int32_t fromProduct(const Product &product);
   int32_t divide(DimOp op, int32_t a, int32_t b);
+  int32_t extremum(DimOp op, int32_t a, int32_t b); // Min or Max
 
   std::vector<DimNode> nodes_;
   std::map<std::tuple<uint8_t, int64_t, int64_t>, int32_t> ids_;
@@ -96,8 +97,8 @@ private:
 /// Evaluates `count` nodes in order into `out` (one value per node) with the
 /// symbols' values. False, with `why`, on a division by zero or an overflow;
 /// the nodes must have passed verifyDimNodes.
-bool evaluateDimNodes(const DimNode *nodes, size_t count, const int64_t *symbols,
-                      size_t numSymbols, int64_t *out, std::string &why);
+bool evaluateDimNodes(const DimNode *nodes, size_t count, const int64_t *symbols, size_t numSymbols,
+                      int64_t *out, std::string &why);
 
 /// Whether `count` nodes form a valid table: known ops, operands before their
 /// user, symbol indices below `numSymbols`. Says what is wrong in `why`.
@@ -122,8 +123,12 @@ inline SymDim operator-(SymDim x, int64_t y) { return x - lift(x, y); }
 inline SymDim operator*(SymDim x, int64_t y) { return x * lift(x, y); }
 inline SymDim floorDiv(SymDim x, SymDim y) { return {x.table, x.table->floorDiv(x.id, y.id)}; }
 inline SymDim floorDiv(SymDim x, int64_t y) { return floorDiv(x, lift(x, y)); }
-inline SymDim ceilDiv(SymDim x, int64_t y) { return {x.table, x.table->ceilDiv(x.id, x.table->constant(y))}; }
-inline SymDim dimMax(SymDim x, int64_t y) { return {x.table, x.table->max(x.id, x.table->constant(y))}; }
+inline SymDim ceilDiv(SymDim x, int64_t y) {
+  return {x.table, x.table->ceilDiv(x.id, x.table->constant(y))};
+}
+inline SymDim dimMax(SymDim x, int64_t y) {
+  return {x.table, x.table->max(x.id, x.table->constant(y))};
+}
 inline SymDim dimGe(SymDim x, SymDim y) { return {x.table, x.table->ge(x.id, y.id)}; }
 
 // The same operations on integers, so that one template serves both.

@@ -70,8 +70,8 @@ inline std::optional<WindowAxis> windowAxis(int64_t in, int64_t kernel, int64_t 
                                             AutoPad autoPad, bool ceilMode) {
   int64_t effective = (kernel - 1) * dilation + 1;
   WindowAxis axis;
-  axis.out = windowOutputSize<int64_t>(in, kernel, stride, dilation, padBegin, padEnd, autoPad,
-                                       ceilMode);
+  axis.out =
+      windowOutputSize<int64_t>(in, kernel, stride, dilation, padBegin, padEnd, autoPad, ceilMode);
   if (autoPad == AutoPad::SameUpper || autoPad == AutoPad::SameLower) {
     int64_t total = std::max<int64_t>(0, (axis.out - 1) * stride + effective - in);
     // SAME_UPPER puts the odd pad at the end, SAME_LOWER at the beginning.

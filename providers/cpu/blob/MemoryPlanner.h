@@ -17,10 +17,10 @@
 namespace ortc::cpu {
 
 struct ArenaSlot {
-  uint64_t size = 0;        // bytes
-  int firstStep = 0;        // the step that writes it
-  int lastStep = 0;         // the last step that reads it (>= firstStep)
-  uint64_t offset = 0;      // out: within its region
+  uint64_t size = 0;   // bytes
+  int firstStep = 0;   // the step that writes it
+  int lastStep = 0;    // the last step that reads it (>= firstStep)
+  uint64_t offset = 0; // out: within its region
 };
 
 struct ArenaPlan {

@@ -54,14 +54,6 @@ std::string strAttr(Operation *op, StringRef name, StringRef fallback) {
 }
 int64_t normalizeAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
-int64_t staticProduct(RankedTensorType t) {
-  int64_t n = 1;
-  for (int64_t d : t.getShape())
-    if (!ShapedType::isDynamic(d))
-      n *= d;
-  return n;
-}
-
 /// Why `op` is declined, or "" when the check passes; `kind` says which field.
 struct Refusal {
   RejectedKind kind = RejectedKind::Attribute;
@@ -163,13 +155,14 @@ Refusal requireRank(Operation *op, unsigned operand, int64_t minRank, int64_t ma
 }
 
 /// A dynamic dim must not be the axis an op works along.
-Refusal requireAxisNotBatch(Operation *op, Value data, int64_t axis, const char *what) {
+Refusal requireAxisNotDynamic(Operation *op, Value data, int64_t axis, const char *what) {
   auto t = rankedType(data);
   int64_t a = t ? normalizeAxis(axis, t.getRank()) : -1;
   if (!t || a < 0 || a >= t.getRank() || !t.isDynamicDim(a))
     return {};
   return refuse(RejectedKind::Shape, std::string(what) + " along a dynamic dim",
-                std::string(what) + " along static dims", "give the model a static shape on that axis");
+                std::string(what) + " along static dims",
+                "give the model a static shape on that axis");
 }
 
 /// Ops whose output shape follows from input values (NonZero, Compress, ...):
@@ -1717,7 +1710,7 @@ const std::map<std::string, LibraryOp> &libraryOps() {
        {"Concat",
         [](Operation *op) -> Refusal {
           for (Value in : op->getOperands())
-            if (auto r = requireAxisNotBatch(op, in, intAttr(op, "axis", 0), "concatenation");
+            if (auto r = requireAxisNotDynamic(op, in, intAttr(op, "axis", 0), "concatenation");
                 r.any())
               return r;
           return {};
@@ -1725,7 +1718,7 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"Split",
        {"Split",
         [](Operation *op) -> Refusal {
-          return requireAxisNotBatch(op, op->getOperand(0), intAttr(op, "axis", 0), "split");
+          return requireAxisNotDynamic(op, op->getOperand(0), intAttr(op, "axis", 0), "split");
         }}},
       {"Slice",
        {"Slice",
@@ -1749,7 +1742,7 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"Gather",
        {"Gather",
         [](Operation *op) -> Refusal {
-          return requireAxisNotBatch(op, op->getOperand(0), intAttr(op, "axis", 0), "gather");
+          return requireAxisNotDynamic(op, op->getOperand(0), intAttr(op, "axis", 0), "gather");
         }}},
       {"Expand",
        {"Expand", [](Operation *op) { return requireConstantOrStaticShapes(op, 1, "shape"); }}},
@@ -1817,7 +1810,7 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           if (auto r = requireArithmetic(op, 0, "input X"); r.any())
             return r;
-          return requireAxisNotBatch(op, op->getOperand(0), intAttr(op, "axis", -1), "top-k");
+          return requireAxisNotDynamic(op, op->getOperand(0), intAttr(op, "axis", -1), "top-k");
         }}},
       // depth likewise: the result's static dim fixes it; not the batch dim.
       {"OneHot",
@@ -2037,16 +2030,8 @@ Refusal checkView(Operation *op, const std::string &type, const SymbolicShapes &
   auto out = rankedType(op->getResult(0));
   // The view's bytes are its input's: the element counts must be one
   // expression (equal expressions share an id).
-  auto count = [&](Value v) {
-    const SmallVector<int32_t> *dims = shapes.dims(v);
-    DimTable &t = const_cast<SymbolicShapes &>(shapes).table();
-    int32_t n = t.constant(1);
-    for (int32_t d : *dims)
-      n = d == kUnknownDim ? kUnknownDim : n == kUnknownDim ? n : t.mul(n, d);
-    return n;
-  };
-  if (!in || !out || !shapes.known(op->getOperand(0)) || !shapes.known(op->getResult(0)) ||
-      count(op->getOperand(0)) != count(op->getResult(0)))
+  int32_t count = shapes.numElements(op->getOperand(0));
+  if (!in || !out || count == kUnknownDim || count != shapes.numElements(op->getResult(0)))
     return refuse(RejectedKind::Shape,
                   "the element count of " + shapes.print(op->getResult(0)) +
                       " may differ from the input's " + shapes.print(op->getOperand(0)),
@@ -2077,11 +2062,19 @@ const llvm::StringSet<> &narrowTypeOps() {
 /// position (the kernels size everything from the run-time shapes); others
 /// take only a leading dynamic dim, as the checks written for a batch expect.
 bool acceptsDynamicDimsAnywhere(Operation *op) {
-  static const llvm::StringSet<> ops = {
-      "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Concat",
-      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout", "Transpose",
-      "Shape", "MatMul", "Softmax", "LogSoftmax", "LayerNormalization", "layer_norm", "gelu",
-      "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "Cast", "BatchNormalization"};
+  static const llvm::StringSet<> ops = {"Conv",          "MaxPool",
+                                        "AveragePool",   "GlobalAveragePool",
+                                        "GlobalMaxPool", "Concat",
+                                        "Reshape",       "Flatten",
+                                        "Squeeze",       "Unsqueeze",
+                                        "Identity",      "Dropout",
+                                        "Transpose",     "Shape",
+                                        "MatMul",        "Softmax",
+                                        "LogSoftmax",    "LayerNormalization",
+                                        "layer_norm",    "gelu",
+                                        "ReduceMean",    "ReduceSum",
+                                        "ReduceMax",     "ReduceMin",
+                                        "Cast",          "BatchNormalization"};
   CpuOpClass kind = classifyCpuOp(op);
   return kind == CpuOpClass::Elementwise || ops.contains(onnxOpTypeAndDomain(op).first);
 }

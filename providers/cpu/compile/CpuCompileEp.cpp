@@ -6,10 +6,9 @@
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/blob/CpuPlan_generated.h"
+#include "providers/cpu/blob/MemoryPlanner.h"
 #include "providers/cpu/compile/CpuClaims.h"
-#include "providers/cpu/blob/MemoryPlanner.h"
 #include "providers/cpu/compile/KernelPipeline.h"
-#include "providers/cpu/blob/MemoryPlanner.h"
 #include "providers/cpu/compile/SharedObjectEmitter.h"
 #include "providers/cpu/compile/TargetCpu.h"
 #include "providers/cpu/kernels/Gemm.h"
@@ -297,10 +296,14 @@ public:
   FailureOr<std::unique_ptr<CpuCompiledPartition>> run();
 
 private:
-  int addBuffer(fb::BufferKind kind, Type tensorType, std::string name);
+  /// A buffer of `element`s; its size is 0 when a dim is symbolic (< 0).
+  int addBuffer(fb::BufferKind kind, Type element, std::vector<int64_t> shape, std::string name);
+  int addBuffer(fb::BufferKind kind, Type staticType, std::string name);
+  /// A buffer shaped as `value`; -1 when a dim has no expression (a claim bug).
   int addBuffer(fb::BufferKind kind, Value value, std::string name);
-  /// `value`'s shape as the plan writes it: a dim, or -(k + 1) for dim node k.
-  std::vector<int64_t> planShape(Value value);
+  /// `value`'s shape as the plan writes it: a dim, or -(k + 1) for dim node k;
+  /// nullopt when a dynamic dim has no expression.
+  std::optional<std::vector<int64_t>> planShape(Value value);
   bool sameDims(Value a, Value b) const { return *shapes->dims(a) == *shapes->dims(b); }
   int bufferFor(Value value);
   int weightFor(Value value);
@@ -326,21 +329,41 @@ private:
   int kernelCount = 0;
 };
 
-int PartitionCompiler::addBuffer(fb::BufferKind kind, Type type, std::string name) {
-  auto tensor = cast<RankedTensorType>(type);
-  assert(tensor.hasStaticShape() && "a buffer with a dynamic dim is added by its value");
+int PartitionCompiler::addBuffer(fb::BufferKind kind, Type element, std::vector<int64_t> shape,
+                                 std::string name) {
   auto buffer = std::make_unique<fb::BufferT>();
   buffer->kind = kind;
-  buffer->element_type = onnxElementCode(tensor.getElementType());
-  buffer->shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-  // Sub-byte types round up.
-  buffer->size = tensorBytes(ElementType(buffer->element_type), tensor.getNumElements());
+  buffer->element_type = onnxElementCode(element);
+  int64_t count = 1;
+  bool symbolic = false;
+  for (int64_t d : shape) {
+    symbolic |= d < 0;
+    count *= d < 0 ? 1 : d;
+  }
+  // Sub-byte types round up; the runtime sizes a symbolic buffer.
+  buffer->size = symbolic ? 0 : tensorBytes(ElementType(buffer->element_type), count);
+  buffer->shape = std::move(shape);
   buffer->name = std::move(name);
   plan.buffers.push_back(std::move(buffer));
   return int(plan.buffers.size()) - 1;
 }
 
-std::vector<int64_t> PartitionCompiler::planShape(Value value) {
+int PartitionCompiler::addBuffer(fb::BufferKind kind, Type staticType, std::string name) {
+  auto tensor = cast<RankedTensorType>(staticType);
+  return addBuffer(kind, tensor.getElementType(),
+                   std::vector<int64_t>(tensor.getShape().begin(), tensor.getShape().end()),
+                   std::move(name));
+}
+
+int PartitionCompiler::addBuffer(fb::BufferKind kind, Value value, std::string name) {
+  std::optional<std::vector<int64_t>> shape = planShape(value);
+  if (!shape)
+    return -1;
+  return addBuffer(kind, cast<RankedTensorType>(value.getType()).getElementType(),
+                   std::move(*shape), std::move(name));
+}
+
+std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) {
   auto tensor = cast<RankedTensorType>(value.getType());
   const SmallVector<int32_t> *dims = shapes->dims(value);
   std::vector<int64_t> shape;
@@ -351,31 +374,11 @@ std::vector<int64_t> PartitionCompiler::planShape(Value value) {
     }
     int32_t id = dims ? (*dims)[i] : kUnknownDim;
     if (id == kUnknownDim)
-      return {}; // a claim bug: claims take only dims with an expression
+      return std::nullopt;
     std::optional<int64_t> constant = shapes->table().constantValue(id);
     shape.push_back(constant ? *constant : -(int64_t(id) + 1));
   }
   return shape;
-}
-
-int PartitionCompiler::addBuffer(fb::BufferKind kind, Value value, std::string name) {
-  auto tensor = cast<RankedTensorType>(value.getType());
-  if (tensor.hasStaticShape())
-    return addBuffer(kind, value.getType(), std::move(name));
-  auto buffer = std::make_unique<fb::BufferT>();
-  buffer->kind = kind;
-  buffer->element_type = onnxElementCode(tensor.getElementType());
-  buffer->shape = planShape(value);
-  if (buffer->shape.size() != size_t(tensor.getRank()))
-    return -3;
-  bool symbolic = llvm::any_of(buffer->shape, [](int64_t d) { return d < 0; });
-  int64_t count = 1;
-  for (int64_t d : buffer->shape)
-    count *= symbolic ? 1 : d;
-  buffer->size = symbolic ? 0 : tensorBytes(ElementType(buffer->element_type), count);
-  buffer->name = std::move(name);
-  plan.buffers.push_back(std::move(buffer));
-  return int(plan.buffers.size()) - 1;
 }
 
 int PartitionCompiler::rootOf(int buffer) const {
@@ -620,12 +623,16 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
 
   // Signature and input buffers.
   shapes = std::make_unique<SymbolicShapes>(fn);
-  auto signatureOf = [&](Value value, std::string name) {
-    auto tensor = cast<RankedTensorType>(value.getType());
+  // The signature of a partition input or output; null when a dim has no
+  // expression.
+  auto signatureOf = [&](Value value, std::string name) -> std::unique_ptr<fb::TensorSignatureT> {
+    std::optional<std::vector<int64_t>> shape = planShape(value);
+    if (!shape)
+      return nullptr;
     auto sig = std::make_unique<fb::TensorSignatureT>();
     sig->name = std::move(name);
-    sig->element_type = onnxElementCode(tensor.getElementType());
-    sig->shape = planShape(value);
+    sig->element_type = onnxElementCode(cast<RankedTensorType>(value.getType()).getElementType());
+    sig->shape = std::move(*shape);
     return sig;
   };
   for (BlockArgument arg : fn.getArguments()) {
@@ -633,10 +640,10 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
       return fn.emitError("cpu_ep: partition input ") << arg.getArgNumber() << " is not a tensor";
     std::string name = "input" + std::to_string(arg.getArgNumber());
     plan.inputs.push_back(signatureOf(arg, name));
-    int id = addBuffer(fb::BufferKind::Input, arg, name);
-    if (id < 0)
+    if (!plan.inputs.back())
       return fn.emitError("cpu_ep: a dim of partition input ")
              << arg.getArgNumber() << " has no expression";
+    int id = addBuffer(fb::BufferKind::Input, arg, name);
     plan.buffers[id]->index = arg.getArgNumber();
     buffers[arg] = id;
   }
@@ -722,7 +729,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
       return fn.emitError("cpu_ep: partition output ") << i << " is not a ranked tensor";
     std::string name = "output" + std::to_string(i);
     plan.outputs.push_back(signatureOf(value, name));
-    if (plan.outputs.back()->shape.size() != size_t(cast<RankedTensorType>(value.getType()).getRank()))
+    if (!plan.outputs.back())
       return fn.emitError("cpu_ep: a dim of partition output ") << i << " has no expression";
     int id = bufferFor(value);
     if (id < 0)
@@ -734,8 +741,6 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
       continue;
     }
     int out = addBuffer(fb::BufferKind::Output, value, name);
-    if (out < 0)
-      return fn.emitError("cpu_ep: a dim of partition output ") << i << " has no expression";
     plan.buffers[out]->index = i;
     int step = newStep(fb::StepKind::Library, "Copy", "output" + std::to_string(i));
     plan.steps[step]->inputs.push_back(id);
@@ -864,9 +869,9 @@ std::string CpuPartitionSummary::describe() const {
                           ? std::string("arena planned at run time per input shape")
                           : "arena " + formatBytes(arenaBytes) +
                                 " (one buffer per value: " + formatBytes(naiveBytes) + ")";
-  return arena + "; " +
-         std::to_string(kernelSteps) + " generated kernels, " + std::to_string(librarySteps) +
-         " library calls; weights " + formatBytes(weightBytes) + "; code " + formatBytes(codeBytes);
+  return arena + "; " + std::to_string(kernelSteps) + " generated kernels, " +
+         std::to_string(librarySteps) + " library calls; weights " + formatBytes(weightBytes) +
+         "; code " + formatBytes(codeBytes);
 }
 
 std::unique_ptr<CompileEp> createCpuCompileEp(const CpuCompileOptions &options,

@@ -91,7 +91,9 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
       if (code >= 0)
         continue;
       const DimNode &node = exec->dims_[size_t(-(code + 1))];
-      if (node.op == DimOp::Symbol && exec->symbolSources_[size_t(node.a)].first < 0)
+      if (node.op != DimOp::Symbol)
+        exec->derivedInputDims_.push_back({int(i), int(d)});
+      else if (exec->symbolSources_[size_t(node.a)].first < 0)
         exec->symbolSources_[size_t(node.a)] = {int(i), int(d)};
     }
   for (size_t k = 0; k < exec->symbolSources_.size(); ++k)
@@ -182,18 +184,20 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     exec->steps_.push_back(std::move(step));
   }
 
-  std::vector<int> first, last;
-  bufferLiveRanges(
-      exec->steps_,
-      [](const StepInfo &step) { return std::tie(step.inputs, step.outputs); },
-      [&](int id) {
-        const BufferInfo &b = exec->buffers_[size_t(id)];
-        return b.kind == Kind::Alias ? b.index : id;
-      },
-      exec->buffers_.size(), first, last);
-  for (size_t id = 0; id < exec->buffers_.size(); ++id) {
-    exec->buffers_[id].firstStep = std::max(first[id], 0);
-    exec->buffers_[id].lastStep = std::max(last[id], exec->buffers_[id].firstStep);
+  // A symbolic arena is laid out per set of symbol values, by live ranges.
+  if (exec->symbolicArena_) {
+    std::vector<int> first, last;
+    bufferLiveRanges(
+        exec->steps_, [](const StepInfo &step) { return std::tie(step.inputs, step.outputs); },
+        [&](int id) {
+          const BufferInfo &b = exec->buffers_[size_t(id)];
+          return b.kind == Kind::Alias ? b.index : id;
+        },
+        exec->buffers_.size(), first, last);
+    for (size_t id = 0; id < exec->buffers_.size(); ++id) {
+      exec->buffers_[id].firstStep = std::max(first[id], 0);
+      exec->buffers_[id].lastStep = std::max(last[id], exec->buffers_[id].firstStep);
+    }
   }
 
   exec->weights_ = blob.weights;
@@ -229,8 +233,7 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
   std::string why;
   if (!evaluateDimNodes(dims_.data(), dims_.size(), symbols.data(), symbols.size(),
                         layout->dimValues.data(), why))
-    return Status::error(StatusCode::InvalidArgument,
-                         what_ + ": " + why + " at " + symbolText());
+    return Status::error(StatusCode::InvalidArgument, what_ + ": " + why + " at " + symbolText());
   std::vector<uint64_t> bytes(buffers_.size());
   layout->shapes.resize(buffers_.size());
   layout->offsets.assign(buffers_.size(), 0);
@@ -243,12 +246,12 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
     for (size_t d = 0; d < shape.size(); ++d) {
       if (shape[d] < 0)
         return Status::error(StatusCode::InvalidArgument,
-                             what_ + ": buffer '" + b.name + "' dim " + std::to_string(d) +
-                                 " is " + std::to_string(shape[d]) + " at " + symbolText());
+                             what_ + ": buffer '" + b.name + "' dim " + std::to_string(d) + " is " +
+                                 std::to_string(shape[d]) + " at " + symbolText());
       if (__builtin_mul_overflow(count, uint64_t(shape[d]), &count) || count > (uint64_t(1) << 56))
-        return Status::error(StatusCode::InvalidArgument,
-                             what_ + ": buffer '" + b.name + "' " + shapeToString(shape) +
-                                 " is too large at " + symbolText());
+        return Status::error(StatusCode::InvalidArgument, what_ + ": buffer '" + b.name + "' " +
+                                                              shapeToString(shape) +
+                                                              " is too large at " + symbolText());
     }
     bytes[id] = tensorBytes(b.type, int64_t(count));
     if (b.kind == Kind::Alias && bytes[id] != bytes[size_t(b.index)])
@@ -299,9 +302,9 @@ PlanExecutor::bind(const std::vector<TensorView> &inputs) const {
     for (size_t d = 0; d < dims.size(); ++d) {
       int64_t size = view.shape[d];
       if (dims[d] >= 0 ? size != dims[d] : size < 0)
-        return Status::error(StatusCode::InvalidArgument,
-                             what_ + ": input '" + sig.name + "' must be " + describe(sig) +
-                                 ", got " + describe(view));
+        return Status::error(StatusCode::InvalidArgument, what_ + ": input '" + sig.name +
+                                                              "' must be " + describe(sig) +
+                                                              ", got " + describe(view));
       if (dims[d] >= 0)
         continue;
       const DimNode &node = dims_[size_t(-(dims[d] + 1))];
@@ -341,17 +344,14 @@ PlanExecutor::bind(const std::vector<TensorView> &inputs) const {
     }
   }
   // A dim that is an expression of other inputs' dims must agree with them.
-  for (size_t i = 0; i < inputs.size(); ++i)
-    for (size_t d = 0; d < inputDims_[i].size(); ++d) {
-      int64_t code = inputDims_[i][d];
-      if (code < 0 && dims_[size_t(-(code + 1))].op != DimOp::Symbol &&
-          layout->dimValues[size_t(-(code + 1))] != inputs[i].shape[d])
-        return Status::error(StatusCode::InvalidArgument,
-                             what_ + ": input '" + inputs_[i].name + "' dim " + std::to_string(d) +
-                                 " is " + std::to_string(inputs[i].shape[d]) +
-                                 " but the other inputs make it " +
-                                 std::to_string(layout->dimValues[size_t(-(code + 1))]));
-    }
+  for (auto [i, d] : derivedInputDims_) {
+    int64_t want = layout->dimValues[size_t(-(inputDims_[i][d] + 1))];
+    if (inputs[i].shape[d] != want)
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": input '" + inputs_[i].name + "' dim " + std::to_string(d) +
+                               " is " + std::to_string(inputs[i].shape[d]) +
+                               " but the other inputs make it " + std::to_string(want));
+  }
   return layout;
 }
 
@@ -443,8 +443,7 @@ Status PlanExecutor::run(const std::vector<TensorView> &inputs,
 }
 
 Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &inputs,
-                              const std::vector<TensorView> &outputs,
-                              const Layout &layout) const {
+                              const std::vector<TensorView> &outputs, const Layout &layout) const {
   // Every buffer as a view with its concrete shape.
   std::vector<TensorView> &views = state.views;
   views.resize(buffers_.size());

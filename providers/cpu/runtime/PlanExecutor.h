@@ -67,7 +67,7 @@ private:
     std::vector<int64_t> shape; // d >= 0, or -(k + 1): dim node k
     uint64_t offset = 0;        // Weight: in weights; Arena: the plan's (static arenas)
     int index = 0;              // Input/Output: signature position; Alias: root buffer
-    int firstStep = 0, lastStep = 0; // Arena: live range
+    int firstStep = 0, lastStep = 0; // Arena, when symbolicArena_: live range
     std::string name;
   };
   /// Everything that follows from one set of symbol values.
@@ -109,7 +109,7 @@ private:
                   const std::vector<TensorView> &outputs, const Layout &layout) const;
 
   std::string what_;
-  std::vector<TensorSignature> inputs_, outputs_; // symbolic dims as -1
+  std::vector<TensorSignature> inputs_, outputs_;            // symbolic dims as -1
   std::vector<std::vector<int64_t>> inputDims_, outputDims_; // as BufferInfo::shape
   std::vector<BufferInfo> buffers_;
   std::vector<StepInfo> steps_;
@@ -117,6 +117,9 @@ private:
   std::vector<std::string> symbolNames_;
   // Where each symbol is bound from: the first input dim that is it alone.
   std::vector<std::pair<int, int>> symbolSources_;
+  // Input dims that are expressions rather than one symbol: (input, dim),
+  // checked against the layout after binding.
+  std::vector<std::pair<int, int>> derivedInputDims_;
   bool symbolicArena_ = false; // the arena is laid out per set of symbols
   uint64_t fixedBytes_ = 0;
   std::shared_ptr<const Layout> staticLayout_; // a plan without symbols
