@@ -3,6 +3,7 @@
 #include "compiler/Transforms/SymbolicShapes.h"
 
 #include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/HostTensor.h"
 #include "compiler/Transforms/OpQueries.h"
 #include "compiler/Transforms/Passes.h"
 #include "runtime/ep/WindowGeometry.h"
@@ -11,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <deque>
 #include <functional>
 
 using namespace mlir;
@@ -56,6 +58,7 @@ public:
   explicit SymbolicRules(SymbolicShapes &s) : s(s), t(s.table_) {}
 
   void run(Operation *op) {
+    scratch.clear();
     apply(op);
     // A rule that could not apply leaves its results to the fallback.
     for (unsigned i = 0; i < op->getNumResults(); ++i)
@@ -73,6 +76,19 @@ private:
     return s.dims(op->getOperand(i));
   }
   const Dims *elems(Value v) { return s.elements(v); }
+  /// A small integer input as expressions: a shape value, or a constant of
+  /// any integer type (kept for the op's lifetime in `scratch`).
+  const Dims *boundsOf(Value v) {
+    if (const Dims *e = elems(v))
+      return e;
+    auto values = getConstantIntValues(v);
+    if (!values)
+      return nullptr;
+    Dims &out = scratch.emplace_back();
+    for (int64_t x : *values)
+      out.push_back(c(x));
+    return &out;
+  }
   void setElements(Value v, Dims e) { s.elements_[v] = std::move(e); }
   void propose(Operation *op, unsigned result, Dims dims);
   int32_t product(const Dims &d, size_t begin, size_t end) {
@@ -118,6 +134,7 @@ private:
 
   SymbolicShapes &s;
   DimTable &t;
+  std::deque<Dims> scratch;
 };
 
 void SymbolicRules::propose(Operation *op, unsigned result, Dims dims) {
@@ -162,13 +179,33 @@ void SymbolicRules::shapeValue(Operation *op, StringRef name) {
     return;
   Value r = op->getResult(0);
   auto type = dyn_cast<RankedTensorType>(r.getType());
-  if (!type || type.getRank() > 1 || !type.getElementType().isInteger(64) ||
-      !type.hasStaticShape() || type.getNumElements() > 64)
+  // Shapes are int64; Paddle2ONNX casts them to int32 and back, and YOLO
+  // exports to float for a Range over a grid. A float shape value holds
+  // whole numbers only.
+  Type element = type ? type.getElementType() : Type();
+  bool isFloat = element && (element.isF32() || element.isF64());
+  if (!type || type.getRank() > 1 ||
+      !(element.isInteger(64) || element.isInteger(32) || isFloat) || !type.hasStaticShape() ||
+      type.getNumElements() > 64)
     return;
   if (auto values = getConstantIntValues(r)) {
     Dims e;
     for (int64_t v : *values)
       e.push_back(c(v));
+    setElements(r, e);
+    return;
+  }
+  if (isFloat && name == "onnx.Constant") {
+    std::optional<HostTensor> values = readHostTensor(r, 64);
+    if (!values)
+      return;
+    Dims e;
+    for (int64_t i = 0; i < values->numElements(); ++i) {
+      double v = values->floatAt(i);
+      if (v != double(int64_t(v)) || std::abs(v) > double(int64_t(1) << 40))
+        return;
+      e.push_back(c(int64_t(v)));
+    }
     setElements(r, e);
     return;
   }
@@ -257,7 +294,8 @@ void SymbolicRules::shapeValue(Operation *op, StringRef name) {
       {"onnx.Min", [](DimTable &t, int32_t a, int32_t b) { return t.min(a, b); }},
   };
   auto fn = arith.find(name);
-  if (fn != arith.end() && op->getNumOperands() == 2) {
+  // Float division is not floor division.
+  if (fn != arith.end() && op->getNumOperands() == 2 && !(isFloat && name == "onnx.Div")) {
     const Dims *a = operandElems(0), *b = operandElems(1);
     if (!a || !b)
       return;
@@ -480,6 +518,39 @@ void SymbolicRules::apply(Operation *op) {
       propose(op, 1, out);
     return;
   }
+  if (name == "onnx.ConvTranspose") {
+    auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+    if (!x || x->size() < 3 || !w || !w.hasStaticShape() || op->hasAttr("output_shape"))
+      return;
+    size_t spatial = x->size() - 2;
+    SmallVector<int64_t> kernel(w.getShape().begin() + 2, w.getShape().end());
+    auto ints = [&](StringRef attr, size_t n, int64_t fill) {
+      return intsAttr(op, attr).value_or(SmallVector<int64_t>(n, fill));
+    };
+    SmallVector<int64_t> strides = ints("strides", spatial, 1),
+                         dilations = ints("dilations", spatial, 1),
+                         outputPadding = ints("output_padding", spatial, 0),
+                         pads = ints("pads", 2 * spatial, 0);
+    std::optional<AutoPad> autoPad = parseAutoPad(
+        op->hasAttr("auto_pad") ? cast<StringAttr>(op->getAttr("auto_pad")).getValue().str()
+                                : std::string("NOTSET"));
+    if (!autoPad || kernel.size() != spatial || strides.size() != spatial ||
+        dilations.size() != spatial || outputPadding.size() != spatial ||
+        pads.size() != 2 * spatial)
+      return;
+    Dims out = {(*x)[0], kUnknownDim};
+    for (size_t i = 0; i < spatial; ++i) {
+      int32_t d = (*x)[2 + i];
+      if (d == kUnknownDim)
+        return;
+      out.push_back(transposedWindowOutputSize(dim(d), kernel[i], strides[i], dilations[i],
+                                               outputPadding[i], pads[i], pads[spatial + i],
+                                               *autoPad)
+                        .id);
+    }
+    propose(op, 0, out); // channels: static in the type
+    return;
+  }
   if (name == "onnx.GlobalAveragePool" || name == "onnx.GlobalMaxPool" ||
       name == "onnx.GlobalLpPool") {
     if (!x || x->size() < 2)
@@ -529,8 +600,9 @@ void SymbolicRules::apply(Operation *op) {
   if (name == "onnx.Slice") {
     if (!x)
       return;
-    auto starts = getConstantIntValues(op->getOperand(1));
-    auto ends = getConstantIntValues(op->getOperand(2));
+    // Bounds may be shape values (Slice(x, 0, Shape(y)[1])); axes and steps
+    // must be constants.
+    const Dims *starts = boundsOf(op->getOperand(1)), *ends = boundsOf(op->getOperand(2));
     std::optional<SmallVector<int64_t>> axes, steps;
     if (op->getNumOperands() > 3 && !isAbsentOperand(op->getOperand(3)))
       axes = getConstantIntValues(op->getOperand(3));
@@ -553,16 +625,95 @@ void SymbolicRules::apply(Operation *op) {
         return;
       // clamp(start, 0, n) and clamp(end, 0, n), then ceil((end - start) / step).
       SymDim n = dim(out[a]);
-      auto bound = [&](int64_t v) {
-        if (v >= (int64_t(1) << 40))
+      auto bound = [&](int32_t id) -> std::optional<SymDim> {
+        std::optional<int64_t> v = t.constantValue(id);
+        if (v && *v >= (int64_t(1) << 40))
           return n;
-        SymDim raw = v < 0 ? n + v : lift(n, v);
+        // A symbolic bound counts from the end only if it is negative, so it
+        // must be known not to be.
+        std::optional<int64_t> low = t.lowerBound(id);
+        if (!v && (!low || *low < 0))
+          return std::nullopt;
+        SymDim raw = v && *v < 0 ? n + *v : dim(id);
         return SymDim{&t, t.min(t.max(raw.id, c(0)), n.id)};
       };
-      SymDim b = bound((*starts)[i]), e = bound((*ends)[i]);
-      out[a] = dimMax(ceilDiv(e - b, (*steps)[i]), 0).id;
+      std::optional<SymDim> b = bound((*starts)[i]), e = bound((*ends)[i]);
+      if (!b || !e)
+        return;
+      out[a] = dimMax(ceilDiv(*e - *b, (*steps)[i]), 0).id;
     }
     propose(op, 0, out);
+    return;
+  }
+  if (name == "onnx.Split") {
+    if (!x)
+      return;
+    int64_t axis = normalized(intAttrOr(op, "axis", 0), int64_t(x->size()));
+    if (axis < 0 || axis >= int64_t(x->size()) || (*x)[axis] == kUnknownDim)
+      return;
+    unsigned parts = op->getNumResults();
+    Dims sizes;
+    if (op->getNumOperands() > 1 && !isAbsentOperand(op->getOperand(1))) {
+      const Dims *given = boundsOf(op->getOperand(1));
+      if (!given || given->size() != parts)
+        return;
+      sizes = *given;
+    } else {
+      // Equal parts, the last one smaller: ceil(d / n) each.
+      SymDim whole = dim((*x)[axis]);
+      SymDim part = ceilDiv(whole, int64_t(parts));
+      sizes.assign(parts, part.id);
+      sizes.back() = (whole - part * int64_t(parts - 1)).id;
+    }
+    for (unsigned i = 0; i < parts; ++i) {
+      Dims out = *x;
+      out[axis] = sizes[i];
+      propose(op, i, out);
+    }
+    return;
+  }
+  if (name == "onnx.RNN" || name == "onnx.GRU" || name == "onnx.LSTM") {
+    if (!x || x->size() != 3)
+      return;
+    // X is [seq, batch, input] (layout 0) or [batch, seq, input]; the hidden
+    // size and the direction count are static in the result types.
+    bool batchFirst = intAttrOr(op, "layout", 0) != 0;
+    int32_t seq = (*x)[batchFirst ? 1 : 0], batch = (*x)[batchFirst ? 0 : 1];
+    int32_t any = kUnknownDim; // static in the type
+    propose(op, 0, batchFirst ? Dims{batch, seq, any, any} : Dims{seq, any, batch, any});
+    for (unsigned i = 1; i < op->getNumResults(); ++i)
+      propose(op, i, batchFirst ? Dims{batch, any, any} : Dims{any, batch, any});
+    return;
+  }
+  if (name == "onnx.GatherElements") {
+    if (const Dims *idx = in(op, 1))
+      propose(op, 0, *idx);
+    return;
+  }
+  if (name == "onnx.GatherND") {
+    const Dims *idx = in(op, 1);
+    if (!x || !idx || idx->empty())
+      return;
+    std::optional<int64_t> depth = t.constantValue(idx->back());
+    int64_t batchDims = intAttrOr(op, "batch_dims", 0);
+    if (!depth || batchDims < 0 || batchDims + *depth > int64_t(x->size()))
+      return;
+    Dims out(idx->begin(), idx->end() - 1);
+    out.append(x->begin() + batchDims + *depth, x->end());
+    propose(op, 0, out);
+    return;
+  }
+  if (name == "onnx.TopK") {
+    const Dims *k = boundsOf(op->getOperand(1));
+    if (!x || !k || k->size() != 1)
+      return;
+    int64_t axis = normalized(intAttrOr(op, "axis", -1), int64_t(x->size()));
+    if (axis < 0 || axis >= int64_t(x->size()))
+      return;
+    Dims out = *x;
+    out[axis] = (*k)[0];
+    propose(op, 0, out);
+    propose(op, 1, out);
     return;
   }
   if (name == "onnx.Expand") {
@@ -579,13 +730,16 @@ void SymbolicRules::apply(Operation *op) {
     return;
   }
   if (name == "onnx.Range") {
-    const Dims *start = elems(op->getOperand(0)), *limit = elems(op->getOperand(1));
-    auto delta = getConstantIntValues(op->getOperand(2));
+    const Dims *start = elems(op->getOperand(0)), *limit = elems(op->getOperand(1)),
+               *delta = elems(op->getOperand(2));
     if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 ||
-        delta->size() != 1 || (*delta)[0] <= 0)
+        delta->size() != 1)
+      return;
+    std::optional<int64_t> step = t.constantValue((*delta)[0]);
+    if (!step || *step <= 0)
       return;
     SymDim span = dim((*limit)[0]) - dim((*start)[0]);
-    propose(op, 0, {dimMax(ceilDiv(span, (*delta)[0]), 0).id});
+    propose(op, 0, {dimMax(ceilDiv(span, *step), 0).id});
     return;
   }
   if (name == "onnx.Pad") {
@@ -610,21 +764,24 @@ void SymbolicRules::apply(Operation *op) {
     return;
   }
   if (name == "onnx.Resize") {
-    // Integer scales only: floor(d * s) is then d * s.
-    if (!x || op->getNumOperands() < 3)
+    // Integer scales only: floor(d * s) is then d * s. Sizes over every axis,
+    // stretched (the other policies tie the axes together).
+    if (!x || op->getNumOperands() < 3 || op->hasAttr("axes"))
       return;
     if (op->getNumOperands() > 3 && !isAbsentOperand(op->getOperand(3))) {
+      auto policy = op->getAttrOfType<StringAttr>("keep_aspect_ratio_policy");
+      if (policy && policy.getValue() != "stretch")
+        return;
       if (const Dims *sizes = elems(op->getOperand(3)))
         propose(op, 0, *sizes);
       return;
     }
-    Operation *def = op->getOperand(2).getDefiningOp();
-    auto dense = def ? def->getAttrOfType<DenseFPElementsAttr>("value") : nullptr;
-    if (!dense || dense.getNumElements() != int64_t(x->size()))
+    std::optional<HostTensor> scales = readHostTensor(op->getOperand(2), 16);
+    if (!scales || scales->numElements() != int64_t(x->size()))
       return;
     Dims out;
-    for (auto [i, scale] : llvm::enumerate(dense.getValues<APFloat>())) {
-      double s = scale.convertToDouble();
+    for (size_t i = 0; i < x->size(); ++i) {
+      double s = scales->floatAt(int64_t(i));
       if (s != double(int64_t(s)) || s < 1 || (*x)[i] == kUnknownDim)
         return;
       out.push_back(t.mul((*x)[i], c(int64_t(s))));
@@ -676,7 +833,7 @@ void SymbolicShapes::seedArgument(func::FuncOp fn, unsigned index) {
     if (names)
       if (auto s = dyn_cast<StringAttr>(names[d]))
         name = s.str();
-    if (name.empty())
+    if (!dimParamNamesSymbol(name))
       name = (argName ? argName.str() : "arg" + std::to_string(index)) + "." + std::to_string(d);
     dims.push_back(symbolNamed(name));
   }

@@ -193,12 +193,84 @@ int32_t DimTable::floorDiv(int32_t a, int32_t b) { return divide(DimOp::FloorDiv
 int32_t DimTable::ceilDiv(int32_t a, int32_t b) { return divide(DimOp::CeilDiv, a, b); }
 int32_t DimTable::mod(int32_t a, int32_t b) { return divide(DimOp::Mod, a, b); }
 
+std::optional<int64_t> DimTable::lowerBound(int32_t id) const {
+  const DimNode &n = node(id);
+  auto operands = [&]() {
+    return std::make_pair(lowerBound(int32_t(n.a)), lowerBound(int32_t(n.b)));
+  };
+  switch (n.op) {
+  case DimOp::Const:
+    return n.a;
+  case DimOp::Symbol:
+    return 0;
+  case DimOp::Add: {
+    auto [a, b] = operands();
+    int64_t sum;
+    if (a && b && !__builtin_add_overflow(*a, *b, &sum))
+      return sum;
+    return std::nullopt;
+  }
+  case DimOp::Mul: {
+    auto [a, b] = operands();
+    int64_t product;
+    if (a && b && *a >= 0 && *b >= 0 && !__builtin_mul_overflow(*a, *b, &product))
+      return product;
+    return std::nullopt;
+  }
+  case DimOp::FloorDiv:
+  case DimOp::CeilDiv: {
+    std::optional<int64_t> a = lowerBound(int32_t(n.a)), divisor = constantValue(int32_t(n.b));
+    if (!a || !divisor || *divisor <= 0)
+      return std::nullopt;
+    return n.op == DimOp::FloorDiv ? ortc::floorDiv(*a, *divisor) : ortc::ceilDiv(*a, *divisor);
+  }
+  case DimOp::Mod: {
+    std::optional<int64_t> divisor = constantValue(int32_t(n.b));
+    return divisor && *divisor > 0 ? std::optional<int64_t>(0) : std::nullopt;
+  }
+  case DimOp::Min: {
+    auto [a, b] = operands();
+    return a && b ? std::optional<int64_t>(std::min(*a, *b)) : std::nullopt;
+  }
+  case DimOp::Max: {
+    auto [a, b] = operands();
+    if (a && b)
+      return std::max(*a, *b);
+    return a ? a : b;
+  }
+  case DimOp::Ge:
+    return 0;
+  }
+  return std::nullopt;
+}
+
 int32_t DimTable::extremum(DimOp op, int32_t a, int32_t b) {
   std::optional<int64_t> ca = constantValue(a), cb = constantValue(b);
   if (ca && cb)
     return constant(op == DimOp::Min ? std::min(*ca, *cb) : std::max(*ca, *cb));
   if (a == b)
     return a;
+  if (ca && !cb) {
+    std::swap(a, b);
+    std::swap(ca, cb);
+  }
+  // Sizes are never negative: max(x, 0) is x and min(x, 0) is 0, and so for
+  // any bound x is known to reach.
+  if (cb) {
+    std::optional<int64_t> low = lowerBound(a);
+    if (low && *low >= *cb)
+      return op == DimOp::Max ? a : b;
+  }
+  DimOp dual = op == DimOp::Max ? DimOp::Min : DimOp::Max;
+  for (auto [x, y] : {std::make_pair(a, b), std::make_pair(b, a)}) {
+    const DimNode &ny = node(y);
+    bool hasX = ny.a == x || ny.b == x;
+    // max(x, min(x, z)) is x; max(x, max(x, z)) is max(x, z).
+    if (hasX && ny.op == dual)
+      return x;
+    if (hasX && ny.op == op)
+      return y;
+  }
   return intern(op, std::min(a, b), std::max(a, b));
 }
 

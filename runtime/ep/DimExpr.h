@@ -28,6 +28,13 @@
 
 namespace ortc {
 
+/// Whether an ONNX dim_param names a symbol (dims of one name are one size):
+/// not "" and not "?", which some exporters (Paddle2ONNX) write for an
+/// unknown dim.
+inline bool dimParamNamesSymbol(const std::string &dimParam) {
+  return !dimParam.empty() && dimParam != "?";
+}
+
 enum class DimOp : uint8_t {
   Const = 0,  // a: the value
   Symbol = 1, // a: the symbol's index
@@ -62,6 +69,10 @@ public:
   int32_t min(int32_t a, int32_t b);
   int32_t max(int32_t a, int32_t b);
   int32_t ge(int32_t a, int32_t b);
+
+  /// A value every assignment of the symbols (sizes, so >= 0) gives at
+  /// least; nullopt when the table cannot tell (a negative coefficient).
+  std::optional<int64_t> lowerBound(int32_t id) const;
 
   const std::vector<DimNode> &nodes() const { return nodes_; }
   const DimNode &node(int32_t id) const { return nodes_[size_t(id)]; }

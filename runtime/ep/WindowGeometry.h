@@ -62,6 +62,20 @@ D windowOutputSize(D in, int64_t kernel, int64_t stride, int64_t dilation, int64
   return out - dimGe((out - 1) * stride, in + padBegin);
 }
 
+/// ConvTranspose's output size along one spatial axis without output_shape:
+/// the full output stride * (in - 1) + output_padding + (kernel - 1) *
+/// dilation + 1, less the pads; with SAME auto_pad, in * stride. D as above.
+template <class D>
+D transposedWindowOutputSize(D in, int64_t kernel, int64_t stride, int64_t dilation,
+                             int64_t outputPadding, int64_t padBegin, int64_t padEnd,
+                             AutoPad autoPad) {
+  if (autoPad == AutoPad::SameUpper || autoPad == AutoPad::SameLower)
+    return in * stride;
+  if (autoPad == AutoPad::Valid)
+    padBegin = padEnd = 0;
+  return in * stride + (outputPadding + (kernel - 1) * dilation + 1 - stride - padBegin - padEnd);
+}
+
 /// One spatial axis with its pads as applied. nullopt when the dilated
 /// window is larger than the padded input. Arguments are positive (pads
 /// non-negative): callers check and name what is wrong.

@@ -2,6 +2,8 @@
 
 #include "runtime/session/ContextModel.h"
 
+#include "runtime/ep/DimExpr.h"
+
 #include "runtime/support/ExternalData.h"
 #include "runtime/support/ModelFile.h"
 
@@ -48,7 +50,8 @@ bool readSignature(const onnx::ValueInfoProto &info, TensorSignature &signature,
   for (const auto &dim : tensor.shape().dim()) {
     bool dynamic = !(dim.has_dim_value() && dim.dim_value() >= 0);
     signature.shape.push_back(dynamic ? -1 : dim.dim_value());
-    signature.dimNames.push_back(dynamic ? dim.dim_param() : "");
+    bool symbol = dynamic && dimParamNamesSymbol(dim.dim_param());
+    signature.dimNames.push_back(symbol ? dim.dim_param() : "");
     named |= !signature.dimNames.back().empty();
   }
   if (!named)

@@ -42,7 +42,15 @@ def run_compiled(ortc, ctx_path, feeds, run_dir, output_names):
         np.save(path, array)
         cmd += ["--input", f"{input_name}={path}"]
     run(cmd)
-    return {name: np.load(os.path.join(run_dir, f"{name}.npy")) for name in output_names}
+    return {name: np.load(os.path.join(run_dir, output_file(name) + ".npy"))
+            for name in output_names}
+
+
+def output_file(name):
+    """The file stem `ortc run` gives an output (tools/ortc/TensorIo.cpp's
+    writeOutput): characters other than letters, digits, _ - . become _."""
+    stem = "".join(c if c.isascii() and (c.isalnum() or c in "_-.") else "_" for c in name)
+    return "_" + stem if not stem or stem[0] == "." else stem
 
 
 def compare(got, want):

@@ -46,6 +46,30 @@ TEST(DimExprTest, ExactDivisionsCancel) {
   EXPECT_EQ(evaluate(t, ceilDiv(s, 4).id, {1, 9}), 3);
 }
 
+// Sizes are never negative, which is what lets the clamps of Slice and Range
+// fold away: max(s, 0) is s.
+TEST(DimExprTest, ExtremaUseThatSizesAreNotNegative) {
+  DimTable t;
+  int32_t s = t.symbol(0), b = t.symbol(1), zero = t.constant(0), c512 = t.constant(512);
+  EXPECT_EQ(t.max(s, zero), s);
+  EXPECT_EQ(t.min(zero, s), zero);
+  EXPECT_EQ(t.max(t.add(s, t.constant(3)), t.constant(2)), t.add(s, t.constant(3)));
+  // s - 1 may be -1: the clamp stays.
+  int32_t sMinus1 = t.sub(s, t.constant(1));
+  EXPECT_NE(t.max(sMinus1, zero), sMinus1);
+  int32_t clamped = t.min(s, c512);
+  EXPECT_EQ(t.max(clamped, zero), clamped);
+  EXPECT_EQ(t.lowerBound(clamped), 0);
+  // Absorption and idempotence.
+  EXPECT_EQ(t.max(s, clamped), s);
+  EXPECT_EQ(t.min(s, t.max(s, b)), s);
+  EXPECT_EQ(t.max(s, t.max(s, b)), t.max(s, b));
+  EXPECT_EQ(t.max(t.max(b, s), s), t.max(s, b));
+  EXPECT_EQ(t.lowerBound(t.floorDiv(t.add(s, t.constant(7)), t.constant(2))), 3);
+  EXPECT_EQ(t.lowerBound(t.mul(t.constant(-2), s)), std::nullopt);
+  EXPECT_EQ(evaluate(t, t.max(sMinus1, zero), {0, 0}), 0);
+}
+
 TEST(DimExprTest, WindowRuleAgreesWithIntegers) {
   // The same template, over symbols and over integers, at every input size.
   for (AutoPad pad : {AutoPad::NotSet, AutoPad::SameUpper, AutoPad::Valid})

@@ -231,6 +231,22 @@ Status checkDims(const fb::Plan &plan, const std::string &what, uint64_t &budget
   return Status::ok();
 }
 
+// Each check compares two dims of the table (or sizes).
+Status checkDimChecks(const fb::Plan &plan, const std::string &what, uint64_t &budget) {
+  if (!plan.checks())
+    return Status::ok();
+  size_t numDims = plan.dims() ? plan.dims()->size() : 0;
+  for (const fb::DimCheck *check : *plan.checks()) {
+    if (!spend(budget, 3) || !spendString(budget, check->what()))
+      return overBudget(what);
+    for (int64_t d : {check->a(), check->b()})
+      if (d < 0 && uint64_t(-(d + 1)) >= numDims)
+        return invalid(what, "check '" + printable(check->what()) + "' names dim node " +
+                                 std::to_string(-(d + 1)) + " of " + std::to_string(numDims));
+  }
+  return Status::ok();
+}
+
 // Attributes are the executor's to interpret; here only what reading them
 // needs: alignment, and the budget.
 Status checkAttributes(const fb::Step &step, const std::string &name, const std::string &what,
@@ -288,6 +304,8 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
   const auto &steps = *plan.steps();
   const fb::MemoryPlan &memory = *plan.memory();
   if (Status s = checkDims(plan, what, budget); !s.isOk())
+    return s;
+  if (Status s = checkDimChecks(plan, what, budget); !s.isOk())
     return s;
   size_t numDims = plan.dims() ? plan.dims()->size() : 0;
   if (Status s = checkSignatures(inputs, "input", numDims, what, budget); !s.isOk())

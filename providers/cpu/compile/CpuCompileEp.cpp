@@ -3,6 +3,7 @@
 #include "providers/cpu/compile/CpuCompileEp.h"
 
 #include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/blob/CpuPlan_generated.h"
@@ -305,6 +306,14 @@ private:
   /// nullopt when a dynamic dim has no expression.
   std::optional<std::vector<int64_t>> planShape(Value value);
   bool sameDims(Value a, Value b) const { return *shapes->dims(a) == *shapes->dims(b); }
+  /// A dim as the plan writes it: the size, or -(k + 1) for dim node k.
+  int64_t planDim(int32_t id) const {
+    std::optional<int64_t> constant = shapes->table().constantValue(id);
+    return constant ? *constant : -(int64_t(id) + 1);
+  }
+  /// Plan checks for the input dims of elementwise `op` that its kernel
+  /// reads as the output's own without the compiler knowing them equal.
+  void addBroadcastChecks(Operation *op);
   int bufferFor(Value value);
   int weightFor(Value value);
   int packedGemmWeight(Value b, bool transB, float alpha);
@@ -379,6 +388,36 @@ std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) {
     shape.push_back(constant ? *constant : -(int64_t(id) + 1));
   }
   return shape;
+}
+
+void PartitionCompiler::addBroadcastChecks(Operation *op) {
+  // Only the broadcasting ops line their inputs' dims up with the output's
+  // (a Transpose in the group permutes them).
+  StringRef name = op->getName().getStringRef();
+  if (!isBroadcastOp(name) && name != "onnx.Where")
+    return;
+  const SmallVector<int32_t> *out = shapes->dims(op->getResult(0));
+  if (!out)
+    return;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    const SmallVector<int32_t> *in = shapes->dims(operand);
+    if (!in || in->size() > out->size())
+      continue;
+    size_t offset = out->size() - in->size();
+    for (size_t d = 0; d < in->size(); ++d) {
+      int32_t x = (*in)[d], y = (*out)[offset + d];
+      // Equal expressions, or a static 1 that the kernel broadcasts.
+      if (x == y || shapes->table().constantValue(x) == 1)
+        continue;
+      auto check = std::make_unique<fb::DimCheckT>();
+      check->a = planDim(x);
+      check->b = planDim(y);
+      check->what = "node '" + onnxNodeName(op) + "' input " + std::to_string(i) + " dim " +
+                    std::to_string(d) + " (" + shapes->print(x) + ") and output dim " +
+                    std::to_string(offset + d) + " (" + shapes->print(y) + ")";
+      plan.checks.push_back(std::move(check));
+    }
+  }
 }
 
 int PartitionCompiler::rootOf(int buffer) const {
@@ -587,6 +626,8 @@ LogicalResult PartitionCompiler::closeKernel() {
   std::string nodes;
   for (Operation *op : ops)
     nodes += (nodes.empty() ? "" : ",") + onnxNodeName(op);
+  for (Operation *op : ops)
+    addBroadcastChecks(op);
   int index = newStep(fb::StepKind::Kernel, name, nodes);
   fb::StepT &step = *plan.steps[index];
   for (Value v : inputs) {

@@ -13,6 +13,7 @@
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
 #include "providers/cpu/kernels/ThreadPool.h"
+#include "runtime/ep/WindowGeometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -708,12 +709,15 @@ Status planConvTranspose(const StepAttributes &attrs, const std::vector<int64_t>
       return invalid(op, "strides, dilations and kernel dims must be >= 1");
     if (outPad[i] < 0 || outPad[i] >= std::max(s, d))
       return invalid(op, "output_padding " + str(outPad) + " must be below the stride or dilation");
-    int64_t natural = s * (in - 1) + outPad[i] + (k - 1) * d + 1;
     int64_t pb = pads[i], pe = pads[i + r], out;
     if (pb < 0 || pe < 0)
       return invalid(op, "negative pads " + str(pads));
+    int64_t natural =
+        transposedWindowOutputSize<int64_t>(in, k, s, d, outPad[i], 0, 0, AutoPad::NotSet);
     if (same) {
-      out = outputShape.empty() ? in * s : outputShape[i];
+      out = outputShape.empty() ? transposedWindowOutputSize<int64_t>(in, k, s, d, outPad[i], 0, 0,
+                                                                     AutoPad::SameUpper)
+                                : outputShape[i];
       int64_t total = natural - out;
       if (total < 0)
         return invalid(op, "output_shape " + str(outputShape) +
@@ -730,7 +734,7 @@ Status planConvTranspose(const StepAttributes &attrs, const std::vector<int64_t>
                                " is smaller than the full output; only larger is supported");
       pb = 0;
     } else {
-      out = natural - pb - pe;
+      out = transposedWindowOutputSize<int64_t>(in, k, s, d, outPad[i], pb, pe, AutoPad::NotSet);
     }
     if (out < 0)
       return invalid(op, "pads " + str(pads) + " remove more than the output has");

@@ -54,6 +54,10 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
 
   exec->what_ = what;
   exec->dims_ = cpuPlanDimNodes(plan);
+  if (plan.checks())
+    for (const fb::DimCheck *check : *plan.checks())
+      exec->checks_.push_back(
+          {check->a(), check->b(), check->what() ? check->what()->str() : std::string()});
   if (plan.symbols())
     for (const flatbuffers::String *name : *plan.symbols())
       exec->symbolNames_.push_back(name->str());
@@ -234,6 +238,16 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
   if (!evaluateDimNodes(dims_.data(), dims_.size(), symbols.data(), symbols.size(),
                         layout->dimValues.data(), why))
     return Status::error(StatusCode::InvalidArgument, what_ + ": " + why + " at " + symbolText());
+  for (const DimCheck &check : checks_) {
+    auto value = [&](int64_t d) { return d >= 0 ? d : layout->dimValues[size_t(-(d + 1))]; };
+    int64_t a = value(check.a), b = value(check.b);
+    if (a != b)
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": " + check.what + " are " + std::to_string(a) + " and " +
+                               std::to_string(b) + " at " + symbolText() +
+                               "; the compiled kernel needs them equal (it does not broadcast " +
+                               "a dynamic dim)");
+  }
   std::vector<uint64_t> bytes(buffers_.size());
   layout->shapes.resize(buffers_.size());
   layout->offsets.assign(buffers_.size(), 0);

@@ -115,6 +115,12 @@ private:
   std::vector<StepInfo> steps_;
   std::vector<DimNode> dims_;
   std::vector<std::string> symbolNames_;
+  // Dims a kernel takes as equal (Plan.checks): verified per layout.
+  struct DimCheck {
+    int64_t a, b;
+    std::string what;
+  };
+  std::vector<DimCheck> checks_;
   // Where each symbol is bound from: the first input dim that is it alone.
   std::vector<std::pair<int, int>> symbolSources_;
   // Input dims that are expressions rather than one symbol: (input, dim),

