@@ -33,6 +33,10 @@ unsigned foldConstantsIn(mlir::func::FuncOp func, int64_t maxElements);
 mlir::LogicalResult inferShapesIn(mlir::func::FuncOp func, unsigned &numRefined,
                                   bool strictShapes = false);
 
+/// What onnx-upgrade-generic-ops does to `func`: the number of older generic
+/// nodes it made typed.
+unsigned upgradeGenericOpsIn(mlir::func::FuncOp func);
+
 /// Shape inference's op classes, for the symbolic shape rules: ops whose
 /// result has input 0's shape, and ops that broadcast their inputs.
 bool hasInput0Shape(llvm::StringRef opName);

@@ -97,9 +97,9 @@ def OnnxFoldConstants : Pass<"onnx-fold-constants", "mlir::func::FuncOp"> {
 def OnnxPropagateShapes : Pass<"onnx-propagate-shapes", "mlir::func::FuncOp"> {
   let summary = "Shape inference and constant folding, alternated to a fixed point";
   let description = [{
-    ONNX-style data propagation: runs onnx-shape-inference and
-    onnx-fold-constants (with the same `max-elements`) in turn until neither
-    changes anything, so that shape arithmetic on static inputs
+    ONNX-style data propagation: runs onnx-shape-inference,
+    onnx-fold-constants (with the same `max-elements`) and
+    onnx-upgrade-generic-ops in turn until none changes anything, so that shape arithmetic on static inputs
     (Shape -> Gather/Slice/Concat/... -> Reshape/Expand/ConstantOfShape/Range)
     folds to constants and every type that follows from them is refined.
     Stops with an error after `max-rounds` rounds that still change something.
@@ -165,9 +165,10 @@ def OnnxUpgradeGenericOps : Pass<"onnx-upgrade-generic-ops", "mlir::func::FuncOp
     last axis of a ranked input become the typed op with axis = -1. Over
     another axis they normalize the input flattened to 2-D there, which is
     written out as Flatten(axis), the typed op over the last axis and a
-    Reshape back to the input's dims; that needs static dims, except a
-    dynamic dim 0 when axis is 1. Otherwise they stay generic. Run it after
-    onnx-shape-inference.
+    Reshape back to the input's dims (a constant, or the input's Shape when
+    a dynamic dim is merged). Unranked inputs stay generic.
+    onnx-propagate-shapes runs this between its rounds, as ranks become
+    known.
   }];
   let statistics = [
     Statistic<"numUpgraded", "num-upgraded", "Number of generic ops made typed">
@@ -217,6 +218,18 @@ def OnnxUnrollControlFlow : Pass<"onnx-unroll-control-flow", "mlir::func::FuncOp
   let statistics = [
     Statistic<"numUnrolled", "num-unrolled", "Number of Scan, Loop and If ops replaced">
   ];
+}
+
+def OrtcAnnotateSymbolicShapes : Pass<"ortc-annotate-symbolic-shapes", "mlir::func::FuncOp"> {
+  let summary = "Attach the symbolic shape analysis' dims to every op (for tests)";
+  let description = [{
+    Runs the SymbolicShapes analysis (SymbolicShapes.h) and sets
+    `ortc.dims` on each op with a ranked tensor result: one string per
+    result, "[batch, 3, (height + -1) floordiv 2 + 1]", with "?" for a dim no
+    rule reaches, and `ortc.elements` likewise on shape values whose
+    elements are all known. The lit tests of the shape rules read these; the
+    compiler's pipeline never runs it.
+  }];
 }
 
 #endif // ORTC_COMPILER_TRANSFORMS_PASSES

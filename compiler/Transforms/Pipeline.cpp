@@ -13,9 +13,8 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm,
   OnnxUnrollControlFlowOptions unroll;
   unroll.strictShapes = options.strictShapes;
   fn.addPass(createOnnxCanonicalize());
-  // Static shapes let shape arithmetic fold; folded shapes refine more types.
-  fn.addPass(createOnnxPropagateShapes(propagate));
-  fn.addPass(createOnnxUpgradeGenericOps());
+  // Static shapes let shape arithmetic fold; folded shapes refine more types,
+  // and known ranks make older generic nodes typed.
   fn.addPass(createOnnxPropagateShapes(propagate));
   // Scan/Loop lengths are known now; the unrolled copies need inference too.
   fn.addPass(createOnnxUnrollControlFlow(unroll));

@@ -3,7 +3,9 @@
 // Shape inference refines types, which lets Shape, Size and the shape
 // arithmetic after them fold to constants, which lets inference refine the
 // ops that read those constants (Reshape, Expand, ConstantOfShape, Range,
-// ...). Alternate the two until nothing changes.
+// ...). Ranks known now also let older generic nodes become typed ops
+// (onnx-upgrade-generic-ops), whose results refine what follows them.
+// Alternate the three until nothing changes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,9 +33,10 @@ struct OnnxPropagateShapes : ortc::impl::OnnxPropagateShapesBase<OnnxPropagateSh
       if (failed(ortc::inferShapesIn(func, refined, strictShapes)))
         return signalPassFailure();
       unsigned folded = ortc::foldConstantsIn(func, maxElements);
+      unsigned upgraded = ortc::upgradeGenericOpsIn(func);
       numRefined += refined;
       numFolded += folded;
-      if (refined == 0 && folded == 0)
+      if (refined == 0 && folded == 0 && upgraded == 0)
         return;
     }
     func.emitError("shapes and constants still change after ")

@@ -463,6 +463,51 @@ int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride, int64_t dilatio
 }
 
 /// `weights`: W's operand (Conv, ConvInteger 1; QLinearConv 3).
+/// ConvTranspose: [N, W[1] * group, spatial...], each spatial dim from
+/// output_shape, or the transposed window rule (WindowGeometry.h) over a
+/// static input dim.
+FailureOr<Proposal> inferConvTranspose(Operation *op) {
+  Proposal p(op->getNumResults());
+  Type elem = elementOf(op->getOperand(0));
+  auto x = shapeOf(op->getOperand(0));
+  auto w = shapeOf(op->getOperand(1));
+  if (!x || !w || x->size() < 3 || w->size() != x->size())
+    return unknownShape(p, elem);
+  size_t spatial = x->size() - 2;
+  auto ints = [&](StringRef name, size_t n, int64_t fill) {
+    return intsAttr(op, name).value_or(SmallVector<int64_t>(n, fill));
+  };
+  SmallVector<int64_t> kernel(w->begin() + 2, w->end());
+  if (auto ks = intsAttr(op, "kernel_shape"))
+    kernel = *ks;
+  SmallVector<int64_t> strides = ints("strides", spatial, 1),
+                       dilations = ints("dilations", spatial, 1),
+                       outputPadding = ints("output_padding", spatial, 0),
+                       pads = ints("pads", 2 * spatial, 0);
+  std::optional<SmallVector<int64_t>> outputShape = intsAttr(op, "output_shape");
+  std::optional<ortc::AutoPad> autoPad = ortc::parseAutoPad(strAttr(op, "auto_pad", "NOTSET"));
+  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+      outputPadding.size() != spatial || pads.size() != 2 * spatial || !autoPad ||
+      (outputShape && outputShape->size() != spatial))
+    return unknownShape(p, elem); // the kernel's plan names what is wrong
+  int64_t group = intAttr(op, "group", 1);
+  int64_t channels = (*w)[1] == kDyn || group < 1 ? kDyn : (*w)[1] * group;
+  SmallVector<int64_t> out{(*x)[0], channels};
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t in = (*x)[i + 2];
+    if (outputShape)
+      out.push_back((*outputShape)[i]);
+    else if (in == kDyn || kernel[i] == kDyn)
+      out.push_back(kDyn);
+    else
+      out.push_back(ortc::transposedWindowOutputSize<int64_t>(
+          in, kernel[i], strides[i], dilations[i], outputPadding[i], pads[i], pads[i + spatial],
+          *autoPad));
+  }
+  p[0] = tensorType(out, elem);
+  return p;
+}
+
 FailureOr<Proposal> inferWindowed(Operation *op, bool isConv, unsigned weights = 1) {
   Proposal p(op->getNumResults());
   Type elem = elementOf(op->getOperand(0));
@@ -1172,6 +1217,7 @@ llvm::StringMap<ShapeFn> buildShapeFunctions() {
   fns["onnx.Concat"] = inferConcat;
   fns["onnx.Shape"] = inferShape;
   fns["onnx.Conv"] = [](Operation *op) { return inferWindowed(op, /*isConv=*/true); };
+  fns["onnx.ConvTranspose"] = inferConvTranspose;
   for (const char *name : {"MaxPool", "AveragePool", "LpPool"})
     fns[std::string("onnx.") + name] = [](Operation *op) {
       return inferWindowed(op, /*isConv=*/false);

@@ -60,10 +60,11 @@ public:
   void run(Operation *op) {
     scratch.clear();
     apply(op);
-    // A rule that could not apply leaves its results to the fallback.
+    // A rule that could not apply leaves its dynamic dims unknown: guessing
+    // the batch there would be wrong for a Reshape or Slice.
     for (unsigned i = 0; i < op->getNumResults(); ++i)
       if (!s.dims(op->getResult(i)))
-        propose(op, i, {});
+        propose(op, i, {}, /*leadingFallback=*/false);
   }
 
 private:
@@ -90,7 +91,7 @@ private:
     return &out;
   }
   void setElements(Value v, Dims e) { s.elements_[v] = std::move(e); }
-  void propose(Operation *op, unsigned result, Dims dims);
+  void propose(Operation *op, unsigned result, Dims dims, bool leadingFallback = true);
   int32_t product(const Dims &d, size_t begin, size_t end) {
     return s.product(ArrayRef<int32_t>(d).slice(begin, end - begin));
   }
@@ -137,7 +138,7 @@ private:
   std::deque<Dims> scratch;
 };
 
-void SymbolicRules::propose(Operation *op, unsigned result, Dims dims) {
+void SymbolicRules::propose(Operation *op, unsigned result, Dims dims, bool leadingFallback) {
   if (result >= op->getNumResults())
     return;
   Value v = op->getResult(result);
@@ -156,7 +157,7 @@ void SymbolicRules::propose(Operation *op, unsigned result, Dims dims) {
   // Without a rule, a leading dynamic dim alone is the inputs' leading one
   // when they agree on it (the batch an op carries through), as the CPU EP's
   // batch-only claims have always read it.
-  if (type.getRank() == 0 || out[0] != kUnknownDim)
+  if (!leadingFallback || type.getRank() == 0 || out[0] != kUnknownDim)
     return;
   for (int64_t i = 1; i < type.getRank(); ++i)
     if (out[i] == kUnknownDim)
@@ -520,9 +521,15 @@ void SymbolicRules::apply(Operation *op) {
   }
   if (name == "onnx.ConvTranspose") {
     auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
-    if (!x || x->size() < 3 || !w || !w.hasStaticShape() || op->hasAttr("output_shape"))
+    if (!x || x->size() < 3 || !w || !w.hasStaticShape())
       return;
     size_t spatial = x->size() - 2;
+    if (op->hasAttr("output_shape")) {
+      Dims out(x->size(), kUnknownDim); // spatial dims: static in the type
+      out[0] = (*x)[0];
+      propose(op, 0, out);
+      return;
+    }
     SmallVector<int64_t> kernel(w.getShape().begin() + 2, w.getShape().end());
     auto ints = [&](StringRef attr, size_t n, int64_t fill) {
       return intsAttr(op, attr).value_or(SmallVector<int64_t>(n, fill));
@@ -743,13 +750,15 @@ void SymbolicRules::apply(Operation *op) {
     return;
   }
   if (name == "onnx.Pad") {
-    auto pads = op->getNumOperands() > 1 ? getConstantIntValues(op->getOperand(1)) : std::nullopt;
-    if (!x || !pads || op->getNumOperands() > 3 || pads->size() != 2 * x->size())
+    // Pads may be shape values (SAME pads computed from Shape(x)).
+    const Dims *pads = op->getNumOperands() > 1 ? boundsOf(op->getOperand(1)) : nullptr;
+    if (!x || !pads || (op->getNumOperands() > 3 && !isAbsentOperand(op->getOperand(3))) ||
+        pads->size() != 2 * x->size())
       return;
     Dims out = *x;
     for (size_t i = 0; i < x->size(); ++i)
       if (out[i] != kUnknownDim)
-        out[i] = t.add(out[i], c((*pads)[i] + (*pads)[x->size() + i]));
+        out[i] = t.add(out[i], t.add((*pads)[i], (*pads)[x->size() + i]));
     propose(op, 0, out);
     return;
   }
@@ -781,7 +790,12 @@ void SymbolicRules::apply(Operation *op) {
       return;
     Dims out;
     for (size_t i = 0; i < x->size(); ++i) {
+      // A static dim's size is the type's; a dynamic one needs a whole scale.
       double s = scales->floatAt(int64_t(i));
+      if (t.constantValue((*x)[i])) {
+        out.push_back(kUnknownDim);
+        continue;
+      }
       if (s != double(int64_t(s)) || s < 1 || (*x)[i] == kUnknownDim)
         return;
       out.push_back(t.mul((*x)[i], c(int64_t(s))));

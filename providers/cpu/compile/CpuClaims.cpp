@@ -2044,7 +2044,26 @@ Refusal checkTypes(Operation *op, const SymbolicShapes &shapes) {
       return r;
   // A generated kernel reads a dynamic input dim as the output's own; where
   // the two expressions differ, the plan checks them equal at run time
-  // (CpuCompileEp's addBroadcastChecks).
+  // (CpuCompileEp's addBroadcastChecks), or, for ops whose dims do not line
+  // up so, the claim refuses.
+  if (classifyCpuOp(op) == CpuOpClass::Elementwise && !readsInputDimsAsOutputs(op) &&
+      op->getNumResults() == 1) {
+    const SmallVector<int32_t> *out = shapes.dims(op->getResult(0));
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      auto t = rankedType(v);
+      const SmallVector<int32_t> *in = shapes.dims(v);
+      if (!t || !in || !out || in->size() > out->size())
+        continue;
+      size_t offset = out->size() - in->size();
+      for (size_t d = 0; d < in->size(); ++d)
+        if (t.isDynamicDim(int64_t(d)) && (*in)[d] != (*out)[offset + d])
+          return refuse(RejectedKind::Shape,
+                        "input " + std::to_string(i) + " dim " + std::to_string(d) + " (" +
+                            shapes.print((*in)[d]) + ") may differ from the output's (" +
+                            shapes.print((*out)[offset + d]) + ")",
+                        "dynamic input dims equal to the output's");
+    }
+  }
   return {};
 }
 
@@ -2117,6 +2136,12 @@ CpuOpClass classifyCpuOp(Operation *op) {
   if (libraryOps().count(type))
     return CpuOpClass::Library;
   return CpuOpClass::Unsupported;
+}
+
+bool readsInputDimsAsOutputs(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return classifyCpuOp(op) == CpuOpClass::Elementwise && name != "onnx.SwiGLU" &&
+         name != "onnx.BitCast";
 }
 
 std::string libraryKernelFor(Operation *op) {

@@ -3,7 +3,6 @@
 #include "providers/cpu/compile/CpuCompileEp.h"
 
 #include "compiler/Transforms/ConstantValues.h"
-#include "compiler/Transforms/Passes.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/blob/CpuPlan_generated.h"
@@ -311,6 +310,11 @@ private:
     std::optional<int64_t> constant = shapes->table().constantValue(id);
     return constant ? *constant : -(int64_t(id) + 1);
   }
+  /// Gives each intermediate value the static dims the analysis proves (a
+  /// Slice of [1, 4] to [1, min(s, 4)] is typed ?x? by shape inference): a
+  /// generated kernel broadcasts by its types' static 1s, and static sizes
+  /// vectorize better. Returned values keep the function's result types.
+  void refineStaticTypes();
   /// Plan checks for the input dims of elementwise `op` that its kernel
   /// reads as the output's own without the compiler knowing them equal.
   void addBroadcastChecks(Operation *op);
@@ -390,24 +394,47 @@ std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) {
   return shape;
 }
 
+void PartitionCompiler::refineStaticTypes() {
+  Operation *terminator = fn.getBody().front().getTerminator();
+  llvm::SmallPtrSet<Value, 8> returned(terminator->operand_begin(), terminator->operand_end());
+  for (Operation &op : fn.getBody().front().without_terminator())
+    for (Value result : op.getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      const SmallVector<int32_t> *dims = shapes->dims(result);
+      if (!type || type.hasStaticShape() || !dims || returned.contains(result))
+        continue;
+      SmallVector<int64_t> shape(type.getShape());
+      bool refined = false;
+      for (auto [d, id] : llvm::enumerate(*dims)) {
+        std::optional<int64_t> constant =
+            id == kUnknownDim ? std::nullopt : shapes->table().constantValue(id);
+        if (ShapedType::isDynamic(shape[d]) && constant && *constant >= 0) {
+          shape[d] = *constant;
+          refined = true;
+        }
+      }
+      if (refined)
+        result.setType(RankedTensorType::get(shape, type.getElementType(), type.getEncoding()));
+    }
+}
+
 void PartitionCompiler::addBroadcastChecks(Operation *op) {
-  // Only the broadcasting ops line their inputs' dims up with the output's
-  // (a Transpose in the group permutes them).
-  StringRef name = op->getName().getStringRef();
-  if (!isBroadcastOp(name) && name != "onnx.Where")
+  // A structured op in a group of its own (Transpose) permutes its dims.
+  if (!readsInputDimsAsOutputs(op))
     return;
   const SmallVector<int32_t> *out = shapes->dims(op->getResult(0));
   if (!out)
     return;
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     const SmallVector<int32_t> *in = shapes->dims(operand);
-    if (!in || in->size() > out->size())
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!in || !type || in->size() > out->size())
       continue;
     size_t offset = out->size() - in->size();
     for (size_t d = 0; d < in->size(); ++d) {
       int32_t x = (*in)[d], y = (*out)[offset + d];
-      // Equal expressions, or a static 1 that the kernel broadcasts.
-      if (x == y || shapes->table().constantValue(x) == 1)
+      // Equal expressions, or a 1 in the type, which the kernel broadcasts.
+      if (x == y || type.getDimSize(int64_t(d)) == 1)
         continue;
       auto check = std::make_unique<fb::DimCheckT>();
       check->a = planDim(x);
@@ -664,6 +691,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
 
   // Signature and input buffers.
   shapes = std::make_unique<SymbolicShapes>(fn);
+  refineStaticTypes();
   // The signature of a partition input or output; null when a dim has no
   // expression.
   auto signatureOf = [&](Value value, std::string name) -> std::unique_ptr<fb::TensorSignatureT> {

@@ -65,6 +65,25 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %idx: tensor<5xi64>) {
 
 // -----
 
+// ConvTranspose: [N, W[1] * group, stride * (in - 1) + output_padding +
+// (k - 1) * dilation + 1 - pads]; SAME auto_pad gives in * stride;
+// output_shape gives the spatial dims; a dynamic spatial dim stays dynamic.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: "onnx.ConvTranspose"{{.*}} -> tensor<?x4x10x11xf32>
+// CHECK: "onnx.ConvTranspose"{{.*}} -> tensor<?x8x10x12xf32>
+// CHECK: "onnx.ConvTranspose"{{.*}} -> tensor<?x4x11x13xf32>
+// CHECK: "onnx.ConvTranspose"{{.*}} -> tensor<?x4x?x12xf32>
+func.func @conv_transpose(%x: tensor<?x2x5x6xf32>, %w: tensor<2x4x3x2xf32>, %d: tensor<?x2x?x6xf32>) {
+  %none = "onnx.NoValue"() : () -> none
+  %0 = "onnx.ConvTranspose"(%x, %w, %none) {strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 0, 1>} : (tensor<?x2x5x6xf32>, tensor<2x4x3x2xf32>, none) -> tensor<*xf32>
+  %1 = "onnx.ConvTranspose"(%x, %w, %none) {strides = array<i64: 2, 2>, group = 2 : i64, auto_pad = "SAME_UPPER"} : (tensor<?x2x5x6xf32>, tensor<2x4x3x2xf32>, none) -> tensor<*xf32>
+  %2 = "onnx.ConvTranspose"(%x, %w, %none) {strides = array<i64: 2, 2>, output_shape = array<i64: 11, 13>} : (tensor<?x2x5x6xf32>, tensor<2x4x3x2xf32>, none) -> tensor<*xf32>
+  %3 = "onnx.ConvTranspose"(%d, %w, %none) {strides = array<i64: 2, 2>, output_padding = array<i64: 1, 0>} : (tensor<?x2x?x6xf32>, tensor<2x4x3x2xf32>, none) -> tensor<*xf32>
+  return
+}
+
+// -----
+
 // Convolution and pooling, with pads, strides, groups and auto_pad.
 // CHECK-LABEL: func.func @cnn
 // CHECK: "onnx.Conv"{{.*}} -> tensor<?x16x16x16xf32>

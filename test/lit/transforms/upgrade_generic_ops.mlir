@@ -49,14 +49,30 @@ func.func @softmax_other_axis(%x: tensor<2x3x4xf32>, %b: tensor<?x3x4xf32>) -> (
 
 // -----
 
-// Negative: another axis over a dynamic dim that Flatten would merge (axis 2
-// with a dynamic batch; axis 1 with a dynamic inner dim), an unranked input,
-// opset 13 (already typed when imported), and other domains stay generic.
-// CHECK-LABEL: func.func @kept
-// CHECK-COUNT-5: "onnx.Generic"
-func.func @kept(%x: tensor<2x3x4xf32>, %u: tensor<*xf32>, %d: tensor<?x3x4x5xf32>, %i: tensor<2x?x4xf32>) {
+// Another axis over a dynamic dim that Flatten merges: the Reshape back takes
+// the input's Shape (the symbolic shape analysis reads it as the input's dims).
+// CHECK-LABEL: func.func @softmax_dynamic_axis
+// CHECK-SAME: (%[[D:.*]]: tensor<?x3x4x5xf32>, %[[I:.*]]: tensor<2x?x4xf32>)
+// CHECK: %[[FD:.*]] = "onnx.Flatten"(%[[D]]) <{axis = 2 : i64}> : (tensor<?x3x4x5xf32>) -> tensor<?x20xf32>
+// CHECK: %[[SD:.*]] = "onnx.Softmax"(%[[FD]]) <{axis = -1 : i64}> : (tensor<?x20xf32>) -> tensor<?x20xf32>
+// CHECK: %[[TD:.*]] = "onnx.Shape"(%[[D]]){{.*}} : (tensor<?x3x4x5xf32>) -> tensor<4xi64>
+// CHECK: %[[RD:.*]] = "onnx.Reshape"(%[[SD]], %[[TD]]){{.*}} -> tensor<?x3x4x5xf32>
+// CHECK: %[[FI:.*]] = "onnx.Flatten"(%[[I]]) <{axis = 1 : i64}> : (tensor<2x?x4xf32>) -> tensor<2x?xf32>
+// CHECK: %[[TI:.*]] = "onnx.Shape"(%[[I]])
+// CHECK: return %[[RD]]
+func.func @softmax_dynamic_axis(%d: tensor<?x3x4x5xf32>, %i: tensor<2x?x4xf32>) -> (tensor<?x3x4x5xf32>, tensor<2x?x4xf32>) {
   %0 = "onnx.Generic"(%d) <{domain = "", onnx_attrs = {axis = 2 : i64}, op_type = "Softmax", since_version = 11 : i64}> : (tensor<?x3x4x5xf32>) -> tensor<?x3x4x5xf32>
-  %4 = "onnx.Generic"(%i) <{domain = "", onnx_attrs = {axis = 1 : i64}, op_type = "Softmax", since_version = 11 : i64}> : (tensor<2x?x4xf32>) -> tensor<2x?x4xf32>
+  %1 = "onnx.Generic"(%i) <{domain = "", onnx_attrs = {axis = 1 : i64}, op_type = "Softmax", since_version = 11 : i64}> : (tensor<2x?x4xf32>) -> tensor<2x?x4xf32>
+  return %0, %1 : tensor<?x3x4x5xf32>, tensor<2x?x4xf32>
+}
+
+// -----
+
+// Negative: an unranked input, opset 13 (already typed when imported), and
+// other domains stay generic.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-3: "onnx.Generic"
+func.func @kept(%x: tensor<2x3x4xf32>, %u: tensor<*xf32>) {
   %1 = "onnx.Generic"(%u) <{domain = "", onnx_attrs = {axis = -1 : i64}, op_type = "Softmax", since_version = 11 : i64}> : (tensor<*xf32>) -> tensor<*xf32>
   %2 = "onnx.Generic"(%x) <{domain = "", onnx_attrs = {axis = 2 : i64}, op_type = "Softmax", since_version = 13 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %3 = "onnx.Generic"(%x) <{domain = "com.microsoft", onnx_attrs = {axis = 2 : i64}, op_type = "Softmax", since_version = 1 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>

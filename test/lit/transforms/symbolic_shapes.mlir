@@ -1,0 +1,89 @@
+// RUN: ortc-opt %s -split-input-file -ortc-annotate-symbolic-shapes | FileCheck %s
+
+// Arguments: a dim_param names a symbol (two inputs share it), "?" and a
+// missing name are fresh symbols named after the argument. Windows over
+// dynamic H/W follow the one window rule (WindowGeometry.h).
+// CHECK-LABEL: func.func @windows
+// CHECK: "onnx.Conv"{{.*}}ortc.dims = ["[n, 8, ((h + -1) floordiv 2) + 1, ((x.3 + -1) floordiv 2) + 1]"]
+// ceil_mode drops a last window that would start in the padding: ge(...).
+// CHECK: "onnx.MaxPool"{{.*}}ortc.dims = ["[n, 8, ((((h + -1) floordiv 2) + -1) ceildiv 2) + (-1 * ge({{.*}})) + 1, {{.*}}"]
+// CHECK: "onnx.Add"{{.*}}ortc.dims = ["[n, 3, h, max(x.3, y.3)]"]
+func.func @windows(%x: tensor<?x3x?x?xf32> {onnx.dim_params = ["n", "", "h", "?"], onnx.name = "x"},
+                   %y: tensor<?x3x?x?xf32> {onnx.dim_params = ["n", "", "h", "?"], onnx.name = "y"},
+                   %w: tensor<8x3x3x3xf32>) {
+  %none = "onnx.NoValue"() : () -> none
+  %0 = "onnx.Conv"(%x, %w, %none) {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x3x?x?xf32>, tensor<8x3x3x3xf32>, none) -> tensor<?x8x?x?xf32>
+  %1:2 = "onnx.MaxPool"(%0) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64} : (tensor<?x8x?x?xf32>) -> (tensor<?x8x?x?xf32>, none)
+  // y's last dim is its own symbol, so the sum broadcasts x.3 against y.3.
+  %2 = "onnx.Add"(%x, %y) : (tensor<?x3x?x?xf32>, tensor<?x3x?x?xf32>) -> tensor<?x3x?x?xf32>
+  return
+}
+
+// -----
+
+// Shape values: Shape -> Gather/Concat -> Reshape resolves to the input's
+// dims; Reshape's -1 divides exactly; Flatten multiplies.
+// CHECK-LABEL: func.func @reshape_by_shape_values
+// CHECK: "onnx.Shape"{{.*}}ortc.elements = ["[b, s, 128]"]
+// CHECK: "onnx.Concat"{{.*}}ortc.elements = ["[b, s, 2, 64]"]
+// CHECK: "onnx.Reshape"{{.*}}ortc.dims = ["[b, s, 2, 64]"]
+// CHECK: "onnx.Reshape"{{.*}}ortc.dims = ["[b * s, 128]"]
+// CHECK: "onnx.Flatten"{{.*}}ortc.dims = ["[b, 128 * s]"]
+func.func @reshape_by_shape_values(%x: tensor<?x?x128xf32> {onnx.dim_params = ["b", "s", ""]}) {
+  %s = "onnx.Shape"(%x) : (tensor<?x?x128xf32>) -> tensor<3xi64>
+  %i0 = "onnx.Constant"() {value = dense<[0, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %bs = "onnx.Gather"(%s, %i0) {axis = 0 : i64} : (tensor<3xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %tail = "onnx.Constant"() {value = dense<[2, 64]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %target = "onnx.Concat"(%bs, %tail) {axis = 0 : i64} : (tensor<2xi64>, tensor<2xi64>) -> tensor<4xi64>
+  %0 = "onnx.Reshape"(%x, %target) : (tensor<?x?x128xf32>, tensor<4xi64>) -> tensor<?x?x2x64xf32>
+  %flat = "onnx.Constant"() {value = dense<[-1, 128]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %1 = "onnx.Reshape"(%x, %flat) : (tensor<?x?x128xf32>, tensor<2xi64>) -> tensor<?x128xf32>
+  %2 = "onnx.Flatten"(%x) {axis = 1 : i64} : (tensor<?x?x128xf32>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// A position table sliced to the sequence: min(s, 512); broadcast against the
+// sequence it absorbs to s. Range up to a shape element has that many
+// elements (max(s, 0) is s: sizes are not negative).
+// CHECK-LABEL: func.func @slice_and_range
+// CHECK: "onnx.Slice"{{.*}}ortc.dims = ["[1, min(s, 512)]"]
+// CHECK: "onnx.Gather"{{.*}}ortc.dims = ["[1, min(s, 512), 16]"]
+// CHECK: "onnx.Add"{{.*}}ortc.dims = ["[b, s, 16]"]
+// CHECK: "onnx.Range"{{.*}}ortc.dims = ["[s]"]
+// CHECK: "onnx.Split"{{.*}}ortc.dims = ["[b, s ceildiv 3, 16]", "[b, s ceildiv 3, 16]", "[b, s + (-2 * (s ceildiv 3)), 16]"]
+func.func @slice_and_range(%e: tensor<?x?x16xf32> {onnx.dim_params = ["b", "s", ""]},
+                           %table: tensor<1x512xi64>, %weights: tensor<512x16xf32>) {
+  %shape = "onnx.Shape"(%e) {start = 1 : i64, end = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<1xi64>
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %one = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %ids = "onnx.Slice"(%table, %zero, %shape, %one, %one) : (tensor<1x512xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?xi64>
+  %pos = "onnx.Gather"(%weights, %ids) {axis = 0 : i64} : (tensor<512x16xf32>, tensor<1x?xi64>) -> tensor<1x?x16xf32>
+  %sum = "onnx.Add"(%e, %pos) : (tensor<?x?x16xf32>, tensor<1x?x16xf32>) -> tensor<?x?x16xf32>
+  %s0 = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %s1 = "onnx.Constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %len = "onnx.Squeeze"(%shape, %zero) : (tensor<1xi64>, tensor<1xi64>) -> tensor<i64>
+  %r = "onnx.Range"(%s0, %len, %s1) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %parts:3 = "onnx.Split"(%e, %none) {axis = 1 : i64, num_outputs = 3 : i64} : (tensor<?x?x16xf32>, none) -> (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>)
+  return
+}
+
+// -----
+
+// Negative: no rule reaches these dims, so they have no expression ("?"):
+// a Reshape target computed from data, a Slice bound that may be negative
+// (it would count from the end), and NonZero, whose size is data.
+// CHECK-LABEL: func.func @unknown
+// CHECK: "onnx.Reshape"{{.*}}ortc.dims = ["[?, 4]"]
+// CHECK: "onnx.Slice"{{.*}}ortc.dims = ["[?]"]
+// CHECK: "onnx.NonZero"{{.*}}ortc.dims = ["[1, ?]"]
+func.func @unknown(%x: tensor<?xf32> {onnx.dim_params = ["n"]}, %t: tensor<2xi64>, %k: tensor<1xi64>) {
+  %0 = "onnx.Reshape"(%x, %t) : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x4xf32>
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %1 = "onnx.Slice"(%x, %zero, %k, %none, %none) : (tensor<?xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<?xf32>
+  %2 = "onnx.NonZero"(%x) : (tensor<?xf32>) -> tensor<1x?xi64>
+  return
+}
