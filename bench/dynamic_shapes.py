@@ -133,7 +133,7 @@ def main():
         "symbols, finding the cached layout, the dim checks) from above; target < 20 us.",
         "`add_tiny` is one Add on a 1x1 input, whose run is almost all fixed cost: its",
         "difference is the per-run shape work itself. The other differences are within",
-        "the machine's noise (tens to a hundred us on these runs).",
+        "the machine's noise (a few percent of a run on these shared cores).",
         "",
         "| model | inputs | static ms | dynamic ms | dynamic / static | difference us |",
         "| --- | --- | ---: | ---: | ---: | ---: |",
