@@ -520,15 +520,36 @@ LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
         if (auto tensor = dyn_cast<TensorType>(first.getType()))
           info.isF32 = tensor.getElementType().isF32();
       }
-    for (const std::string &input : originalNode.input())
+    for (const std::string &input : originalNode.input()) {
       info.f32Constants.push_back(input.empty() ? std::nullopt : smallF32Constant(lookup(input)));
+      Value value = input.empty() ? Value() : lookup(input);
+      auto ranked = value ? dyn_cast<RankedTensorType>(value.getType()) : RankedTensorType();
+      info.ranks.push_back(ranked ? std::optional<int64_t>(ranked.getRank()) : std::nullopt);
+    }
     std::vector<UpgradeConstant> constants;
-    isUpgraded =
-        domain.empty() && upgradeOlderNode(originalNode, version, info, upgraded, constants);
+    std::vector<UpgradeUnsqueeze> unsqueezes;
+    isUpgraded = domain.empty() &&
+                 upgradeOlderNode(originalNode, version, info, upgraded, constants, unsqueezes);
     schema = isUpgraded ? od::lookupOnnxSchema(domain, upgraded.op_type()) : nullptr;
     if (!schema) {
       isUpgraded = false;
       constants.clear();
+      unsqueezes.clear();
+    }
+    for (UpgradeUnsqueeze &unsqueeze : unsqueezes) {
+      Value source = lookup(upgraded.input(unsqueeze.index));
+      auto axesType = RankedTensorType::get({int64_t(unsqueeze.axes.size())}, builder.getI64Type());
+      OperationState axesState(nodeLocation(originalNode, index), "onnx.Constant");
+      axesState.addAttribute("value", DenseIntElementsAttr::get(axesType, unsqueeze.axes));
+      axesState.addTypes(axesType);
+      Value axes = builder.create(axesState)->getResult(0);
+      OperationState state(nodeLocation(originalNode, index), "onnx.Unsqueeze");
+      state.addOperands({source, axes});
+      state.addTypes(UnrankedTensorType::get(cast<TensorType>(source.getType()).getElementType()));
+      std::string name = "__ortc_upgrade_" + std::to_string(numUpgradeConstants++);
+      if (failed(define(name, builder.create(state)->getResult(0), what)))
+        return failure();
+      upgraded.set_input(unsqueeze.index, name);
     }
     for (UpgradeConstant &constant : constants) {
       auto value = tensors.importTensor(constant.value, what + ": upgraded attribute");

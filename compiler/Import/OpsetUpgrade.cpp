@@ -122,12 +122,19 @@ bool upgradeBatchNormalization(const onnx::NodeProto &node, int64_t opset,
   std::set<std::string> known = {"epsilon", "momentum"};
   if (opset < 9)
     known.insert("spatial");
+  if (opset < 7) {
+    // Before 7, is_test 0 (the default) normalizes by the batch's statistics.
+    const auto *isTest = findAttr(node, "is_test");
+    if (!isTest || isTest->type() != onnx::AttributeProto::INT || isTest->i() != 1)
+      return false;
+    known.insert({"is_test", "consumed_inputs"});
+  }
   if (node.input_size() != 5 || !onlyAttrs(node, known))
     return false;
   if (const auto *spatial = findAttr(node, "spatial"))
     if (spatial->type() != onnx::AttributeProto::INT || spatial->i() != 1)
       return false;
-  upgraded = withoutAttrs(node, {"spatial"});
+  upgraded = withoutAttrs(node, {"spatial", "is_test", "consumed_inputs"});
   upgraded.mutable_output()->DeleteSubrange(1, upgraded.output_size() - 1);
   return true;
 }
@@ -210,9 +217,46 @@ bool upgradeUpsample(const onnx::NodeProto &node, int64_t opset, const UpgradeIn
 
 } // namespace
 
+/// A binary op before 7 with `broadcast` and `axis` (OpsetUpgrade.h).
+bool upgradeLegacyBroadcast(const onnx::NodeProto &node, const UpgradeInputInfo &input,
+                            onnx::NodeProto &upgraded, std::vector<UpgradeUnsqueeze> &unsqueezes) {
+  if (node.input_size() != 2 || !onlyAttrs(node, {"broadcast", "axis", "consumed_inputs"}))
+    return false;
+  const auto *broadcast = findAttr(node, "broadcast");
+  const auto *axis = findAttr(node, "axis");
+  bool broadcasts = broadcast && broadcast->type() == onnx::AttributeProto::INT && broadcast->i();
+  upgraded = withoutAttrs(node, {"broadcast", "axis", "consumed_inputs"});
+  if (!broadcasts || !axis)
+    return true; // equal shapes, or B's dims trailing A's: numpy reads both so
+  if (axis->type() != onnx::AttributeProto::INT || input.ranks.size() != 2 || !input.ranks[0] ||
+      !input.ranks[1])
+    return false;
+  int64_t rankA = *input.ranks[0], rankB = *input.ranks[1];
+  int64_t start = axis->i() < 0 ? axis->i() + rankA : axis->i();
+  if (start < 0 || start + rankB > rankA)
+    return false;
+  std::vector<int64_t> trailing;
+  for (int64_t d = rankB; d < rankA - start; ++d)
+    trailing.push_back(d);
+  if (!trailing.empty())
+    unsqueezes.push_back({1, trailing});
+  return true;
+}
+
 bool upgradeOlderNode(const onnx::NodeProto &node, int64_t opset, const UpgradeInputInfo &input,
-                      onnx::NodeProto &upgraded, std::vector<UpgradeConstant> &constants) {
+                      onnx::NodeProto &upgraded, std::vector<UpgradeConstant> &constants,
+                      std::vector<UpgradeUnsqueeze> &unsqueezes) {
   const std::string &op = node.op_type();
+  static const std::set<std::string> legacyBroadcast = {
+      "Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"};
+  if (legacyBroadcast.count(op) && opset < 7)
+    return upgradeLegacyBroadcast(node, input, upgraded, unsqueezes);
+  if (op == "Gemm" && opset < 7) {
+    if (!onlyAttrs(node, {"alpha", "beta", "transA", "transB", "broadcast"}))
+      return false;
+    upgraded = withoutAttrs(node, {"broadcast"});
+    return true;
+  }
   // Versions 1 and 11 of these differ only in accepting negative axes.
   if ((isReduce(op) && opset < 18) || (op == "ReduceSum" && opset < 13))
     return moveIntsToInput(node, "axes", 1, upgraded, constants);
@@ -276,7 +320,7 @@ bool upgradeOlderNode(const onnx::NodeProto &node, int64_t opset, const UpgradeI
     upgraded = node;
     return true;
   }
-  if (op == "BatchNormalization" && opset >= 7 && opset < 14)
+  if (op == "BatchNormalization" && opset < 14)
     return upgradeBatchNormalization(node, opset, upgraded);
   if (op == "GridSample" && opset >= 16 && opset < 20)
     return upgradeGridSample(node, upgraded);

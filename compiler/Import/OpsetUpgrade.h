@@ -21,6 +21,15 @@
 //     spatial absent or 1: spatial dropped, trailing outputs dropped
 //   GridSample 16 to 19: mode bilinear -> linear, bicubic -> cubic
 //   TopK 1 to 9: k becomes input 1 (int64 [1])
+//   Add, Sub, Mul, Div, Pow, And, Or, Xor, Equal, Greater, Less before 7:
+//     `broadcast` and `axis` dropped. Without broadcast the shapes are equal;
+//     with it, B's dims are a run of A's starting at `axis` (default: the
+//     trailing ones), which numpy broadcasting reads the same once B has the
+//     dims after the run as 1s: the importer unsqueezes B by them. An axis
+//     with an unranked A or B stays generic.
+//   Gemm before 7: `broadcast` dropped (7 always broadcasts C one way)
+//   BatchNormalization 1 to 6 with is_test 1: is_test and consumed_inputs
+//     dropped, then as 7 to 13
 //   Upsample 7 to 9 and Resize-10, mode nearest or linear: Resize with roi
 //     left out, the scales (attribute at 7 and 8) as input 2,
 //     coordinate_transformation_mode asymmetric, nearest_mode floor; a nearest
@@ -48,9 +57,18 @@ struct UpgradeConstant {
   onnx::TensorProto value;
 };
 
+/// An input that an upgrade gives more trailing dims: the importer inserts
+/// Unsqueeze(input `index`, `axes`) before the node.
+struct UpgradeUnsqueeze {
+  int index;
+  std::vector<int64_t> axes;
+};
+
 /// What the importer knows of the node's inputs.
 struct UpgradeInputInfo {
   std::optional<int64_t> rank; // of the first input, when it is a ranked tensor
+  /// Per input: its rank, when it is a ranked tensor.
+  std::vector<std::optional<int64_t>> ranks;
   bool isF32 = false;          // whether the first input is a float32 tensor
   /// Per input: the values of a small float32 constant (an initializer or a
   /// Constant node), nullopt for anything else.
@@ -63,7 +81,8 @@ struct UpgradeInputInfo {
 /// of another op type (Upsample becomes Resize); the importer looks up its
 /// schema under that name.
 bool upgradeOlderNode(const onnx::NodeProto &node, int64_t opset, const UpgradeInputInfo &input,
-                      onnx::NodeProto &upgraded, std::vector<UpgradeConstant> &constants);
+                      onnx::NodeProto &upgraded, std::vector<UpgradeConstant> &constants,
+                      std::vector<UpgradeUnsqueeze> &unsqueezes);
 
 } // namespace ortc
 

@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <deque>
+#include <set>
 #include <functional>
 
 using namespace mlir;
@@ -176,6 +177,22 @@ void SymbolicRules::propose(Operation *op, unsigned result, Dims dims, bool lead
 }
 
 void SymbolicRules::shapeValue(Operation *op, StringRef name) {
+  if (name == "onnx.Split") {
+    // A shape value split into parts: each part's elements, in order.
+    const Dims *e = elems(op->getOperand(0));
+    if (!e || intAttrOr(op, "axis", 0) != 0)
+      return;
+    size_t next = 0;
+    for (Value part : op->getResults()) {
+      auto type = dyn_cast<RankedTensorType>(part.getType());
+      if (!type || type.getRank() != 1 || !type.hasStaticShape() ||
+          next + size_t(type.getNumElements()) > e->size())
+        return;
+      setElements(part, Dims(e->begin() + next, e->begin() + next + type.getNumElements()));
+      next += size_t(type.getNumElements());
+    }
+    return;
+  }
   if (op->getNumResults() != 1)
     return;
   Value r = op->getResult(0);
@@ -186,7 +203,9 @@ void SymbolicRules::shapeValue(Operation *op, StringRef name) {
   Type element = type ? type.getElementType() : Type();
   bool isFloat = element && (element.isF32() || element.isF64());
   if (!type || type.getRank() > 1 ||
-      !(element.isInteger(64) || element.isInteger(32) || isFloat) || !type.hasStaticShape() ||
+      !(((element.isInteger(64) || element.isInteger(32)) && !element.isUnsignedInteger()) ||
+        isFloat) ||
+      !type.hasStaticShape() ||
       type.getNumElements() > 64)
     return;
   if (auto values = getConstantIntValues(r)) {
@@ -289,8 +308,13 @@ void SymbolicRules::shapeValue(Operation *op, StringRef name) {
       {"onnx.Add", [](DimTable &t, int32_t a, int32_t b) { return t.add(a, b); }},
       {"onnx.Sub", [](DimTable &t, int32_t a, int32_t b) { return t.sub(a, b); }},
       {"onnx.Mul", [](DimTable &t, int32_t a, int32_t b) { return t.mul(a, b); }},
-      // Integer Div truncates; on the non-negative sizes of shapes that is floor.
-      {"onnx.Div", [](DimTable &t, int32_t a, int32_t b) { return t.floorDiv(a, b); }},
+      // Integer Div truncates, which is floor when both are not negative
+      // (kUnknownDim otherwise: a value symbol may be negative).
+      {"onnx.Div",
+       [](DimTable &t, int32_t a, int32_t b) {
+         std::optional<int64_t> la = t.lowerBound(a), lb = t.lowerBound(b);
+         return la && lb && *la >= 0 && *lb > 0 ? t.floorDiv(a, b) : kUnknownDim;
+       }},
       {"onnx.Max", [](DimTable &t, int32_t a, int32_t b) { return t.max(a, b); }},
       {"onnx.Min", [](DimTable &t, int32_t a, int32_t b) { return t.min(a, b); }},
   };
@@ -304,8 +328,11 @@ void SymbolicRules::shapeValue(Operation *op, StringRef name) {
     if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1))
       return;
     Dims out;
-    for (size_t i = 0; i < n; ++i)
+    for (size_t i = 0; i < n; ++i) {
       out.push_back(fn->second(t, (*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]));
+      if (out.back() == kUnknownDim)
+        return;
+    }
     setElements(r, out);
   }
 }
@@ -407,6 +434,10 @@ void SymbolicRules::apply(Operation *op) {
     for (size_t i = 0; i < target->size(); ++i) {
       int32_t d = (*target)[i];
       std::optional<int64_t> v = t.constantValue(d);
+      // An input's value may be -1 (infer) or 0 (copy) at run time: no one
+      // expression. (Elements computed from dims are taken as the sizes.)
+      if (!v && t.readsSigned(d))
+        return;
       if (v == 0 && !allowZero) {
         if (i >= x->size())
           return;
@@ -809,8 +840,13 @@ void SymbolicRules::apply(Operation *op) {
 }
 
 SymbolicShapes::SymbolicShapes(func::FuncOp fn) {
+  std::set<int64_t> dimSymbols, valueSymbols;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    seedArgument(fn, i);
+    seedArgument(fn, i, dimSymbols, valueSymbols);
+  // A value may be negative (a pad, an axis); one that is also a dim is not.
+  for (int64_t k : valueSymbols)
+    if (!dimSymbols.count(k))
+      table_.markSigned(k);
   SymbolicRules rules(*this);
   fn.walk([&](Operation *op) {
     if (op->getParentOp() == fn.getOperation())
@@ -826,7 +862,8 @@ int32_t SymbolicShapes::symbolNamed(const std::string &name) {
   return table_.symbol(int64_t(symbolNames_.size()) - 1);
 }
 
-void SymbolicShapes::seedArgument(func::FuncOp fn, unsigned index) {
+void SymbolicShapes::seedArgument(func::FuncOp fn, unsigned index, std::set<int64_t> &dimSymbols,
+                                  std::set<int64_t> &valueSymbols) {
   Value arg = fn.getArgument(index);
   auto type = dyn_cast<RankedTensorType>(arg.getType());
   if (!type)
@@ -850,7 +887,39 @@ void SymbolicShapes::seedArgument(func::FuncOp fn, unsigned index) {
     if (!dimParamNamesSymbol(name))
       name = (argName ? argName.str() : "arg" + std::to_string(index)) + "." + std::to_string(d);
     dims.push_back(symbolNamed(name));
+    dimSymbols.insert(table_.node(dims.back()).a);
   }
+  // A small integer input (a window length, a target shape, pads) is a shape
+  // value whose elements are symbols bound from its data at run time: "x[]"
+  // for a scalar, "x[k]" for an element; a partition argument's are the
+  // caller's expressions (ortc.value_symbols), integers for constants.
+  if (!isValueSymbolCarrier(type))
+    return;
+  int64_t count = type.getNumElements();
+  auto texts = fn.getArgAttrOfType<ArrayAttr>(index, "ortc.value_symbols");
+  if (texts && int64_t(texts.size()) != count)
+    texts = nullptr;
+  std::string base = argName ? argName.str() : "arg" + std::to_string(index);
+  Dims &elements = elements_[arg];
+  for (int64_t k = 0; k < count; ++k) {
+    std::string text = type.getRank() == 0 ? base + "[]" : base + "[" + std::to_string(k) + "]";
+    if (texts)
+      if (auto t = dyn_cast<StringAttr>(texts[k]))
+        text = t.str();
+    int64_t constant;
+    if (!StringRef(text).getAsInteger(10, constant)) {
+      elements.push_back(table_.constant(constant));
+      continue;
+    }
+    elements.push_back(symbolNamed(text));
+    valueSymbols.insert(table_.node(elements.back()).a);
+  }
+}
+
+bool isValueSymbolCarrier(RankedTensorType type) {
+  Type e = type.getElementType();
+  return (e.isInteger(64) || e.isInteger(32)) && !e.isUnsignedInteger() &&
+         type.hasStaticShape() && type.getRank() <= 1 && type.getNumElements() <= 8;
 }
 
 const SmallVector<int32_t> *SymbolicShapes::dims(Value value) const {
@@ -916,12 +985,22 @@ void annotateDimSymbols(func::FuncOp fn, ArrayRef<Value> callerValues,
   Builder builder(fn.getContext());
   for (auto [i, value] : llvm::enumerate(callerValues)) {
     std::vector<std::string> symbols = dimSymbolsFor(shapes, value);
-    if (symbols.empty())
+    if (!symbols.empty()) {
+      SmallVector<Attribute> names;
+      for (const std::string &name : symbols)
+        names.push_back(builder.getStringAttr(name));
+      fn.setArgAttr(unsigned(i), "ortc.dim_symbols", builder.getArrayAttr(names));
+    }
+    // A small integer value: its elements as the caller knows them. (The
+    // type is the partition's own: `value` may be of an op already outlined.)
+    auto type = dyn_cast<RankedTensorType>(fn.getFunctionType().getInput(unsigned(i)));
+    const SmallVector<int32_t> *elements = shapes.elements(value);
+    if (!type || !isValueSymbolCarrier(type) || !elements)
       continue;
-    SmallVector<Attribute> names;
-    for (const std::string &name : symbols)
-      names.push_back(builder.getStringAttr(name));
-    fn.setArgAttr(unsigned(i), "ortc.dim_symbols", builder.getArrayAttr(names));
+    SmallVector<Attribute> texts;
+    for (int32_t id : *elements)
+      texts.push_back(builder.getStringAttr(shapes.print(id)));
+    fn.setArgAttr(unsigned(i), "ortc.value_symbols", builder.getArrayAttr(texts));
   }
 }
 

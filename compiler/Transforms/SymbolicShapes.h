@@ -7,7 +7,9 @@
 // of the caller's expression), or fresh ones; each op's results follow from its
 // rule. Shape values (small int tensors computed from shapes: Shape, Gather,
 // Slice, Concat, arithmetic...) carry expressions per element, so a Reshape or
-// Expand target built from Shape(x) resolves to x's dims.
+// Expand target built from Shape(x) resolves to x's dims. A small integer
+// argument is a shape value of its own: its elements are symbols ("n[]",
+// "shape[1]") that the runtime binds from its data, and that may be negative.
 //
 // A dim no rule reaches has no expression (kUnknownDim): an EP that must know
 // sizes before the run declines such a value.
@@ -23,12 +25,16 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
-namespace mlir::func {
+namespace mlir {
+class RankedTensorType;
+namespace func {
 class FuncOp;
 }
+} // namespace mlir
 
 namespace ortc {
 
@@ -61,7 +67,8 @@ public:
 
 private:
   int32_t symbolNamed(const std::string &name);
-  void seedArgument(mlir::func::FuncOp fn, unsigned index);
+  void seedArgument(mlir::func::FuncOp fn, unsigned index, std::set<int64_t> &dimSymbols,
+                    std::set<int64_t> &valueSymbols);
   void visit(mlir::Operation *op);
 
   mutable DimTable table_;
@@ -72,14 +79,21 @@ private:
   friend class SymbolicRules;
 };
 
+/// Whether a function argument of `type` carries value symbols: an int32 or
+/// int64 scalar or vector of at most 8 elements, whose elements the runtime
+/// binds from its data (SymbolicShapes::elements gives them as symbols).
+bool isValueSymbolCarrier(mlir::RankedTensorType type);
+
 /// The `ortc.dim_symbols` a partition argument gets for `value` of the
 /// caller: one string per dim, "" for a static dim, else the expression's
 /// text (equal texts are one symbol in the partition). Empty when `value`
 /// has no dynamic dim or a dim without an expression.
 std::vector<std::string> dimSymbolsFor(const SymbolicShapes &shapes, mlir::Value value);
 
-/// Sets `ortc.dim_symbols` on each argument of `fn` (an outlined partition)
-/// from the caller's value it stands for, `callerValues[i]`.
+/// Sets `ortc.dim_symbols` (and `ortc.value_symbols` on small integer
+/// arguments) on each argument of `fn` (an outlined partition) from the
+/// caller's value it stands for, `callerValues[i]`, which is used only as a
+/// key of `shapes` (its op may have been outlined already).
 void annotateDimSymbols(mlir::func::FuncOp fn, llvm::ArrayRef<mlir::Value> callerValues,
                         const SymbolicShapes &shapes);
 

@@ -202,7 +202,7 @@ std::optional<int64_t> DimTable::lowerBound(int32_t id) const {
   case DimOp::Const:
     return n.a;
   case DimOp::Symbol:
-    return 0;
+    return isSigned(n.a) ? std::nullopt : std::optional<int64_t>(0);
   case DimOp::Add: {
     auto [a, b] = operands();
     int64_t sum;
@@ -242,6 +242,15 @@ std::optional<int64_t> DimTable::lowerBound(int32_t id) const {
     return 0;
   }
   return std::nullopt;
+}
+
+bool DimTable::readsSigned(int32_t id) const {
+  const DimNode &n = node(id);
+  if (n.op == DimOp::Const)
+    return false;
+  if (n.op == DimOp::Symbol)
+    return isSigned(n.a);
+  return readsSigned(int32_t(n.a)) || readsSigned(int32_t(n.b));
 }
 
 int32_t DimTable::extremum(DimOp op, int32_t a, int32_t b) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -60,6 +61,12 @@ class DimTable {
 public:
   int32_t constant(int64_t value);
   int32_t symbol(int64_t index);
+  /// Symbol `index` may be negative: it stands for a value (an element of a
+  /// small integer input, e.g. a window length or a pad), not a size.
+  void markSigned(int64_t index) { signed_.insert(index); }
+  bool isSigned(int64_t index) const { return signed_.count(index) != 0; }
+  /// Whether expression `id` reads a signed symbol.
+  bool readsSigned(int32_t id) const;
   int32_t add(int32_t a, int32_t b);
   int32_t sub(int32_t a, int32_t b);
   int32_t mul(int32_t a, int32_t b);
@@ -70,8 +77,9 @@ public:
   int32_t max(int32_t a, int32_t b);
   int32_t ge(int32_t a, int32_t b);
 
-  /// A value every assignment of the symbols (sizes, so >= 0) gives at
-  /// least; nullopt when the table cannot tell (a negative coefficient).
+  /// A value every assignment of the symbols (sizes, so >= 0, unless marked
+  /// signed) gives at least; nullopt when the table cannot tell (a negative
+  /// coefficient, a signed symbol).
   std::optional<int64_t> lowerBound(int32_t id) const;
 
   const std::vector<DimNode> &nodes() const { return nodes_; }
@@ -103,6 +111,7 @@ private:
 
   std::vector<DimNode> nodes_;
   std::map<std::tuple<uint8_t, int64_t, int64_t>, int32_t> ids_;
+  std::set<int64_t> signed_;
 };
 
 /// Evaluates `count` nodes in order into `out` (one value per node) with the

@@ -19,7 +19,7 @@ import tempfile
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper, version_converter
 
 sys.path.insert(0, os.path.dirname(__file__))
 from e2e_util import ATOL, RTOL, check_only_epcontext, compare_run, save_and_compile  # noqa: E402
@@ -126,7 +126,69 @@ def scales_input(op, opset, mode, scales, shape):
     return build
 
 
+def legacy_broadcast(op, b_shape, axis, b_constant):
+    """A binary op at opset 6 with broadcast=1 (and `axis`): onnxruntime does
+    not run opset 6 and onnx's version converter refuses these axes, so the
+    reference is the same computation at opset 7, B given its trailing 1s
+    (the opset-6 rule: B's dims are A's from `axis` on)."""
+    def build(rng):
+        a_shape = ["N", 3, 4, 5]
+        b = randn(rng, b_shape) + (2.0 if op == "Div" else 0.0)
+        attrs = {"broadcast": 1, **({"axis": axis} if axis is not None else {})}
+        start = 4 - len(b_shape) if axis is None else axis
+        trailing = 4 - start - len(b_shape)
+        inputs = [f32("a", a_shape)] + ([] if b_constant else [f32("b", b_shape)])
+        inits = [init("b", b)] if b_constant else []
+        model = make_model(f"{op.lower()}6", 6, [helper.make_node(op, ["a", "b"], ["y"], **attrs)],
+                           inputs, [f32("y", a_shape)], inits)
+        ref_nodes = [helper.make_node("Unsqueeze", ["b"], ["b1"], axes=list(
+            range(len(b_shape), len(b_shape) + trailing)))] if trailing else []
+        ref_nodes.append(helper.make_node(op, ["a", "b1" if trailing else "b"], ["y"]))
+        reference = make_model(f"{op.lower()}6_reference", 7, ref_nodes, inputs,
+                               [f32("y", a_shape)], inits)
+        shapes = (lambda n: {"a": (n, 3, 4, 5)}) if b_constant else \
+            (lambda n: {"a": (n, 3, 4, 5), "b": tuple(b_shape)})
+        return model, shapes, (1, 3), reference
+    return build
+
+
+def converted_reference(build_old, opset):
+    """An old model whose reference is onnx's version converter's rewrite of
+    it to `opset`, run by onnxruntime."""
+    def build(rng):
+        model, shapes, batches, *_ = build_old(rng)
+        # The converter wants static dims: convert with N = 1, then make N a
+        # dim_param again.
+        fixed = onnx.ModelProto()
+        fixed.CopyFrom(model)
+        for value in list(fixed.graph.input) + list(fixed.graph.output):
+            for dim in value.type.tensor_type.shape.dim:
+                if dim.dim_param == "N":
+                    dim.Clear()
+                    dim.dim_value = 1
+        converted = version_converter.convert_version(fixed, opset)
+        types = {v.name: v.type for v in list(model.graph.input) + list(model.graph.output)}
+        for value in list(converted.graph.input) + list(converted.graph.output):
+            value.type.CopyFrom(types[value.name])
+        del converted.graph.value_info[:]
+        return model, shapes, batches, converted
+    return build
+
+
+def gemm6(rng):
+    nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["y"], broadcast=1, transB=1, alpha=0.5)]
+    model = make_model("gemm6", 6, nodes, [f32("x", ["N", 4])], [f32("y", ["N", 3])],
+                       [init("w", randn(rng, (3, 4))), init("c", randn(rng, (3,)))])
+    return model, lambda n: {"x": (n, 4)}, (1, 3)
+
+
 MODELS = {
+    "add6_axis1_bias": (6, legacy_broadcast("Add", [3], 1, True)),
+    "mul6_axis1_input": (6, legacy_broadcast("Mul", [3, 4], 1, False)),
+    "div6_axis0": (6, legacy_broadcast("Div", [1, 3], 0, True)),
+    "sub6_trailing": (6, converted_reference(legacy_broadcast("Sub", [4, 5], None, True), 7)),
+    "gemm6_broadcast": (6, converted_reference(gemm6, 7)),
+    "bn6_is_test": (6, converted_reference(conv_batchnorm_relu(6, {"is_test": 1}), 7)),
     "bn7_spatial1": (7, conv_batchnorm_relu(7, {"spatial": 1})),
     "bn9": (9, conv_batchnorm_relu(9, {})),
     "bn13": (13, conv_batchnorm_relu(13, {})),

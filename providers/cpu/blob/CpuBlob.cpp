@@ -231,6 +231,40 @@ Status checkDims(const fb::Plan &plan, const std::string &what, uint64_t &budget
   return Status::ok();
 }
 
+// Each value symbol names a symbol and an element of a static int32/int64
+// input.
+Status checkValueSymbols(const fb::Plan &plan, const std::string &what, uint64_t &budget) {
+  if (!plan.value_symbols())
+    return Status::ok();
+  size_t numSymbols = plan.symbols() ? plan.symbols()->size() : 0;
+  const auto &inputs = *plan.inputs();
+  for (const fb::ValueSymbol *v : *plan.value_symbols()) {
+    if (!spend(budget, 3))
+      return overBudget(what);
+    std::string name = "value symbol " + std::to_string(v->symbol());
+    if (v->symbol() >= numSymbols || v->input() >= inputs.size())
+      return invalid(what, name + " names symbol " + std::to_string(v->symbol()) + " of " +
+                               std::to_string(numSymbols) + " or input " +
+                               std::to_string(v->input()) + " of " +
+                               std::to_string(inputs.size()));
+    const fb::TensorSignature &sig = *inputs[v->input()];
+    ElementType type = ElementType(sig.element_type());
+    uint64_t count = 1;
+    for (int64_t d : *sig.shape()) {
+      if (d < 0 || d > (int64_t(1) << 20))
+        return invalid(what, name + " reads input " + std::to_string(v->input()) +
+                                 ", whose shape is not static and small");
+      count *= uint64_t(d);
+    }
+    if ((type != ElementType::Int64 && type != ElementType::Int32) || v->element() >= count)
+      return invalid(what, name + " reads element " + std::to_string(v->element()) +
+                               " of input " + std::to_string(v->input()) + " (" +
+                               typeText(sig.element_type()) + " " + shapeText(*sig.shape()) +
+                               "), not an int32 or int64 element");
+  }
+  return Status::ok();
+}
+
 // Each check compares two dims of the table (or sizes).
 Status checkDimChecks(const fb::Plan &plan, const std::string &what, uint64_t &budget) {
   if (!plan.checks())
@@ -306,6 +340,8 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
   if (Status s = checkDims(plan, what, budget); !s.isOk())
     return s;
   if (Status s = checkDimChecks(plan, what, budget); !s.isOk())
+    return s;
+  if (Status s = checkValueSymbols(plan, what, budget); !s.isOk())
     return s;
   size_t numDims = plan.dims() ? plan.dims()->size() : 0;
   if (Status s = checkSignatures(inputs, "input", numDims, what, budget); !s.isOk())

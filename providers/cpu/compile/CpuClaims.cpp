@@ -1493,7 +1493,12 @@ Refusal checkCast(Operation *op) {
                         typeText(out),
                     "a result of target_type's element type");
   }
-  if (in.getShape() != out.getShape())
+  // A dynamic dim against a static one is the kernel's to check at run time
+  // (a declared output that refines a symbol).
+  bool compatible = in.getRank() == out.getRank();
+  for (int64_t d = 0; compatible && d < in.getRank(); ++d)
+    compatible = in.isDynamicDim(d) || out.isDynamicDim(d) || in.getDimSize(d) == out.getDimSize(d);
+  if (!compatible)
     return refuse(RejectedKind::Shape,
                   "input " + typeText(in) + " and result " + typeText(out) + " differ in shape",
                   "a result of the input's shape");

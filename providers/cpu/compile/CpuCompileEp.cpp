@@ -715,6 +715,13 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
     int id = addBuffer(fb::BufferKind::Input, arg, name);
     plan.buffers[id]->index = arg.getArgNumber();
     buffers[arg] = id;
+    // Elements that are symbols are bound from the input's data.
+    if (const SmallVector<int32_t> *elements = shapes->elements(arg))
+      for (auto [k, element] : llvm::enumerate(*elements)) {
+        const DimNode &node = shapes->table().node(element);
+        if (node.op == DimOp::Symbol)
+          plan.value_symbols.emplace_back(uint32_t(node.a), arg.getArgNumber(), uint32_t(k));
+      }
   }
 
   // An op joins the open group when it has the group's result type and reads

@@ -100,11 +100,17 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
       else if (exec->symbolSources_[size_t(node.a)].first < 0)
         exec->symbolSources_[size_t(node.a)] = {int(i), int(d)};
     }
+  std::vector<bool> fromValue(exec->symbolNames_.size(), false);
+  if (plan.value_symbols())
+    for (const fb::ValueSymbol *v : *plan.value_symbols()) {
+      exec->valueSymbols_.push_back({v->symbol(), v->input(), v->element()});
+      fromValue[v->symbol()] = true;
+    }
   for (size_t k = 0; k < exec->symbolSources_.size(); ++k)
-    if (exec->symbolSources_[k].first < 0)
+    if (exec->symbolSources_[k].first < 0 && !fromValue[k])
       return Status::error(StatusCode::InvalidArgument,
                            what + ": symbol '" + exec->symbolNames_[k] +
-                               "' is no input's dim, so no run can bind it");
+                               "' is no input's dim or value, so no run can bind it");
   // Messages name the graph's values, not the blob's internal "input0".
   auto rename = [](std::vector<TensorSignature> &sigs, const std::vector<std::string> &names) {
     if (names.size() == sigs.size())
@@ -304,7 +310,8 @@ PlanExecutor::bind(const std::vector<TensorView> &inputs) const {
     return Status::error(StatusCode::InvalidArgument,
                          what_ + ": expected " + std::to_string(inputs_.size()) +
                              " inputs, got " + std::to_string(inputs.size()));
-  std::vector<int64_t> symbols(symbolNames_.size(), -1);
+  std::vector<int64_t> symbols(symbolNames_.size(), 0);
+  std::vector<char> isBound(symbolNames_.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSignature &sig = inputs_[i];
     const std::vector<int64_t> &dims = inputDims_[i];
@@ -325,8 +332,9 @@ PlanExecutor::bind(const std::vector<TensorView> &inputs) const {
       if (node.op != DimOp::Symbol)
         continue;
       int64_t &bound = symbols[size_t(node.a)];
-      if (bound < 0) {
+      if (!isBound[size_t(node.a)]) {
         bound = size;
+        isBound[size_t(node.a)] = 1;
       } else if (bound != size) {
         auto [si, sd] = symbolSources_[size_t(node.a)];
         return Status::error(StatusCode::InvalidArgument,
@@ -339,6 +347,22 @@ PlanExecutor::bind(const std::vector<TensorView> &inputs) const {
     if (!view.data && view.numElements() > 0)
       return Status::error(StatusCode::InvalidArgument,
                            what_ + ": input '" + sig.name + "' has no data");
+  }
+  // Value symbols: elements of small integer inputs (the verifier checked
+  // the index and the element type).
+  for (const ValueSymbol &v : valueSymbols_) {
+    const TensorView &view = inputs[v.input];
+    int64_t value = view.type == ElementType::Int64
+                        ? static_cast<const int64_t *>(view.data)[v.element]
+                        : static_cast<const int32_t *>(view.data)[v.element];
+    if (isBound[v.symbol] && symbols[v.symbol] != value)
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": input '" + inputs_[v.input].name + "' element " +
+                               std::to_string(v.element) + " is " + std::to_string(value) +
+                               " but " + symbolNames_[v.symbol] + " is " +
+                               std::to_string(symbols[v.symbol]));
+    symbols[v.symbol] = value;
+    isBound[v.symbol] = 1;
   }
   std::shared_ptr<const Layout> layout = staticLayout_;
   if (!layout) {

@@ -121,6 +121,11 @@ private:
     std::string what;
   };
   std::vector<DimCheck> checks_;
+  // Symbols bound from input data (Plan.value_symbols).
+  struct ValueSymbol {
+    uint32_t symbol, input, element;
+  };
+  std::vector<ValueSymbol> valueSymbols_;
   // Where each symbol is bound from: the first input dim that is it alone.
   std::vector<std::pair<int, int>> symbolSources_;
   // Input dims that are expressions rather than one symbol: (input, dim),

@@ -73,8 +73,9 @@ func.func @slice_and_range(%e: tensor<?x?x16xf32> {onnx.dim_params = ["b", "s", 
 // -----
 
 // Negative: no rule reaches these dims, so they have no expression ("?"):
-// a Reshape target computed from data, a Slice bound that may be negative
-// (it would count from the end), and NonZero, whose size is data.
+// a Reshape target from an input's data (an element may be -1 or 0), a Slice
+// bound that may be negative (it would count from the end), and NonZero,
+// whose size is data. The input's elements are symbols all the same.
 // CHECK-LABEL: func.func @unknown
 // CHECK: "onnx.Reshape"{{.*}}ortc.dims = ["[?, 4]"]
 // CHECK: "onnx.Slice"{{.*}}ortc.dims = ["[?]"]
@@ -85,5 +86,20 @@ func.func @unknown(%x: tensor<?xf32> {onnx.dim_params = ["n"]}, %t: tensor<2xi64
   %none = "onnx.NoValue"() : () -> none
   %1 = "onnx.Slice"(%x, %zero, %k, %none, %none) : (tensor<?xf32>, tensor<1xi64>, tensor<1xi64>, none, none) -> tensor<?xf32>
   %2 = "onnx.NonZero"(%x) : (tensor<?xf32>) -> tensor<1x?xi64>
+  return
+}
+
+// -----
+
+// A small integer input's elements are symbols bound from its data ("n[]",
+// "shape[1]"); they may be negative, so Range keeps its clamp.
+// CHECK-LABEL: func.func @value_symbols
+// CHECK: "onnx.ConstantOfShape"{{.*}}ortc.dims = ["[shape[0], shape[1]]"]
+// CHECK: "onnx.Range"{{.*}}ortc.dims = ["[max(n[], 0)]"]
+func.func @value_symbols(%shape: tensor<2xi64> {onnx.name = "shape"}, %n: tensor<i64> {onnx.name = "n"}) {
+  %0 = "onnx.ConstantOfShape"(%shape) : (tensor<2xi64>) -> tensor<?x?xf32>
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<i64>} : () -> tensor<i64>
+  %one = "onnx.Constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %1 = "onnx.Range"(%zero, %n, %one) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
   return
 }

@@ -783,6 +783,24 @@ TEST(CpuBlobTest, RefusesBadSignatures) {
       {"unnamed symbol",
        [](fb::PlanT &p) { p.symbols.clear(); },
        {"dims: dim node 0 names symbol 0 of 0"}},
+      {"check of a missing dim node",
+       [](fb::PlanT &p) {
+         auto check = std::make_unique<fb::DimCheckT>();
+         check->a = -1;
+         check->b = -3;
+         check->what = "node 'add' input 1 dim 0";
+         p.checks.push_back(std::move(check));
+       },
+       {"check 'node 'add' input 1 dim 0' names dim node 2 of 1"}},
+      {"value symbol of a float input",
+       [](fb::PlanT &p) { p.value_symbols.emplace_back(0, 0, 0); },
+       {"value symbol 0 reads input 0, whose shape is not static and small"}},
+      {"value symbol past the input's elements",
+       [](fb::PlanT &p) { p.value_symbols.emplace_back(0, 1, 3); },
+       {"value symbol 0 reads element 3 of input 1 (int64 [3]), not an int32 or int64 element"}},
+      {"value symbol of a missing symbol",
+       [](fb::PlanT &p) { p.value_symbols.emplace_back(1, 1, 0); },
+       {"value symbol 1 names symbol 1 of 1 or input 1 of 2"}},
   });
 }
 
