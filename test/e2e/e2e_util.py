@@ -85,3 +85,22 @@ def compare_run(ortc, ctx_path, session, feeds, run_dir):
         err, ok = compare(got, want)
         rows.append((name, f"{got.dtype}{list(got.shape)}", err, ok))
     return rows
+
+
+def compile_listed(ortc, model, ctx, name, expect_fail, failures):
+    """Compiles `model` into `ctx` for a test over a list of models; whether to
+    go on and run it. A model that does not compile is a failure unless it is
+    in `expect_fail`; one in `expect_fail` that compiles is a failure too, so
+    the list stays true. Failures are appended to `failures` by name."""
+    try:
+        run([ortc, "compile", model, "-o", ctx, "--quiet"])
+    except RuntimeError as error:
+        status = "expected failure" if name in expect_fail else "FAIL"
+        print(f"{name}: does not compile ({status}): {str(error).splitlines()[-1][:300]}")
+        if name not in expect_fail:
+            failures.append(name)
+        return False
+    if name in expect_fail:
+        print(f"{name}: compiles now; remove it from --expect-fail")
+        failures.append(name)
+    return True

@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
-from e2e_util import compare, run, run_compiled
+from e2e_util import compare, compile_listed, run_compiled
 
 DTYPES = {"float32": np.float32, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
 
@@ -76,17 +76,8 @@ def main():
             continue
         model = model_path(args.cache, entry)
         ctx = os.path.join(args.work, f"{name}_ctx.onnx")
-        try:
-            run([args.ortc, "compile", model, "-o", ctx, "--quiet"])
-        except RuntimeError as error:
-            status = "expected failure" if name in expect_fail else "FAIL"
-            print(f"{name}: does not compile ({status}): {str(error).splitlines()[-1][:300]}")
-            if name not in expect_fail:
-                failures.append(name)
+        if not compile_listed(args.ortc, model, ctx, name, expect_fail, failures):
             continue
-        if name in expect_fail:
-            print(f"{name}: compiles now; remove it from --expect-fail")
-            failures.append(name)
         session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
         outputs = [o.name for o in session.get_outputs()]
         rng = np.random.default_rng(0)

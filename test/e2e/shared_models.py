@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
-from e2e_util import compare, run, run_compiled
+from e2e_util import compare, compile_listed, run_compiled
 
 
 def main():
@@ -38,17 +38,8 @@ def main():
         model = os.path.join(args.models, entry["file"])
         ctx = os.path.join(args.work, f"{name}_ctx.onnx")
         os.makedirs(args.work, exist_ok=True)
-        try:
-            run([args.ortc, "compile", model, "-o", ctx, "--quiet"])
-        except RuntimeError as error:
-            status = "expected failure" if name in expect_fail else "FAIL"
-            print(f"{name}: does not compile ({status}): {str(error).splitlines()[-1][:300]}")
-            if name not in expect_fail:
-                failures.append(name)
+        if not compile_listed(args.ortc, model, ctx, name, expect_fail, failures):
             continue
-        if name in expect_fail:
-            print(f"{name}: compiles now; remove it from --expect-fail")
-            failures.append(name)
         data = np.load(os.path.join(args.models, entry["data"]))
         session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
         for k, shapes in enumerate(entry["shapes"]):

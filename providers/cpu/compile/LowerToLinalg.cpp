@@ -305,7 +305,10 @@ SmallVector<Value> dataOperands(Operation *op) {
 // The predicate
 //===----------------------------------------------------------------------===//
 
-/// numpy broadcasting of `in` to `out` under the kernels' `?` rule.
+/// numpy broadcasting of `in` to `out` under the kernels' `?` rule: only a
+/// static 1 broadcasts; a `?` against a static size (or a static size against
+/// a `?`) is compiled as equal, which the CPU plan checks at run time
+/// (CpuCompileEp's broadcast checks), as it does two different `?`s.
 bool broadcasts(RankedTensorType in, RankedTensorType out, std::string &why) {
   int64_t offset = out.getRank() - in.getRank();
   if (offset < 0) {
@@ -315,13 +318,8 @@ bool broadcasts(RankedTensorType in, RankedTensorType out, std::string &why) {
   }
   for (int64_t i = 0; i < in.getRank(); ++i) {
     int64_t id = in.getDimSize(i), od = out.getDimSize(offset + i);
-    if (ShapedType::isDynamic(id)) {
-      if (!ShapedType::isDynamic(od)) {
-        why = "has ? at dim " + std::to_string(i) + " where the result has " + std::to_string(od);
-        return false;
-      }
+    if (ShapedType::isDynamic(id) || ShapedType::isDynamic(od))
       continue;
-    }
     if (id == 1 || id == od)
       continue;
     why = "dim " + std::to_string(i) + " (" + std::to_string(id) + ") does not broadcast to " +

@@ -251,8 +251,7 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
       return Status::error(StatusCode::InvalidArgument,
                            what_ + ": " + check.what + " are " + std::to_string(a) + " and " +
                                std::to_string(b) + " at " + symbolText() +
-                               "; the compiled kernel needs them equal (it does not broadcast " +
-                               "a dynamic dim)");
+                               "; the compiled kernel needs them equal");
   }
   std::vector<uint64_t> bytes(buffers_.size());
   layout->shapes.resize(buffers_.size());

@@ -130,21 +130,21 @@ func.func @pow_uint_base(%x: tensor<8xui8>, %e: tensor<8xui8>) -> tensor<8xui8> 
 // CHECK: "onnx.Hardmax"
 // CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<4xi4>, tensor<4xi4>)
 // CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>)
-// CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+// CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
 // CHECK: "onnx.Add"(%{{.*}}, %{{.*}}) : (tensor<*xf32>, tensor<4xf32>)
 // CHECK: "onnx.Gelu"(%{{.*}}) <{approximate = "erf"}>
 // CHECK: "onnx.Mod"(%{{.*}}, %{{.*}}) <{fmod = 2 : i64}> : (tensor<4xf32>, tensor<4xf32>)
 // CHECK: "onnx.Cast"(%{{.*}}) <{{.*}}to = 17 : i64}>
 // CHECK: %[[OK:.*]] = linalg.generic
 // CHECK: arith.negf
-func.func @unsupported(%a: tensor<4x8xf32>, %i: tensor<4xi4>, %h: tensor<4xf8E4M3FN>, %d: tensor<?x4xf32>,
+func.func @unsupported(%a: tensor<4x8xf32>, %i: tensor<4xi4>, %h: tensor<4xf8E4M3FN>, %d: tensor<2x4xf32>,
                        %s: tensor<3x4xf32>, %u: tensor<*xf32>, %f: tensor<4xf32>)
     -> (tensor<4x8xf32>, tensor<4xi4>, tensor<4xf8E4M3FN>, tensor<3x4xf32>, tensor<4xf32>,
         tensor<4xf32>, tensor<4xf32>, tensor<4xf8E4M3FN>, tensor<4xf32>) {
   %0 = "onnx.Hardmax"(%a) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %1 = "onnx.Add"(%i, %i) : (tensor<4xi4>, tensor<4xi4>) -> tensor<4xi4>
   %2 = "onnx.Add"(%h, %h) : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
-  %3 = "onnx.Add"(%d, %s) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  %3 = "onnx.Add"(%d, %s) : (tensor<2x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
   %4 = "onnx.Add"(%u, %f) : (tensor<*xf32>, tensor<4xf32>) -> tensor<4xf32>
   %5 = "onnx.Gelu"(%f) {approximate = "erf"} : (tensor<4xf32>) -> tensor<4xf32>
   %6 = "onnx.Mod"(%f, %f) {fmod = 2 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
@@ -322,4 +322,18 @@ func.func @kernel(%x: memref<?x16xf32>, %out: memref<?x16xf32>) attributes {ortc
   bufferization.materialize_in_destination %r in restrict writable %out
       : (tensor<?x16xf32>, memref<?x16xf32>) -> ()
   return
+}
+
+// -----
+
+// A `?` against a static size is read as equal (identity map): the CPU plan
+// checks the two at run time. Only a static 1 broadcasts.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @dynamic_against_static
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<3x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]]]
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<3x4xf32>) outs(%[[INIT]] : tensor<3x4xf32>)
+func.func @dynamic_against_static(%x: tensor<?x4xf32>, %y: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = "onnx.Add"(%x, %y) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
 }

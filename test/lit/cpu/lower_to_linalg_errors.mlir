@@ -27,14 +27,6 @@ func.func @i4(%x: tensor<4xi4>) -> tensor<4xi4> {
 
 // -----
 
-func.func @static_vs_dynamic(%x: tensor<?x4xf32>, %y: tensor<3x4xf32>) -> tensor<3x4xf32> {
-  // expected-error @+1 {{cannot lower 'onnx.Add': operand 0 has ? at dim 0 where the result has 3}}
-  %0 = "onnx.Add"(%x, %y) : (tensor<?x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
-  return %0 : tensor<3x4xf32>
-}
-
-// -----
-
 func.func @no_dim_source(%x: tensor<1x4xf32>) -> tensor<?x4xf32> {
   // expected-error @+1 {{cannot lower 'onnx.Relu': result dim 0 is ? but no input has ? there}}
   %0 = "onnx.Relu"(%x) : (tensor<1x4xf32>) -> tensor<?x4xf32>
