@@ -1525,25 +1525,10 @@ const std::map<std::string, LibraryOp> &libraryOps() {
   static const std::map<std::string, LibraryOp> ops = uniqueKeys({
       {"MatMul",
        {"MatMul",
-        [](Operation *op) -> Refusal {
-          if (auto r = requireF32(op, {0, 1}); r.any())
-            return r;
-          auto b = rankedType(op->getOperand(1));
-          if (b && b.getRank() <= 2 && hasDynamicDim(op->getOperand(1)))
-            return refuse(RejectedKind::Shape, "B has a dynamic dim", "a static 1-D or 2-D B");
-          return {};
-        }}},
-      {"Gemm",
-       {"Gemm",
-        [](Operation *op) -> Refusal {
-          if (auto r = requireF32(op, {0, 1, 2}); r.any())
-            return r;
-          if (hasDynamicDim(op->getOperand(1)) ||
-              (hasDynamicDim(op->getOperand(0)) && intAttr(op, "transA", 0)))
-            return refuse(RejectedKind::Shape, "the batch dim would be K or N",
-                          "a dynamic M only (A untransposed)");
-          return {};
-        }}},
+        // The kernels read M, K and N from the run-time views and check the
+        // output; only a constant B is packed ahead (and is static).
+        [](Operation *op) -> Refusal { return requireF32(op, {0, 1}); }}},
+      {"Gemm", {"Gemm", [](Operation *op) -> Refusal { return requireF32(op, {0, 1, 2}); }}},
       {"Conv",
        {"Conv",
         [](Operation *op) -> Refusal {
@@ -1980,7 +1965,7 @@ bool acceptsDynamicDimsAnywhere(Operation *op) {
       "LogSoftmax", "LayerNormalization", "layer_norm", "gelu",              "ReduceMean",
       "ReduceSum", "ReduceMax",      "ReduceMin",       "Cast",              "BatchNormalization",
       "Resize",    "RNN",            "GRU",             "LSTM",              "ConvTranspose",
-      "attention"};
+      "attention", "Gemm"};
   CpuOpClass kind = classifyCpuOp(op);
   return kind == CpuOpClass::Elementwise || ops.contains(onnxOpTypeAndDomain(op).first);
 }
