@@ -434,7 +434,8 @@ void PartitionCompiler::addBroadcastChecks(Operation *op) {
     for (size_t d = 0; d < in->size(); ++d) {
       int32_t x = (*in)[d], y = (*out)[offset + d];
       // Equal expressions, or a 1 in the type, which the kernel broadcasts.
-      if (x == y || type.getDimSize(int64_t(d)) == 1)
+      // (A dim without an expression was declined by the claim.)
+      if (x == y || type.getDimSize(int64_t(d)) == 1 || x == kUnknownDim || y == kUnknownDim)
         continue;
       auto check = std::make_unique<fb::DimCheckT>();
       check->a = planDim(x);
