@@ -313,7 +313,7 @@ void SymbolicRules::shapeValue(Operation *op, StringRef name) {
       {"onnx.Div",
        [](DimTable &t, int32_t a, int32_t b) {
          std::optional<int64_t> la = t.lowerBound(a), lb = t.lowerBound(b);
-         return la && lb && *la >= 0 && *lb > 0 ? t.floorDiv(a, b) : kUnknownDim;
+         return la && lb && *la >= 0 && *lb >= 0 ? t.floorDiv(a, b) : kUnknownDim;
        }},
       {"onnx.Max", [](DimTable &t, int32_t a, int32_t b) { return t.max(a, b); }},
       {"onnx.Min", [](DimTable &t, int32_t a, int32_t b) { return t.min(a, b); }},

@@ -192,12 +192,8 @@ Refusal checkReduce(Operation *op) {
                        : "input 0 is " + typeText(op->getOperand(0).getType()),
                   maxMin ? "float32, float64, int8, uint8, int32, int64 or bool data"
                          : "float32 or float64 data");
-  // An axes input of static shape [0] is known to be empty without being a
-  // constant: the kernel reads no values from it.
-  if (op->getNumOperands() > 1 && !isOmitted(op->getOperand(1)))
-    if (auto t = rankedType(op->getOperand(1)); t && t.hasStaticShape() && t.getNumElements() == 0)
-      return {};
-  return {}; // axes may be a run-time input (see requireShapeInput)
+  // Axes may be a run-time input (see requireShapeInput).
+  return {};
 }
 
 //===----------------------------------------------------------------------===//
