@@ -59,10 +59,12 @@ bool isVectorizable(linalg::LinalgOp op) {
         return false;
   }
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ShapedType::isDynamic(ranges.back()))
-    return false;
   if (llvm::any_of(ranges, [](int64_t r) { return r == 0; }))
     return false;
+  // A dynamic innermost dim is vectorized in whole tiles (lowerOne); the
+  // vectorizer's own check then runs on the tiles.
+  if (ShapedType::isDynamic(ranges.back()))
+    return true;
   return succeeded(linalg::vectorizeOpPrecondition(op));
 }
 
@@ -117,8 +119,11 @@ struct CpuTileAndVectorizePass
   }
 
   /// Tiles `op` by 1 on the outer dims and `tile` on the innermost one and
-  /// vectorizes the tile (static shape 1x..x1x`tile`).
-  LogicalResult tileAndVectorize(RewriterBase &rewriter, TilingInterface op, int64_t tile) {
+  /// vectorizes the tile (static shape 1x..x1x`tile`). With `wholeTiles`, the
+  /// tiles' dynamic sizes are known to be 1 and `tile` (the innermost range
+  /// is a multiple of it), and are vectorized as such, without masks.
+  LogicalResult tileAndVectorize(RewriterBase &rewriter, TilingInterface op, int64_t tile,
+                                 bool wholeTiles = false) {
     int64_t n = cast<linalg::LinalgOp>(op.getOperation()).getNumLoops();
     SmallVector<OpFoldResult> sizes(n, rewriter.getIndexAttr(1));
     sizes.back() = rewriter.getIndexAttr(tile);
@@ -132,7 +137,14 @@ struct CpuTileAndVectorizePass
     rewriter.eraseOp(op);
     Operation *tileOp = tiled->tiledOps.back();
     rewriter.setInsertionPoint(tileOp);
-    FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(rewriter, tileOp);
+    SmallVector<int64_t> vectorSizes;
+    if (wholeTiles) {
+      vectorSizes.assign(n, 1);
+      vectorSizes.back() = tile;
+    }
+    FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+        rewriter, tileOp, vectorSizes, /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+        /*flatten1DDepthwiseConv=*/false, /*assumeDynamicDimsMatchVecSizes=*/wholeTiles);
     if (failed(vectorized))
       return toLoops(rewriter, cast<linalg::LinalgOp>(tileOp));
     if (vectorized->replacements.empty())
@@ -145,7 +157,8 @@ struct CpuTileAndVectorizePass
   LogicalResult lowerOne(RewriterBase &rewriter, linalg::LinalgOp op) {
     if (!isVectorizable(op))
       return toLoops(rewriter, op);
-    op = collapseTrailing(rewriter, op);
+    if (!ShapedType::isDynamic(op.getStaticLoopRanges().back()))
+      op = collapseTrailing(rewriter, op);
     int64_t n = op.getNumLoops();
     int64_t size = op.getStaticLoopRanges().back();
     unsigned maxBits = 8;
@@ -154,9 +167,25 @@ struct CpuTileAndVectorizePass
                                       .getIntOrFloatBitWidth());
     int64_t lanes = std::max<int64_t>(1, vectorWidth * 32 / maxBits);
     int64_t tile = lanes * std::max<int64_t>(1, unroll);
-    int64_t main = size / tile * tile;
     ++numVectorized;
     auto tiling = cast<TilingInterface>(op.getOperation());
+    if (ShapedType::isDynamic(size)) {
+      // [0, main) in whole tiles, main = size floordiv tile * tile, then the
+      // remainder (under one tile) as scalar loops.
+      rewriter.setInsertionPoint(op);
+      Location loc = op.getLoc();
+      OpFoldResult extent = op.createLoopRanges(rewriter, loc).back().size;
+      AffineExpr s0 = rewriter.getAffineSymbolExpr(0);
+      OpFoldResult main = affine::makeComposedFoldedAffineApply(
+          rewriter, loc, AffineMap::get(0, 1, s0.floorDiv(tile) * tile), {extent});
+      auto [first, second] = linalg::splitOp(rewriter, tiling, n - 1, main);
+      if (!first || !second)
+        return op->emitError("cpu-tile-and-vectorize: cannot split the dynamic innermost dim");
+      if (failed(tileAndVectorize(rewriter, first, tile, /*wholeTiles=*/true)))
+        return failure();
+      return toLoops(rewriter, cast<linalg::LinalgOp>(second.getOperation()));
+    }
+    int64_t main = size / tile * tile;
     if (main == 0 || main == size)
       return tileAndVectorize(rewriter, tiling, std::min(tile, size));
     // [0, main) in whole tiles, [main, size) as one smaller vector.

@@ -143,13 +143,19 @@ func.func @no_collapse_with_unit_bcast(%x: memref<3x2x5xf32>, %q: memref<1x1x1xf
 
 #id1 = affine_map<(d0) -> (d0)>
 
-// A dynamic innermost dim becomes a scalar loop (LLVM may vectorize it).
+// A dynamic innermost dim: whole tiles of 16 up to n floordiv 16 * 16 as
+// full vectors (no masks: every tile is whole), the remainder as a scalar loop.
+// CHECK-DAG: #[[MAIN:.*]] = affine_map<()[s0, s1] -> ((s0 floordiv 16) * 16, s1)>
 // CHECK-LABEL: func.func @dynamic_inner
 // CHECK: %[[N:.*]] = memref.dim %arg0
-// CHECK: scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} {
-// CHECK: %[[V:.*]] = memref.load %arg0[%[[I]]] : memref<?xf32>
-// CHECK: %[[R:.*]] = arith.negf %[[V]] : f32
-// CHECK: memref.store %[[R]], %arg1[%[[I]]] : memref<?xf32>
+// CHECK: %[[M:.*]] = affine.min #[[MAIN]]()
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[M]] step %{{.*}} {
+// CHECK: %[[V:.*]] = vector.load {{.*}} vector<16xf32>
+// CHECK: %[[R:.*]] = arith.negf %[[V]] : vector<16xf32>
+// CHECK: vector.store %[[R]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[S:.*]] = memref.load
+// CHECK: arith.negf %[[S]] : f32
 // CHECK-NOT: vector.
 func.func @dynamic_inner(%x: memref<?xf32>, %out: memref<?xf32>) {
   linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
