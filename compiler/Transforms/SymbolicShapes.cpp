@@ -41,6 +41,25 @@ std::optional<SmallVector<int64_t>> intsAttr(Operation *op, StringRef name) {
 
 int64_t normalized(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
+/// Attribute "axis" (default `fallback`) normalized against `rank`; -1 when
+/// it is out of [0, rank) (or [0, rank] with `endAllowed`, Flatten's).
+int64_t axisOf(Operation *op, int64_t fallback, size_t rank, bool endAllowed = false) {
+  int64_t axis = normalized(intAttrOr(op, "axis", fallback), int64_t(rank));
+  bool inRange = axis >= 0 && (axis < int64_t(rank) || (endAllowed && axis == int64_t(rank)));
+  return inRange ? axis : -1;
+}
+
+/// An ints attribute, or `count` copies of `fill` when absent.
+SmallVector<int64_t> intsAttrOr(Operation *op, StringRef name, size_t count, int64_t fill) {
+  return intsAttr(op, name).value_or(SmallVector<int64_t>(count, fill));
+}
+
+/// A window op's auto_pad (NOTSET when absent); nullopt for an unknown one.
+std::optional<AutoPad> autoPadOf(Operation *op) {
+  auto text = op->getAttrOfType<StringAttr>("auto_pad");
+  return parseAutoPad(text ? text.getValue().str() : std::string("NOTSET"));
+}
+
 /// Axes from input `operand` when it is a constant, else from attribute
 /// `name` (older opsets), else nullopt.
 std::optional<SmallVector<int64_t>> axesOf(Operation *op, unsigned operand, StringRef name) {
@@ -461,8 +480,8 @@ void SymbolicRules::apply(Operation *op) {
   if (name == "onnx.Flatten") {
     if (!x)
       return;
-    int64_t axis = normalized(intAttrOr(op, "axis", 1), int64_t(x->size()));
-    if (axis < 0 || axis > int64_t(x->size()))
+    int64_t axis = axisOf(op, 1, x->size(), /*endAllowed=*/true);
+    if (axis < 0)
       return;
     propose(op, 0, {product(*x, 0, size_t(axis)), product(*x, size_t(axis), x->size())});
     return;
@@ -495,8 +514,8 @@ void SymbolicRules::apply(Operation *op) {
   if (name == "onnx.Concat") {
     if (!x)
       return;
-    int64_t axis = normalized(intAttrOr(op, "axis", 0), int64_t(x->size()));
-    if (axis < 0 || axis >= int64_t(x->size()))
+    int64_t axis = axisOf(op, 0, x->size());
+    if (axis < 0)
       return;
     Dims out = *x;
     for (unsigned i = 1; i < op->getNumOperands(); ++i) {
@@ -524,14 +543,10 @@ void SymbolicRules::apply(Operation *op) {
     }
     if (kernel.size() != spatial)
       return;
-    SmallVector<int64_t> strides =
-        intsAttr(op, "strides").value_or(SmallVector<int64_t>(spatial, 1));
-    SmallVector<int64_t> dilations =
-        intsAttr(op, "dilations").value_or(SmallVector<int64_t>(spatial, 1));
-    SmallVector<int64_t> pads = intsAttr(op, "pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
-    std::optional<AutoPad> autoPad = parseAutoPad(
-        op->hasAttr("auto_pad") ? cast<StringAttr>(op->getAttr("auto_pad")).getValue().str()
-                                : std::string("NOTSET"));
+    SmallVector<int64_t> strides = intsAttrOr(op, "strides", spatial, 1),
+                         dilations = intsAttrOr(op, "dilations", spatial, 1),
+                         pads = intsAttrOr(op, "pads", 2 * spatial, 0);
+    std::optional<AutoPad> autoPad = autoPadOf(op);
     if (!autoPad || strides.size() != spatial || dilations.size() != spatial ||
         pads.size() != 2 * spatial)
       return;
@@ -562,16 +577,11 @@ void SymbolicRules::apply(Operation *op) {
       return;
     }
     SmallVector<int64_t> kernel(w.getShape().begin() + 2, w.getShape().end());
-    auto ints = [&](StringRef attr, size_t n, int64_t fill) {
-      return intsAttr(op, attr).value_or(SmallVector<int64_t>(n, fill));
-    };
-    SmallVector<int64_t> strides = ints("strides", spatial, 1),
-                         dilations = ints("dilations", spatial, 1),
-                         outputPadding = ints("output_padding", spatial, 0),
-                         pads = ints("pads", 2 * spatial, 0);
-    std::optional<AutoPad> autoPad = parseAutoPad(
-        op->hasAttr("auto_pad") ? cast<StringAttr>(op->getAttr("auto_pad")).getValue().str()
-                                : std::string("NOTSET"));
+    SmallVector<int64_t> strides = intsAttrOr(op, "strides", spatial, 1),
+                         dilations = intsAttrOr(op, "dilations", spatial, 1),
+                         outputPadding = intsAttrOr(op, "output_padding", spatial, 0),
+                         pads = intsAttrOr(op, "pads", 2 * spatial, 0);
+    std::optional<AutoPad> autoPad = autoPadOf(op);
     if (!autoPad || kernel.size() != spatial || strides.size() != spatial ||
         dilations.size() != spatial || outputPadding.size() != spatial ||
         pads.size() != 2 * spatial)
@@ -626,8 +636,8 @@ void SymbolicRules::apply(Operation *op) {
     const Dims *idx = in(op, 1);
     if (!x || !idx)
       return;
-    int64_t axis = normalized(intAttrOr(op, "axis", 0), int64_t(x->size()));
-    if (axis < 0 || axis >= int64_t(x->size()))
+    int64_t axis = axisOf(op, 0, x->size());
+    if (axis < 0)
       return;
     Dims out(x->begin(), x->begin() + axis);
     out.append(idx->begin(), idx->end());
@@ -686,8 +696,8 @@ void SymbolicRules::apply(Operation *op) {
   if (name == "onnx.Split") {
     if (!x)
       return;
-    int64_t axis = normalized(intAttrOr(op, "axis", 0), int64_t(x->size()));
-    if (axis < 0 || axis >= int64_t(x->size()) || (*x)[axis] == kUnknownDim)
+    int64_t axis = axisOf(op, 0, x->size());
+    if (axis < 0 || (*x)[axis] == kUnknownDim)
       return;
     unsigned parts = op->getNumResults();
     Dims sizes;
@@ -745,8 +755,8 @@ void SymbolicRules::apply(Operation *op) {
     const Dims *k = boundsOf(op->getOperand(1));
     if (!x || !k || k->size() != 1)
       return;
-    int64_t axis = normalized(intAttrOr(op, "axis", -1), int64_t(x->size()));
-    if (axis < 0 || axis >= int64_t(x->size()))
+    int64_t axis = axisOf(op, -1, x->size());
+    if (axis < 0)
       return;
     Dims out = *x;
     out[axis] = (*k)[0];

@@ -104,3 +104,11 @@ def compile_listed(ortc, model, ctx, name, expect_fail, failures):
         print(f"{name}: compiles now; remove it from --expect-fail")
         failures.append(name)
     return True
+
+
+def finish(failures):
+    """A model-list test's exit status, after a line naming its failures."""
+    if failures:
+        print("failed: " + ", ".join(failures))
+        return 1
+    return 0

@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
-from e2e_util import compare, compile_listed, run_compiled
+from e2e_util import compare, compile_listed, finish, run_compiled
 
 DTYPES = {"float32": np.float32, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
 
@@ -100,10 +100,7 @@ def main():
                       f"max|err| vs onnxruntime {err:.2e}: {'ok' if ok else 'MISMATCH'}")
                 if not ok:
                     failures.append(f"{name} {shapes} {out}")
-    if failures:
-        print("failed: " + ", ".join(failures))
-        return 1
-    return 0
+    return finish(failures)
 
 
 if __name__ == "__main__":

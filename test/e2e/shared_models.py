@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
-from e2e_util import compare, compile_listed, run_compiled
+from e2e_util import compare, compile_listed, finish, run_compiled
 
 
 def main():
@@ -56,10 +56,7 @@ def main():
                       f"{'ok' if ok else 'MISMATCH'}")
                 if not ok:
                     failures.append(f"{name} {shapes}")
-    if failures:
-        print("failed: " + ", ".join(failures))
-        return 1
-    return 0
+    return finish(failures)
 
 
 if __name__ == "__main__":
