@@ -37,11 +37,6 @@ mlir::LogicalResult inferShapesIn(mlir::func::FuncOp func, unsigned &numRefined,
 /// nodes it made typed.
 unsigned upgradeGenericOpsIn(mlir::func::FuncOp func);
 
-/// Shape inference's op classes, for the symbolic shape rules: ops whose
-/// result has input 0's shape, and ops that broadcast their inputs.
-bool hasInput0Shape(llvm::StringRef opName);
-bool isBroadcastOp(llvm::StringRef opName);
-
 struct GenericPipelineOptions {
   /// Declared shapes that contradict inference are errors (--strict-shapes).
   bool strictShapes = false;

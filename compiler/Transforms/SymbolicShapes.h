@@ -11,8 +11,11 @@
 // argument is a shape value of its own: its elements are symbols ("n[]",
 // "shape[1]") that the runtime binds from its data, and that may be negative.
 //
-// A dim no rule reaches has no expression (kUnknownDim): an EP that must know
-// sizes before the run declines such a value.
+// Each op's rule is its ShapeInferenceOpInterface (ShapeRules/): the same
+// rules give shape inference its result types (ShapeInference.cpp walks with
+// a ResultTypeRefiner). A dim no rule reaches has no expression
+// (kUnknownDim): an EP that must know sizes before the run declines such a
+// value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +33,7 @@
 #include <vector>
 
 namespace mlir {
+class Operation;
 class RankedTensorType;
 namespace func {
 class FuncOp;
@@ -40,9 +44,21 @@ namespace ortc {
 
 constexpr int32_t kUnknownDim = -1;
 
+class ShapeRuleContext;
+
+/// What shape inference does with each op's rule before the analysis
+/// records the op's results: it refines their types from the proposals.
+class ResultTypeRefiner {
+public:
+  virtual ~ResultTypeRefiner() = default;
+  virtual void refine(mlir::Operation *op, const ShapeRuleContext &rule) = 0;
+};
+
 class SymbolicShapes {
 public:
-  explicit SymbolicShapes(mlir::func::FuncOp fn);
+  /// The analysis of `fn`'s top-level ops. With a `refiner` (shape
+  /// inference), every op, nested ones too, and rule errors are reported.
+  explicit SymbolicShapes(mlir::func::FuncOp fn, ResultTypeRefiner *refiner = nullptr);
 
   /// The dims of a ranked tensor value (kUnknownDim where no rule reaches),
   /// or nullptr for a value that is not a ranked tensor of this function.
@@ -70,13 +86,22 @@ private:
   void seedArgument(mlir::func::FuncOp fn, unsigned index, std::set<int64_t> &dimSymbols,
                     std::set<int64_t> &valueSymbols);
   void visit(mlir::Operation *op);
+  /// Records result `i` of `op`: the type's static dims, the proposal's
+  /// expressions for the dynamic ones.
+  void record(mlir::Operation *op, unsigned i, const std::optional<llvm::SmallVector<int32_t>> &dims,
+              const std::optional<llvm::SmallVector<int32_t>> &elements, bool leadingFallback);
+  /// dims(v) for a rule; when refining, a value no op set (a region's
+  /// argument) gets its type's dims, fresh symbols for the dynamic ones.
+  const llvm::SmallVector<int32_t> *operandDims(mlir::Value v);
+
+  ResultTypeRefiner *refiner_ = nullptr;
 
   mutable DimTable table_;
   std::vector<std::string> symbolNames_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> dims_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> elements_;
 
-  friend class SymbolicRules;
+  friend class ShapeRuleContext;
 };
 
 /// Whether a function argument of `type` carries value symbols: an int32 or
