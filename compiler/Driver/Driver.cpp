@@ -7,12 +7,14 @@
 #include "compiler/Partition/Passes.h"
 #include "compiler/Partition/SpecEp.h"
 #include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/ShapeRules/ShapeRules.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
@@ -204,7 +206,9 @@ void Compilation::run() {
     }
   }
 
-  mlir::MLIRContext context;
+  mlir::DialectRegistry registry;
+  registerShapeRules(registry); // each op's ShapeInferenceOpInterface
+  mlir::MLIRContext context(registry);
   context.disableMultithreading(); // import is serial; spare the thread pool
   // Pass diagnostics carry the node's location; report the first as one line.
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {

@@ -14,7 +14,7 @@
 #include "compiler/Transforms/HostTensor.h"
 #include "compiler/Transforms/OpQueries.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
-#include "compiler/Transforms/ShapeValues.h"
+#include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -808,19 +808,23 @@ unsigned foldConstantIfs(func::FuncOp func) {
 
 /// A small int tensor computed from shapes whose every element is known,
 /// although an input is not constant: Gather(Shape(x), k) for a static dim k
-/// of an x whose batch is dynamic (ShapeValues.h).
-std::optional<HostTensor> foldKnownShapeValues(Operation *op, int64_t limit) {
+/// of an x whose batch is dynamic (its elements in SymbolicShapes).
+std::optional<HostTensor> foldKnownShapeValues(Operation *op, int64_t limit,
+                                               const ortc::SymbolicShapes &shapes) {
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type || !type.hasStaticShape() || type.getRank() > 1 || type.getNumElements() > limit ||
       !(type.getElementType().isSignlessInteger(64) || type.getElementType().isSignlessInteger(32)))
     return std::nullopt;
-  auto values = ortc::shapeValues(op->getResult(0));
-  if (!values || int64_t(values->size()) != type.getNumElements() ||
-      llvm::is_contained(*values, ShapedType::kDynamic))
+  const SmallVector<int32_t> *elements = shapes.elements(op->getResult(0));
+  if (!elements || int64_t(elements->size()) != type.getNumElements())
     return std::nullopt;
   HostTensor out = HostTensor::make(type.getShape(), type.getElementType());
-  for (size_t i = 0; i < values->size(); ++i)
-    out.ints[i] = (*values)[i];
+  for (size_t i = 0; i < elements->size(); ++i) {
+    std::optional<int64_t> value = shapes.table().constantValue((*elements)[i]);
+    if (!value)
+      return std::nullopt;
+    out.ints[i] = *value;
+  }
   return out;
 }
 
@@ -829,6 +833,8 @@ std::optional<HostTensor> foldKnownShapeValues(Operation *op, int64_t limit) {
 /// (copy the input's dim), so the target becomes a constant with 0 there
 /// (x.view(x.size(0), -1) as exporters write it, with a dynamic batch).
 unsigned foldReshapeTargets(func::FuncOp func) {
+  ortc::SymbolicShapes shapes(func, ortc::SymbolicShapes::Walk::WithRegions);
+  ortc::DimTable &table = shapes.table();
   unsigned folded = 0;
   func.walk([&](Operation *op) {
     if (op->getName().getStringRef() != "onnx.Reshape" || op->getNumOperands() != 2)
@@ -838,15 +844,16 @@ unsigned foldReshapeTargets(func::FuncOp func) {
     if ((allowZero && allowZero.getInt() != 0) || ortc::getConstantIntValues(target))
       return;
     auto targetType = dyn_cast<RankedTensorType>(target.getType());
-    auto elements = ortc::shapeElements(target);
+    const SmallVector<int32_t> *elements = shapes.elements(target);
+    const SmallVector<int32_t> *dims = shapes.dims(data);
     if (!targetType || !targetType.hasStaticShape() || targetType.getRank() != 1 || !elements ||
-        int64_t(elements->size()) != targetType.getNumElements())
+        !dims || int64_t(elements->size()) != targetType.getNumElements())
       return;
     HostTensor constant = HostTensor::make(targetType.getShape(), targetType.getElementType());
     for (auto [i, e] : llvm::enumerate(*elements)) {
-      if (e.value != ShapedType::kDynamic)
-        constant.ints[i] = e.value;
-      else if (e.dimOf == data && e.dim == int64_t(i))
+      if (std::optional<int64_t> value = table.constantValue(e))
+        constant.ints[i] = *value;
+      else if (i < dims->size() && (*dims)[i] == e)
         constant.ints[i] = 0;
       else
         return;
@@ -869,6 +876,9 @@ unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
   unsigned folded = foldEmptyArguments(func);
   SmallVector<Operation *> ops;
   func.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
+  // Built before any op is replaced: it is asked only of ops of `ops`, each
+  // before that op is erased.
+  ortc::SymbolicShapes shapes(func, ortc::SymbolicShapes::Walk::WithRegions);
   for (Operation *op : ops) {
     auto folder = folders.find(op->getName().getStringRef());
     if (folder == folders.end() || op->getNumResults() != 1)
@@ -881,7 +891,7 @@ unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
                            : ortc::readHostTensor(operand, maxElements));
     std::optional<HostTensor> result = folder->second(op, inputs, maxElements);
     if (!result)
-      result = foldKnownShapeValues(op, maxElements);
+      result = foldKnownShapeValues(op, maxElements, shapes);
     if (!result)
       continue;
     // The value must fit the type the result already has.

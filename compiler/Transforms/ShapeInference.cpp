@@ -121,7 +121,7 @@ public:
 
 LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined, bool strictShapes) {
   TypeRefiner refiner(strictShapes);
-  SymbolicShapes walk(func, &refiner);
+  SymbolicShapes walk(func, SymbolicShapes::Walk::WithRegions, &refiner);
   numRefined += refiner.numRefined;
   if (refiner.failedAny)
     return failure();

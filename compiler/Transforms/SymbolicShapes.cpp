@@ -69,7 +69,8 @@ std::optional<Dims> constantElements(Value v, DimTable &table) {
 
 } // namespace
 
-SymbolicShapes::SymbolicShapes(func::FuncOp fn, ResultTypeRefiner *refiner) : refiner_(refiner) {
+SymbolicShapes::SymbolicShapes(func::FuncOp fn, Walk walk, ResultTypeRefiner *refiner)
+    : refiner_(refiner), withRegions_(refiner || walk == Walk::WithRegions) {
   ensureShapeRules(fn.getContext());
   std::set<int64_t> dimSymbols, valueSymbols;
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
@@ -81,7 +82,7 @@ SymbolicShapes::SymbolicShapes(func::FuncOp fn, ResultTypeRefiner *refiner) : re
   // Post-order: a region's ops before the op that holds it (If reads what
   // its branches yield).
   fn.walk([&](Operation *op) {
-    if (op != fn.getOperation() && (refiner_ || op->getParentOp() == fn.getOperation()))
+    if (op != fn.getOperation() && (withRegions_ || op->getParentOp() == fn.getOperation()))
       visit(op);
   });
 }
@@ -147,7 +148,7 @@ const Dims *SymbolicShapes::operandDims(Value v) {
   if (const Dims *d = dims(v))
     return d;
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!refiner_ || !type)
+  if (!withRegions_ || !type)
     return nullptr;
   Dims &out = dims_[v];
   for (int64_t i = 0; i < type.getRank(); ++i)

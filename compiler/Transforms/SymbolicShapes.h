@@ -56,9 +56,14 @@ public:
 
 class SymbolicShapes {
 public:
-  /// The analysis of `fn`'s top-level ops. With a `refiner` (shape
-  /// inference), every op, nested ones too, and rule errors are reported.
-  explicit SymbolicShapes(mlir::func::FuncOp fn, ResultTypeRefiner *refiner = nullptr);
+  /// Which ops the analysis visits: `fn`'s own (what partitions see), or
+  /// those in regions too, whose region arguments then get fresh symbols.
+  enum class Walk { TopLevel, WithRegions };
+
+  /// The analysis of `fn`. With a `refiner` (shape inference: regions
+  /// included), rule errors are reported on their ops.
+  explicit SymbolicShapes(mlir::func::FuncOp fn, Walk walk = Walk::TopLevel,
+                          ResultTypeRefiner *refiner = nullptr);
 
   /// The dims of a ranked tensor value (kUnknownDim where no rule reaches),
   /// or nullptr for a value that is not a ranked tensor of this function.
@@ -95,6 +100,7 @@ private:
   const llvm::SmallVector<int32_t> *operandDims(mlir::Value v);
 
   ResultTypeRefiner *refiner_ = nullptr;
+  bool withRegions_ = false;
 
   mutable DimTable table_;
   std::vector<std::string> symbolNames_;

@@ -8,6 +8,7 @@
 
 #include "compiler/Driver/Driver.h"
 #include "compiler/EP/CompileEpRegistry.h"
+#include "compiler/Transforms/ShapeRules/ShapeRules.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/ortc/OrtcDialect.h"
 
@@ -26,6 +27,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry
       .insert<mlir::func::FuncDialect, ortc::onnx_dialect::OnnxDialect, ortc::fused::OrtcDialect>();
+  // Each op's shape rule (ShapeInferenceOpInterface).
+  ortc::registerShapeRules(registry);
   // Generic MLIR passes (canonicalize, cse, symbol-dce, ...) for tests, and
   // the upstream ones the EPs' pipelines string together.
   mlir::registerTransformsPasses();

@@ -600,14 +600,14 @@ LogicalResult inferRange(od::RangeOp op, ShapeRuleContext &ctx) {
   }
   const DimList *s = ctx.elements(op.getStart()), *l = ctx.elements(op.getLimit()),
                 *d = ctx.elements(op.getDelta());
-  std::optional<int64_t> step =
-      d && d->size() == 1 ? ctx.constantValue((*d)[0]) : std::optional<int64_t>();
-  if (!s || !l || s->size() != 1 || l->size() != 1 || !step || *step <= 0) {
+  // A step that is not a positive constant gives no expression (0 here).
+  int64_t by = d && d->size() == 1 ? ctx.constantValue((*d)[0]).value_or(0) : 0;
+  if (!s || !l || s->size() != 1 || l->size() != 1 || by <= 0) {
     ctx.setResult(op.getOutput(), element, {kUnknownDim});
     return success();
   }
   SymDim span = ctx.dim((*l)[0]) - ctx.dim((*s)[0]);
-  ctx.setResult(op.getOutput(), element, {dimMax(ceilDiv(span, *step), 0).id});
+  ctx.setResult(op.getOutput(), element, {dimMax(ceilDiv(span, by), 0).id});
   return success();
 }
 

@@ -70,16 +70,31 @@ func.func @dynamic_batch(%x: tensor<?x6xf32>, %v: tensor<1x6xf32>) -> (tensor<*x
 
 // -----
 
-// Negative: an element computed from a dynamic dim (here by Mul) is known
-// only at run time, so the Mul stays and that dim of the Reshape stays
-// dynamic; the static element (3 * 1) is known.
+// Negative: an element computed from a dynamic dim (here s * 3) is known
+// only at run time, so the Mul stays and the Reshape's dim stays dynamic.
 // CHECK-LABEL: func.func @untracked
 // CHECK: "onnx.Mul"
-// CHECK: "onnx.Reshape"{{.*}} -> tensor<?x3xf32>
+// CHECK: "onnx.Reshape"{{.*}} -> tensor<?xf32>
 func.func @untracked(%x: tensor<?x3xf32>) -> tensor<*xf32> {
+  %s = "onnx.Shape"(%x) {end = 1 : i64} : (tensor<?x3xf32>) -> tensor<*xi64>
+  %three = "onnx.Constant"() {value = dense<[3]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %m = "onnx.Mul"(%s, %three) : (tensor<*xi64>, tensor<1xi64>) -> tensor<*xi64>
+  %r = "onnx.Reshape"(%x, %m) : (tensor<?x3xf32>, tensor<*xi64>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}
+
+// -----
+
+// Shape(x) * [1, 1] is x's dims as expressions: the dynamic one at its own
+// position is a Reshape target's 0 (copy the dim), so the target folds.
+// CHECK-LABEL: func.func @times_one
+// CHECK-SAME: (%[[X:.*]]: tensor<?x3xf32>)
+// CHECK: %[[T:.*]] = "onnx.Constant"() <{value = dense<[0, 3]> : tensor<2xi64>}>
+// CHECK-NEXT: "onnx.Reshape"(%[[X]], %[[T]]){{.*}} -> tensor<?x3xf32>
+func.func @times_one(%x: tensor<?x3xf32>) -> tensor<*xf32> {
   %s = "onnx.Shape"(%x) : (tensor<?x3xf32>) -> tensor<*xi64>
-  %two = "onnx.Constant"() {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
-  %m = "onnx.Mul"(%s, %two) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
+  %ones = "onnx.Constant"() {value = dense<[1, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %m = "onnx.Mul"(%s, %ones) : (tensor<*xi64>, tensor<2xi64>) -> tensor<*xi64>
   %r = "onnx.Reshape"(%x, %m) : (tensor<?x3xf32>, tensor<*xi64>) -> tensor<*xf32>
   return %r : tensor<*xf32>
 }

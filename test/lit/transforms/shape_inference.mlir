@@ -344,3 +344,18 @@ func.func @unary_more(%x: tensor<?x4xf16>, %u: tensor<3xui16>) {
   %4 = "onnx.SwiGLU"(%x, %0) : (tensor<?x4xf16>, tensor<*xf16>) -> tensor<*xf16>
   return
 }
+
+// -----
+
+// One rule gives the type and the expression: a Reshape target [Shape(x)[0],
+// -1] leaves (b * 32) floordiv b, which is 32, so that dim is static in one
+// sweep (no folding of the target needed).
+// CHECK-LABEL: func.func @expression_folds_to_static
+// CHECK: "onnx.Reshape"{{.*}} -> tensor<?x32xf32>
+func.func @expression_folds_to_static(%x: tensor<?x4x8xf32>) -> tensor<*xf32> {
+  %s = "onnx.Shape"(%x) {end = 1 : i64} : (tensor<?x4x8xf32>) -> tensor<*xi64>
+  %minus = "onnx.Constant"() {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %t = "onnx.Concat"(%s, %minus) {axis = 0 : i64} : (tensor<*xi64>, tensor<1xi64>) -> tensor<*xi64>
+  %r = "onnx.Reshape"(%x, %t) : (tensor<?x4x8xf32>, tensor<*xi64>) -> tensor<*xf32>
+  return %r : tensor<*xf32>
+}

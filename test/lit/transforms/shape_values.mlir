@@ -1,6 +1,6 @@
 // RUN: ortc-opt %s -split-input-file -onnx-propagate-shapes -onnx-dce | FileCheck %s
 
-// Shape arithmetic next to a dynamic batch (compiler/Transforms/ShapeValues.h):
+// Shape arithmetic next to a dynamic batch (the elements SymbolicShapes.h gives shape values):
 // an element of Shape(x) that is a static dim of x is known, so what is
 // computed from known elements folds although x is not static.
 

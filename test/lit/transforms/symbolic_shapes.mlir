@@ -103,3 +103,41 @@ func.func @value_symbols(%shape: tensor<2xi64> {onnx.name = "shape"}, %n: tensor
   %1 = "onnx.Range"(%zero, %n, %one) : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
   return
 }
+
+// -----
+
+// Pad over chosen axes by shape-value pads, Size as a shape value, a Split
+// into equal parts of a dynamic dim (the last part takes the rest), and a
+// reduction whose axes come at run time (keepdims: the rank stays).
+// CHECK-LABEL: func.func @pads_size_split_reduce
+// CHECK: "onnx.Pad"{{.*}}ortc.dims = ["[n, (2 * h) + 3]"]
+// CHECK: "onnx.Size"{{.*}}ortc.elements = ["[n * h]"]
+// CHECK: "onnx.Split"{{.*}}ortc.dims = ["[n, h ceildiv 2]", "[n, h + (-1 * (h ceildiv 2))]"]
+// CHECK: "onnx.ReduceSum"{{.*}}ortc.dims = ["[?, ?]"]
+func.func @pads_size_split_reduce(%x: tensor<?x?xf32> {onnx.dim_params = ["n", "h"]}, %axes: tensor<1xi64>) {
+  %s = "onnx.Shape"(%x) {start = 1 : i64} : (tensor<?x?xf32>) -> tensor<1xi64>
+  %three = "onnx.Constant"() {value = dense<3> : tensor<1xi64>} : () -> tensor<1xi64>
+  %pads = "onnx.Concat"(%three, %s) {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %one = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %0 = "onnx.Pad"(%x, %pads, %none, %one) : (tensor<?x?xf32>, tensor<2xi64>, none, tensor<1xi64>) -> tensor<?x?xf32>
+  %1 = "onnx.Size"(%x) : (tensor<?x?xf32>) -> tensor<i64>
+  %2:2 = "onnx.Split"(%x, %none) {axis = 1 : i64, num_outputs = 2 : i64} : (tensor<?x?xf32>, none) -> (tensor<?x?xf32>, tensor<?x?xf32>)
+  %3 = "onnx.ReduceSum"(%x, %axes) : (tensor<?x?xf32>, tensor<1xi64>) -> tensor<?x?xf32>
+  return
+}
+
+// -----
+
+// Negative: Squeeze without axes over a dim that may be 1 at run time has
+// no dims to give (the declared rank alone); GatherND needs its index depth
+// static.
+// CHECK-LABEL: func.func @no_rule_applies
+// CHECK: "onnx.Squeeze"{{.*}}ortc.dims = ["[?]"]
+// CHECK: "onnx.GatherND"{{.*}}ortc.dims = ["[?]"]
+func.func @no_rule_applies(%x: tensor<?x3xf32> {onnx.dim_params = ["n"]}, %i: tensor<?x?xi64>) {
+  %none = "onnx.NoValue"() : () -> none
+  %0 = "onnx.Squeeze"(%x, %none) : (tensor<?x3xf32>, none) -> tensor<?xf32>
+  %1 = "onnx.GatherND"(%x, %i) : (tensor<?x3xf32>, tensor<?x?xi64>) -> tensor<?xf32>
+  return
+}
