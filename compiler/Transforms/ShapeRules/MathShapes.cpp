@@ -74,6 +74,51 @@ DimList reduceDims(ShapeRuleContext &ctx, const DimList &in, ArrayRef<bool> redu
   return out;
 }
 
+/// The dims of a reduction over `axes` known only at run time (elements of
+/// a shape value, such as an input's value symbols), as expressions: with
+/// r_i = min(1, sum over axes a of [a == i] + [a == i - rank]), a kept dim is
+/// d_i - (d_i - 1) * r_i; without keepdims, output dim j is the d_i that is
+/// the j-th not reduced, sum over i of d_i * (1 - r_i) * [kept before i == j]
+/// (the axes distinct, as ONNX requires; the kernel checks its output).
+DimList reduceByRunTimeAxes(ShapeRuleContext &ctx, const DimList &in, ArrayRef<int32_t> axes,
+                            bool keep) {
+  int64_t rank = int64_t(in.size());
+  if (llvm::is_contained(in, kUnknownDim) || int64_t(axes.size()) > rank)
+    return DimList(keep ? rank : std::max<int64_t>(rank - int64_t(axes.size()), 0), kUnknownDim);
+  DimTable &t = ctx.table();
+  auto equals = [&](int32_t a, int64_t c) {
+    int32_t k = t.constant(c);
+    return t.mul(t.ge(a, k), t.ge(k, a));
+  };
+  int32_t one = t.constant(1);
+  DimList reduced;
+  for (int64_t i = 0; i < rank; ++i) {
+    int32_t hits = t.constant(0);
+    for (int32_t a : axes)
+      hits = t.add(hits, t.add(equals(a, i), equals(a, i - rank)));
+    reduced.push_back(t.min(hits, one));
+  }
+  DimList out;
+  if (keep) {
+    for (int64_t i = 0; i < rank; ++i)
+      out.push_back(t.sub(in[i], t.mul(t.sub(in[i], one), reduced[i])));
+    return out;
+  }
+  DimList keptBefore; // how many dims before i are not reduced
+  int32_t count = t.constant(0);
+  for (int64_t i = 0; i < rank; ++i) {
+    keptBefore.push_back(count);
+    count = t.add(count, t.sub(one, reduced[i]));
+  }
+  for (int64_t j = 0; j < rank - int64_t(axes.size()); ++j) {
+    int32_t dim = t.constant(0);
+    for (int64_t i = 0; i < rank; ++i)
+      dim = t.add(dim, t.mul(in[i], t.mul(t.sub(one, reduced[i]), equals(keptBefore[i], j))));
+    out.push_back(dim);
+  }
+  return out;
+}
+
 /// Reduce*-18 (and ReduceSum-13): axes from input 1, all of them when
 /// absent or empty unless noop_with_empty_axes.
 template <typename ReduceOp> LogicalResult inferReduce(ReduceOp op, ShapeRuleContext &ctx) {
@@ -88,13 +133,20 @@ template <typename ReduceOp> LogicalResult inferReduce(ReduceOp op, ShapeRuleCon
   std::optional<SmallVector<int64_t>> axes = SmallVector<int64_t>();
   if (ctx.present(op.getAxes())) {
     axes = ctx.constantInts(op.getAxes());
-    if (!axes) { // run-time axes: the rank is known only with keepdims
+    const DimList *runTime = axes ? nullptr : ctx.elements(op.getAxes());
+    if (runTime && !runTime->empty()) {
+      ctx.setResult(result, element, reduceByRunTimeAxes(ctx, *in, *runTime, op.getKeepdims() != 0));
+      return success();
+    }
+    if (!axes && !runTime) { // unknown axes: the rank is known only with keepdims
       if (op.getKeepdims())
         ctx.setResult(result, element, DimList(rank, kUnknownDim));
       else
         ctx.setUnranked(result, element);
       return success();
     }
+    if (!axes)
+      axes.emplace(); // run-time axes with no elements: as an empty constant
   }
   SmallVector<bool> reduced(rank, false);
   if (axes->empty()) {

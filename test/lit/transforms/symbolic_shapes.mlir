@@ -108,13 +108,14 @@ func.func @value_symbols(%shape: tensor<2xi64> {onnx.name = "shape"}, %n: tensor
 
 // Pad over chosen axes by shape-value pads, Size as a shape value, a Split
 // into equal parts of a dynamic dim (the last part takes the rest), and a
-// reduction whose axes come at run time (keepdims: the rank stays).
+// reduction whose axes come at run time: a dim is 1 where the axes' value
+// symbol names it (ge(a, i) * ge(i, a) is a == i), else itself.
 // CHECK-LABEL: func.func @pads_size_split_reduce
 // CHECK: "onnx.Pad"{{.*}}ortc.dims = ["[n, (2 * h) + 3]"]
 // CHECK: "onnx.Size"{{.*}}ortc.elements = ["[n * h]"]
 // CHECK: "onnx.Split"{{.*}}ortc.dims = ["[n, h ceildiv 2]", "[n, h + (-1 * (h ceildiv 2))]"]
-// CHECK: "onnx.ReduceSum"{{.*}}ortc.dims = ["[?, ?]"]
-func.func @pads_size_split_reduce(%x: tensor<?x?xf32> {onnx.dim_params = ["n", "h"]}, %axes: tensor<1xi64>) {
+// CHECK: "onnx.ReduceSum"{{.*}}ortc.dims = ["[n + (-1 * (min(1, (ge(-2, axes[0]) * ge(axes[0], -2)) + (ge(0, axes[0]) * ge(axes[0], 0))) * (n + -1))), h + {{.*}}"]
+func.func @pads_size_split_reduce(%x: tensor<?x?xf32> {onnx.dim_params = ["n", "h"]}, %axes: tensor<1xi64> {onnx.name = "axes"}) {
   %s = "onnx.Shape"(%x) {start = 1 : i64} : (tensor<?x?xf32>) -> tensor<1xi64>
   %three = "onnx.Constant"() {value = dense<3> : tensor<1xi64>} : () -> tensor<1xi64>
   %pads = "onnx.Concat"(%three, %s) {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
