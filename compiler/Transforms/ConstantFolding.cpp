@@ -14,6 +14,7 @@
 #include "compiler/Transforms/HostTensor.h"
 #include "compiler/Transforms/OpQueries.h"
 #include "compiler/Transforms/ShapeArithmetic.h"
+#include "runtime/ep/SliceGeometry.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxDialect.h"
 
@@ -341,10 +342,10 @@ std::optional<HostTensor> foldSlice(Operation *op, Inputs &in, int64_t limit) {
     int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (axis < 0 || axis >= rank || steps[i] == 0)
       return std::nullopt;
-    ortc::SliceRange range =
-        ortc::sliceRange(data.shape[axis], in[1]->ints[i], in[2]->ints[i], steps[i]);
-    shape[axis] = range.size;
-    start[axis] = range.begin;
+    ortc::SliceAxis range =
+        ortc::sliceAxis(data.shape[axis], in[1]->ints[i], in[2]->ints[i], steps[i]);
+    shape[axis] = range.count;
+    start[axis] = range.start;
     step[axis] = steps[i];
   }
   if (product(shape) > limit)

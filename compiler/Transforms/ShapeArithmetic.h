@@ -46,25 +46,6 @@ broadcastShapes(llvm::ArrayRef<llvm::SmallVector<int64_t>> shapes) {
   return out;
 }
 
-/// The elements one Slice axis keeps: from `begin`, `size` of them, `step`
-/// apart, for starts/ends as ONNX gives them (negative from the end, clamped).
-struct SliceRange {
-  int64_t begin;
-  int64_t size;
-};
-inline SliceRange sliceRange(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  start = start < 0 ? start + dim : start;
-  end = end < 0 ? end + dim : end;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    return {start, end > start ? (end - start + step - 1) / step : 0};
-  }
-  start = std::clamp<int64_t>(start, -1, dim - 1);
-  end = std::clamp<int64_t>(end, -1, dim - 1);
-  return {start, start > end ? (start - end - step - 1) / -step : 0};
-}
-
 } // namespace ortc
 
 #endif // ORTC_COMPILER_TRANSFORMS_SHAPEARITHMETIC_H

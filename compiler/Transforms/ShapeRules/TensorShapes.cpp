@@ -11,8 +11,8 @@
 #include "compiler/Transforms/ShapeRules/ShapeRuleModels.h"
 
 #include "compiler/Transforms/HostTensor.h"
-#include "compiler/Transforms/ShapeArithmetic.h"
 #include "dialects/onnx/OnnxOps.h"
+#include "runtime/ep/SliceGeometry.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -257,12 +257,10 @@ LogicalResult inferShape(od::ShapeOp op, ShapeRuleContext &ctx) {
     return success();
   }
   int64_t rank = int64_t(in->size());
-  auto clampIndex = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + rank : i, 0, rank); };
-  int64_t start = clampIndex(int64_t(op.getStart()));
-  int64_t end = op.getEnd() ? clampIndex(int64_t(*op.getEnd())) : rank;
-  end = std::max(end, start);
-  ctx.setResult(op.getShape(), i64, {ctx.constant(end - start)});
-  DimList elements(in->begin() + start, in->begin() + end);
+  SliceAxis dims = shapeOpRange(rank, int64_t(op.getStart()),
+                                op.getEnd() ? int64_t(*op.getEnd()) : rank);
+  ctx.setResult(op.getShape(), i64, {ctx.constant(dims.count)});
+  DimList elements(in->begin() + dims.start, in->begin() + dims.start + dims.count);
   if (!llvm::is_contained(elements, kUnknownDim))
     ctx.setElements(op.getShape(), elements);
   return success();
@@ -388,7 +386,7 @@ int32_t slicedDim(ShapeRuleContext &ctx, int32_t dim, int32_t start, int32_t end
   std::optional<int64_t> n = ctx.constantValue(dim), b = ctx.constantValue(start),
                          e = ctx.constantValue(end);
   if (n && b && e)
-    return ctx.constant(sliceRange(*n, *b, *e, step).size);
+    return ctx.constant(sliceAxis(*n, *b, *e, step).count);
   if (dim == kUnknownDim || step <= 0)
     return kUnknownDim;
   DimTable &t = ctx.table();
@@ -451,10 +449,10 @@ LogicalResult inferSlice(od::SliceOp op, ShapeRuleContext &ctx) {
   std::optional<int64_t> b = ctx.constantValue((*starts)[0]), en = ctx.constantValue((*ends)[0]);
   if (!e || n != 1 || !b || !en || (*steps)[0] <= 0)
     return success();
-  SliceRange range = sliceRange(int64_t(e->size()), *b, *en, (*steps)[0]);
+  SliceAxis range = sliceAxis(int64_t(e->size()), *b, *en, (*steps)[0]);
   DimList sliced;
-  for (int64_t k = 0; k < range.size; ++k)
-    sliced.push_back((*e)[range.begin + k * (*steps)[0]]);
+  for (int64_t k = 0; k < range.count; ++k)
+    sliced.push_back((*e)[range.start + k * (*steps)[0]]);
   ctx.setElements(op.getOutput(), sliced);
   return success();
 }

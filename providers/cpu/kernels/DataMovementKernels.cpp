@@ -9,6 +9,7 @@
 
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
+#include "runtime/ep/SliceGeometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -381,15 +382,9 @@ Status shape(const KernelCall &call) {
   if (call.numOutputs < 1 || call.outputs[0].type != ElementType::Int64)
     return invalid(op, "output must be int64");
   int64_t rank = int64_t(X.shape.size());
-  int64_t start = call.attrs.getInt("start", 0);
-  int64_t end = call.attrs.getInt("end", rank);
-  if (start < 0)
-    start += rank;
-  if (end < 0)
-    end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, 0, rank);
-  int64_t n = std::max<int64_t>(end - start, 0);
+  SliceAxis dims =
+      shapeOpRange(rank, call.attrs.getInt("start", 0), call.attrs.getInt("end", rank));
+  int64_t start = dims.start, n = dims.count;
   const TensorView &Y = call.outputs[0];
   if (Y.shape != std::vector<int64_t>{n})
     return invalid(op, "output shape " + shapeToString(Y.shape) + " should be [" +
@@ -509,28 +504,10 @@ Status slice(const KernelCall &call) {
     int64_t dim = X->shape[axis], step = steps[i];
     if (step == 0)
       return invalid(op, "step 0 on axis " + std::to_string(axis));
-    int64_t start = starts[i], end = ends[i];
-    // ONNX: negative bounds count from the end, then clamp; a negative step
-    // runs from start down to end exclusive, so end may reach -1.
-    if (start < 0)
-      start += dim;
-    if (end < 0)
-      end += dim;
-    int64_t count;
-    if (dim == 0) {
-      count = 0;
-    } else if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-      count = end > start ? (end - start + step - 1) / step : 0;
-    } else {
-      start = std::clamp<int64_t>(start, 0, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-      count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
-    }
-    outShape[axis] = count;
-    if (count > 0)
-      offset += start * inStrides[axis];
+    SliceAxis range = sliceAxis(dim, starts[i], ends[i], step);
+    outShape[axis] = range.count;
+    if (range.count > 0)
+      offset += range.start * inStrides[axis];
     strides[axis] = step * inStrides[axis];
   }
   return writeStridedView(op, call, *X, outShape, outShape, strides, offset);

@@ -359,3 +359,19 @@ func.func @expression_folds_to_static(%x: tensor<?x4x8xf32>) -> tensor<*xf32> {
   %r = "onnx.Reshape"(%x, %t) : (tensor<?x4x8xf32>, tensor<*xi64>) -> tensor<*xf32>
   return %r : tensor<*xf32>
 }
+
+// -----
+
+// Slice with a negative step clamps its start into [0, dim - 1] (the spec,
+// onnxruntime and the CPU kernel, one rule in SliceGeometry.h): a start
+// before the axis still keeps element 0.
+// CHECK-LABEL: func.func @slice_negative_step_start_before_axis
+// CHECK: "onnx.Slice"{{.*}} -> tensor<1xf32>
+func.func @slice_negative_step_start_before_axis(%x: tensor<5xf32>) -> tensor<*xf32> {
+  %s = "onnx.Constant"() {value = dense<-10> : tensor<1xi64>} : () -> tensor<1xi64>
+  %e = "onnx.Constant"() {value = dense<-100> : tensor<1xi64>} : () -> tensor<1xi64>
+  %a = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %p = "onnx.Constant"() {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %y = "onnx.Slice"(%x, %s, %e, %a, %p) : (tensor<5xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<*xf32>
+  return %y : tensor<*xf32>
+}
