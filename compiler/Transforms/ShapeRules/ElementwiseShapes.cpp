@@ -14,14 +14,19 @@ using namespace mlir;
 namespace od = ortc::onnx_dialect;
 
 namespace ortc {
-namespace {
 
-/// The result has input 0's type and dims.
 LogicalResult inferLikeInput0(Operation *op, ShapeRuleContext &ctx) {
   ctx.setLike(op->getResult(0), op->getOperand(0));
-  // Identity passes a shape value on.
-  if (const DimList *e = ctx.elements(op->getOperand(0)); e && isa<od::IdentityOp>(op))
-    ctx.setElements(op->getResult(0), *e);
+  return success();
+}
+
+namespace {
+
+/// Identity also passes a shape value on.
+LogicalResult inferIdentity(od::IdentityOp op, ShapeRuleContext &ctx) {
+  ctx.setLike(op.getOutput(), op.getInput());
+  if (const DimList *e = ctx.elements(op.getInput()))
+    ctx.setElements(op.getOutput(), *e);
   return success();
 }
 
@@ -126,7 +131,7 @@ void attachElementwiseShapeRules(MLIRContext *context) {
   attachRule<inferLikeInput0, od::AbsOp, od::AcosOp, od::AcoshOp, od::AsinOp, od::AsinhOp,
              od::AtanOp, od::AtanhOp, od::CeilOp, od::CeluOp, od::ClipOp, od::CosOp, od::CoshOp,
              od::EluOp, od::ErfOp, od::ExpOp, od::FloorOp, od::GeluOp, od::HardSigmoidOp,
-             od::HardSwishOp, od::IdentityOp, od::LeakyReluOp, od::LogOp, od::LogSoftmaxOp,
+             od::HardSwishOp, od::LeakyReluOp, od::LogOp, od::LogSoftmaxOp,
              od::MishOp, od::NegOp, od::NotOp, od::ReciprocalOp, od::ReluOp, od::RoundOp,
              od::SeluOp, od::ShrinkOp, od::SigmoidOp, od::SignOp, od::SinOp, od::SinhOp,
              od::SoftmaxOp, od::SoftplusOp, od::SoftsignOp, od::SqrtOp, od::TanOp, od::TanhOp,
@@ -140,6 +145,7 @@ void attachElementwiseShapeRules(MLIRContext *context) {
   attachRule<inferComparison, od::EqualOp, od::LessOp, od::LessOrEqualOp, od::GreaterOp,
              od::GreaterOrEqualOp, od::AndOp, od::OrOp, od::XorOp>(context);
   attachRule<inferClassification, od::IsNaNOp, od::IsInfOp>(context);
+  attachRule<inferIdentity, od::IdentityOp>(context);
   attachRule<inferWhere, od::WhereOp>(context);
   attachRule<inferCast, od::CastOp>(context);
   attachRule<inferCastLike, od::CastLikeOp>(context);

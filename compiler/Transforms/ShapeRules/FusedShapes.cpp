@@ -10,12 +10,6 @@ namespace fused = ortc::fused;
 namespace ortc {
 namespace {
 
-/// layer_norm, gelu: shaped like their input.
-LogicalResult inferLikeInput(Operation *op, ShapeRuleContext &ctx) {
-  ctx.setLike(op->getResult(0), op->getOperand(0));
-  return success();
-}
-
 /// attention(q, k, v): q's dims with v's last.
 LogicalResult inferAttention(fused::AttentionOp op, ShapeRuleContext &ctx) {
   const DimList *q = ctx.dims(op.getQuery()), *v = ctx.dims(op.getValue());
@@ -33,7 +27,7 @@ LogicalResult inferAttention(fused::AttentionOp op, ShapeRuleContext &ctx) {
 } // namespace
 
 void attachFusedShapeRules(MLIRContext *context) {
-  attachRule<inferLikeInput, fused::LayerNormOp, fused::GeluOp>(context);
+  attachRule<inferLikeInput0, fused::LayerNormOp, fused::GeluOp>(context);
   attachRule<inferAttention, fused::AttentionOp>(context);
 }
 

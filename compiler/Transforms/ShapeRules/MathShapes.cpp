@@ -124,11 +124,9 @@ DimList reduceByRunTimeAxes(ShapeRuleContext &ctx, const DimList &in, ArrayRef<i
 template <typename ReduceOp> LogicalResult inferReduce(ReduceOp op, ShapeRuleContext &ctx) {
   Value data = op.getData(), result = op.getReduced();
   Type element = ctx.elementType(data);
-  const DimList *in = ctx.dims(data);
-  if (!in) {
-    ctx.setUnranked(result, element);
+  const DimList *in = ctx.dimsOrUnranked(data, result, element);
+  if (!in)
     return success();
-  }
   int64_t rank = int64_t(in->size());
   std::optional<SmallVector<int64_t>> axes = SmallVector<int64_t>();
   if (ctx.present(op.getAxes())) {
@@ -169,11 +167,9 @@ template <typename ReduceOp> LogicalResult inferReduce(ReduceOp op, ShapeRuleCon
 /// ArgMax/ArgMin: a reduction over `axis` giving int64.
 template <typename ArgOp> LogicalResult inferArgReduce(ArgOp op, ShapeRuleContext &ctx) {
   Type i64 = IntegerType::get(op->getContext(), 64);
-  const DimList *in = ctx.dims(op.getData());
-  if (!in) {
-    ctx.setUnranked(op.getReduced(), i64);
+  const DimList *in = ctx.dimsOrUnranked(op.getData(), op.getReduced(), i64);
+  if (!in)
     return success();
-  }
   std::optional<int64_t> axis = normalizeAxis(int64_t(op.getAxis()), int64_t(in->size()));
   if (!axis)
     return ctx.fail("axis is out of range for rank " + Twine(in->size()));

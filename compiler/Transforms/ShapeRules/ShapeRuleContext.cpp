@@ -28,6 +28,13 @@ const DimList *ShapeRuleContext::dims(Value v) const {
   return present(v) ? shapes_.operandDims(v) : nullptr;
 }
 
+const DimList *ShapeRuleContext::dimsOrUnranked(Value v, Value result, Type element) {
+  const DimList *d = dims(v);
+  if (!d)
+    setUnranked(result, element);
+  return d;
+}
+
 const DimList *ShapeRuleContext::elements(Value v) const {
   return present(v) ? shapes_.elements(v) : nullptr;
 }

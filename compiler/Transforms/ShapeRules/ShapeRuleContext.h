@@ -56,6 +56,9 @@ public:
   bool present(mlir::Value v) const;
   /// The dims of `v`, or nullptr when it is absent or not ranked.
   const DimList *dims(mlir::Value v) const;
+  /// dims(v); when `v` has none, `result` is set to `element` of unknown
+  /// rank and nullptr returned, for the rule to stop there.
+  const DimList *dimsOrUnranked(mlir::Value v, mlir::Value result, mlir::Type element);
   /// The elements of `v` when it is a shape value.
   const DimList *elements(mlir::Value v) const;
   /// elements(v), or the values of an integer constant as constant dims.

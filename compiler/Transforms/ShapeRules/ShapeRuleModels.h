@@ -30,6 +30,8 @@ template <auto Rule, typename... Ops> void attachRule(mlir::MLIRContext *context
 }
 
 // Rules that several families share.
+/// Result 0 has operand 0's element type and dims.
+mlir::LogicalResult inferLikeInput0(mlir::Operation *op, ShapeRuleContext &ctx);
 /// numpy matmul of `a` and `b` into `result` as `element` (MatMul,
 /// MatMulInteger, QLinearMatMul).
 mlir::LogicalResult inferMatMulOf(ShapeRuleContext &ctx, mlir::Value a, mlir::Value b,

@@ -45,11 +45,9 @@ void passElements(ShapeRuleContext &ctx, Value result, Value from) {
 
 LogicalResult inferTranspose(od::TransposeOp op, ShapeRuleContext &ctx) {
   Type element = ctx.elementType(op.getData());
-  const DimList *in = ctx.dims(op.getData());
-  if (!in) {
-    ctx.setUnranked(op.getTransposed(), element);
+  const DimList *in = ctx.dimsOrUnranked(op.getData(), op.getTransposed(), element);
+  if (!in)
     return success();
-  }
   std::optional<ArrayRef<int64_t>> perm = op.getPerm();
   if (perm && perm->size() != in->size())
     return ctx.fail("perm does not permute the " + Twine(in->size()) + " input dims");
@@ -165,11 +163,9 @@ LogicalResult inferUnsqueeze(od::UnsqueezeOp op, ShapeRuleContext &ctx) {
 LogicalResult inferSqueeze(od::SqueezeOp op, ShapeRuleContext &ctx) {
   Type element = ctx.elementType(op.getData());
   passElements(ctx, op.getSqueezed(), op.getData());
-  const DimList *in = ctx.dims(op.getData());
-  if (!in) {
-    ctx.setUnranked(op.getSqueezed(), element);
+  const DimList *in = ctx.dimsOrUnranked(op.getData(), op.getSqueezed(), element);
+  if (!in)
     return success();
-  }
   int64_t rank = int64_t(in->size());
   SmallVector<bool> removed(rank, false);
   if (ctx.present(op.getAxes())) {
@@ -411,11 +407,9 @@ int32_t slicedDim(ShapeRuleContext &ctx, int32_t dim, int32_t start, int32_t end
 
 LogicalResult inferSlice(od::SliceOp op, ShapeRuleContext &ctx) {
   Type element = ctx.elementType(op.getData());
-  const DimList *in = ctx.dims(op.getData());
-  if (!in) {
-    ctx.setUnranked(op.getOutput(), element);
+  const DimList *in = ctx.dimsOrUnranked(op.getData(), op.getOutput(), element);
+  if (!in)
     return success();
-  }
   int64_t rank = int64_t(in->size());
   // Bounds may be shape values (Slice(x, 0, Shape(y)[1])); axes and steps
   // must be constants.
@@ -461,11 +455,9 @@ LogicalResult inferSlice(od::SliceOp op, ShapeRuleContext &ctx) {
 /// as SAME pads computed from Shape(x) are).
 LogicalResult inferPad(od::PadOp op, ShapeRuleContext &ctx) {
   Type element = ctx.elementType(op.getData());
-  const DimList *in = ctx.dims(op.getData());
-  if (!in) {
-    ctx.setUnranked(op.getOutput(), element);
+  const DimList *in = ctx.dimsOrUnranked(op.getData(), op.getOutput(), element);
+  if (!in)
     return success();
-  }
   int64_t rank = int64_t(in->size());
   const DimList *pads = ctx.bounds(op.getPads());
   std::optional<SmallVector<int64_t>> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
@@ -500,11 +492,9 @@ LogicalResult inferPad(od::PadOp op, ShapeRuleContext &ctx) {
 /// that is static and not 1 stays.
 LogicalResult inferExpand(od::ExpandOp op, ShapeRuleContext &ctx) {
   Type element = ctx.elementType(op.getInput());
-  const DimList *in = ctx.dims(op.getInput());
-  if (!in) {
-    ctx.setUnranked(op.getOutput(), element);
+  const DimList *in = ctx.dimsOrUnranked(op.getInput(), op.getOutput(), element);
+  if (!in)
     return success();
-  }
   if (const DimList *target = ctx.elements(op.getShape())) {
     FailureOr<std::optional<DimList>> out = broadcastDims(ctx.table(), {in, target});
     if (failed(out))
