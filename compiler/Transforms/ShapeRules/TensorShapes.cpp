@@ -64,9 +64,56 @@ LogicalResult inferTranspose(od::TransposeOp op, ShapeRuleContext &ctx) {
   return success();
 }
 
+/// [a == c] as a dim expression (1 or 0).
+int32_t equalsConstant(DimTable &t, int32_t a, int64_t c) {
+  int32_t k = t.constant(c);
+  return t.mul(t.ge(a, k), t.ge(k, a));
+}
+
+/// Reshape dims for a target with elements known only at run time (value
+/// symbols, which may be 0 to copy the input's dim or -1 to infer one):
+/// each such element e becomes [e == 0] * in_i + [e == -1] * inferred +
+/// [else] * e, and the inferred size is the element count divided by the
+/// product of the others (-1 counting as 1). The Reshape kernel computes the
+/// same from the data and checks it.
+DimList reshapeByRunTimeTarget(DimTable &t, const DimList &target, const DimList &in,
+                               int32_t total, bool allowZero) {
+  int32_t one = t.constant(1);
+  SmallVector<int32_t> resolved, isInferred;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int32_t e = target[i];
+    std::optional<int64_t> v = t.constantValue(e);
+    if (v && *v == -1) {
+      resolved.push_back(one);
+      isInferred.push_back(one);
+      continue;
+    }
+    if (v) {
+      resolved.push_back(*v == 0 && !allowZero ? (i < in.size() ? in[i] : t.constant(0)) : e);
+      isInferred.push_back(t.constant(0));
+      continue;
+    }
+    int32_t copies = allowZero ? t.constant(0) : equalsConstant(t, e, 0);
+    int32_t infers = equalsConstant(t, e, -1);
+    int32_t copied = i < in.size() ? t.mul(copies, in[i]) : t.constant(0);
+    int32_t literal = t.mul(t.sub(t.sub(one, copies), infers), e);
+    resolved.push_back(t.add(t.add(copied, infers), literal));
+    isInferred.push_back(infers);
+  }
+  int32_t rest = one;
+  for (int32_t r : resolved)
+    rest = t.mul(rest, r);
+  // max(rest, 1): without a -1 the quotient is unused, and a zero-sized
+  // target must not make the run divide by zero.
+  int32_t inferredSize = t.floorDiv(total, t.max(rest, one));
+  DimList out;
+  for (size_t i = 0; i < target.size(); ++i)
+    out.push_back(t.add(resolved[i], t.mul(isInferred[i], t.sub(inferredSize, one))));
+  return out;
+}
+
 /// Reshape: 0 copies the input's dim (unless allowzero), one -1 is what the
-/// element count leaves. A target element known only at run time (a value
-/// symbol, which may be 0 or -1) is an unknown dim.
+/// element count leaves.
 LogicalResult inferReshape(od::ReshapeOp op, ShapeRuleContext &ctx) {
   Value result = op.getReshaped();
   Type element = ctx.elementType(op.getData());
@@ -86,7 +133,6 @@ LogicalResult inferReshape(od::ReshapeOp op, ShapeRuleContext &ctx) {
     std::optional<int64_t> v = ctx.constantValue(d);
     if (!v && t.readsSigned(d)) {
       runTimeElement = true;
-      d = kUnknownDim;
     } else if (v == 0 && !op.getAllowzero()) {
       d = in && i < in->size() ? (*in)[i] : kUnknownDim;
     } else if (v == -1) {
@@ -99,16 +145,21 @@ LogicalResult inferReshape(od::ReshapeOp op, ShapeRuleContext &ctx) {
     }
     out.push_back(d);
   }
-  if (inferred >= 0 && in && !runTimeElement) {
+  int32_t total = in ? ctx.product(*in) : kUnknownDim;
+  if (runTimeElement) {
+    out = total == kUnknownDim
+              ? DimList(target->size(), kUnknownDim)
+              : reshapeByRunTimeTarget(t, *target, *in, total, op.getAllowzero() != 0);
+  } else if (inferred >= 0 && total != kUnknownDim) {
     DimList others = out;
     others.erase(others.begin() + inferred);
-    int32_t total = ctx.product(*in), rest = ctx.product(others);
+    int32_t rest = ctx.product(others);
     std::optional<int64_t> ct = ctx.constantValue(total), cr = ctx.constantValue(rest);
     if (ct && cr && *cr != 0) {
       if (*ct % *cr != 0)
         return ctx.fail("cannot reshape " + Twine(*ct) + " elements into the target shape");
       out[inferred] = ctx.constant(*ct / *cr);
-    } else if (total != kUnknownDim && rest != kUnknownDim && cr != 0) {
+    } else if (rest != kUnknownDim && cr != 0) {
       out[inferred] = t.floorDiv(total, rest);
     }
   }

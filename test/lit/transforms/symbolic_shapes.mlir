@@ -72,12 +72,13 @@ func.func @slice_and_range(%e: tensor<?x?x16xf32> {onnx.dim_params = ["b", "s", 
 
 // -----
 
-// Negative: no rule reaches these dims, so they have no expression ("?"):
-// a Reshape target from an input's data (an element may be -1 or 0), a Slice
+// A Reshape target from an input's data: each element may be 0 (copy) or
+// -1 (infer), which the dims select with [e == 0] and [e == -1]. Negative:
+// no rule reaches the others, so they have no expression ("?"): a Slice
 // bound that may be negative (it would count from the end), and NonZero,
-// whose size is data. The input's elements are symbols all the same.
+// whose size is data.
 // CHECK-LABEL: func.func @unknown
-// CHECK: "onnx.Reshape"{{.*}}ortc.dims = ["[?, 4]"]
+// CHECK: "onnx.Reshape"{{.*}}ortc.dims = ["[(ge(-1, arg1[0]) * ge(arg1[0], -1)) + (n * ge(0, arg1[0]) * ge(arg1[0], 0)) + {{.*}}, 4]"]
 // CHECK: "onnx.Slice"{{.*}}ortc.dims = ["[?]"]
 // CHECK: "onnx.NonZero"{{.*}}ortc.dims = ["[1, ?]"]
 func.func @unknown(%x: tensor<?xf32> {onnx.dim_params = ["n"]}, %t: tensor<2xi64>, %k: tensor<1xi64>) {
