@@ -833,8 +833,7 @@ std::optional<HostTensor> foldKnownShapeValues(Operation *op, int64_t limit,
 /// dim i of x itself, at position i, is what 0 means in a Reshape target
 /// (copy the input's dim), so the target becomes a constant with 0 there
 /// (x.view(x.size(0), -1) as exporters write it, with a dynamic batch).
-unsigned foldReshapeTargets(func::FuncOp func) {
-  ortc::SymbolicShapes shapes(func, ortc::SymbolicShapes::Walk::WithRegions);
+unsigned foldReshapeTargets(func::FuncOp func, const ortc::SymbolicShapes &shapes) {
   ortc::DimTable &table = shapes.table();
   unsigned folded = 0;
   func.walk([&](Operation *op) {
@@ -875,11 +874,13 @@ unsigned foldReshapeTargets(func::FuncOp func) {
 unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
   static const llvm::StringMap<Folder> folders = buildFolders();
   unsigned folded = foldEmptyArguments(func);
+  // Built before any op is erased: Reshape targets only add constants, and
+  // the loop asks it only of ops of `ops`, each before that op is erased (so
+  // no key can be the address of a value created since).
+  ortc::SymbolicShapes shapes(func, ortc::SymbolicShapes::Walk::WithRegions);
+  folded += foldReshapeTargets(func, shapes);
   SmallVector<Operation *> ops;
   func.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
-  // Built before any op is replaced: it is asked only of ops of `ops`, each
-  // before that op is erased.
-  ortc::SymbolicShapes shapes(func, ortc::SymbolicShapes::Walk::WithRegions);
   for (Operation *op : ops) {
     auto folder = folders.find(op->getName().getStringRef());
     if (folder == folders.end() || op->getNumResults() != 1)
@@ -916,7 +917,6 @@ unsigned ortc::foldConstantsIn(func::FuncOp func, int64_t maxElements) {
     ++folded;
   }
   folded += foldConstantIfs(func);
-  folded += foldReshapeTargets(func);
   ortc::syncFunctionResultTypes(func);
   return folded;
 }

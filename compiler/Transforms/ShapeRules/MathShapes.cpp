@@ -86,16 +86,12 @@ DimList reduceByRunTimeAxes(ShapeRuleContext &ctx, const DimList &in, ArrayRef<i
   if (llvm::is_contained(in, kUnknownDim) || int64_t(axes.size()) > rank)
     return DimList(keep ? rank : std::max<int64_t>(rank - int64_t(axes.size()), 0), kUnknownDim);
   DimTable &t = ctx.table();
-  auto equals = [&](int32_t a, int64_t c) {
-    int32_t k = t.constant(c);
-    return t.mul(t.ge(a, k), t.ge(k, a));
-  };
   int32_t one = t.constant(1);
   DimList reduced;
   for (int64_t i = 0; i < rank; ++i) {
     int32_t hits = t.constant(0);
     for (int32_t a : axes)
-      hits = t.add(hits, t.add(equals(a, i), equals(a, i - rank)));
+      hits = t.add(hits, t.add(equalsConstant(t, a, i), equalsConstant(t, a, i - rank)));
     reduced.push_back(t.min(hits, one));
   }
   DimList out;
@@ -113,7 +109,7 @@ DimList reduceByRunTimeAxes(ShapeRuleContext &ctx, const DimList &in, ArrayRef<i
   for (int64_t j = 0; j < rank - int64_t(axes.size()); ++j) {
     int32_t dim = t.constant(0);
     for (int64_t i = 0; i < rank; ++i)
-      dim = t.add(dim, t.mul(in[i], t.mul(t.sub(one, reduced[i]), equals(keptBefore[i], j))));
+      dim = t.add(dim, t.mul(in[i], t.mul(t.sub(one, reduced[i]), equalsConstant(t, keptBefore[i], j))));
     out.push_back(dim);
   }
   return out;

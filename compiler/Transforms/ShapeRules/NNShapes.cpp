@@ -15,6 +15,11 @@ namespace od = ortc::onnx_dialect;
 
 namespace ortc {
 
+/// An optional ints attribute, or `n` copies of `fill` when absent.
+static SmallVector<int64_t> orFill(std::optional<ArrayRef<int64_t>> a, size_t n, int64_t fill) {
+  return a ? SmallVector<int64_t>(*a) : SmallVector<int64_t>(n, fill);
+}
+
 LogicalResult inferWindowOf(ShapeRuleContext &ctx, const WindowAttrs &attrs, Value x, Value w,
                             Value result, Type element) {
   const DimList *xd = ctx.dims(x);
@@ -41,9 +46,6 @@ LogicalResult inferWindowOf(ShapeRuleContext &ctx, const WindowAttrs &attrs, Val
   if (kernel.size() != spatial)
     return ctx.fail("kernel_shape has " + Twine(kernel.size()) + " dims, the input has " +
                     Twine(spatial) + " spatial dims");
-  auto orFill = [](std::optional<ArrayRef<int64_t>> a, size_t n, int64_t fill) {
-    return a ? SmallVector<int64_t>(*a) : SmallVector<int64_t>(n, fill);
-  };
   SmallVector<int64_t> strides = orFill(attrs.strides, spatial, 1),
                        dilations = orFill(attrs.dilations, spatial, 1),
                        pads = orFill(attrs.pads, 2 * spatial, 0);
@@ -110,9 +112,6 @@ LogicalResult inferConvTranspose(od::ConvTransposeOp op, ShapeRuleContext &ctx) 
     kernel.push_back(ctx.constantValue((*w)[i]).value_or(-1));
   if (auto ks = op.getKernelShape())
     kernel.assign(ks->begin(), ks->end());
-  auto orFill = [](std::optional<ArrayRef<int64_t>> a, size_t n, int64_t fill) {
-    return a ? SmallVector<int64_t>(*a) : SmallVector<int64_t>(n, fill);
-  };
   SmallVector<int64_t> strides = orFill(op.getStrides(), spatial, 1),
                        dilations = orFill(op.getDilations(), spatial, 1),
                        outputPadding = orFill(op.getOutputPadding(), spatial, 0),

@@ -1,7 +1,8 @@
 //===- QuantizationShapes.cpp - quantize, dequantize, integer products ----===//
 //
 // The result keeps the element type the importer gave it (from the op's type
-// rules) unless the op fixes one; the dims follow the float op's rule.
+// rules: ctx.elementType of the result) unless the op fixes one; the dims
+// follow the float op's rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +19,7 @@ namespace {
 /// QuantizeLinear, DequantizeLinear: x's dims.
 LogicalResult inferQuantizeLinear(Operation *op, ShapeRuleContext &ctx) {
   Value y = op->getResult(0);
-  ctx.setDimsOf(y, ctx.currentElementType(y), op->getOperand(0));
+  ctx.setDimsOf(y, ctx.elementType(y), op->getOperand(0));
   return success();
 }
 
@@ -38,7 +39,7 @@ LogicalResult inferMatMulInteger(od::MatMulIntegerOp op, ShapeRuleContext &ctx) 
 }
 
 LogicalResult inferQLinearMatMul(od::QLinearMatMulOp op, ShapeRuleContext &ctx) {
-  return inferMatMulOf(ctx, op.getA(), op.getB(), op.getY(), ctx.currentElementType(op.getY()));
+  return inferMatMulOf(ctx, op.getA(), op.getB(), op.getY(), ctx.elementType(op.getY()));
 }
 
 LogicalResult inferConvInteger(od::ConvIntegerOp op, ShapeRuleContext &ctx) {
@@ -48,7 +49,7 @@ LogicalResult inferConvInteger(od::ConvIntegerOp op, ShapeRuleContext &ctx) {
 
 LogicalResult inferQLinearConv(od::QLinearConvOp op, ShapeRuleContext &ctx) {
   return inferWindowOf(ctx, convWindowAttrs(op), op.getX(), op.getW(), op.getY(),
-                       ctx.currentElementType(op.getY()));
+                       ctx.elementType(op.getY()));
 }
 
 } // namespace

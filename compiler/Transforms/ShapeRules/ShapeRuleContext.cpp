@@ -100,8 +100,6 @@ void ShapeRuleContext::setElements(Value result, DimList elements) {
     p->elements = std::move(elements);
 }
 
-Type ShapeRuleContext::currentElementType(Value result) const { return elementType(result); }
-
 LogicalResult ShapeRuleContext::fail(const Twine &message) {
   if (reportErrors_)
     op_->emitError(message);
@@ -145,6 +143,11 @@ FailureOr<std::optional<DimList>> broadcastDims(DimTable &t, ArrayRef<const DimL
         o = t.max(o, x);
     }
   return std::optional<DimList>(std::move(out));
+}
+
+int32_t equalsConstant(DimTable &t, int32_t a, int64_t c) {
+  int32_t k = t.constant(c);
+  return t.mul(t.ge(a, k), t.ge(k, a));
 }
 
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {

@@ -80,9 +80,6 @@ public:
   /// `result` has the type and dims of `like`.
   void setLike(mlir::Value result, mlir::Value like);
   void setElements(mlir::Value result, DimList elements);
-  /// The element type `result` has now: the importer's, for ops whose
-  /// result element type follows type rules the shape rule does not restate.
-  mlir::Type currentElementType(mlir::Value result) const;
   /// The inputs cannot be valid: with reporting on (shape inference), an
   /// error on the op. Returns failure for the rule to return.
   mlir::LogicalResult fail(const llvm::Twine &message);
@@ -111,6 +108,10 @@ private:
 /// Failure when two static dims differ and neither is 1.
 mlir::FailureOr<std::optional<DimList>> broadcastDims(DimTable &table,
                                                       llvm::ArrayRef<const DimList *> operands);
+
+/// [a == c] as a dim expression: 1 or 0 (ge(a, c) * ge(c, a)), for rules
+/// whose result depends on the run-time value of a shape-value element.
+int32_t equalsConstant(DimTable &table, int32_t a, int64_t c);
 
 /// `axis` normalized against `rank`, nullopt when out of [-rank, rank).
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);

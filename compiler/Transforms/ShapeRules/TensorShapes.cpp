@@ -24,13 +24,16 @@ namespace od = ortc::onnx_dialect;
 namespace ortc {
 namespace {
 
+/// The length of a 1-D shape tensor when it is static.
+std::optional<int64_t> staticLength(ShapeRuleContext &ctx, Value shape) {
+  const DimList *len = ctx.dims(shape);
+  return len && len->size() == 1 ? ctx.constantValue((*len)[0]) : std::nullopt;
+}
+
 /// A result computed from a shape tensor `shape` whose values are unknown:
 /// its rank is shape's length when that is static.
 void setRankFromShapeLength(ShapeRuleContext &ctx, Value result, Type element, Value shape) {
-  const DimList *len = ctx.dims(shape);
-  std::optional<int64_t> n =
-      len && len->size() == 1 ? ctx.constantValue((*len)[0]) : std::optional<int64_t>();
-  if (n)
+  if (std::optional<int64_t> n = staticLength(ctx, shape))
     ctx.setResult(result, element, DimList(*n, kUnknownDim));
   else
     ctx.setUnranked(result, element);
@@ -62,12 +65,6 @@ LogicalResult inferTranspose(od::TransposeOp op, ShapeRuleContext &ctx) {
   }
   ctx.setResult(op.getTransposed(), element, out);
   return success();
-}
-
-/// [a == c] as a dim expression (1 or 0).
-int32_t equalsConstant(DimTable &t, int32_t a, int64_t c) {
-  int32_t k = t.constant(c);
-  return t.mul(t.ge(a, k), t.ge(k, a));
 }
 
 /// Reshape dims for a target with elements known only at run time (value
@@ -553,9 +550,7 @@ LogicalResult inferExpand(od::ExpandOp op, ShapeRuleContext &ctx) {
     ctx.setResult(op.getOutput(), element, **out);
     return success();
   }
-  const DimList *len = ctx.dims(op.getShape());
-  std::optional<int64_t> n =
-      len && len->size() == 1 ? ctx.constantValue((*len)[0]) : std::optional<int64_t>();
+  std::optional<int64_t> n = staticLength(ctx, op.getShape());
   if (!n) {
     ctx.setUnranked(op.getOutput(), element);
     return success();
