@@ -8,6 +8,7 @@
 
 #include "compiler/Driver/Driver.h"
 #include "compiler/EP/CompileEpRegistry.h"
+#include "compiler/Lowering/Passes.h"
 #include "compiler/Transforms/ShapeRules/ShapeRules.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/ortc/OrtcDialect.h"
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
   mlir::memref::registerMemRefPasses();
   // ortc's generic passes and -ortc-generic-pipeline, then every EP's.
   ortc::registerDriverPipelines();
+  ortc::registerOrtcLoweringPasses();
   ortc::builtinCompileEps().registerPasses(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "ortc optimizer driver\n", registry));
 }

@@ -12,7 +12,7 @@
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxSchema.h"
-#include "providers/cpu/compile/LowerToLinalg.h"
+#include "compiler/Lowering/LowerToLinalg.h"
 #include "providers/cpu/kernels/Einsum.h"
 #include "providers/cpu/kernels/SpatialKernels.h"
 

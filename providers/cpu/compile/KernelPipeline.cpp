@@ -5,7 +5,7 @@
 // interface models they need, and the translation to LLVM IR. Each CPU pass
 // lives in its own file:
 //
-//   cpu-lower-to-linalg       LowerToLinalg.cpp
+//   onnx-lower-to-linalg       LowerToLinalg.cpp
 //   cpu-fuse-elementwise      FuseElementwise.cpp
 //   cpu-tile-and-vectorize    TileAndVectorize.cpp
 //   cpu-approximate-math      ApproximateMath.cpp
@@ -15,6 +15,7 @@
 
 #include "providers/cpu/compile/KernelPipeline.h"
 #include "providers/cpu/compile/Passes.h"
+#include "compiler/Lowering/Passes.h"
 
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/ortc/OrtcDialect.h"
@@ -119,9 +120,9 @@ void ortc::cpu::buildCpuKernelLoweringPipeline(OpPassManager &pm,
                                                const KernelPipelineOptions &options) {
   {
     OpPassManager &fn = pm.nest<func::FuncOp>();
-    CpuLowerToLinalgOptions lower;
+    OnnxLowerToLinalgOptions lower;
     lower.failOnUnlowered = true;
-    fn.addPass(createCpuLowerToLinalg(lower));
+    fn.addPass(createOnnxLowerToLinalg(lower));
     fn.addPass(createCanonicalizerPass());
     fn.addPass(createCSEPass());
     fn.addPass(createCpuFuseElementwise());

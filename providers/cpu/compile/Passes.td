@@ -2,7 +2,8 @@
 //
 // The passes that take the CPU EP's generated kernels (func.func with the
 // `ortc.kernel` attribute, destination-passing on memrefs, onnx/ortc
-// elementwise ops inside) to LLVM IR. KernelPipeline.cpp strings them
+// elementwise ops inside) to LLVM IR, after the generic onnx-lower-to-linalg
+// (compiler/Lowering/Passes.td). KernelPipeline.cpp strings them
 // together with the upstream passes; lit tests in test/lit/cpu/.
 //
 //===----------------------------------------------------------------------===//
@@ -11,37 +12,6 @@
 #define ORTC_PROVIDERS_CPU_COMPILE_PASSES
 
 include "mlir/Pass/PassBase.td"
-
-def CpuLowerToLinalg : Pass<"cpu-lower-to-linalg", "mlir::func::FuncOp"> {
-  let summary = "Lower onnx/ortc elementwise ops to linalg.generic on tensors";
-  let description = [{
-    Each elementwise op that `isLowerableElementwiseOp`
-    (providers/cpu/compile/LowerToLinalg.h) accepts becomes one
-    `linalg.generic` over its result's shape, all loops parallel, with numpy
-    broadcasting expressed in the indexing maps: an input is aligned to the
-    right, its missing leading dims are dropped from its map and its
-    size-1 dims that broadcast read index 0. The output is a `tensor.empty`
-    whose `?` dims come from `tensor.dim` of an input with `?` at that
-    position. Bodies are scalar arith/math. Small `onnx.Constant`s become
-    `arith.constant`; `Identity` forwards its input.
-
-    An op the predicate refuses is left alone. With `fail-on-unlowered`
-    (which the kernel pipeline sets), every op of the onnx or ortc dialect
-    that is left is an error naming the op, the node and why, and the pass
-    fails.
-  }];
-  let options = [
-    Option<"failOnUnlowered", "fail-on-unlowered", "bool", /*default=*/"false",
-           "Fail with an error naming each onnx/ortc op that stays">,
-  ];
-  let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
-    "mlir::math::MathDialect", "mlir::tensor::TensorDialect"
-  ];
-  let statistics = [
-    Statistic<"numLowered", "num-lowered", "Number of ops lowered">
-  ];
-}
 
 def CpuFuseElementwise : Pass<"cpu-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse producer/consumer elementwise linalg.generic ops";

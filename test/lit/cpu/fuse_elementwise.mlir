@@ -1,4 +1,4 @@
-// RUN: ortc-opt %s -split-input-file -cpu-lower-to-linalg -canonicalize -cpu-fuse-elementwise -canonicalize -cse | FileCheck %s
+// RUN: ortc-opt %s -split-input-file -onnx-lower-to-linalg -canonicalize -cpu-fuse-elementwise -canonicalize -cse | FileCheck %s
 
 // A chain, and a DAG whose intermediate is read twice inside it (x * sigmoid(x)),
 // become one generic; the splat constant is folded into the body.

@@ -2,7 +2,7 @@
 
 // An op the CPU kernels cannot lower stops the pipeline with an error that
 // names it; nothing else is reported.
-// CHECK: error: {{.*}}cpu kernel lowering: cannot lower 'onnx.Hardmax' (node 'head/hardmax'): not an elementwise op the CPU kernels lower
+// CHECK: error: {{.*}}kernel lowering: cannot lower 'onnx.Hardmax' (node 'head/hardmax'): not an elementwise op the kernel lowering takes
 // CHECK-NOT: error
 func.func @k(%x: memref<?x8xf32>, %out: memref<?x8xf32>) attributes {ortc.kernel} {
   %tx = bufferization.to_tensor %x restrict : memref<?x8xf32> to tensor<?x8xf32>

@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/compile/KernelPipeline.h"
-#include "providers/cpu/compile/LowerToLinalg.h"
+#include "compiler/Lowering/LowerToLinalg.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+using namespace ortc;
 using namespace ortc::cpu;
 
 namespace {
@@ -2040,7 +2041,7 @@ TEST(KernelLowering, StructuredPredicateMatchesTheLowering) {
     Kernels k;
     std::string errors;
     EXPECT_FALSE(k.compile(structuredKernel("bad", {4, 8}, {4, 8}, body), &errors));
-    EXPECT_NE(errors.find("cpu kernel lowering: cannot lower 'onnx."), std::string::npos)
+    EXPECT_NE(errors.find("kernel lowering: cannot lower 'onnx."), std::string::npos)
         << errors;
   }
 }

@@ -1,7 +1,7 @@
-//===- LowerToLinalg.h - which ops cpu-lower-to-linalg lowers ---*- C++ -*-===//
+//===- LowerToLinalg.h - which ops onnx-lower-to-linalg lowers ---*- C++ -*-===//
 //
 // The CPU EP claims an elementwise node for a generated kernel exactly when
-// this predicate accepts it: whatever it accepts, cpu-lower-to-linalg lowers
+// this predicate accepts it: whatever it accepts, onnx-lower-to-linalg lowers
 // and the kernel pipeline compiles (test/unit/cpu/KernelLoweringTest.cpp
 // compiles every accepted op and element type). isLowerableStructuredOp
 // answers the same for Transpose, the Reduce ops, Softmax and LogSoftmax,
@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ORTC_PROVIDERS_CPU_COMPILE_LOWERTOLINALG_H
-#define ORTC_PROVIDERS_CPU_COMPILE_LOWERTOLINALG_H
+#ifndef ORTC_COMPILER_LOWERING_LOWERTOLINALG_H
+#define ORTC_COMPILER_LOWERING_LOWERTOLINALG_H
 
 #include <string>
 #include <vector>
@@ -19,9 +19,9 @@ namespace mlir {
 class Operation;
 }
 
-namespace ortc::cpu {
+namespace ortc {
 
-/// Whether cpu-lower-to-linalg lowers `op` (an onnx or ortc op, with the
+/// Whether onnx-lower-to-linalg lowers `op` (an onnx or ortc op, with the
 /// operand and result types it has now). Summary (LowerToLinalg.cpp has the
 /// table):
 ///  - operands and result are ranked tensors; each input broadcasts to the
@@ -65,7 +65,7 @@ struct ElementwiseRefusal {
 /// otherwise fills `out` and returns true.
 bool explainElementwiseRefusal(mlir::Operation *op, ElementwiseRefusal &out);
 
-/// Whether cpu-lower-to-linalg lowers `op` as a structured (not
+/// Whether onnx-lower-to-linalg lowers `op` as a structured (not
 /// elementwise) op; each is a kernel of its own. Exactly these, all f32
 /// (operand 0 and the result), input of rank >= 1, ranked tensors:
 ///  - onnx.Transpose: `perm` (default reversed) a permutation of the input's
@@ -93,6 +93,6 @@ bool isLowerableStructuredOp(mlir::Operation *op, std::string *why);
 /// rule for (each still subject to its element types and attributes).
 std::vector<std::string> elementwiseOpNames();
 
-} // namespace ortc::cpu
+} // namespace ortc
 
-#endif // ORTC_PROVIDERS_CPU_COMPILE_LOWERTOLINALG_H
+#endif // ORTC_COMPILER_LOWERING_LOWERTOLINALG_H

@@ -1,4 +1,4 @@
-// RUN: ortc-opt %s -split-input-file -cpu-lower-to-linalg | FileCheck %s
+// RUN: ortc-opt %s -split-input-file -onnx-lower-to-linalg | FileCheck %s
 
 // f16 computes in f32: the bits are widened with integer code (exact), the
 // f32 result rounded back to nearest even (no extf/truncf on f16, which

@@ -1,5 +1,5 @@
-// RUN: ortc-opt %s -split-input-file -cpu-lower-to-linalg | FileCheck %s
-// RUN: not ortc-opt %s -split-input-file -cpu-lower-to-linalg="fail-on-unlowered=1" 2>&1 | FileCheck %s --check-prefix=ERR
+// RUN: ortc-opt %s -split-input-file -onnx-lower-to-linalg | FileCheck %s
+// RUN: not ortc-opt %s -split-input-file -onnx-lower-to-linalg="fail-on-unlowered=1" 2>&1 | FileCheck %s --check-prefix=ERR
 
 // With fail-on-unlowered, each refused op says why (the axes are judged
 // before the lowering turns their constants into arith.constant); the
@@ -8,7 +8,7 @@
 // ERR: cannot lower 'onnx.ReduceSum': empty axes with noop_with_empty_axes=1
 // ERR: cannot lower 'onnx.Transpose': element type is not f32
 // ERR: cannot lower 'onnx.Softmax': axis 2 out of range for rank 2
-// ERR: cannot lower 'onnx.Hardmax': not an elementwise op the CPU kernels lower
+// ERR: cannot lower 'onnx.Hardmax': not an elementwise op the kernel lowering takes
 // ERR: cannot lower 'onnx.ReduceMax': axis 1 repeated
 // ERR: cannot lower 'onnx.Transpose': perm is not a permutation of the input's dims
 // ERR: cannot lower 'onnx.ReduceSum': result type tensor<3xf32> is not the shape the op computes

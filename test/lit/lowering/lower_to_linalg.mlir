@@ -1,4 +1,4 @@
-// RUN: ortc-opt %s -split-input-file -cpu-lower-to-linalg | FileCheck %s
+// RUN: ortc-opt %s -split-input-file -onnx-lower-to-linalg | FileCheck %s
 
 // Broadcast of a vector over a dynamic batch: the `?` comes from the input
 // that has it; the bias reads only the innermost loop.

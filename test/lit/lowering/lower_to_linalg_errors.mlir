@@ -1,10 +1,10 @@
-// RUN: ortc-opt %s -split-input-file -verify-diagnostics -cpu-lower-to-linalg="fail-on-unlowered=1"
+// RUN: ortc-opt %s -split-input-file -verify-diagnostics -onnx-lower-to-linalg="fail-on-unlowered=1"
 
 // With fail-on-unlowered (as in the kernel pipeline), every onnx/ortc op
 // that stays is an error that names it and says why (its node too, when the
 // location has its name: node_name_error.mlir).
 func.func @hardmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{cpu kernel lowering: cannot lower 'onnx.Hardmax': not an elementwise op the CPU kernels lower}}
+  // expected-error @+1 {{kernel lowering: cannot lower 'onnx.Hardmax': not an elementwise op the kernel lowering takes}}
   %0 = "onnx.Hardmax"(%x) {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
 }

@@ -1,7 +1,7 @@
-//===- LowerToLinalg.cpp - cpu-lower-to-linalg ----------------------------===//
+//===- LowerToLinalg.cpp - onnx-lower-to-linalg ---------------------------===//
 //
 // onnx/ortc elementwise ops to linalg.generic on tensors, and the predicate
-// the CPU EP claims with (LowerToLinalg.h). One table, kRules, says which op
+// the EPs that generate kernels claim with (LowerToLinalg.h). One table, kRules, says which op
 // is which kind and which element types it takes; the predicate and the
 // lowering both read it, so they cannot disagree.
 //
@@ -37,8 +37,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "providers/cpu/compile/LowerToLinalg.h"
-#include "providers/cpu/compile/Passes.h"
+#include "compiler/Lowering/LowerToLinalg.h"
+#include "compiler/Lowering/Passes.h"
 
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/ortc/OrtcDialect.h"
@@ -60,10 +60,10 @@
 #include <optional>
 #include <string>
 
-namespace ortc::cpu {
-#define GEN_PASS_DEF_CPULOWERTOLINALG
-#include "providers/cpu/compile/Passes.h.inc"
-} // namespace ortc::cpu
+namespace ortc {
+#define GEN_PASS_DEF_ONNXLOWERTOLINALG
+#include "compiler/Lowering/Passes.h.inc"
+} // namespace ortc
 
 using namespace mlir;
 namespace onnx = ortc::onnx_dialect;
@@ -307,7 +307,7 @@ SmallVector<Value> dataOperands(Operation *op) {
 
 /// numpy broadcasting of `in` to `out` under the kernels' `?` rule: only a
 /// static 1 broadcasts; a `?` against a static size (or a static size against
-/// a `?`) is compiled as equal, which the CPU plan checks at run time
+/// a `?`) is compiled as equal, which the EP's plan checks at run time
 /// (CpuCompileEp's broadcast checks), as it does two different `?`s.
 bool broadcasts(RankedTensorType in, RankedTensorType out, std::string &why) {
   int64_t offset = out.getRank() - in.getRank();
@@ -386,14 +386,14 @@ bool checkConstant(Operation *op, RankedTensorType resultType, std::string &why)
 }
 
 /// Why check() refuses an op: the phrase, the kind of thing refused and
-/// what would be accepted instead (the CPU EP's decline reason).
+/// what would be accepted instead (an EP's decline reason).
 struct Refusal {
   std::string why, accepts;
-  ortc::cpu::ElementwiseRefusalKind kind = ortc::cpu::ElementwiseRefusalKind::Op;
+  ortc::ElementwiseRefusalKind kind = ortc::ElementwiseRefusalKind::Op;
 };
 
 bool check(Operation *op, Refusal &r) {
-  using RK = ortc::cpu::ElementwiseRefusalKind;
+  using RK = ortc::ElementwiseRefusalKind;
   std::string &why = r.why;
   auto fail = [&](RK kind, std::string text, std::string accepts) {
     r.kind = kind;
@@ -404,8 +404,8 @@ bool check(Operation *op, Refusal &r) {
   StringRef name = op->getName().getStringRef();
   const Rule *rule = findRule(name);
   if (!rule)
-    return fail(RK::Op, "not an elementwise op the CPU kernels lower",
-                "the elementwise ops of cpu-lower-to-linalg");
+    return fail(RK::Op, "not an elementwise op the kernel lowering takes",
+                "the elementwise ops of onnx-lower-to-linalg");
   if (op->getNumResults() != 1)
     return fail(RK::Op, "expected one result", "one result");
   auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -1503,7 +1503,7 @@ std::optional<SmallVector<bool>> reduceMask(Operation *op, int64_t rank, std::st
 bool checkStructured(Operation *op, std::string &why) {
   std::optional<StructKind> kind = structKind(op);
   if (!kind) {
-    why = "not a transpose, reduction or softmax the CPU kernels lower";
+    why = "not a transpose, reduction or softmax the kernel lowering takes";
     return false;
   }
   if (op->getNumResults() != 1 || op->getNumOperands() < 1) {
@@ -1808,8 +1808,8 @@ std::string nodeSuffix(Location loc) {
   return "";
 }
 
-struct CpuLowerToLinalgPass : ortc::cpu::impl::CpuLowerToLinalgBase<CpuLowerToLinalgPass> {
-  using CpuLowerToLinalgBase::CpuLowerToLinalgBase;
+struct OnnxLowerToLinalgPass : ortc::impl::OnnxLowerToLinalgBase<OnnxLowerToLinalgPass> {
+  using OnnxLowerToLinalgBase::OnnxLowerToLinalgBase;
 
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
@@ -1830,7 +1830,7 @@ struct CpuLowerToLinalgPass : ortc::cpu::impl::CpuLowerToLinalgBase<CpuLowerToLi
         continue;
       }
       std::string why;
-      if (!ortc::cpu::isLowerableStructuredOp(op, &why)) {
+      if (!ortc::isLowerableStructuredOp(op, &why)) {
         refused[op] = why;
         continue;
       }
@@ -1842,7 +1842,7 @@ struct CpuLowerToLinalgPass : ortc::cpu::impl::CpuLowerToLinalgBase<CpuLowerToLi
     for (Operation *op : elementwise) {
       if (isa<onnx::ConstantOp>(op) && op->use_empty())
         continue; // an axes input nobody reads any more
-      if (!ortc::cpu::isLowerableElementwiseOp(op))
+      if (!ortc::isLowerableElementwiseOp(op))
         continue;
       rewriter.setInsertionPoint(op);
       Value replacement;
@@ -1877,8 +1877,8 @@ struct CpuLowerToLinalgPass : ortc::cpu::impl::CpuLowerToLinalgBase<CpuLowerToLi
       if (structKind(op))
         why = refused.lookup(op);
       else
-        ortc::cpu::isLowerableElementwiseOp(op, &why);
-      op->emitError() << "cpu kernel lowering: cannot lower '" << op->getName() << "'"
+        ortc::isLowerableElementwiseOp(op, &why);
+      op->emitError() << "kernel lowering: cannot lower '" << op->getName() << "'"
                       << nodeSuffix(op->getLoc()) << ": " << why;
       failedAny = true;
     });
@@ -1889,7 +1889,7 @@ struct CpuLowerToLinalgPass : ortc::cpu::impl::CpuLowerToLinalgBase<CpuLowerToLi
 
 } // namespace
 
-bool ortc::cpu::isLowerableElementwiseOp(Operation *op, std::string *why) {
+bool ortc::isLowerableElementwiseOp(Operation *op, std::string *why) {
   Refusal reason;
   bool ok = check(op, reason);
   if (!ok && why)
@@ -1897,7 +1897,7 @@ bool ortc::cpu::isLowerableElementwiseOp(Operation *op, std::string *why) {
   return ok;
 }
 
-bool ortc::cpu::explainElementwiseRefusal(Operation *op, ElementwiseRefusal &out) {
+bool ortc::explainElementwiseRefusal(Operation *op, ElementwiseRefusal &out) {
   if (!findRule(op->getName().getStringRef()))
     return false;
   Refusal reason;
@@ -1909,11 +1909,11 @@ bool ortc::cpu::explainElementwiseRefusal(Operation *op, ElementwiseRefusal &out
   return true;
 }
 
-bool ortc::cpu::isLowerableElementwiseOp(Operation *op) {
+bool ortc::isLowerableElementwiseOp(Operation *op) {
   return isLowerableElementwiseOp(op, nullptr);
 }
 
-bool ortc::cpu::isLowerableStructuredOp(Operation *op, std::string *why) {
+bool ortc::isLowerableStructuredOp(Operation *op, std::string *why) {
   std::string reason;
   bool ok = checkStructured(op, reason);
   if (!ok && why)
@@ -1921,11 +1921,11 @@ bool ortc::cpu::isLowerableStructuredOp(Operation *op, std::string *why) {
   return ok;
 }
 
-bool ortc::cpu::isLowerableStructuredOp(Operation *op) {
+bool ortc::isLowerableStructuredOp(Operation *op) {
   return isLowerableStructuredOp(op, nullptr);
 }
 
-std::vector<std::string> ortc::cpu::elementwiseOpNames() {
+std::vector<std::string> ortc::elementwiseOpNames() {
   std::vector<std::string> names;
   for (const Rule &rule : kRules)
     names.push_back(rule.name.str());
