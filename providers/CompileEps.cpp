@@ -12,6 +12,9 @@
 #if ORTC_ENABLE_CPU
 #include "providers/cpu/compile/CpuCompileEp.h"
 #endif
+#if ORTC_ENABLE_CUDA
+#include "providers/cuda/compile/CudaCompileEp.h"
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +27,9 @@ CompileEpRegistry makeBuiltinCompileEps() {
   std::vector<CompileEpPlugin> plugins;
 #if ORTC_ENABLE_CPU
   plugins.push_back(cpu::cpuCompileEpPlugin());
+#endif
+#if ORTC_ENABLE_CUDA
+  plugins.push_back(cuda::cudaCompileEpPlugin());
 #endif
   for (CompileEpPlugin &plugin : plugins) {
     std::string error;

@@ -12,6 +12,9 @@
 #if ORTC_ENABLE_CPU
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
 #endif
+#if ORTC_ENABLE_CUDA
+#include "providers/cuda/runtime/CudaRuntimeEp.h"
+#endif
 
 namespace ortc {
 
@@ -19,6 +22,9 @@ const std::vector<RuntimeEpFactory> &builtinRuntimeEpFactories() {
   static const std::vector<RuntimeEpFactory> factories = {
 #if ORTC_ENABLE_CPU
     cpu::cpuRuntimeEpFactory(),
+#endif
+#if ORTC_ENABLE_CUDA
+    cuda::cudaRuntimeEpFactory(),
 #endif
   };
   return factories;

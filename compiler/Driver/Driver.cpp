@@ -137,7 +137,7 @@ bool Compilation::createEps() {
   }
   std::vector<std::string> names = options.eps;
   if (names.empty() && options.testEps.empty())
-    names = registry.names();
+    names = registry.defaultNames();
   // Options must belong to a selected EP: anything else is a typo.
   for (const auto &[name, map] : options.epOptions) {
     const CompileEpPlugin *plugin = registry.find(name);

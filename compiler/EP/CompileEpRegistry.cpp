@@ -32,6 +32,14 @@ const CompileEpPlugin *CompileEpRegistry::find(const std::string &name) const {
   return nullptr;
 }
 
+std::vector<std::string> CompileEpRegistry::defaultNames() const {
+  std::vector<std::string> out;
+  for (const CompileEpPlugin &plugin : plugins_)
+    if (plugin.usedByDefault)
+      out.push_back(plugin.name);
+  return out;
+}
+
 std::vector<std::string> CompileEpRegistry::names() const {
   std::vector<std::string> names;
   for (const CompileEpPlugin &plugin : plugins_)

@@ -39,6 +39,9 @@ struct CompileEpPlugin {
   /// Registers the EP's passes and pipelines with MLIR's pass registry and
   /// its dialects with `dialects` (optional).
   std::function<void(mlir::DialectRegistry &dialects)> registerPasses;
+  /// Whether `ortc compile` without --ep uses it. A device EP says no, so
+  /// that a plain compile writes a model that runs on any machine.
+  bool usedByDefault = true;
 };
 
 class CompileEpRegistry {
@@ -51,6 +54,8 @@ public:
   const std::vector<CompileEpPlugin> &plugins() const { return plugins_; }
   /// The EP names in registration order.
   std::vector<std::string> names() const;
+  /// Those of them used without --ep (usedByDefault).
+  std::vector<std::string> defaultNames() const;
   /// "cpu_ep (alias cpu)": every EP, for messages.
   std::string describe() const;
 

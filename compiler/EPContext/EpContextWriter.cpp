@@ -1,6 +1,7 @@
 //===- EpContextWriter.cpp ------------------------------------------------===//
 
 #include "compiler/EPContext/EpContextWriter.h"
+#include "compiler/Transforms/ConstantValues.h"
 
 #include "dialects/onnx/OnnxDialect.h"
 #include "runtime/support/ModelFile.h"
@@ -41,20 +42,6 @@ std::string typeText(Type type) {
   std::string text;
   llvm::raw_string_ostream(text) << type;
   return text;
-}
-
-// TensorProto.DataType of an element type, or 0. The dialect's table is the
-// one mapping; inverting it keeps import and export in step.
-int onnxElementCode(Type elem) {
-  MLIRContext *context = elem.getContext();
-  bool onnxLoaded = context->getLoadedDialect("onnx") != nullptr;
-  for (int code = 1; code <= 28; ++code) {
-    if (code == 8 && !onnxLoaded) // onnx string type: needs the dialect
-      continue;
-    if (onnx_dialect::elementTypeForOnnxCode(context, code) == elem)
-      return code;
-  }
-  return 0;
 }
 
 // Fills `proto` with a tensor type; `dimParams` names the `?` dims when it has

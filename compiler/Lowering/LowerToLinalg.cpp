@@ -39,6 +39,7 @@
 
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Lowering/Passes.h"
+#include "compiler/Transforms/SymbolicShapes.h"
 
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/ortc/OrtcDialect.h"
@@ -1930,4 +1931,42 @@ std::vector<std::string> ortc::elementwiseOpNames() {
   for (const Rule &rule : kRules)
     names.push_back(rule.name.str());
   return names;
+}
+
+bool ortc::readsInputDimsAsOutputs(Operation *op) {
+  return isLowerableElementwiseOp(op) && !isa<onnx::SwiGLUOp, onnx::BitCastOp>(op);
+}
+
+std::string ortc::AssumedEqualDims::describe(Operation *op, const SymbolicShapes &shapes) const {
+  std::string node = "<" + op->getName().getStringRef().str() + ">";
+  if (auto named = dyn_cast<NameLoc>(op->getLoc()))
+    node = named.getName().str();
+  return "node '" + node + "' input " + std::to_string(operand) + " dim " +
+         std::to_string(inputDim) + " (" + shapes.print(input) + ") and output dim " +
+         std::to_string(outputDim) + " (" + shapes.print(output) + ")";
+}
+
+std::vector<ortc::AssumedEqualDims> ortc::assumedEqualDims(Operation *op,
+                                                           const SymbolicShapes &shapes) {
+  std::vector<AssumedEqualDims> out;
+  if (!readsInputDimsAsOutputs(op) || op->getNumResults() != 1)
+    return out;
+  const SmallVector<int32_t> *result = shapes.dims(op->getResult(0));
+  if (!result)
+    return out;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    const SmallVector<int32_t> *in = shapes.dims(operand);
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!in || !type || in->size() > result->size())
+      continue;
+    size_t offset = result->size() - in->size();
+    for (size_t d = 0; d < in->size(); ++d) {
+      int32_t x = (*in)[d], y = (*result)[offset + d];
+      // Equal expressions, or a 1 in the type, which the kernel broadcasts.
+      if (x == y || type.getDimSize(int64_t(d)) == 1 || x == kUnknownDim || y == kUnknownDim)
+        continue;
+      out.push_back(AssumedEqualDims{unsigned(i), d, offset + d, x, y});
+    }
+  }
+  return out;
 }

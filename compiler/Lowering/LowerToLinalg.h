@@ -21,6 +21,8 @@ class Operation;
 
 namespace ortc {
 
+class SymbolicShapes;
+
 /// Whether onnx-lower-to-linalg lowers `op` (an onnx or ortc op, with the
 /// operand and result types it has now). Summary (LowerToLinalg.cpp has the
 /// table):
@@ -50,6 +52,28 @@ bool isLowerableElementwiseOp(mlir::Operation *op);
 /// what is wrong in one phrase, e.g. "element type i16 of operand 0 is not
 /// one of f32, f64, i8, i32, i64, ui8, i1", suitable for a decline reason.
 bool isLowerableElementwiseOp(mlir::Operation *op, std::string *why);
+
+/// Whether the generated kernel of elementwise `op` reads each input dim as
+/// the output's dim it lines up with (numpy broadcasting, right-aligned):
+/// every elementwise op but SwiGLU (it halves the last dim) and BitCast.
+bool readsInputDimsAsOutputs(mlir::Operation *op);
+
+/// An input dim the lowering reads as the output dim it lines up with
+/// (it is not a static 1 that broadcasts) although the symbolic shapes do not
+/// prove the two equal: an EP's plan checks them at run time, or, for an op
+/// whose dims do not line up so (readsInputDimsAsOutputs is false), a
+/// dynamic input dim is refused by the claim.
+struct AssumedEqualDims {
+  unsigned operand = 0;
+  size_t inputDim = 0, outputDim = 0;
+  int32_t input = -1, output = -1; // dim ids in the SymbolicShapes table
+  /// "node 'add' input 1 dim 1 (min(s, 512)) and output dim 1 (s)"
+  std::string describe(mlir::Operation *op, const SymbolicShapes &shapes) const;
+};
+
+/// The dims elementwise `op`'s kernel takes as equal without proof (empty
+/// for an op that is not elementwise, or whose dims do not line up).
+std::vector<AssumedEqualDims> assumedEqualDims(mlir::Operation *op, const SymbolicShapes &shapes);
 
 enum class ElementwiseRefusalKind { Op, DType, Shape, Attribute };
 

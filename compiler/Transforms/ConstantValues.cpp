@@ -2,6 +2,9 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 
+#include "dialects/onnx/OnnxDialect.h"
+#include "runtime/ep/Tensor.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
@@ -57,6 +60,113 @@ std::optional<SmallVector<int64_t>> getConstantIntValues(Value value) {
     }
   }
   return out;
+}
+
+// The dialect's table is the one mapping; inverting it keeps import, export
+// and the EPs' blobs in step.
+int32_t onnxElementCode(Type elem) {
+  MLIRContext *context = elem.getContext();
+  bool onnxLoaded = context->getLoadedDialect("onnx") != nullptr;
+  for (int code = 1; code <= 28; ++code) {
+    if (code == 8 && !onnxLoaded) // onnx string type: needs the dialect
+      continue;
+    if (onnx_dialect::elementTypeForOnnxCode(context, code) == elem)
+      return code;
+  }
+  return 0;
+}
+
+/// The bytes of a sub-byte constant, packed as the runtime keeps them (see
+/// ElementType in runtime/ep/Tensor.h); the importer keeps one element per
+/// byte.
+static std::optional<std::vector<char>> packedConstantBytes(Operation *constant, RankedTensorType type,
+                                                     ElementType elementType) {
+  size_t bits = elementBits(elementType);
+  int64_t count = type.getNumElements();
+  std::vector<uint8_t> fields;
+  fields.reserve(size_t(count));
+  Attribute value = constant->getAttr("value");
+  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != size_t(count))
+      return std::nullopt;
+    for (char c : blob->getData())
+      fields.push_back(uint8_t(c));
+  } else if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
+    if (isa<IntegerType>(type.getElementType()))
+      for (const APInt &v : dense.getValues<APInt>())
+        fields.push_back(uint8_t(v.getZExtValue()));
+    else
+      for (const APFloat &v : dense.getValues<APFloat>())
+        fields.push_back(uint8_t(v.bitcastToAPInt().getZExtValue()));
+  } else {
+    return std::nullopt;
+  }
+  if (fields.size() != size_t(count))
+    return std::nullopt;
+  std::vector<char> out(tensorBytes(elementType, count), 0);
+  size_t perByte = 8 / bits;
+  uint8_t mask = uint8_t((1u << bits) - 1);
+  for (size_t i = 0; i < fields.size(); ++i)
+    out[i / perByte] = char(uint8_t(out[i / perByte]) | (fields[i] & mask) << (i % perByte * bits));
+  return out;
+}
+
+/// The bytes of an onnx.Constant, row-major, one byte per bool.
+std::optional<std::vector<char>> constantBytes(Operation *constant) {
+  auto type = dyn_cast<RankedTensorType>(constant->getResult(0).getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  int64_t count = type.getNumElements();
+  ElementType elementType = ElementType(onnxElementCode(type.getElementType()));
+  if (elementBits(elementType) && elementBits(elementType) < 8)
+    return packedConstantBytes(constant, type, elementType);
+  size_t elementBytes = elementSize(elementType);
+  if (!elementBytes)
+    return std::nullopt;
+  std::vector<char> out(size_t(count) * elementBytes);
+  Attribute value = constant->getAttr("value");
+  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != out.size())
+      return std::nullopt;
+    std::memcpy(out.data(), blob->getData().data(), out.size());
+    return out;
+  }
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
+    if (type.getElementType().isInteger(1)) {
+      int64_t i = 0;
+      for (bool b : dense.getValues<bool>())
+        out[i++] = b ? 1 : 0;
+      return out;
+    }
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat()) {
+      if (raw.size() < elementBytes)
+        return std::nullopt;
+      for (int64_t i = 0; i < count; ++i)
+        std::memcpy(out.data() + i * elementBytes, raw.data(), elementBytes);
+      return out;
+    }
+    if (raw.size() != out.size())
+      return std::nullopt;
+    std::memcpy(out.data(), raw.data(), out.size());
+    return out;
+  }
+  if (auto f = constant->getAttrOfType<FloatAttr>("value_float")) {
+    float v = float(f.getValueAsDouble());
+    std::memcpy(out.data(), &v, 4);
+    return out;
+  }
+  if (auto fs = constant->getAttrOfType<DenseF32ArrayAttr>("value_floats")) {
+    std::memcpy(out.data(), fs.asArrayRef().data(), out.size());
+    return out;
+  }
+  if (auto ints = getConstantIntValues(constant->getResult(0))) {
+    std::memcpy(out.data(), ints->data(), out.size());
+    return out;
+  }
+  return std::nullopt;
 }
 
 } // namespace ortc

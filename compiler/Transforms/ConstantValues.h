@@ -3,16 +3,27 @@
 #ifndef ORTC_COMPILER_TRANSFORMS_CONSTANTVALUES_H
 #define ORTC_COMPILER_TRANSFORMS_CONSTANTVALUES_H
 
+#include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace ortc {
 
 /// The values of an integer tensor produced by onnx.Constant (value as a dense
 /// or resource attribute of i32/i64, or value_int/value_ints), or nullopt.
 std::optional<llvm::SmallVector<int64_t>> getConstantIntValues(mlir::Value value);
+
+/// TensorProto.DataType of an element type (1 for f32, ...), or 0.
+int32_t onnxElementCode(mlir::Type elementType);
+
+/// The bytes of an onnx.Constant as the runtime keeps a tensor (runtime/ep/
+/// Tensor.h): row-major, one byte per bool, sub-byte types packed; nullopt
+/// for a dynamic shape or a value it cannot read.
+std::optional<std::vector<char>> constantBytes(mlir::Operation *constant);
 
 } // namespace ortc
 

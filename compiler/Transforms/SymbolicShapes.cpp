@@ -308,4 +308,28 @@ void annotateDimSymbols(func::FuncOp fn, ArrayRef<Value> callerValues,
   }
 }
 
+void refineStaticResultTypes(func::FuncOp fn, const SymbolicShapes &shapes) {
+  Operation *terminator = fn.getBody().front().getTerminator();
+  llvm::SmallPtrSet<Value, 8> returned(terminator->operand_begin(), terminator->operand_end());
+  for (Operation &op : fn.getBody().front().without_terminator())
+    for (Value result : op.getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      const SmallVector<int32_t> *dims = shapes.dims(result);
+      if (!type || type.hasStaticShape() || !dims || returned.contains(result))
+        continue;
+      SmallVector<int64_t> shape(type.getShape());
+      bool refined = false;
+      for (auto [d, id] : llvm::enumerate(*dims)) {
+        std::optional<int64_t> constant =
+            id == kUnknownDim ? std::nullopt : shapes.table().constantValue(id);
+        if (ShapedType::isDynamic(shape[d]) && constant && *constant >= 0) {
+          shape[d] = *constant;
+          refined = true;
+        }
+      }
+      if (refined)
+        result.setType(RankedTensorType::get(shape, type.getElementType(), type.getEncoding()));
+    }
+}
+
 } // namespace ortc

@@ -128,6 +128,12 @@ std::vector<std::string> dimSymbolsFor(const SymbolicShapes &shapes, mlir::Value
 void annotateDimSymbols(mlir::func::FuncOp fn, llvm::ArrayRef<mlir::Value> callerValues,
                         const SymbolicShapes &shapes);
 
+/// Gives each intermediate value of `fn` the static dims `shapes` proves (a
+/// Slice of [1, 4] to [1, min(s, 4)] is typed ?x? by shape inference): a
+/// generated kernel broadcasts by its types' static 1s, and static sizes
+/// compile better. Returned values keep the function's result types.
+void refineStaticResultTypes(mlir::func::FuncOp fn, const SymbolicShapes &shapes);
+
 } // namespace ortc
 
 #endif // ORTC_COMPILER_TRANSFORMS_SYMBOLICSHAPES_H

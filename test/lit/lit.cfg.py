@@ -32,6 +32,10 @@ config.substitutions.append(
 if os.path.exists(config.python):
     config.available_features.add("python-onnx")
 
+# The CUDA EP is built where CMake found the toolkit (ORTC_ENABLE_CUDA=AUTO).
+if config.ortc_cuda_ep in ("ON", "TRUE", "1"):
+    config.available_features.add("cuda-ep")
+
 # CPU features of the machine running the tests, for tests of code compiled
 # for another CPU level.
 try:

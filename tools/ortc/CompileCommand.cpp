@@ -84,7 +84,8 @@ Options:
                         from disk. -1 prints every constant in full.
   --print-locations     Print locations: each op's is its ONNX node name.
   --ep=LIST             EPs in priority order, e.g. cuda,cpu. Default: every
-                        EP this build has (listed below).
+                        EP this build has (listed below) but the device EPs
+                        (cuda), which run only where --ep names them.
   --ep-option EP:KEY=VALUE
                         An option of one EP (listed below), e.g.
                         cpu:target=x86-64-v3. Repeat for more. An unknown EP

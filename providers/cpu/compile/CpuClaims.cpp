@@ -2124,11 +2124,6 @@ CpuOpClass classifyCpuOp(Operation *op) {
   return CpuOpClass::Unsupported;
 }
 
-bool readsInputDimsAsOutputs(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return classifyCpuOp(op) == CpuOpClass::Elementwise && name != "onnx.SwiGLU" &&
-         name != "onnx.BitCast";
-}
 
 std::string libraryKernelFor(Operation *op) {
   auto found = libraryOps().find(onnxOpTypeAndDomain(op).first);

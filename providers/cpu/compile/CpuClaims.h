@@ -30,12 +30,6 @@ CpuOpClass classifyCpuOp(mlir::Operation *op);
 /// The library kernel name for a Library op ("Conv", "LayerNormalization").
 std::string libraryKernelFor(mlir::Operation *op);
 
-/// Whether the generated kernel of elementwise `op` reads each input dim as
-/// the output's dim it lines up with (numpy broadcasting, right-aligned):
-/// every elementwise op but SwiGLU (it halves the last dim) and BitCast.
-/// Where such a dynamic dim's expression differs from the output's, the plan
-/// checks them equal at run time; for the others the claim refuses it.
-bool readsInputDimsAsOutputs(mlir::Operation *op);
 
 /// The CPU EP's answer for one node: supported with a cost, or a decline that
 /// names what was rejected and what is accepted.

@@ -2,6 +2,7 @@
 
 #include "providers/cpu/compile/CpuCompileEp.h"
 
+#include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "providers/cpu/blob/CpuBlob.h"
@@ -50,142 +51,6 @@ std::string formatBytes(uint64_t bytes) {
   if (bytes >= 1024)
     return llvm::formatv("{0:F1} KiB", double(bytes) / 1024).str();
   return std::to_string(bytes) + " B";
-}
-
-int32_t onnxElementCode(Type type) {
-  if (type.isF32())
-    return 1;
-  if (type.isF64())
-    return 11;
-  if (type.isF16())
-    return 10;
-  if (type.isBF16())
-    return 16;
-  if (isa<Float8E4M3FNType>(type))
-    return 17;
-  if (isa<Float8E4M3FNUZType>(type))
-    return 18;
-  if (isa<Float8E5M2Type>(type))
-    return 19;
-  if (isa<Float8E5M2FNUZType>(type))
-    return 20;
-  if (isa<Float4E2M1FNType>(type))
-    return 23;
-  if (isa<Float8E8M0FNUType>(type))
-    return 24;
-  if (type.isInteger(1))
-    return 9;
-  if (auto i = dyn_cast<IntegerType>(type)) {
-    bool isUnsigned = i.isUnsigned();
-    switch (i.getWidth()) {
-    case 2:
-      return isUnsigned ? 25 : 26;
-    case 4:
-      return isUnsigned ? 21 : 22;
-    case 8:
-      return isUnsigned ? 2 : 3;
-    case 16:
-      return isUnsigned ? 4 : 5;
-    case 32:
-      return isUnsigned ? 12 : 6;
-    case 64:
-      return isUnsigned ? 13 : 7;
-    }
-  }
-  return 0;
-}
-
-/// The bytes of a sub-byte constant, packed as the runtime keeps them (see
-/// ElementType in runtime/ep/Tensor.h); the importer keeps one element per
-/// byte.
-std::optional<std::vector<char>> packedConstantBytes(Operation *constant, RankedTensorType type,
-                                                     ElementType elementType) {
-  size_t bits = elementBits(elementType);
-  int64_t count = type.getNumElements();
-  std::vector<uint8_t> fields;
-  fields.reserve(size_t(count));
-  Attribute value = constant->getAttr("value");
-  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != size_t(count))
-      return std::nullopt;
-    for (char c : blob->getData())
-      fields.push_back(uint8_t(c));
-  } else if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
-    if (isa<IntegerType>(type.getElementType()))
-      for (const APInt &v : dense.getValues<APInt>())
-        fields.push_back(uint8_t(v.getZExtValue()));
-    else
-      for (const APFloat &v : dense.getValues<APFloat>())
-        fields.push_back(uint8_t(v.bitcastToAPInt().getZExtValue()));
-  } else {
-    return std::nullopt;
-  }
-  if (fields.size() != size_t(count))
-    return std::nullopt;
-  std::vector<char> out(tensorBytes(elementType, count), 0);
-  size_t perByte = 8 / bits;
-  uint8_t mask = uint8_t((1u << bits) - 1);
-  for (size_t i = 0; i < fields.size(); ++i)
-    out[i / perByte] = char(uint8_t(out[i / perByte]) | (fields[i] & mask) << (i % perByte * bits));
-  return out;
-}
-
-/// The bytes of an onnx.Constant, row-major, one byte per bool.
-std::optional<std::vector<char>> constantBytes(Operation *constant) {
-  auto type = dyn_cast<RankedTensorType>(constant->getResult(0).getType());
-  if (!type || !type.hasStaticShape())
-    return std::nullopt;
-  int64_t count = type.getNumElements();
-  ElementType elementType = ElementType(onnxElementCode(type.getElementType()));
-  if (elementBits(elementType) && elementBits(elementType) < 8)
-    return packedConstantBytes(constant, type, elementType);
-  size_t elementBytes = elementSize(elementType);
-  if (!elementBytes)
-    return std::nullopt;
-  std::vector<char> out(size_t(count) * elementBytes);
-  Attribute value = constant->getAttr("value");
-  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != out.size())
-      return std::nullopt;
-    std::memcpy(out.data(), blob->getData().data(), out.size());
-    return out;
-  }
-  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
-    if (type.getElementType().isInteger(1)) {
-      int64_t i = 0;
-      for (bool b : dense.getValues<bool>())
-        out[i++] = b ? 1 : 0;
-      return out;
-    }
-    ArrayRef<char> raw = dense.getRawData();
-    if (dense.isSplat()) {
-      if (raw.size() < elementBytes)
-        return std::nullopt;
-      for (int64_t i = 0; i < count; ++i)
-        std::memcpy(out.data() + i * elementBytes, raw.data(), elementBytes);
-      return out;
-    }
-    if (raw.size() != out.size())
-      return std::nullopt;
-    std::memcpy(out.data(), raw.data(), out.size());
-    return out;
-  }
-  if (auto f = constant->getAttrOfType<FloatAttr>("value_float")) {
-    float v = float(f.getValueAsDouble());
-    std::memcpy(out.data(), &v, 4);
-    return out;
-  }
-  if (auto fs = constant->getAttrOfType<DenseF32ArrayAttr>("value_floats")) {
-    std::memcpy(out.data(), fs.asArrayRef().data(), out.size());
-    return out;
-  }
-  if (auto ints = getConstantIntValues(constant->getResult(0))) {
-    std::memcpy(out.data(), ints->data(), out.size());
-    return out;
-  }
-  return std::nullopt;
 }
 
 bool isConstantOp(Operation *op) { return op && op->getName().getStringRef() == "onnx.Constant"; }
@@ -310,11 +175,6 @@ private:
     std::optional<int64_t> constant = shapes->table().constantValue(id);
     return constant ? *constant : -(int64_t(id) + 1);
   }
-  /// Gives each intermediate value the static dims the analysis proves (a
-  /// Slice of [1, 4] to [1, min(s, 4)] is typed ?x? by shape inference): a
-  /// generated kernel broadcasts by its types' static 1s, and static sizes
-  /// vectorize better. Returned values keep the function's result types.
-  void refineStaticTypes();
   /// Plan checks for the input dims of elementwise `op` that its kernel
   /// reads as the output's own without the compiler knowing them equal.
   void addBroadcastChecks(Operation *op);
@@ -394,57 +254,13 @@ std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) {
   return shape;
 }
 
-void PartitionCompiler::refineStaticTypes() {
-  Operation *terminator = fn.getBody().front().getTerminator();
-  llvm::SmallPtrSet<Value, 8> returned(terminator->operand_begin(), terminator->operand_end());
-  for (Operation &op : fn.getBody().front().without_terminator())
-    for (Value result : op.getResults()) {
-      auto type = dyn_cast<RankedTensorType>(result.getType());
-      const SmallVector<int32_t> *dims = shapes->dims(result);
-      if (!type || type.hasStaticShape() || !dims || returned.contains(result))
-        continue;
-      SmallVector<int64_t> shape(type.getShape());
-      bool refined = false;
-      for (auto [d, id] : llvm::enumerate(*dims)) {
-        std::optional<int64_t> constant =
-            id == kUnknownDim ? std::nullopt : shapes->table().constantValue(id);
-        if (ShapedType::isDynamic(shape[d]) && constant && *constant >= 0) {
-          shape[d] = *constant;
-          refined = true;
-        }
-      }
-      if (refined)
-        result.setType(RankedTensorType::get(shape, type.getElementType(), type.getEncoding()));
-    }
-}
-
 void PartitionCompiler::addBroadcastChecks(Operation *op) {
-  // A structured op in a group of its own (Transpose) permutes its dims.
-  if (!readsInputDimsAsOutputs(op))
-    return;
-  const SmallVector<int32_t> *out = shapes->dims(op->getResult(0));
-  if (!out)
-    return;
-  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-    const SmallVector<int32_t> *in = shapes->dims(operand);
-    auto type = dyn_cast<RankedTensorType>(operand.getType());
-    if (!in || !type || in->size() > out->size())
-      continue;
-    size_t offset = out->size() - in->size();
-    for (size_t d = 0; d < in->size(); ++d) {
-      int32_t x = (*in)[d], y = (*out)[offset + d];
-      // Equal expressions, or a 1 in the type, which the kernel broadcasts.
-      // (A dim without an expression was declined by the claim.)
-      if (x == y || type.getDimSize(int64_t(d)) == 1 || x == kUnknownDim || y == kUnknownDim)
-        continue;
-      auto check = std::make_unique<fb::DimCheckT>();
-      check->a = planDim(x);
-      check->b = planDim(y);
-      check->what = "node '" + onnxNodeName(op) + "' input " + std::to_string(i) + " dim " +
-                    std::to_string(d) + " (" + shapes->print(x) + ") and output dim " +
-                    std::to_string(offset + d) + " (" + shapes->print(y) + ")";
-      plan.checks.push_back(std::move(check));
-    }
+  for (const AssumedEqualDims &assumed : assumedEqualDims(op, *shapes)) {
+    auto check = std::make_unique<fb::DimCheckT>();
+    check->a = planDim(assumed.input);
+    check->b = planDim(assumed.output);
+    check->what = assumed.describe(op, *shapes);
+    plan.checks.push_back(std::move(check));
   }
 }
 
@@ -692,7 +508,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
 
   // Signature and input buffers.
   shapes = std::make_unique<SymbolicShapes>(fn);
-  refineStaticTypes();
+  refineStaticResultTypes(fn, *shapes);
   // The signature of a partition input or output; null when a dim has no
   // expression.
   auto signatureOf = [&](Value value, std::string name) -> std::unique_ptr<fb::TensorSignatureT> {

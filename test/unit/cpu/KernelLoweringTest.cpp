@@ -16,6 +16,7 @@
 
 #include "providers/cpu/compile/KernelPipeline.h"
 #include "compiler/Lowering/LowerToLinalg.h"
+#include "test/unit/common/ElementwiseCases.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -1286,127 +1287,33 @@ TEST(KernelLowering, HalfConversionsRoundToNearestEven) {
 // Claim honesty: what the predicate accepts compiles and runs
 //===----------------------------------------------------------------------===//
 
-struct OpForm {
-  const char *name;
-  int inputs; // -1: variadic (tried with 3)
-  const char *attrs;
-  enum { Same, Compare, Where, Cast, Clip, PowMixed, Classify } kind;
-};
-
-// The last, float8, is a type the lowering refuses.
-const char *typeName(int t) {
-  static const char *names[] = {"f32", "f64", "i8",   "i32",  "i64",  "ui8",  "i1",
-                                "i16", "f16", "ui16", "ui32", "ui64", "bf16", "f8E4M3FN"};
-  return names[t];
-}
-int onnxCode(int t) {
-  static const int codes[] = {1, 11, 3, 6, 7, 2, 9, 5, 10, 4, 12, 13, 16, 17};
-  return codes[t];
-}
-constexpr int kTypes = 14;
-constexpr int kF8 = 13;
+using ortc::testing::kF8;
+using ortc::testing::kTypes;
+using ortc::testing::typeName;
 
 TEST(KernelLowering, EveryAcceptedOpAndTypeCompilesAndRuns) {
-  const std::vector<OpForm> forms = {
-      {"Add", 2, "", OpForm::Same},          {"Sub", 2, "", OpForm::Same},
-      {"Mul", 2, "", OpForm::Same},          {"Div", 2, "", OpForm::Same},
-      {"Pow", 2, "", OpForm::Same},          {"Pow", 2, "", OpForm::PowMixed},
-      {"Sqrt", 1, "", OpForm::Same},         {"Exp", 1, "", OpForm::Same},
-      {"Log", 1, "", OpForm::Same},          {"Neg", 1, "", OpForm::Same},
-      {"Abs", 1, "", OpForm::Same},          {"Reciprocal", 1, "", OpForm::Same},
-      {"Floor", 1, "", OpForm::Same},        {"Ceil", 1, "", OpForm::Same},
-      {"Relu", 1, "", OpForm::Same},         {"LeakyRelu", 1, " {alpha = 0.2 : f32}", OpForm::Same},
-      {"Elu", 1, "", OpForm::Same},          {"Selu", 1, "", OpForm::Same},
-      {"Sigmoid", 1, "", OpForm::Same},      {"HardSigmoid", 1, "", OpForm::Same},
-      {"HardSwish", 1, "", OpForm::Same},    {"Softplus", 1, "", OpForm::Same},
-      {"Tanh", 1, "", OpForm::Same},         {"Erf", 1, "", OpForm::Same},
-      {"Sin", 1, "", OpForm::Same},          {"Cos", 1, "", OpForm::Same},
-      {"Gelu", 1, "", OpForm::Same},         {"Gelu", 1, " {approximate = \"tanh\"}", OpForm::Same},
-      {"Clip", 3, "", OpForm::Clip},         {"Max", -1, "", OpForm::Same},
-      {"Min", -1, "", OpForm::Same},         {"Sum", -1, "", OpForm::Same},
-      {"Mean", -1, "", OpForm::Same},        {"Mod", 2, "", OpForm::Same},
-      {"Mod", 2, " {fmod = 1 : i64}", OpForm::Same},
-      {"Equal", 2, "", OpForm::Compare},     {"Less", 2, "", OpForm::Compare},
-      {"Greater", 2, "", OpForm::Compare},   {"LessOrEqual", 2, "", OpForm::Compare},
-      {"GreaterOrEqual", 2, "", OpForm::Compare},
-      {"Not", 1, "", OpForm::Same},          {"And", 2, "", OpForm::Same},
-      {"Or", 2, "", OpForm::Same},           {"Xor", 2, "", OpForm::Same},
-      {"Where", 3, "", OpForm::Where},       {"Identity", 1, "", OpForm::Same},
-      {"Cast", 1, "", OpForm::Cast},
-      {"BitShift", 2, " {direction = \"LEFT\"}", OpForm::Same},
-      {"BitShift", 2, " {direction = \"RIGHT\"}", OpForm::Same},
-      {"BitwiseAnd", 2, "", OpForm::Same},   {"BitwiseOr", 2, "", OpForm::Same},
-      {"BitwiseXor", 2, "", OpForm::Same},   {"BitwiseNot", 1, "", OpForm::Same},
-      {"Sign", 1, "", OpForm::Same},         {"Round", 1, "", OpForm::Same},
-      {"Tan", 1, "", OpForm::Same},          {"Asin", 1, "", OpForm::Same},
-      {"Acos", 1, "", OpForm::Same},         {"Atan", 1, "", OpForm::Same},
-      {"Sinh", 1, "", OpForm::Same},         {"Cosh", 1, "", OpForm::Same},
-      {"Asinh", 1, "", OpForm::Same},        {"Acosh", 1, "", OpForm::Same},
-      {"Atanh", 1, "", OpForm::Same},        {"Celu", 1, "", OpForm::Same},
-      {"ThresholdedRelu", 1, "", OpForm::Same}, {"Shrink", 1, "", OpForm::Same},
-      {"Softsign", 1, "", OpForm::Same},     {"Mish", 1, "", OpForm::Same},
-      {"Swish", 1, "", OpForm::Same},        {"PRelu", 2, "", OpForm::Same},
-      {"IsInf", 1, "", OpForm::Classify},    {"IsNaN", 1, "", OpForm::Classify},
-      {"BitCast", 1, "", OpForm::Cast},      {"SwiGLU", 2, "", OpForm::Same},
-  };
 
-  // Every form at every element type (Cast: every pair), each its own kernel.
-  struct Candidate {
-    std::string kernel, text, opName;
-    int inType, outType, inputs;
-    std::string extraInType; // PowMixed exponent / Where condition
+  // Every case of ElementwiseCases.h as a kernel of its own.
+  struct Candidate : ortc::testing::ElementwiseCase {
+    std::string text;
   };
   std::vector<Candidate> candidates;
-  int id = 0;
-  for (const OpForm &form : forms) {
-    for (int t = 0; t < kTypes; ++t) {
-      for (int u = 0; u < (form.kind == OpForm::Cast ? kTypes : 1); ++u) {
-        Candidate c;
-        c.kernel = "k" + std::to_string(id++) + "_" + form.name;
-        c.opName = std::string("onnx.") + form.name;
-        c.inputs = form.inputs < 0 ? 3 : form.inputs;
-        std::string T = typeName(t);
-        std::string resultT = form.kind == OpForm::Compare || form.kind == OpForm::Classify
-                                  ? "i1"
-                              : form.kind == OpForm::Cast  ? std::string(typeName(u))
-                                                           : T;
-        std::vector<std::string> inTypes(c.inputs, T);
-        if (form.kind == OpForm::Where)
-          inTypes[0] = "i1";
-        if (form.kind == OpForm::PowMixed)
-          inTypes[1] = "i32";
-        std::string attrs = form.attrs;
-        if (form.kind == OpForm::Cast)
-          attrs = " {to = " + std::to_string(onnxCode(u)) + " : i64}";
-        // Inputs ?x5 except the last, 5 (broadcast); Clip's bounds are scalars.
-        auto shapeOf = [&](int i) -> std::string {
-          if (form.kind == OpForm::Clip && i > 0)
-            return "";
-          return (i + 1 == c.inputs && c.inputs > 1) ? "5x" : "?x5x";
-        };
-        std::string sig, body, operands, types;
-        for (int i = 0; i < c.inputs; ++i) {
-          std::string m = "memref<" + shapeOf(i) + inTypes[i] + ">";
-          std::string tt = "tensor<" + shapeOf(i) + inTypes[i] + ">";
-          sig += "%a" + std::to_string(i) + ": " + m + ", ";
-          body += "  %t" + std::to_string(i) + " = bufferization.to_tensor %a" + std::to_string(i) +
-                  " restrict : " + m + " to " + tt + "\n";
-          operands += (i ? ", %t" : "%t") + std::to_string(i);
-          types += (i ? ", " : "") + tt;
-        }
-        std::string outM = "memref<?x5x" + resultT + ">", outT = "tensor<?x5x" + resultT + ">";
-        c.text = "func.func @" + c.kernel + "(" + sig + "%out: " + outM +
-                 ") attributes {ortc.kernel} {\n" + body + "  %r = \"" + c.opName + "\"(" +
-                 operands + ")" + attrs + " : (" + types + ") -> " + outT + "\n" +
-                 "  bufferization.materialize_in_destination %r in restrict writable %out : (" +
-                 outT + ", " + outM + ") -> ()\n  return\n}\n";
-        c.inType = t;
-        c.outType = form.kind == OpForm::Compare || form.kind == OpForm::Classify ? 6
-                    : form.kind == OpForm::Cast                                  ? u
-                                                                                 : t;
-        candidates.push_back(c);
-      }
+  for (const ortc::testing::ElementwiseCase &e : ortc::testing::elementwiseCases()) {
+    Candidate c;
+    static_cast<ortc::testing::ElementwiseCase &>(c) = e;
+    std::string sig, body;
+    for (int i = 0; i < c.inputs; ++i) {
+      std::string m = "memref<" + c.inShapes[i] + c.inTypes[i] + ">";
+      sig += "%a" + std::to_string(i) + ": " + m + ", ";
+      body += "  %t" + std::to_string(i) + " = bufferization.to_tensor %a" + std::to_string(i) +
+              " restrict : " + m + " to " + c.tensorType(i) + "\n";
     }
+    std::string outM = "memref<?x5x" + c.resultType + ">", outT = "tensor<?x5x" + c.resultType + ">";
+    c.text = "func.func @" + c.kernel + "(" + sig + "%out: " + outM +
+             ") attributes {ortc.kernel} {\n" + body + c.opText("t", "r") +
+             "  bufferization.materialize_in_destination %r in restrict writable %out : (" + outT +
+             ", " + outM + ") -> ()\n  return\n}\n";
+    candidates.push_back(c);
   }
 
   // Ask the predicate about each op, in a context that only parses.

@@ -1,0 +1,174 @@
+//===- CudaClaims.cpp - what the CUDA EP runs -----------------------------===//
+
+#include "providers/cuda/compile/CudaClaims.h"
+
+#include "providers/cuda/compile/KernelGroups.h"
+
+#include "compiler/Lowering/LowerToLinalg.h"
+#include "compiler/Transforms/SymbolicShapes.h"
+#include "dialects/onnx/OnnxSchema.h"
+#include "runtime/ep/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <memory>
+
+using namespace mlir;
+
+namespace ortc::cuda {
+
+namespace {
+
+struct Refusal {
+  RejectedKind kind = RejectedKind::OpType;
+  std::string rejected, accepts, remediation;
+  bool any() const { return !rejected.empty(); }
+};
+
+bool isOp(Operation *op, StringRef name) { return op && op->getName().getStringRef() == name; }
+
+/// The operands a view reads for its shape or axes: constants, or absent.
+bool constantOrAbsent(Value v) {
+  Operation *def = v.getDefiningOp();
+  return isOp(def, "onnx.Constant") || isOp(def, "onnx.NoValue");
+}
+
+const char *kViewOps = "Reshape, Flatten, Squeeze, Unsqueeze";
+
+/// Every operand and result a ranked tensor of an element type the device
+/// buffers hold, with an expression for each dim.
+Refusal checkValues(Operation *op, const SymbolicShapes &shapes) {
+  auto check = [&](Value v, const std::string &what) -> Refusal {
+    if (isOp(v.getDefiningOp(), "onnx.NoValue"))
+      return {};
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t)
+      return {RejectedKind::Shape, what + " is not a ranked tensor", "ranked tensors"};
+    int32_t code = 0;
+    Type e = t.getElementType();
+    if (e.isF32() || e.isF64() || e.isF16() || e.isBF16() || e.isInteger(1))
+      code = 1;
+    else if (auto i = dyn_cast<IntegerType>(e))
+      code = (i.getWidth() == 8 || i.getWidth() == 16 || i.getWidth() == 32 || i.getWidth() == 64);
+    if (!code) {
+      std::string type;
+      llvm::raw_string_ostream(type) << e;
+      return {RejectedKind::DType, what + " has element type " + type,
+              "f32, f64, f16, bf16, bool and 8- to 64-bit integers"};
+    }
+    const SmallVector<int32_t> *dims = shapes.dims(v);
+    if (!dims || llvm::is_contained(*dims, kUnknownDim))
+      return {RejectedKind::Shape,
+              what + " has a dim no shape rule gives as an expression of the inputs' dims",
+              "tensors whose dims the compiler can compute before the run"};
+    return {};
+  };
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (Refusal r = check(v, "input " + std::to_string(i)); r.any())
+      return r;
+  for (auto [i, v] : llvm::enumerate(op->getResults()))
+    if (Refusal r = check(v, "output " + std::to_string(i)); r.any())
+      return r;
+  return {};
+}
+
+Refusal checkElementwise(Operation *op, const SymbolicShapes &shapes) {
+  // A kernel reads an input dim as the output's; where that cannot hold
+  // (SwiGLU, BitCast) a dynamic input dim is refused.
+  if (!readsInputDimsAsOutputs(op))
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && !t.hasStaticShape())
+        return {RejectedKind::Shape,
+                "input " + std::to_string(i) + " has a dynamic dim, which this op's kernel "
+                                              "cannot line up with the output's",
+                "static input shapes for this op"};
+  return {};
+}
+
+KernelCost costOf(Operation *op) {
+  double bytes = 0;
+  for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
+    if (auto t = dyn_cast<RankedTensorType>(v.getType())) {
+      double n = 1;
+      for (int64_t d : t.getShape())
+        n *= ShapedType::isDynamic(d) ? 1 : double(d);
+      n *= std::max<unsigned>(t.getElementTypeBitWidth(), 8) / 8;
+      bytes += n;
+    }
+  KernelCost cost;
+  cost.memoryNs = bytes / 3000.0; // ~3 TB/s of HBM
+  cost.launchNs = 3000;
+  return cost;
+}
+
+} // namespace
+
+bool isCudaViewOp(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  if (name == "onnx.Flatten")
+    return true;
+  if (name == "onnx.Reshape" || name == "onnx.Squeeze" || name == "onnx.Unsqueeze")
+    return op->getNumOperands() < 2 || constantOrAbsent(op->getOperand(1));
+  return false;
+}
+
+KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
+  Operation *op = query.op;
+  auto decline = [&](const Refusal &r) {
+    return KernelMatch::unsupported(
+        query.decline(epName, r.kind, r.rejected, r.accepts, r.remediation));
+  };
+  if (isOp(op, "onnx.Generic")) {
+    std::string schemaDomain = query.domain == "ai.onnx" ? "" : query.domain;
+    const auto *schema = onnx_dialect::lookupOnnxSchema(schemaDomain, query.opType);
+    std::string name = query.domain + "::" + query.opType;
+    if (schema)
+      return decline({RejectedKind::Opset,
+                      "opset " + std::to_string(query.opset) + " of " + name +
+                          " (imported untyped, as onnx.Generic)",
+                      name + " from opset " + std::to_string(schema->compatibleSince),
+                      "re-export the model with opset " +
+                          std::to_string(schema->compatibleSince) + " or newer"});
+    return decline({RejectedKind::Opset, name + " (no typed schema; imported as onnx.Generic)",
+                    "ops with a typed schema in ortc's onnx dialect"});
+  }
+  if (query.domain != "ai.onnx" && query.domain != "ortc")
+    return decline({RejectedKind::Domain, "domain " + query.domain, "ai.onnx and ortc ops"});
+
+  std::unique_ptr<SymbolicShapes> ownShapes;
+  const SymbolicShapes *shapes = query.shapes;
+  if (!shapes) {
+    ownShapes = std::make_unique<SymbolicShapes>(op->getParentOfType<func::FuncOp>());
+    shapes = ownShapes.get();
+  }
+
+  if (isKernelOp(op) || isCudaViewOp(op)) {
+    if (Refusal r = checkValues(op, *shapes); r.any())
+      return decline(r);
+    if (isCudaViewOp(op))
+      return KernelMatch::supported(KernelCost{});
+    if (Refusal r = checkElementwise(op, *shapes); r.any())
+      return decline(r);
+    return KernelMatch::supported(costOf(op));
+  }
+  // An elementwise op whose types or attributes the lowering refuses.
+  if (ElementwiseRefusal r; explainElementwiseRefusal(op, r)) {
+    RejectedKind kind = r.kind == ElementwiseRefusalKind::DType       ? RejectedKind::DType
+                        : r.kind == ElementwiseRefusalKind::Shape     ? RejectedKind::Shape
+                        : r.kind == ElementwiseRefusalKind::Attribute ? RejectedKind::Attribute
+                                                                      : RejectedKind::OpType;
+    return decline({kind, r.rejected, r.accepts});
+  }
+  if (isOp(op, "onnx.Reshape") || isOp(op, "onnx.Squeeze") || isOp(op, "onnx.Unsqueeze"))
+    return decline({RejectedKind::Shape,
+                    "its shape or axes input is computed at run time, not a constant",
+                    "views whose shape or axes are constants"});
+  return decline({RejectedKind::OpType,
+                  "no CUDA kernel for " + query.domain + "::" + query.opType + " yet",
+                  "elementwise ops (fused into generated kernels) and the views " +
+                      std::string(kViewOps),
+                  "add cpu after cuda in --ep (--ep=cuda,cpu) to run it on the CPU EP"});
+}
+
+} // namespace ortc::cuda

@@ -1,0 +1,33 @@
+//===- CudaClaims.h - what the CUDA EP runs --------------------*- C++ -*-===//
+//
+// Exactly what the partition compiler can compile, so that it never finds an
+// ordinary limit after claiming:
+//  - elementwise ops: what onnx-lower-to-linalg lowers (every element type it
+//    takes; f16/bf16 compute in f32), fused into generated kernels, with every
+//    dim of the op's operands and result an expression of the inputs' dims;
+//  - views: Reshape, Flatten, Squeeze and Unsqueeze whose shape or axes
+//    operand is a constant and whose result dims are known; they share
+//    their input's device bytes.
+// Everything else is declined with the reason, for the next EP (`--ep=cuda,cpu`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CUDA_COMPILE_CUDACLAIMS_H
+#define ORTC_PROVIDERS_CUDA_COMPILE_CUDACLAIMS_H
+
+#include "compiler/EP/CompileEp.h"
+
+#include <string>
+
+namespace ortc::cuda {
+
+/// Whether `op` is a view the CUDA EP claims (see above), given it passed
+/// the claim.
+bool isCudaViewOp(mlir::Operation *op);
+
+/// The CUDA EP's answer for one node.
+KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName);
+
+} // namespace ortc::cuda
+
+#endif // ORTC_PROVIDERS_CUDA_COMPILE_CUDACLAIMS_H

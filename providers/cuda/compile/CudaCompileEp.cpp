@@ -1,0 +1,464 @@
+//===- CudaCompileEp.cpp - the compile half of the CUDA EP ----------------===//
+
+#include "providers/cuda/compile/CudaCompileEp.h"
+
+#include "providers/cuda/blob/CudaBlob.h"
+#include "providers/cuda/compile/CudaClaims.h"
+#include "providers/cuda/compile/KernelEmitter.h"
+#include "providers/cuda/compile/KernelGroups.h"
+#include "providers/cuda/compile/Nvrtc.h"
+#include "providers/cuda/compile/Passes.h"
+
+#include "compiler/Lowering/LowerToLinalg.h"
+#include "compiler/Lowering/Passes.h"
+#include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/SymbolicShapes.h"
+#include "runtime/ep/Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <sstream>
+
+using namespace mlir;
+
+namespace ortc::cuda {
+
+namespace {
+
+constexpr uint64_t kWeightAlignment = 64;
+/// Blocks of one elementwise launch at most (the grid's x limit); each thread
+/// computes one element.
+constexpr uint32_t kMaxBlocks = 2147483647u;
+
+class CudaCompiledPartition final : public CompiledPartition {
+public:
+  std::vector<char> blob;
+  std::string notes;
+  std::string archs;
+};
+
+/// Builds one partition's plan, kernels and weights.
+class PartitionCompiler {
+public:
+  PartitionCompiler(func::FuncOp fn, const CudaCompileOptions &options)
+      : fn(fn), options(options) {}
+  FailureOr<std::unique_ptr<CudaCompiledPartition>> run();
+
+private:
+  /// `value`'s shape as the plan writes it: a dim >= 0, or -(k + 1) for dim
+  /// node k; nullopt when a dim has no expression (a claim bug).
+  std::optional<std::vector<int64_t>> planShape(Value value) const;
+  int64_t planDim(int32_t id) const {
+    std::optional<int64_t> constant = shapes->table().constantValue(id);
+    return constant ? *constant : -(int64_t(id) + 1);
+  }
+  int addBuffer(fb::BufferKind kind, Value value, std::string name);
+  /// The buffer of `value`: made earlier, or a weight for a constant; -1
+  /// when neither (a claim bug).
+  int bufferFor(Value value);
+  int newStep(fb::StepKind kind, std::string node);
+  LogicalResult emitKernel(const KernelGroup &group);
+  LogicalResult emitView(Operation *op);
+  LogicalResult compileKernels(std::string &source, CudaBlobParts &parts, std::string &notes);
+
+  func::FuncOp fn;
+  const CudaCompileOptions &options;
+  std::unique_ptr<SymbolicShapes> shapes;
+  fb::PlanT plan;
+  std::vector<char> weights;
+  llvm::DenseMap<Value, int> buffers;
+  OwningOpRef<ModuleOp> kernels;
+  std::vector<std::string> kernelNames;
+};
+
+std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) const {
+  auto tensor = cast<RankedTensorType>(value.getType());
+  const SmallVector<int32_t> *dims = shapes->dims(value);
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < tensor.getRank(); ++i) {
+    if (!tensor.isDynamicDim(i)) {
+      shape.push_back(tensor.getDimSize(i));
+      continue;
+    }
+    int32_t id = dims ? (*dims)[i] : kUnknownDim;
+    if (id == kUnknownDim)
+      return std::nullopt;
+    shape.push_back(planDim(id));
+  }
+  return shape;
+}
+
+int PartitionCompiler::addBuffer(fb::BufferKind kind, Value value, std::string name) {
+  std::optional<std::vector<int64_t>> shape = planShape(value);
+  if (!shape)
+    return -1;
+  auto buffer = std::make_unique<fb::BufferT>();
+  buffer->kind = kind;
+  buffer->element_type = onnxElementCode(cast<RankedTensorType>(value.getType()).getElementType());
+  bool symbolic = false;
+  uint64_t count = 1;
+  for (int64_t d : *shape) {
+    symbolic |= d < 0;
+    count *= d < 0 ? 1 : uint64_t(d);
+  }
+  buffer->size = symbolic ? 0 : count * elementSize(ElementType(buffer->element_type));
+  buffer->shape = std::move(*shape);
+  buffer->name = std::move(name);
+  plan.buffers.push_back(std::move(buffer));
+  return int(plan.buffers.size() - 1);
+}
+
+int PartitionCompiler::bufferFor(Value value) {
+  auto found = buffers.find(value);
+  if (found != buffers.end())
+    return found->second;
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getName().getStringRef() != "onnx.Constant")
+    return -1;
+  std::optional<std::vector<char>> bytes = constantBytes(def);
+  if (!bytes)
+    return -1;
+  int id = addBuffer(fb::BufferKind::Weight, value, "constant");
+  if (id < 0)
+    return -1;
+  uint64_t offset = (weights.size() + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment;
+  weights.resize(offset);
+  weights.insert(weights.end(), bytes->begin(), bytes->end());
+  plan.buffers[id]->offset = offset;
+  plan.buffers[id]->size = bytes->size();
+  buffers[value] = id;
+  return id;
+}
+
+int PartitionCompiler::newStep(fb::StepKind kind, std::string node) {
+  auto step = std::make_unique<fb::StepT>();
+  step->kind = kind;
+  step->node = std::move(node);
+  plan.steps.push_back(std::move(step));
+  return int(plan.steps.size() - 1);
+}
+
+LogicalResult PartitionCompiler::emitKernel(const KernelGroup &group) {
+  std::string name = fn.getSymName().str() + "_k" + std::to_string(kernelNames.size());
+  buildKernelFunction(group, *kernels, name);
+  std::string nodes;
+  for (Operation *op : group.ops) {
+    nodes += (nodes.empty() ? "" : ",") + onnxNodeName(op);
+    for (const AssumedEqualDims &assumed : assumedEqualDims(op, *shapes)) {
+      auto check = std::make_unique<fb::DimCheckT>();
+      check->a = planDim(assumed.input);
+      check->b = planDim(assumed.output);
+      check->what = assumed.describe(op, *shapes);
+      plan.checks.push_back(std::move(check));
+    }
+  }
+  int index = newStep(fb::StepKind::Launch, nodes);
+  fb::StepT &step = *plan.steps[index];
+  step.kernel = uint32_t(kernelNames.size());
+  step.threads_per_block = kElementwiseThreadsPerBlock;
+  step.max_blocks = kMaxBlocks;
+  kernelNames.push_back(name);
+  for (Value v : group.inputs) {
+    int id = bufferFor(v);
+    if (id < 0)
+      return group.ops.front()->emitError("cuda_ep: a kernel input has no buffer (a claim bug)");
+    step.inputs.push_back(id);
+  }
+  for (Value v : group.outputs) {
+    int id = addBuffer(fb::BufferKind::Arena, v, onnxNodeName(v.getDefiningOp()));
+    if (id < 0)
+      return group.ops.front()->emitError("cuda_ep: a dim of a kernel output has no expression");
+    buffers[v] = id;
+    step.outputs.push_back(id);
+  }
+  return success();
+}
+
+LogicalResult PartitionCompiler::emitView(Operation *op) {
+  int source = bufferFor(op->getOperand(0));
+  if (source < 0)
+    return op->emitError("cuda_ep: the input of view '") << onnxNodeName(op) << "' has no buffer";
+  int id = addBuffer(fb::BufferKind::Alias, op->getResult(0), onnxNodeName(op));
+  if (id < 0)
+    return op->emitError("cuda_ep: a dim of view '") << onnxNodeName(op) << "' has no expression";
+  // Views of views share the first one's bytes.
+  while (plan.buffers[source]->kind == fb::BufferKind::Alias)
+    source = plan.buffers[source]->alias_of;
+  plan.buffers[id]->alias_of = source;
+  buffers[op->getResult(0)] = id;
+  return success();
+}
+
+LogicalResult PartitionCompiler::compileKernels(std::string &source, CudaBlobParts &parts,
+                                                std::string &notes) {
+  PassManager pm(fn.getContext());
+  OnnxLowerToLinalgOptions lower;
+  lower.failOnUnlowered = true;
+  pm.addNestedPass<func::FuncOp>(createOnnxLowerToLinalg(lower));
+  pm.addPass(createCudaEmitKernelSource());
+  if (failed(pm.run(*kernels)))
+    return fn.emitError("cuda_ep: generating the kernels of ") << fn.getSymName() << " failed";
+  source = kernelPrelude();
+  for (const std::string &name : kernelNames) {
+    auto kernel = kernels->lookupSymbol<func::FuncOp>(name);
+    source += "\n" + kernel->getAttrOfType<StringAttr>("ortc.cuda.source").getValue().str();
+  }
+  for (const std::string &name : kernelNames) {
+    auto k = std::make_unique<fb::KernelT>();
+    k->name = name;
+    plan.kernels.push_back(std::move(k));
+  }
+  if (kernelNames.empty())
+    return success();
+
+  std::string unit = fn.getSymName().str() + ".cu";
+  for (auto [i, arch] : llvm::enumerate(options.archs)) {
+    CudaBinary binary;
+    std::string error;
+    if (!compileCuda(source, unit, arch, binary, error))
+      return fn.emitError("cuda_ep: ") << error;
+    auto cubin = std::make_unique<fb::CubinT>();
+    cubin->arch = uint32_t(arch.major * 10 + arch.minor);
+    cubin->offset = parts.cubins.size();
+    cubin->size = binary.cubin.size();
+    parts.cubins.insert(parts.cubins.end(), binary.cubin.begin(), binary.cubin.end());
+    plan.cubins.push_back(std::move(cubin));
+    if (i != 0)
+      continue;
+    // PTX of the oldest architecture asked for runs on every newer GPU.
+    parts.ptx = binary.ptx;
+    plan.ptx_arch = uint32_t(arch.major * 10 + arch.minor);
+    int64_t spills = 0;
+    int maxRegisters = 0;
+    for (const KernelResources &r : parsePtxasReport(binary.log)) {
+      spills += r.spillStores + r.spillLoads;
+      maxRegisters = std::max(maxRegisters, r.registers);
+      for (auto &k : plan.kernels)
+        if (k->name == r.kernel) {
+          k->registers = r.registers;
+          k->spill_bytes = r.spillStores + r.spillLoads;
+        }
+    }
+    std::ostringstream text;
+    text << kernelNames.size() << " kernel(s), at most " << maxRegisters << " registers, "
+         << spills << " spill bytes (" << arch.name() << ")";
+    notes = text.str();
+  }
+  return success();
+}
+
+FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
+  kernels = ModuleOp::create(fn.getLoc());
+  plan.format_version = kCudaPlanFormatVersion;
+  plan.ep_name = kCudaEpName;
+  plan.ep_version = kCudaEpVersion;
+  plan.kernel_abi = kCudaKernelAbi;
+  plan.compiler_versions = std::string("ortc ") + kCudaEpVersion + ", NVRTC " + nvrtcVersion();
+  plan.partition_name = fn.getSymName().str();
+
+  shapes = std::make_unique<SymbolicShapes>(fn);
+  refineStaticResultTypes(fn, *shapes);
+  auto signatureOf = [&](Value value, std::string name) -> std::unique_ptr<fb::TensorSignatureT> {
+    std::optional<std::vector<int64_t>> shape = planShape(value);
+    if (!shape)
+      return nullptr;
+    auto sig = std::make_unique<fb::TensorSignatureT>();
+    sig->name = std::move(name);
+    sig->element_type = onnxElementCode(cast<RankedTensorType>(value.getType()).getElementType());
+    sig->shape = std::move(*shape);
+    return sig;
+  };
+  for (BlockArgument arg : fn.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      return fn.emitError("cuda_ep: partition input ") << arg.getArgNumber() << " is not a tensor";
+    std::string name = "input" + std::to_string(arg.getArgNumber());
+    plan.inputs.push_back(signatureOf(arg, name));
+    int id = plan.inputs.back() ? addBuffer(fb::BufferKind::Input, arg, name) : -1;
+    if (id < 0)
+      return fn.emitError("cuda_ep: a dim of partition input ")
+             << arg.getArgNumber() << " has no expression";
+    plan.buffers[id]->index = arg.getArgNumber();
+    buffers[arg] = id;
+  }
+
+  // Steps in program order; a kernel runs at its group's last member.
+  std::vector<KernelGroup> groups = formKernelGroups(fn, *shapes);
+  llvm::DenseMap<Operation *, size_t> groupEndingAt;
+  for (auto [i, group] : llvm::enumerate(groups))
+    groupEndingAt[group.last()] = i;
+  for (Operation &op : fn.getBody().front().without_terminator()) {
+    StringRef opName = op.getName().getStringRef();
+    if (opName == "onnx.Constant" || opName == "onnx.NoValue")
+      continue;
+    if (isKernelOp(&op)) {
+      auto ending = groupEndingAt.find(&op);
+      if (ending != groupEndingAt.end() && failed(emitKernel(groups[ending->second])))
+        return failure();
+      continue;
+    }
+    if (isCudaViewOp(&op)) {
+      if (failed(emitView(&op)))
+        return failure();
+      continue;
+    }
+    return op.emitError("cuda_ep: node '")
+           << onnxNodeName(&op) << "' was placed on cuda_ep, which has no kernel for it (a claim bug)";
+  }
+
+  // Outputs: a kernel's result lands in the caller's buffer directly;
+  // anything else (an input, a weight, a view, a value returned twice) is
+  // copied there.
+  Operation *terminator = fn.getBody().front().getTerminator();
+  llvm::SmallPtrSet<Value, 8> returned;
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
+    std::string name = "output" + std::to_string(i);
+    plan.outputs.push_back(signatureOf(value, name));
+    int id = plan.outputs.back() ? bufferFor(value) : -1;
+    if (id < 0)
+      return fn.emitError("cuda_ep: partition output ") << i << " has no buffer";
+    fb::BufferT &buffer = *plan.buffers[id];
+    if (buffer.kind == fb::BufferKind::Arena && returned.insert(value).second) {
+      buffer.kind = fb::BufferKind::Output;
+      buffer.index = uint32_t(i);
+      continue;
+    }
+    int out = addBuffer(fb::BufferKind::Output, value, name);
+    plan.buffers[out]->index = uint32_t(i);
+    int step = newStep(fb::StepKind::Copy, name);
+    plan.steps[step]->inputs.push_back(id);
+    plan.steps[step]->outputs.push_back(out);
+  }
+  plan.symbols = shapes->symbolNames();
+  for (const DimNode &n : shapes->table().nodes())
+    plan.dims.push_back(fb::DimNode(uint8_t(n.op), n.a, n.b));
+
+  CudaBlobParts parts;
+  std::string notes;
+  if (failed(compileKernels(parts.source, parts, notes)))
+    return failure();
+  parts.weights = std::move(weights);
+  Result<std::vector<char>> blob = writeCudaBlob(plan, parts);
+  if (!blob.isOk())
+    return fn.emitError("cuda_ep: ") << blob.status().message();
+  auto compiled = std::make_unique<CudaCompiledPartition>();
+  compiled->blob = blob.takeValue();
+  compiled->notes = notes.empty() ? "no kernels (views and copies only)" : notes;
+  for (const CudaArch &arch : options.archs)
+    compiled->archs += (compiled->archs.empty() ? "" : ",") + arch.name();
+  return compiled;
+}
+
+class CudaCompileEp final : public CompileEp {
+public:
+  explicit CudaCompileEp(CudaCompileOptions options) : options_(std::move(options)) {
+    identity_ = EpIdentity{kCudaEpName, DeviceType::Cuda, 0};
+  }
+  const EpIdentity &identity() const override { return identity_; }
+  KernelMatch supportsOp(const NodeQuery &query) const override {
+    return matchCudaOp(query, name());
+  }
+  /// Everything it supports, whatever the cost model says: a user who puts
+  /// cuda before cpu in --ep wants the GPU to run what it can (as
+  /// onnxruntime's CUDA EP does).
+  std::vector<Operation *> claimNodes(func::FuncOp graph) const override {
+    SymbolicShapes shapes(graph);
+    std::vector<Operation *> claimed;
+    for (Operation &op : graph.getBody().front().without_terminator()) {
+      if (!isPlaceableOp(&op))
+        continue;
+      NodeQuery query = NodeQuery::fromOp(&op);
+      query.shapes = &shapes;
+      if (supportsOp(query).isSupported())
+        claimed.push_back(&op);
+    }
+    return claimed;
+  }
+  std::vector<std::string> contextSourceKeys() const override { return {kCudaContextSource}; }
+
+  FailureOr<std::unique_ptr<CompiledPartition>> compilePartition(func::FuncOp partition) override {
+    PartitionCompiler compiler(partition, options_);
+    FailureOr<std::unique_ptr<CudaCompiledPartition>> compiled = compiler.run();
+    if (failed(compiled))
+      return failure();
+    return std::unique_ptr<CompiledPartition>(std::move(*compiled));
+  }
+
+  FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) override {
+    const auto &cuda = static_cast<const CudaCompiledPartition &>(compiled);
+    EpContextBlob out;
+    out.source = kCudaContextSource;
+    out.hardwareArchitecture = cuda.archs;
+    out.epSdkVersion = std::string("ortc cuda_ep ") + kCudaEpVersion + " (kernel abi " +
+                       std::to_string(kCudaKernelAbi) + ", NVRTC " + nvrtcVersion() + ")";
+    out.notes = cuda.notes;
+    out.bytes = cuda.blob;
+    return out;
+  }
+
+private:
+  EpIdentity identity_;
+  CudaCompileOptions options_;
+};
+
+} // namespace
+
+bool parseArchList(const std::string &text, std::vector<CudaArch> &out, std::string &error) {
+  out.clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos
+                                                                     : comma - start);
+    std::optional<CudaArch> arch = parseCudaArch(item);
+    if (!arch) {
+      error = "'" + item + "' is not a CUDA architecture (sm_50 or newer, e.g. sm_90)";
+      return false;
+    }
+    if (!llvm::is_contained(out, *arch))
+      out.push_back(*arch);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  // PTX comes from the first, which should be the oldest.
+  llvm::sort(out, [](const CudaArch &a, const CudaArch &b) {
+    return a.major * 10 + a.minor < b.major * 10 + b.minor;
+  });
+  return !out.empty();
+}
+
+std::unique_ptr<CompileEp> createCudaCompileEp(const CudaCompileOptions &options) {
+  return std::make_unique<CudaCompileEp>(options);
+}
+
+CompileEpPlugin cudaCompileEpPlugin() {
+  CompileEpPlugin plugin;
+  plugin.name = kCudaEpName;
+  plugin.aliases = {"cuda"};
+  plugin.summary = "fused elementwise CUDA kernels from NVRTC (cubins + PTX), one blob per partition";
+  plugin.options = {
+      {"arch", "LIST",
+       "The GPU architectures to build cubins for, comma separated (sm_80,sm_90); the "
+       "blob also holds PTX for the oldest, which newer GPUs JIT-compile.",
+       "sm_90"},
+  };
+  plugin.create = [](const EpOptionMap &options, std::string &error) -> std::unique_ptr<CompileEp> {
+    CudaCompileOptions cudaOptions;
+    auto arch = options.find("arch");
+    if (arch != options.end() && !parseArchList(arch->second, cudaOptions.archs, error)) {
+      error = "cuda_ep: option arch='" + arch->second + "': " + error;
+      return nullptr;
+    }
+    return createCudaCompileEp(cudaOptions);
+  };
+  plugin.registerPasses = [](mlir::DialectRegistry &) { registerOrtcCudaPasses(); };
+  plugin.usedByDefault = false;
+  return plugin;
+}
+
+} // namespace ortc::cuda

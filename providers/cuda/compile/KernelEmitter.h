@@ -1,0 +1,60 @@
+//===- KernelEmitter.h - CUDA C++ for one fused elementwise kernel -*- C++ -*-===//
+//
+// Input: a kernel function after onnx-lower-to-linalg,
+//
+//   func.func @p0_k0(%x: tensor<?x512xf16>, %b: tensor<512xf16>) -> tensor<?x512xf16>
+//       attributes {ortc.cuda.kernel} {
+//     %e = tensor.empty(...)
+//     %s = linalg.generic {...} ins(%x, %b ...) outs(%e ...)   // add, in f32
+//     %r = linalg.generic {...} ins(%s ...) outs(...)          // relu
+//     return %r
+//   }
+//
+// whose all-parallel generics share one iteration space: the shape of the
+// first result. Output: one `extern "C" __global__` function of that name,
+//
+//   void p0_k0(const unsigned short *__restrict__ a0, ...,  // inputs
+//              unsigned short *__restrict__ r0, ...,        // results
+//              p0_k0_dims d)                                // every dim
+//
+// in which each thread computes one element of the space: the generics' bodies run in order in registers (a value one generic
+// yields feeds the next as a scalar), each input is read through its
+// indexing map (numpy broadcasting), and each result is stored. `d.v` holds
+// the dims of every parameter in order (inputs, then results; rank-0
+// parameters hold none), filled by the runtime from the buffers' shapes;
+// static dims are also compiled in as constants. Element types are stored
+// as in memory: f16/bf16 as their 16 bits (the bodies widen them with
+// integer code), bool as one byte. Under ORTC_HOST_EMULATION the source
+// also defines `void NAME__emulate(void **args)`, which unpacks
+// cuLaunchKernel-style arguments for the host test double.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CUDA_COMPILE_KERNELEMITTER_H
+#define ORTC_PROVIDERS_CUDA_COMPILE_KERNELEMITTER_H
+
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::func {
+class FuncOp;
+}
+
+namespace ortc::cuda {
+
+/// Threads per block of every elementwise kernel the emitter writes (its
+/// __launch_bounds__); the plan launches them so.
+constexpr int kElementwiseThreadsPerBlock = 256;
+
+/// What every emitted translation unit starts with: the few definitions
+/// NVRTC needs without headers (and the host emulation replaces).
+std::string kernelPrelude();
+
+/// The CUDA C++ of `kernel` (see above), or failure with an error on the
+/// op it cannot emit.
+mlir::FailureOr<std::string> emitElementwiseKernel(mlir::func::FuncOp kernel);
+
+} // namespace ortc::cuda
+
+#endif // ORTC_PROVIDERS_CUDA_COMPILE_KERNELEMITTER_H

@@ -1,0 +1,28 @@
+//===- Passes.h - the CUDA EP's passes --------------------------*- C++ -*-===//
+//
+// Declared in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CUDA_COMPILE_PASSES_H
+#define ORTC_PROVIDERS_CUDA_COMPILE_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+#include <memory>
+
+namespace mlir {
+class ModuleOp;
+}
+
+namespace ortc::cuda {
+
+#define GEN_PASS_DECL
+#include "providers/cuda/compile/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "providers/cuda/compile/Passes.h.inc"
+
+} // namespace ortc::cuda
+
+#endif // ORTC_PROVIDERS_CUDA_COMPILE_PASSES_H

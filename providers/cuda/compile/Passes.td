@@ -1,0 +1,50 @@
+//===- Passes.td - the CUDA EP's passes --------------------*- tablegen -*-===//
+//
+// The passes that take a CUDA partition to CUDA C++: fused kernels are
+// outlined from the partition (cuda-outline-kernels), lowered by the generic
+// onnx-lower-to-linalg, and translated (cuda-emit-kernel-source).
+// CudaCompileEp.cpp runs the same steps; lit tests in test/lit/cuda/.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CUDA_COMPILE_PASSES
+#define ORTC_PROVIDERS_CUDA_COMPILE_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def CudaOutlineKernels : Pass<"cuda-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Group elementwise chains into fused kernels, one function each";
+  let description = [{
+    In every function without `ortc.cuda.kernel`, the top-level elementwise
+    ops (those onnx-lower-to-linalg lowers) are grouped as KernelGroups.h
+    says: an op joins the open group when its result has the group's type
+    and symbolic dims and it reads a value the group makes or a
+    non-constant value a member reads; a group closes before any other op
+    reads one of its values. Each group becomes
+    `func.func private @<fn>_k<N>` with `ortc.cuda.kernel`, taking the
+    values it reads from outside (splat constants are cloned in; other
+    constants stay arguments, read from memory as weights) and returning
+    those used after it; the members are replaced by one `func.call` placed
+    at the last member.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+  let statistics = [
+    Statistic<"numKernels", "num-kernels", "Number of kernels outlined">,
+    Statistic<"numFused", "num-fused", "Number of ops placed in kernels">
+  ];
+}
+
+def CudaEmitKernelSource : Pass<"cuda-emit-kernel-source", "mlir::ModuleOp"> {
+  let summary = "Translate each lowered kernel function into CUDA C++";
+  let description = [{
+    Every `ortc.cuda.kernel` function, after onnx-lower-to-linalg, gets
+    `ortc.cuda.source`: its `extern "C" __global__` CUDA C++
+    (KernelEmitter.h: one thread per element of the iteration space, the
+    generics' bodies evaluated in registers, inputs read through their
+    indexing maps, sizes from a by-value struct of dims). A kernel with an
+    op the emitter cannot translate is an error naming the op and the
+    kernel, and the pass fails.
+  }];
+}
+
+#endif // ORTC_PROVIDERS_CUDA_COMPILE_PASSES

@@ -1,0 +1,103 @@
+//===- CudaDevice.h - what the CUDA EP's runtime asks of a device -*- C++ -*-===//
+//
+// The CUDA EP runs its plans on a CudaDevice: memory, transfers and kernel
+// launches ordered on one stream, and modules loaded from the blob. Two
+// implementations:
+//  - openDriverDevice: a GPU through the CUDA driver API, loaded with dlopen
+//    (libcuda.so.1) so the runtime links no CUDA library and builds, loads
+//    and reports clearly where there is no driver;
+//  - openEmulatedDevice: a test double that runs the same emitted CUDA C++
+//    on the host (the kernel source is compiled with the host C++ compiler
+//    against emulation/HostEmulation.h and each block's threads run as
+//    cooperating fibers). It exists to catch wrong indexing and missing
+//    barriers without a GPU; it is not the product.
+// Plain C++17; errors are values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CUDA_RUNTIME_CUDADEVICE_H
+#define ORTC_PROVIDERS_CUDA_RUNTIME_CUDADEVICE_H
+
+#include "runtime/ep/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ortc::cuda {
+
+/// The code of one partition as the blob holds it. A device takes what it
+/// can run: the driver the cubin for its compute capability, else the PTX
+/// (JIT-compiled by the driver) when its virtual architecture is not newer
+/// than the device; the emulator the source.
+struct ModuleImage {
+  struct Cubin {
+    int arch = 0; // 90 for sm_90
+    const char *data = nullptr;
+    size_t size = 0;
+  };
+  std::vector<Cubin> cubins;
+  int ptxArch = 0;          // compute_90: 90; 0 when there is no PTX
+  std::string ptx;          // NUL-free PTX text
+  std::string source;       // the CUDA C++ the cubins were compiled from
+  std::string what;         // names the partition in errors
+};
+
+class CudaModule {
+public:
+  virtual ~CudaModule() = default;
+  /// The kernel `name` (extern "C"), or an error naming it and the module.
+  virtual Result<void *> function(const std::string &name) = 0;
+};
+
+/// One kernel launch: cuLaunchKernel's arguments. `args[i]` points to the
+/// i-th kernel parameter's value.
+struct KernelLaunch {
+  void *function = nullptr;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned sharedBytes = 0;
+  void **args = nullptr;
+};
+
+class CudaDevice {
+public:
+  virtual ~CudaDevice() = default;
+
+  /// "NVIDIA H200 (sm_90, driver 13.0)", "host emulation".
+  virtual std::string describe() const = 0;
+  /// The compute capability as 10 * major + minor (90), or 0 for the
+  /// emulator, which runs any architecture's source.
+  virtual int computeCapability() const = 0;
+
+  // Memory (device addresses are opaque to the host).
+  virtual Result<void *> allocate(size_t bytes) = 0;
+  virtual Status free(void *pointer) = 0;
+
+  // Transfers, ordered on the device's stream; `synchronize` waits for them
+  // and every launch before it. Host memory for the async copies may be
+  // pageable (the driver stages it) or from allocateHost (pinned).
+  virtual Status copyToDevice(void *device, const void *host, size_t bytes) = 0;
+  virtual Status copyToHost(void *host, const void *device, size_t bytes) = 0;
+  virtual Status copyOnDevice(void *to, const void *from, size_t bytes) = 0;
+  virtual Status synchronize() = 0;
+
+  // Modules and launches.
+  virtual Result<std::unique_ptr<CudaModule>> loadModule(const ModuleImage &image) = 0;
+  virtual Status launch(const KernelLaunch &launch) = 0;
+};
+
+/// The GPU `ordinal` through the CUDA driver. Fails with one line when the
+/// driver library cannot be loaded ("no CUDA driver found (libcuda.so.1: ...)"),
+/// when cuInit fails (no GPU, a stub driver), or when there is no such device.
+Result<std::unique_ptr<CudaDevice>> openDriverDevice(int ordinal);
+
+/// The host test double (see above). `compiler` is the host C++ compiler
+/// to build kernel sources with (empty: $ORTC_HOST_CXX, else c++).
+Result<std::unique_ptr<CudaDevice>> openEmulatedDevice(const std::string &compiler = "");
+
+} // namespace ortc::cuda
+
+#endif // ORTC_PROVIDERS_CUDA_RUNTIME_CUDADEVICE_H

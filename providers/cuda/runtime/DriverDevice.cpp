@@ -1,0 +1,464 @@
+//===- DriverDevice.cpp - a GPU through the CUDA driver API, via dlopen ---===//
+//
+// openDriverDevice loads libcuda.so.1 at run time, so the runtime links no
+// CUDA library and a machine without a driver gets one clear line. The few
+// declarations the EP needs are written here rather than taken from cuda.h;
+// the symbols are the versioned ones cuda.h maps the API names to
+// (cuMemAlloc -> cuMemAlloc_v2, ...). $ORTC_CUDA_DRIVER names another
+// library to load instead (tests use the toolkit's stub).
+//
+// A device uses its GPU's primary context, made current on the calling
+// thread by every call (the runtime calls from many threads), and one
+// non-blocking stream that orders copies and launches. Both copies to and
+// from the host synchronize the stream before returning: the caller may
+// reuse or read its host buffer at once. Device-to-device copies and
+// launches return at once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cuda/runtime/CudaDevice.h"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace ortc::cuda {
+namespace {
+
+// The driver API's types, as cuda.h declares them (the handles are opaque).
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUjit_option = int;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr unsigned kDefaultSharedBytes = 48 * 1024; // more needs an opt-in
+
+/// The entry points, resolved once per library.
+struct DriverApi {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, CUjit_option *, void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
+
+  /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; a stub driver answers
+  /// nothing, so the common codes are named here too.
+  std::string describe(CUresult code) const {
+    const char *name = nullptr, *text = nullptr;
+    if (cuGetErrorName(code, &name) != CUDA_SUCCESS || !name)
+      name = fallbackName(code);
+    if (cuGetErrorString(code, &text) != CUDA_SUCCESS)
+      text = nullptr;
+    std::string out = name ? name : "CUDA error " + std::to_string(code);
+    if (text && *text)
+      out += std::string(" (") + text + ")";
+    return out;
+  }
+
+  static const char *fallbackName(CUresult code) {
+    switch (code) {
+    case 1:
+      return "CUDA_ERROR_INVALID_VALUE";
+    case 2:
+      return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 3:
+      return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34:
+      return "CUDA_ERROR_STUB_LIBRARY";
+    case 35:
+      return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 46:
+      return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+    case 100:
+      return "CUDA_ERROR_NO_DEVICE";
+    case 101:
+      return "CUDA_ERROR_INVALID_DEVICE";
+    case 999:
+      return "CUDA_ERROR_UNKNOWN";
+    default:
+      return nullptr;
+    }
+  }
+};
+
+/// Loads (once per library name; never unloaded: the driver keeps threads)
+/// and resolves the entry points.
+Result<const DriverApi *> loadDriver() {
+  static std::mutex mutex;
+  static std::map<std::string, const DriverApi *> loaded;
+  const char *override = std::getenv("ORTC_CUDA_DRIVER");
+  std::string library = override && *override ? override : "libcuda.so.1";
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = loaded.find(library); found != loaded.end())
+    return found->second;
+
+  void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char *reason = dlerror();
+    return Status::error(StatusCode::NotFound, std::string("no CUDA driver found (") +
+                                                   (reason ? reason : library.c_str()) + ")");
+  }
+  auto api = std::make_unique<DriverApi>();
+  std::string missing;
+  auto resolve = [&](auto &slot, const char *symbol) {
+    void *address = dlsym(handle, symbol);
+    if (!address && missing.empty())
+      missing = symbol;
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
+  };
+  resolve(api->cuInit, "cuInit");
+  resolve(api->cuDriverGetVersion, "cuDriverGetVersion");
+  resolve(api->cuGetErrorName, "cuGetErrorName");
+  resolve(api->cuGetErrorString, "cuGetErrorString");
+  resolve(api->cuDeviceGetCount, "cuDeviceGetCount");
+  resolve(api->cuDeviceGet, "cuDeviceGet");
+  resolve(api->cuDeviceGetName, "cuDeviceGetName");
+  resolve(api->cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  resolve(api->cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  resolve(api->cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  resolve(api->cuCtxSetCurrent, "cuCtxSetCurrent");
+  resolve(api->cuStreamCreate, "cuStreamCreate");
+  resolve(api->cuStreamDestroy, "cuStreamDestroy_v2");
+  resolve(api->cuStreamSynchronize, "cuStreamSynchronize");
+  resolve(api->cuMemAlloc, "cuMemAlloc_v2");
+  resolve(api->cuMemFree, "cuMemFree_v2");
+  resolve(api->cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  resolve(api->cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  resolve(api->cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  resolve(api->cuModuleLoadDataEx, "cuModuleLoadDataEx");
+  resolve(api->cuModuleUnload, "cuModuleUnload");
+  resolve(api->cuModuleGetFunction, "cuModuleGetFunction");
+  resolve(api->cuFuncSetAttribute, "cuFuncSetAttribute");
+  resolve(api->cuLaunchKernel, "cuLaunchKernel");
+  if (!missing.empty()) {
+    dlclose(handle);
+    return Status::error(StatusCode::NotFound,
+                         "the CUDA driver " + library + " lacks " + missing +
+                             " (not a CUDA driver, or one older than CUDA 11)");
+  }
+  const DriverApi *result = api.release();
+  loaded.emplace(library, result);
+  return result;
+}
+
+/// The primary context of one GPU, shared by the device and its modules so
+/// that whichever goes last releases it.
+struct GpuContext {
+  const DriverApi *api = nullptr;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+
+  ~GpuContext() {
+    if (context)
+      api->cuDevicePrimaryCtxRelease(device);
+  }
+
+  /// "cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY (out of memory)", or ok.
+  Status check(CUresult code, const std::string &call) const {
+    if (code == CUDA_SUCCESS)
+      return Status::ok();
+    return Status::error(StatusCode::Internal, "CUDA driver: " + call + ": " + api->describe(code));
+  }
+  /// Every call may come from another thread: make the context current.
+  Status bind() const { return check(api->cuCtxSetCurrent(context), "cuCtxSetCurrent"); }
+};
+
+std::string archName(const char *prefix, int arch) { return prefix + std::to_string(arch); }
+
+class DriverModule : public CudaModule {
+public:
+  DriverModule(std::shared_ptr<GpuContext> gpu, CUmodule module, std::string what)
+      : gpu_(std::move(gpu)), module_(module), what_(std::move(what)) {}
+  ~DriverModule() override {
+    if (gpu_->bind().isOk())
+      gpu_->api->cuModuleUnload(module_);
+  }
+
+  Result<void *> function(const std::string &name) override {
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    CUfunction function = nullptr;
+    CUresult code = gpu_->api->cuModuleGetFunction(&function, module_, name.c_str());
+    if (code != CUDA_SUCCESS)
+      return Status::error(StatusCode::NotFound, "CUDA driver: cuModuleGetFunction(" + name +
+                                                     ") in " + what_ + ": " +
+                                                     gpu_->api->describe(code));
+    return static_cast<void *>(function);
+  }
+
+private:
+  std::shared_ptr<GpuContext> gpu_;
+  CUmodule module_;
+  std::string what_;
+};
+
+class DriverDevice : public CudaDevice {
+public:
+  explicit DriverDevice(std::shared_ptr<GpuContext> gpu) : gpu_(std::move(gpu)) {}
+  ~DriverDevice() override {
+    if (!gpu_->bind().isOk())
+      return;
+    if (stream_) {
+      gpu_->api->cuStreamSynchronize(stream_);
+      gpu_->api->cuStreamDestroy(stream_);
+    }
+    for (CUdeviceptr pointer : allocations_)
+      gpu_->api->cuMemFree(pointer);
+  }
+
+  /// Everything after the primary context: the name, the architecture and
+  /// the stream.
+  Status initialize() {
+    const DriverApi &api = *gpu_->api;
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    char name[256] = {0};
+    if (Status s = gpu_->check(api.cuDeviceGetName(name, sizeof name - 1, gpu_->device),
+                               "cuDeviceGetName");
+        !s.isOk())
+      return s;
+    int major = 0, minor = 0, version = 0;
+    if (Status s =
+            gpu_->check(api.cuDeviceGetAttribute(
+                            &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, gpu_->device),
+                        "cuDeviceGetAttribute");
+        !s.isOk())
+      return s;
+    if (Status s =
+            gpu_->check(api.cuDeviceGetAttribute(
+                            &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, gpu_->device),
+                        "cuDeviceGetAttribute");
+        !s.isOk())
+      return s;
+    if (Status s = gpu_->check(api.cuDriverGetVersion(&version), "cuDriverGetVersion"); !s.isOk())
+      return s;
+    if (Status s =
+            gpu_->check(api.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        !s.isOk())
+      return s;
+    capability_ = major * 10 + minor;
+    description_ = std::string(name) + " (sm_" + std::to_string(capability_) + ", driver " +
+                   std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) + ")";
+    return Status::ok();
+  }
+
+  std::string describe() const override { return description_; }
+  int computeCapability() const override { return capability_; }
+
+  Result<void *> allocate(size_t bytes) override {
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    CUdeviceptr pointer = 0;
+    if (Status s = gpu_->check(gpu_->api->cuMemAlloc(&pointer, bytes),
+                               "cuMemAlloc_v2(" + std::to_string(bytes) + " bytes)");
+        !s.isOk())
+      return s;
+    std::lock_guard<std::mutex> lock(mutex_);
+    allocations_.insert(pointer);
+    return reinterpret_cast<void *>(pointer);
+  }
+
+  Status free(void *pointer) override {
+    if (!pointer)
+      return Status::ok();
+    CUdeviceptr address = reinterpret_cast<CUdeviceptr>(pointer);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!allocations_.erase(address))
+        return Status::error(StatusCode::InvalidArgument,
+                             "CUDA device: free of a pointer this device did not allocate");
+    }
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuMemFree(address), "cuMemFree_v2");
+  }
+
+  Status copyToDevice(void *device, const void *host, size_t bytes) override {
+    if (bytes == 0)
+      return Status::ok();
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    if (Status s = gpu_->check(gpu_->api->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device),
+                                                            host, bytes, stream_),
+                               "cuMemcpyHtoDAsync_v2");
+        !s.isOk())
+      return s;
+    // The caller owns `host` again when this returns.
+    return gpu_->check(gpu_->api->cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+
+  Status copyToHost(void *host, const void *device, size_t bytes) override {
+    if (bytes == 0)
+      return Status::ok();
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    if (Status s = gpu_->check(gpu_->api->cuMemcpyDtoHAsync(
+                                   host, reinterpret_cast<CUdeviceptr>(device), bytes, stream_),
+                               "cuMemcpyDtoHAsync_v2");
+        !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+
+  Status copyOnDevice(void *to, const void *from, size_t bytes) override {
+    if (bytes == 0)
+      return Status::ok();
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(to),
+                                                    reinterpret_cast<CUdeviceptr>(from), bytes,
+                                                    stream_),
+                       "cuMemcpyDtoDAsync_v2");
+  }
+
+  Status synchronize() override {
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+
+  Result<std::unique_ptr<CudaModule>> loadModule(const ModuleImage &image) override;
+
+  Status launch(const KernelLaunch &launch) override {
+    if (!launch.function)
+      return Status::error(StatusCode::InvalidArgument, "CUDA launch: no function");
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    CUfunction function = static_cast<CUfunction>(launch.function);
+    if (launch.sharedBytes > kDefaultSharedBytes)
+      if (Status s = gpu_->check(gpu_->api->cuFuncSetAttribute(
+                                     function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(launch.sharedBytes)),
+                                 "cuFuncSetAttribute(" + std::to_string(launch.sharedBytes) +
+                                     " bytes of dynamic shared memory)");
+          !s.isOk())
+        return s;
+    return gpu_->check(gpu_->api->cuLaunchKernel(function, launch.grid[0], launch.grid[1],
+                                                 launch.grid[2], launch.block[0], launch.block[1],
+                                                 launch.block[2], launch.sharedBytes, stream_,
+                                                 launch.args, nullptr),
+                       "cuLaunchKernel");
+  }
+
+private:
+  std::shared_ptr<GpuContext> gpu_;
+  CUstream stream_ = nullptr;
+  int capability_ = 0;
+  std::string description_;
+  std::mutex mutex_; // allocations_
+  std::set<CUdeviceptr> allocations_;
+};
+
+Result<std::unique_ptr<CudaModule>> DriverDevice::loadModule(const ModuleImage &image) {
+  const void *code = nullptr;
+  std::string chosen;
+  for (const ModuleImage::Cubin &cubin : image.cubins)
+    if (cubin.arch == capability_ && cubin.data && cubin.size) {
+      code = cubin.data;
+      chosen = "cubin " + archName("sm_", cubin.arch);
+      break;
+    }
+  if (!code && image.ptxArch != 0 && image.ptxArch <= capability_ && !image.ptx.empty()) {
+    code = image.ptx.c_str(); // NUL-terminated, as the driver wants PTX
+    chosen = "PTX " + archName("compute_", image.ptxArch);
+  }
+  if (!code) {
+    std::string archs;
+    for (const ModuleImage::Cubin &cubin : image.cubins)
+      archs += (archs.empty() ? "" : ", ") + archName("sm_", cubin.arch);
+    std::string ptx =
+        image.ptxArch ? "PTX " + archName("compute_", image.ptxArch) : std::string("no PTX");
+    return Status::error(StatusCode::Unsupported,
+                         image.what + ": the blob has code for " +
+                             (archs.empty() ? std::string("no real architecture") : archs) + " (" +
+                             ptx + ") but this GPU is " + archName("sm_", capability_));
+  }
+
+  if (Status s = gpu_->bind(); !s.isOk())
+    return s;
+  // The JIT's error log, so that a PTX the driver refuses says why.
+  char log[4096] = {0};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, reinterpret_cast<void *>(static_cast<uintptr_t>(sizeof log - 1))};
+  CUmodule module = nullptr;
+  CUresult result = gpu_->api->cuModuleLoadDataEx(&module, code, 2, options, values);
+  if (result != CUDA_SUCCESS) {
+    std::string detail(log);
+    if (size_t newline = detail.find('\n'); newline != std::string::npos)
+      detail.resize(newline);
+    return Status::error(StatusCode::Internal,
+                         "CUDA driver: cuModuleLoadDataEx(" + image.what + ", " + chosen + "): " +
+                             gpu_->api->describe(result) + (detail.empty() ? "" : ": " + detail));
+  }
+  return std::unique_ptr<CudaModule>(std::make_unique<DriverModule>(gpu_, module, image.what));
+}
+
+} // namespace
+
+Result<std::unique_ptr<CudaDevice>> openDriverDevice(int ordinal) {
+  Result<const DriverApi *> loaded = loadDriver();
+  if (!loaded.isOk())
+    return loaded.status();
+  const DriverApi &api = *loaded.value();
+  if (CUresult code = api.cuInit(0); code != CUDA_SUCCESS)
+    return Status::error(StatusCode::Unsupported, "CUDA driver: cuInit: " + api.describe(code));
+  int count = 0;
+  if (CUresult code = api.cuDeviceGetCount(&count); code != CUDA_SUCCESS)
+    return Status::error(StatusCode::Unsupported,
+                         "CUDA driver: cuDeviceGetCount: " + api.describe(code));
+  if (ordinal < 0 || ordinal >= count)
+    return Status::error(StatusCode::NotFound, "no CUDA device " + std::to_string(ordinal) +
+                                                   " (this machine has " + std::to_string(count) +
+                                                   ")");
+  auto gpu = std::make_shared<GpuContext>();
+  gpu->api = &api;
+  if (Status s = gpu->check(api.cuDeviceGet(&gpu->device, ordinal), "cuDeviceGet"); !s.isOk())
+    return s;
+  if (Status s = gpu->check(api.cuDevicePrimaryCtxRetain(&gpu->context, gpu->device),
+                            "cuDevicePrimaryCtxRetain");
+      !s.isOk()) {
+    gpu->context = nullptr; // not retained: nothing to release
+    return s;
+  }
+  auto device = std::make_unique<DriverDevice>(std::move(gpu));
+  if (Status s = device->initialize(); !s.isOk())
+    return s;
+  return std::unique_ptr<CudaDevice>(std::move(device));
+}
+
+} // namespace ortc::cuda

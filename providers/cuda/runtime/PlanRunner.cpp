@@ -1,0 +1,267 @@
+//===- PlanRunner.cpp - one loaded CUDA partition -------------------------===//
+
+#include "providers/cuda/runtime/PlanRunner.h"
+
+#include "providers/cuda/blob/CudaBlob.h"
+#include "providers/cuda/runtime/CudaDevice.h"
+
+#include <algorithm>
+
+namespace ortc::cuda {
+
+namespace {
+std::vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *v) {
+  return v ? std::vector<int64_t>(v->begin(), v->end()) : std::vector<int64_t>();
+}
+} // namespace
+
+PlanRunner::~PlanRunner() {
+  if (!device_)
+    return;
+  (void)device_->synchronize();
+  for (void *p : arena_)
+    if (p)
+      (void)device_->free(p);
+  if (weights_)
+    (void)device_->free(weights_);
+}
+
+Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &context,
+                                                     std::shared_ptr<CudaDevice> device) {
+  std::string what = "partition " + context.partitionName;
+  // An inline blob starts anywhere inside its protobuf: verify an aligned copy.
+  OwnedBlobBytes storage;
+  Result<BlobView> envelope = copyAndOpenBlob(context.data, context.size, what, storage);
+  if (!envelope.isOk())
+    return envelope.status();
+  Result<CudaBlobView> opened = openCudaBlob(storage.data(), storage.size(), what);
+  if (!opened.isOk())
+    return opened.status();
+  const CudaBlobView &blob = opened.value();
+  const fb::Plan &plan = *blob.plan;
+
+  std::unique_ptr<PlanRunner> runner(new PlanRunner());
+  runner->what_ = what;
+  runner->device_ = device;
+
+  std::vector<DimNode> nodes;
+  if (plan.dims())
+    for (const fb::DimNode *n : *plan.dims())
+      nodes.push_back(DimNode{DimOp(n->op()), n->a(), n->b()});
+  std::vector<std::string> symbols;
+  if (plan.symbols())
+    for (const flatbuffers::String *s : *plan.symbols())
+      symbols.push_back(s->str());
+  std::vector<TensorSignature> inputs;
+  std::vector<std::vector<int64_t>> inputDims;
+  for (size_t i = 0; i < plan.inputs()->size(); ++i) {
+    const fb::TensorSignature *sig = plan.inputs()->Get(i);
+    std::string name = i < context.inputNames.size() ? context.inputNames[i] : sig->name()->str();
+    inputDims.push_back(toVector(sig->shape()));
+    inputs.push_back(signatureFromDims(name, ElementType(sig->element_type()), inputDims.back(),
+                                       nodes, symbols));
+  }
+  for (size_t i = 0; i < plan.outputs()->size(); ++i) {
+    const fb::TensorSignature *sig = plan.outputs()->Get(i);
+    std::string name = i < context.outputNames.size() ? context.outputNames[i] : sig->name()->str();
+    runner->outputDims_.push_back(toVector(sig->shape()));
+    runner->outputs_.push_back(signatureFromDims(name, ElementType(sig->element_type()),
+                                                 runner->outputDims_.back(), nodes, symbols));
+  }
+  std::vector<DimBinding::Check> checks;
+  if (plan.checks())
+    for (const fb::DimCheck *c : *plan.checks())
+      checks.push_back({c->a(), c->b(), c->what() ? c->what()->str() : std::string("dims")});
+  Result<DimBinding> binding = DimBinding::create(std::move(nodes), std::move(symbols),
+                                                  std::move(inputs), std::move(inputDims),
+                                                  std::move(checks), what);
+  if (!binding.isOk())
+    return binding.status();
+  runner->binding_ = binding.takeValue();
+
+  for (const fb::Buffer *b : *plan.buffers()) {
+    Buffer buffer;
+    buffer.kind = Kind(int(b->kind()));
+    buffer.type = ElementType(b->element_type());
+    buffer.dims = toVector(b->shape());
+    buffer.index = b->index();
+    buffer.offset = b->offset();
+    buffer.aliasOf = b->alias_of();
+    buffer.name = b->name() ? b->name()->str() : std::string();
+    runner->buffers_.push_back(std::move(buffer));
+  }
+  runner->arena_.assign(runner->buffers_.size(), nullptr);
+  runner->arenaBytes_.assign(runner->buffers_.size(), 0);
+
+  // Code: every cubin, the PTX and the source; the device picks.
+  ModuleImage image;
+  image.what = what;
+  for (const fb::Cubin *c : *plan.cubins())
+    image.cubins.push_back({int(c->arch()), blob.cubins + c->offset(), size_t(c->size())});
+  if (blob.ptxSize) {
+    image.ptxArch = int(plan.ptx_arch());
+    image.ptx.assign(blob.ptx, blob.ptxSize);
+  }
+  image.source.assign(blob.source, blob.sourceSize);
+  if (plan.kernels()->size()) {
+    Result<std::unique_ptr<CudaModule>> module = device->loadModule(image);
+    if (!module.isOk())
+      return module.status();
+    runner->module_ = module.takeValue();
+  }
+  std::vector<void *> functions;
+  for (const fb::Kernel *k : *plan.kernels()) {
+    Result<void *> fn = runner->module_->function(k->name()->str());
+    if (!fn.isOk())
+      return Status::error(fn.status().code(), what + ": " + fn.status().message());
+    functions.push_back(fn.value());
+  }
+  for (const fb::Step *s : *plan.steps()) {
+    Step step;
+    step.launch = s->kind() == fb::StepKind::Launch;
+    step.function = step.launch ? functions[s->kernel()] : nullptr;
+    step.node = s->node() ? s->node()->str() : std::string();
+    step.inputs.assign(s->inputs()->begin(), s->inputs()->end());
+    step.outputs.assign(s->outputs()->begin(), s->outputs()->end());
+    step.threadsPerBlock = s->threads_per_block();
+    step.maxBlocks = s->max_blocks();
+    runner->steps_.push_back(std::move(step));
+  }
+
+  if (blob.weightsSize) {
+    Result<void *> weights = device->allocate(blob.weightsSize);
+    if (!weights.isOk())
+      return Status::error(weights.status().code(),
+                           what + ": weights: " + weights.status().message());
+    runner->weights_ = weights.value();
+    if (Status s = device->copyToDevice(runner->weights_, blob.weights, blob.weightsSize);
+        !s.isOk())
+      return Status::error(s.code(), what + ": uploading the weights: " + s.message());
+  }
+  return runner;
+}
+
+Result<std::vector<std::vector<int64_t>>>
+PlanRunner::outputShapes(const std::vector<TensorView> &inputs) const {
+  std::vector<int64_t> values;
+  if (Status s = binding_.bind(inputs, values); !s.isOk())
+    return s;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const std::vector<int64_t> &dims : outputDims_)
+    shapes.push_back(DimBinding::shape(dims, values));
+  return shapes;
+}
+
+Status PlanRunner::run(const std::vector<TensorView> &inputs,
+                       const std::vector<TensorView> &outputs) {
+  std::vector<int64_t> values;
+  if (Status s = binding_.bind(inputs, values); !s.isOk())
+    return s;
+  if (outputs.size() != outputs_.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": expected " + std::to_string(outputs_.size()) +
+                             " outputs, got " + std::to_string(outputs.size()));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].type != outputs_[i].type ||
+        outputs[i].shape != DimBinding::shape(outputDims_[i], values))
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": output '" + outputs_[i].name +
+                               "' does not have the shape and type the inputs make");
+
+  std::lock_guard<std::mutex> lock(runMutex_);
+  // Every buffer's address and shape for this run.
+  std::vector<void *> address(buffers_.size(), nullptr);
+  std::vector<std::vector<int64_t>> shape(buffers_.size());
+  for (size_t id = 0; id < buffers_.size(); ++id) {
+    const Buffer &b = buffers_[id];
+    shape[id] = DimBinding::shape(b.dims, values);
+    int64_t count = 1;
+    for (int64_t d : shape[id])
+      count *= d;
+    size_t bytes = size_t(count) * elementSize(b.type);
+    switch (b.kind) {
+    case Kind::Input:
+      address[id] = inputs[b.index].data;
+      break;
+    case Kind::Output:
+      address[id] = outputs[b.index].data;
+      break;
+    case Kind::Weight:
+      address[id] = static_cast<char *>(weights_) + b.offset;
+      break;
+    case Kind::Alias:
+      address[id] = address[size_t(b.aliasOf)];
+      break;
+    case Kind::Arena:
+      if (arenaBytes_[id] < bytes) {
+        if (arena_[id])
+          (void)device_->free(arena_[id]);
+        arena_[id] = nullptr;
+        arenaBytes_[id] = 0;
+        Result<void *> memory = device_->allocate(bytes);
+        if (!memory.isOk())
+          return Status::error(memory.status().code(),
+                               what_ + ": intermediate '" + b.name + "' (" +
+                                   std::to_string(bytes) + " bytes): " + memory.status().message());
+        arena_[id] = memory.value();
+        arenaBytes_[id] = bytes;
+      }
+      address[id] = arena_[id];
+      break;
+    }
+  }
+
+  for (const Step &step : steps_) {
+    if (!step.launch) {
+      int from = step.inputs[0], to = step.outputs[0];
+      int64_t count = 1;
+      for (int64_t d : shape[size_t(to)])
+        count *= d;
+      size_t bytes = size_t(count) * elementSize(buffers_[size_t(to)].type);
+      if (bytes)
+        if (Status s = device_->copyOnDevice(address[size_t(to)], address[size_t(from)], bytes);
+            !s.isOk())
+          return Status::error(s.code(), what_ + ": " + step.node + ": " + s.message());
+      continue;
+    }
+    int64_t elements = 1;
+    for (int64_t d : shape[size_t(step.outputs[0])])
+      elements *= d;
+    if (elements == 0)
+      continue;
+    // The kernel's parameters: each buffer's address, then every dim.
+    std::vector<void *> pointers;
+    std::vector<long long> dims;
+    for (const std::vector<int> *ids : {&step.inputs, &step.outputs})
+      for (int id : *ids) {
+        pointers.push_back(address[size_t(id)]);
+        for (int64_t d : shape[size_t(id)])
+          dims.push_back(d);
+      }
+    if (dims.empty())
+      dims.push_back(0);
+    std::vector<void *> args;
+    for (void *&p : pointers)
+      args.push_back(&p);
+    args.push_back(dims.data());
+    KernelLaunch launch;
+    launch.function = step.function;
+    int64_t blocks = (elements + step.threadsPerBlock - 1) / step.threadsPerBlock;
+    if (blocks > int64_t(step.maxBlocks)) // each thread computes one element
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": node(s) " + step.node + ": " + std::to_string(elements) +
+                               " elements need more blocks than a launch may have");
+    launch.grid[0] = unsigned(blocks);
+    launch.block[0] = step.threadsPerBlock;
+    launch.args = args.data();
+    if (Status s = device_->launch(launch); !s.isOk())
+      return Status::error(s.code(), what_ + ": node(s) " + step.node + ": " + s.message());
+  }
+  // Kernel faults surface here, with the partition named, rather than at
+  // the next copy.
+  if (Status s = device_->synchronize(); !s.isOk())
+    return Status::error(s.code(), what_ + ": " + s.message());
+  return Status::ok();
+}
+
+} // namespace ortc::cuda

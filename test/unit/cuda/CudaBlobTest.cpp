@@ -1,0 +1,140 @@
+//===- CudaBlobTest.cpp - the CUDA EP's blob is verified before use -------===//
+//
+// A blob round-trips; a flipped byte, a truncation, a wrong plan version and
+// inconsistent plans (a step reading a buffer that does not exist, a cubin
+// outside its section, an input no buffer holds) are refused with one line
+// each, by the writer (a compiler bug) and by the reader.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cuda/blob/CudaBlob.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace {
+
+namespace fb = ortc::cuda::fb;
+
+/// A plan with one f32 input [n, 4], a kernel writing the output, one cubin.
+fb::PlanT samplePlan() {
+  fb::PlanT plan;
+  plan.format_version = ortc::cuda::kCudaPlanFormatVersion;
+  plan.kernel_abi = ortc::cuda::kCudaKernelAbi;
+  plan.ep_name = ortc::cuda::kCudaEpName;
+  plan.ep_version = ortc::cuda::kCudaEpVersion;
+  plan.partition_name = "cuda_ep_p0";
+  plan.symbols = {"n"};
+  plan.dims.push_back(fb::DimNode(1, 0, 0)); // symbol 0
+  auto sig = [](const char *name) {
+    auto s = std::make_unique<fb::TensorSignatureT>();
+    s->name = name;
+    s->element_type = 1;
+    s->shape = {-1, 4};
+    return s;
+  };
+  plan.inputs.push_back(sig("input0"));
+  plan.outputs.push_back(sig("output0"));
+  for (fb::BufferKind kind : {fb::BufferKind::Input, fb::BufferKind::Output}) {
+    auto b = std::make_unique<fb::BufferT>();
+    b->kind = kind;
+    b->element_type = 1;
+    b->shape = {-1, 4};
+    plan.buffers.push_back(std::move(b));
+  }
+  auto kernel = std::make_unique<fb::KernelT>();
+  kernel->name = "cuda_ep_p0_k0";
+  plan.kernels.push_back(std::move(kernel));
+  auto step = std::make_unique<fb::StepT>();
+  step->kind = fb::StepKind::Launch;
+  step->inputs = {0};
+  step->outputs = {1};
+  step->threads_per_block = 256;
+  step->max_blocks = 1024;
+  plan.steps.push_back(std::move(step));
+  auto cubin = std::make_unique<fb::CubinT>();
+  cubin->arch = 90;
+  cubin->size = 16;
+  plan.cubins.push_back(std::move(cubin));
+  return plan;
+}
+
+ortc::cuda::CudaBlobParts sampleParts() {
+  ortc::cuda::CudaBlobParts parts;
+  parts.cubins.assign(16, 'c');
+  parts.ptx = ".version 8.0";
+  parts.source = "extern \"C\" __global__ void cuda_ep_p0_k0() {}";
+  return parts;
+}
+
+TEST(CudaBlob, RoundTrips) {
+  auto blob = ortc::cuda::writeCudaBlob(samplePlan(), sampleParts());
+  ASSERT_TRUE(blob.isOk()) << blob.status().message();
+  auto view = ortc::cuda::openCudaBlob(blob.value().data(), blob.value().size(), "p0");
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  EXPECT_EQ(view.value().plan->kernels()->Get(0)->name()->str(), "cuda_ep_p0_k0");
+  EXPECT_EQ(view.value().cubinsSize, 16u);
+  EXPECT_EQ(std::string(view.value().ptx, view.value().ptxSize), ".version 8.0");
+  EXPECT_NE(std::string(view.value().source, view.value().sourceSize).find("cuda_ep_p0_k0"),
+            std::string::npos);
+}
+
+TEST(CudaBlob, CorruptionIsRefused) {
+  auto blob = ortc::cuda::writeCudaBlob(samplePlan(), sampleParts());
+  ASSERT_TRUE(blob.isOk());
+  std::vector<char> bytes = blob.value();
+  bytes[bytes.size() / 2] ^= 0x40;
+  auto flipped = ortc::cuda::openCudaBlob(bytes.data(), bytes.size(), "p0");
+  ASSERT_FALSE(flipped.isOk());
+  EXPECT_NE(flipped.status().message().find("p0: "), std::string::npos);
+  EXPECT_NE(flipped.status().message().find("checksum"), std::string::npos)
+      << flipped.status().message();
+  for (size_t size : {size_t(0), size_t(7), blob.value().size() - 1}) {
+    auto truncated = ortc::cuda::openCudaBlob(blob.value().data(), size, "p0");
+    EXPECT_FALSE(truncated.isOk()) << size;
+    EXPECT_EQ(truncated.status().message().find('\n'), std::string::npos);
+  }
+}
+
+TEST(CudaBlob, InconsistentPlansAreRefusedByTheWriter) {
+  {
+    fb::PlanT plan = samplePlan();
+    plan.steps[0]->inputs = {7};
+    auto blob = ortc::cuda::writeCudaBlob(plan, sampleParts());
+    ASSERT_FALSE(blob.isOk());
+    EXPECT_NE(blob.status().message().find("buffer 7"), std::string::npos)
+        << blob.status().message();
+  }
+  {
+    fb::PlanT plan = samplePlan();
+    plan.cubins[0]->size = 17; // one byte past CUBN
+    auto blob = ortc::cuda::writeCudaBlob(plan, sampleParts());
+    ASSERT_FALSE(blob.isOk());
+    EXPECT_NE(blob.status().message().find("sm_90"), std::string::npos) << blob.status().message();
+  }
+  {
+    fb::PlanT plan = samplePlan();
+    plan.buffers[0]->kind = fb::BufferKind::Arena; // nobody holds input 0
+    auto blob = ortc::cuda::writeCudaBlob(plan, sampleParts());
+    ASSERT_FALSE(blob.isOk());
+    EXPECT_NE(blob.status().message().find("input 0"), std::string::npos)
+        << blob.status().message();
+  }
+  {
+    fb::PlanT plan = samplePlan();
+    plan.steps[0]->kernel = 3;
+    EXPECT_FALSE(ortc::cuda::writeCudaBlob(plan, sampleParts()).isOk());
+  }
+}
+
+TEST(CudaBlob, OtherVersionsAreUnsupported) {
+  fb::PlanT plan = samplePlan();
+  plan.format_version = ortc::cuda::kCudaPlanFormatVersion + 1;
+  auto blob = ortc::cuda::writeCudaBlob(plan, sampleParts());
+  ASSERT_FALSE(blob.isOk());
+  EXPECT_NE(blob.status().message().find("plan format"), std::string::npos)
+      << blob.status().message();
+}
+
+} // namespace
