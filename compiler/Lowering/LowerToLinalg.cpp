@@ -39,6 +39,7 @@
 
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Lowering/Passes.h"
+#include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 
 #include "dialects/onnx/OnnxOps.h"
@@ -1470,15 +1471,13 @@ std::optional<SmallVector<bool>> reduceMask(Operation *op, int64_t rank, std::st
   Value axes = op->getOperand(1);
   SmallVector<int64_t> list;
   if (!onnx::isNoValue(axes)) {
-    auto c = axes.getDefiningOp<onnx::ConstantOp>();
-    auto dense = c ? dyn_cast_or_null<DenseIntElementsAttr>(c.getValueAttr()) : nullptr;
-    if (!dense || !dense.getElementType().isSignlessInteger(64) ||
-        dense.getType().getRank() != 1) {
-      why = "axes is not a 1-D i64 onnx.Constant with a dense value";
+    auto type = dyn_cast<RankedTensorType>(axes.getType());
+    std::optional<SmallVector<int64_t>> values = ortc::getConstantIntValues(axes);
+    if (!values || !type || type.getRank() != 1) {
+      why = "axes is not a 1-D integer onnx.Constant";
       return std::nullopt;
     }
-    for (const APInt &v : dense.getValues<APInt>())
-      list.push_back(v.getSExtValue());
+    list.assign(values->begin(), values->end());
   }
   if (list.empty() && intAttr(op, "noop_with_empty_axes", 0) != 0) {
     why = "empty axes with noop_with_empty_axes=1";
@@ -1969,4 +1968,13 @@ std::vector<ortc::AssumedEqualDims> ortc::assumedEqualDims(Operation *op,
     }
   }
   return out;
+}
+
+std::optional<SmallVector<bool>> ortc::reduceAxesMask(Operation *op, std::string &why) {
+  auto in = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!in || op->getNumOperands() < 2) {
+    why = "not a Reduce op over a ranked tensor with an axes input";
+    return std::nullopt;
+  }
+  return reduceMask(op, in.getRank(), why);
 }

@@ -12,6 +12,9 @@
 #ifndef ORTC_COMPILER_LOWERING_LOWERTOLINALG_H
 #define ORTC_COMPILER_LOWERING_LOWERTOLINALG_H
 
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +55,13 @@ bool isLowerableElementwiseOp(mlir::Operation *op);
 /// what is wrong in one phrase, e.g. "element type i16 of operand 0 is not
 /// one of f32, f64, i8, i32, i64, ui8, i1", suitable for a decline reason.
 bool isLowerableElementwiseOp(mlir::Operation *op, std::string *why);
+
+/// Which dims Reduce{Sum,Mean,Max,Min,...} `op` reduces, over its input's
+/// rank: the dims of its constant `axes` (negative from the end), or every
+/// dim when axes is absent or empty; nullopt, with `why`, for axes that are
+/// not a 1-D i64 constant, out of range or repeated, or empty with
+/// noop_with_empty_axes=1.
+std::optional<llvm::SmallVector<bool>> reduceAxesMask(mlir::Operation *op, std::string &why);
 
 /// Whether the generated kernel of elementwise `op` reads each input dim as
 /// the output's dim it lines up with (numpy broadcasting, right-aligned):

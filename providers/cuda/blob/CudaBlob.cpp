@@ -149,12 +149,30 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
       if (step.kernel() >= plan.kernels()->size())
         return invalid(what, name + " launches kernel " + std::to_string(step.kernel()) +
                                  " of " + std::to_string(plan.kernels()->size()));
+      if (step.grid_dims())
+        for (int64_t d : *step.grid_dims())
+          if (d < 0 && uint64_t(-(d + 1)) >= numDims)
+            return invalid(what, name + ": a grid dim names no dim node");
       if (step.outputs()->size() == 0 || step.threads_per_block() == 0 ||
           step.threads_per_block() > 1024 || step.max_blocks() == 0)
         return invalid(what, name + " has no output or an impossible launch shape");
     } else if (step.kind() == fb::StepKind::Copy) {
       if (step.inputs()->size() != 1 || step.outputs()->size() != 1)
         return invalid(what, name + " copies other than one buffer to one");
+    } else if (step.kind() == fb::StepKind::Gemm) {
+      if (step.inputs()->size() != 2 || step.outputs()->size() != 1)
+        return invalid(what, name + ": a Gemm reads two buffers and writes one");
+      const fb::Buffer *a = plan.buffers()->Get(uint32_t(step.inputs()->Get(0)));
+      const fb::Buffer *b = plan.buffers()->Get(uint32_t(step.inputs()->Get(1)));
+      const fb::Buffer *y = plan.buffers()->Get(uint32_t(step.outputs()->Get(0)));
+      int32_t type = y->element_type();
+      if (a->element_type() != type || b->element_type() != type ||
+          (type != 1 && type != 10 && type != 16))
+        return invalid(what, name + ": a Gemm over element types other than one of f32, f16, bf16");
+      if (a->shape()->size() == 0 || b->shape()->size() == 0 || y->shape()->size() == 0)
+        return invalid(what, name + ": a Gemm of a scalar");
+      if (uint8_t(step.compute()) > uint8_t(fb::GemmCompute::F32Bf16))
+        return invalid(what, name + " has an unknown compute type");
     } else {
       return invalid(what, name + " has an unknown kind");
     }

@@ -3,9 +3,11 @@
 #include "providers/cuda/compile/CudaClaims.h"
 
 #include "providers/cuda/compile/KernelGroups.h"
+#include "providers/cuda/compile/ReductionKernels.h"
 
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Transforms/SymbolicShapes.h"
+#include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/OnnxSchema.h"
 #include "runtime/ep/Tensor.h"
 
@@ -86,6 +88,51 @@ Refusal checkElementwise(Operation *op, const SymbolicShapes &shapes) {
   return {};
 }
 
+/// MatMul and Gemm: one float type, and batch dims cuBLAS's strided batch
+/// can express.
+Refusal checkGemm(Operation *op, const SymbolicShapes &shapes) {
+  Type element;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    if (isOp(v.getDefiningOp(), "onnx.NoValue"))
+      continue;
+    Type e = cast<RankedTensorType>(v.getType()).getElementType();
+    if (!e.isF32() && !e.isF16() && !e.isBF16()) {
+      std::string type;
+      llvm::raw_string_ostream(type) << e;
+      return {RejectedKind::DType, "input " + std::to_string(i) + " has element type " + type,
+              "f32, f16 and bf16 matrices (cuBLAS)"};
+    }
+    if (element && e != element)
+      return {RejectedKind::DType, "inputs of different element types", "one element type"};
+    element = e;
+  }
+  if (isa<onnx_dialect::GemmOp>(op))
+    return {};
+  auto a = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto b = cast<RankedTensorType>(op->getOperand(1).getType());
+  if (a.getRank() == 0 || b.getRank() == 0)
+    return {RejectedKind::Shape, "a scalar operand", "operands of rank 1 or more"};
+  // Batch dims: those before the last two.
+  auto batchOf = [&](Value v, RankedTensorType t) {
+    SmallVector<int32_t> dims;
+    if (t.getRank() > 2)
+      dims.assign(shapes.dims(v)->begin(), shapes.dims(v)->end() - 2);
+    return dims;
+  };
+  SmallVector<int32_t> batchA = batchOf(op->getOperand(0), a),
+                       batchB = batchOf(op->getOperand(1), b);
+  auto allOnes = [&](const SmallVector<int32_t> &dims) {
+    return llvm::all_of(dims,
+                        [&](int32_t d) { return shapes.table().constantValue(d) == int64_t(1); });
+  };
+  if (allOnes(batchA) || allOnes(batchB) || batchA == batchB)
+    return {};
+  return {RejectedKind::Shape,
+          "batch dims " + shapes.print(op->getOperand(0)) + " and " +
+              shapes.print(op->getOperand(1)) + " that broadcast in part",
+          "batch dims equal on both sides or all 1 on one (a strided-batched GEMM)"};
+}
+
 KernelCost costOf(Operation *op) {
   double bytes = 0;
   for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
@@ -103,6 +150,8 @@ KernelCost costOf(Operation *op) {
 }
 
 } // namespace
+
+bool isCudaGemmOp(Operation *op) { return isa<onnx_dialect::MatMulOp, onnx_dialect::GemmOp>(op); }
 
 bool isCudaViewOp(Operation *op) {
   StringRef name = op->getName().getStringRef();
@@ -143,11 +192,25 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
     shapes = ownShapes.get();
   }
 
-  if (isKernelOp(op) || isCudaViewOp(op)) {
+  if (std::string why; !isReductionKernelOp(op, &why) && !why.empty()) {
+    if (Refusal r = checkValues(op, *shapes); r.any())
+      return decline(r);
+    return decline({RejectedKind::Attribute, why,
+                    "reductions over one contiguous run of constant axes; Softmax and "
+                    "LayerNormalization of f32, f16 or bf16"});
+  }
+  if (isKernelOp(op) || isCudaViewOp(op) || isCudaGemmOp(op) || isReductionKernelOp(op)) {
     if (Refusal r = checkValues(op, *shapes); r.any())
       return decline(r);
     if (isCudaViewOp(op))
       return KernelMatch::supported(KernelCost{});
+    if (isReductionKernelOp(op))
+      return KernelMatch::supported(costOf(op));
+    if (isCudaGemmOp(op)) {
+      if (Refusal r = checkGemm(op, *shapes); r.any())
+        return decline(r);
+      return KernelMatch::supported(costOf(op));
+    }
     if (Refusal r = checkElementwise(op, *shapes); r.any())
       return decline(r);
     return KernelMatch::supported(costOf(op));
@@ -166,8 +229,9 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
                     "views whose shape or axes are constants"});
   return decline({RejectedKind::OpType,
                   "no CUDA kernel for " + query.domain + "::" + query.opType + " yet",
-                  "elementwise ops (fused into generated kernels) and the views " +
-                      std::string(kViewOps),
+                  "elementwise ops (fused into generated kernels), Reduce{Sum,Mean,Max,Min}, "
+                  "Softmax, LogSoftmax, LayerNormalization, RMSNormalization, MatMul and "
+                  "Gemm (cuBLAS) and the views " + std::string(kViewOps),
                   "add cpu after cuda in --ep (--ep=cuda,cpu) to run it on the CPU EP"});
 }
 

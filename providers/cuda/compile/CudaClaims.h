@@ -7,7 +7,10 @@
 //    dim of the op's operands and result an expression of the inputs' dims;
 //  - views: Reshape, Flatten, Squeeze and Unsqueeze whose shape or axes
 //    operand is a constant and whose result dims are known; they share
-//    their input's device bytes.
+//    their input's device bytes;
+//  - MatMul and Gemm of f32, f16 or bf16 through cuBLAS: MatMul's batch dims
+//    equal on both sides or all 1s on one (a strided-batched GEMM), Gemm's
+//    C becomes an elementwise add after it (cuda-split-gemm-bias).
 // Everything else is declined with the reason, for the next EP (`--ep=cuda,cpu`).
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +27,9 @@ namespace ortc::cuda {
 /// Whether `op` is a view the CUDA EP claims (see above), given it passed
 /// the claim.
 bool isCudaViewOp(mlir::Operation *op);
+
+/// Whether `op` is a MatMul or Gemm (a cuBLAS call), given it passed the claim.
+bool isCudaGemmOp(mlir::Operation *op);
 
 /// The CUDA EP's answer for one node.
 KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName);

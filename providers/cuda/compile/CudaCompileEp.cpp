@@ -8,11 +8,13 @@
 #include "providers/cuda/compile/KernelGroups.h"
 #include "providers/cuda/compile/Nvrtc.h"
 #include "providers/cuda/compile/Passes.h"
+#include "providers/cuda/compile/ReductionKernels.h"
 
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Lowering/Passes.h"
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/SymbolicShapes.h"
+#include "dialects/onnx/OnnxOps.h"
 #include "runtime/ep/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +24,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <map>
 #include <sstream>
 
 using namespace mlir;
@@ -64,6 +67,8 @@ private:
   int newStep(fb::StepKind kind, std::string node);
   LogicalResult emitKernel(const KernelGroup &group);
   LogicalResult emitView(Operation *op);
+  LogicalResult emitGemm(Operation *op);
+  LogicalResult emitReduction(Operation *op);
   LogicalResult compileKernels(std::string &source, CudaBlobParts &parts, std::string &notes);
 
   func::FuncOp fn;
@@ -74,6 +79,8 @@ private:
   llvm::DenseMap<Value, int> buffers;
   OwningOpRef<ModuleOp> kernels;
   std::vector<std::string> kernelNames;
+  int gemmCount = 0;
+  std::map<std::string, std::string> reductionSources; // kernels written directly
 };
 
 std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) const {
@@ -194,6 +201,64 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
   return success();
 }
 
+LogicalResult PartitionCompiler::emitGemm(Operation *op) {
+  int a = bufferFor(op->getOperand(0)), b = bufferFor(op->getOperand(1));
+  if (a < 0 || b < 0)
+    return op->emitError("cuda_ep: an input of '") << onnxNodeName(op) << "' has no buffer";
+  int y = addBuffer(fb::BufferKind::Arena, op->getResult(0), onnxNodeName(op));
+  if (y < 0)
+    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
+  buffers[op->getResult(0)] = y;
+  fb::StepT &step = *plan.steps[newStep(fb::StepKind::Gemm, onnxNodeName(op))];
+  step.inputs = {a, b};
+  step.outputs = {y};
+  if (auto gemm = dyn_cast<onnx_dialect::GemmOp>(op)) {
+    step.trans_a = gemm.getTransA() != 0;
+    step.trans_b = gemm.getTransB() != 0;
+    step.alpha = gemm.getAlpha().convertToFloat();
+  }
+  // The compute type matters for f32 matrices only.
+  bool f32 = cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
+  switch (f32 ? options.precision : GemmPrecision::Fp32) {
+  case GemmPrecision::Fp32: step.compute = fb::GemmCompute::F32; break;
+  case GemmPrecision::Tf32: step.compute = fb::GemmCompute::F32Tf32; break;
+  case GemmPrecision::Fp16: step.compute = fb::GemmCompute::F32F16; break;
+  case GemmPrecision::Bf16: step.compute = fb::GemmCompute::F32Bf16; break;
+  }
+  ++gemmCount;
+  return success();
+}
+
+LogicalResult PartitionCompiler::emitReduction(Operation *op) {
+  std::string name = fn.getSymName().str() + "_k" + std::to_string(kernelNames.size());
+  FailureOr<ReductionKernel> kernel = emitReductionKernel(op, name);
+  if (failed(kernel))
+    return failure();
+  fb::StepT &step = *plan.steps[newStep(fb::StepKind::Launch, onnxNodeName(op))];
+  step.kernel = uint32_t(kernelNames.size());
+  step.threads_per_block = kReductionThreadsPerBlock;
+  step.max_blocks = kMaxBlocks;
+  std::optional<std::vector<int64_t>> inputShape = planShape(op->getOperand(0));
+  if (!inputShape)
+    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
+  for (int64_t j : kernel->gridDims)
+    step.grid_dims.push_back((*inputShape)[size_t(j)]);
+  for (Value v : kernel->inputs) {
+    int id = bufferFor(v);
+    if (id < 0)
+      return op->emitError("cuda_ep: an input of '") << onnxNodeName(op) << "' has no buffer";
+    step.inputs.push_back(id);
+  }
+  int y = addBuffer(fb::BufferKind::Arena, op->getResult(0), onnxNodeName(op));
+  if (y < 0)
+    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
+  buffers[op->getResult(0)] = y;
+  step.outputs.push_back(y);
+  kernelNames.push_back(name);
+  reductionSources[name] = kernel->source;
+  return success();
+}
+
 LogicalResult PartitionCompiler::compileKernels(std::string &source, CudaBlobParts &parts,
                                                 std::string &notes) {
   PassManager pm(fn.getContext());
@@ -205,6 +270,11 @@ LogicalResult PartitionCompiler::compileKernels(std::string &source, CudaBlobPar
     return fn.emitError("cuda_ep: generating the kernels of ") << fn.getSymName() << " failed";
   source = kernelPrelude();
   for (const std::string &name : kernelNames) {
+    auto direct = reductionSources.find(name);
+    if (direct != reductionSources.end()) {
+      source += "\n" + direct->second;
+      continue;
+    }
     auto kernel = kernels->lookupSymbol<func::FuncOp>(name);
     source += "\n" + kernel->getAttrOfType<StringAttr>("ortc.cuda.source").getValue().str();
   }
@@ -261,6 +331,8 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
   plan.compiler_versions = std::string("ortc ") + kCudaEpVersion + ", NVRTC " + nvrtcVersion();
   plan.partition_name = fn.getSymName().str();
 
+  // Gemm's bias joins the elementwise ops (cuda-split-gemm-bias).
+  splitGemmBias(fn);
   shapes = std::make_unique<SymbolicShapes>(fn);
   refineStaticResultTypes(fn, *shapes);
   auto signatureOf = [&](Value value, std::string name) -> std::unique_ptr<fb::TensorSignatureT> {
@@ -306,6 +378,16 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
         return failure();
       continue;
     }
+    if (isCudaGemmOp(&op)) {
+      if (failed(emitGemm(&op)))
+        return failure();
+      continue;
+    }
+    if (isReductionKernelOp(&op)) {
+      if (failed(emitReduction(&op)))
+        return failure();
+      continue;
+    }
     return op.emitError("cuda_ep: node '")
            << onnxNodeName(&op) << "' was placed on cuda_ep, which has no kernel for it (a claim bug)";
   }
@@ -347,7 +429,9 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
     return fn.emitError("cuda_ep: ") << blob.status().message();
   auto compiled = std::make_unique<CudaCompiledPartition>();
   compiled->blob = blob.takeValue();
-  compiled->notes = notes.empty() ? "no kernels (views and copies only)" : notes;
+  compiled->notes = notes.empty() ? "no kernels" : notes;
+  if (gemmCount)
+    compiled->notes += "; " + std::to_string(gemmCount) + " cuBLAS GEMM(s)";
   for (const CudaArch &arch : options.archs)
     compiled->archs += (compiled->archs.empty() ? "" : ",") + arch.name();
   return compiled;
@@ -407,6 +491,18 @@ private:
 
 } // namespace
 
+std::optional<GemmPrecision> parseGemmPrecision(const std::string &text) {
+  if (text == "fp32")
+    return GemmPrecision::Fp32;
+  if (text == "tf32")
+    return GemmPrecision::Tf32;
+  if (text == "fp16")
+    return GemmPrecision::Fp16;
+  if (text == "bf16")
+    return GemmPrecision::Bf16;
+  return std::nullopt;
+}
+
 bool parseArchList(const std::string &text, std::vector<CudaArch> &out, std::string &error) {
   out.clear();
   size_t start = 0;
@@ -446,6 +542,11 @@ CompileEpPlugin cudaCompileEpPlugin() {
        "The GPU architectures to build cubins for, comma separated (sm_80,sm_90); the "
        "blob also holds PTX for the oldest, which newer GPUs JIT-compile.",
        "sm_90"},
+      {"precision", "fp32|tf32|fp16|bf16",
+       "How MatMul and Gemm on f32 compute: fp32 exactly, or with the inputs rounded to "
+       "tf32, fp16 or bf16 for the tensor cores (cuBLAS's compute types). f16 and bf16 "
+       "matrices accumulate in f32 either way.",
+       "fp32"},
   };
   plugin.create = [](const EpOptionMap &options, std::string &error) -> std::unique_ptr<CompileEp> {
     CudaCompileOptions cudaOptions;
@@ -453,6 +554,16 @@ CompileEpPlugin cudaCompileEpPlugin() {
     if (arch != options.end() && !parseArchList(arch->second, cudaOptions.archs, error)) {
       error = "cuda_ep: option arch='" + arch->second + "': " + error;
       return nullptr;
+    }
+    auto precision = options.find("precision");
+    if (precision != options.end()) {
+      std::optional<GemmPrecision> p = parseGemmPrecision(precision->second);
+      if (!p) {
+        error = "cuda_ep: option precision='" + precision->second +
+                "': not a precision (fp32, tf32, fp16 or bf16)";
+        return nullptr;
+      }
+      cudaOptions.precision = *p;
     }
     return createCudaCompileEp(cudaOptions);
   };

@@ -56,6 +56,65 @@ static __device__ __forceinline__ double ortc_maximumd(double a, double b) {
 static __device__ __forceinline__ double ortc_minimumd(double a, double b) {
   return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : (a < b ? a : (b < a ? b : (__double_as_longlong(a) < 0 ? a : b)));
 }
+// Half types as their bits, converted exactly (to f32) and rounded to
+// nearest even (from f32), with integer code that needs no header.
+static __device__ __forceinline__ float ortc_f16_to_f32(unsigned short h) {
+  const unsigned int sign = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) {
+    const float v = (float)m * 5.96046448e-08f;
+    return sign ? -v : v;
+  }
+  if (e == 31)
+    return __uint_as_float(sign | 0x7f800000u | (m << 13));
+  return __uint_as_float(sign | ((e + 112u) << 23) | (m << 13));
+}
+static __device__ __forceinline__ unsigned short ortc_f32_to_f16(float f) {
+  const unsigned int x = __float_as_uint(f), sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
+  unsigned int h;
+  if (a > 0x7f800000u)
+    h = 0x7e00u;
+  else if (a >= 0x47800000u)
+    h = 0x7c00u;
+  else if (a < 0x38800000u)
+    h = __float_as_uint(__uint_as_float(a) + 0.5f) - 0x3f000000u;
+  else {
+    const unsigned int t = a - 0x38000000u;
+    h = (t + 0x0fffu + ((t >> 13) & 1u)) >> 13;
+  }
+  return (unsigned short)(h | sign);
+}
+static __device__ __forceinline__ float ortc_bf16_to_f32(unsigned short h) {
+  return __uint_as_float((unsigned int)h << 16);
+}
+static __device__ __forceinline__ unsigned short ortc_f32_to_bf16(float f) {
+  const unsigned int x = __float_as_uint(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return (unsigned short)((x >> 16) | 0x40u);
+  return (unsigned short)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+// Block-wide reductions (every thread of the block calls them; 32 floats of
+// shared memory): each warp combines its lanes, then every warp combines the
+// warps' results, so all threads return the block's value.
+#define ORTC_BLOCK_REDUCE(name, combine, identity)                                       \
+  static __device__ __forceinline__ float name##_warp(float v) {                        \
+    for (int o = 16; o > 0; o >>= 1)                                                     \
+      v = combine(v, __shfl_xor_sync(0xffffffffu, v, o));                                \
+    return v;                                                                            \
+  }                                                                                      \
+  static __device__ float name(float v, float *shared) {                                 \
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;                          \
+    const int warps = (blockDim.x + 31) >> 5;                                            \
+    v = name##_warp(v);                                                                  \
+    __syncthreads();                                                                     \
+    if (lane == 0)                                                                       \
+      shared[warp] = v;                                                                  \
+    __syncthreads();                                                                     \
+    return name##_warp(lane < warps ? shared[lane] : (identity));                        \
+  }
+static __device__ __forceinline__ float ortc_add(float a, float b) { return a + b; }
+ORTC_BLOCK_REDUCE(ortc_block_sum, ortc_add, 0.0f)
+ORTC_BLOCK_REDUCE(ortc_block_max, ortc_maximumf, -__int_as_float(0x7f800000))
+ORTC_BLOCK_REDUCE(ortc_block_min, ortc_minimumf, __int_as_float(0x7f800000))
 )";
 }
 

@@ -13,7 +13,10 @@
 
 namespace mlir {
 class ModuleOp;
+namespace func {
+class FuncOp;
 }
+} // namespace mlir
 
 namespace ortc::cuda {
 
@@ -22,6 +25,9 @@ namespace ortc::cuda {
 
 #define GEN_PASS_REGISTRATION
 #include "providers/cuda/compile/Passes.h.inc"
+
+/// What cuda-split-gemm-bias does to `fn`: the number of Gemm ops split.
+unsigned splitGemmBias(mlir::func::FuncOp fn);
 
 } // namespace ortc::cuda
 

@@ -62,6 +62,33 @@ struct KernelLaunch {
   void **args = nullptr;
 };
 
+/// One strided-batched GEMM in cuBLAS's column-major terms: for each of
+/// `batch` problems p, C_p = alpha * op(A_p) * op(B_p) + beta * C_p, with
+/// op(A) m x k, op(B) k x n and C m x n, X_p at X + p * strideX elements (a
+/// stride may be 0: that operand is shared by every problem), leading
+/// dimensions in elements. A, B and C have one element type; products
+/// accumulate in f32, with the inputs first rounded as `compute` says.
+struct GemmCall {
+  enum class Type { F32, F16, BF16 };
+  enum class Compute {
+    F32,     // CUBLAS_COMPUTE_32F: full f32
+    F32Tf32, // CUBLAS_COMPUTE_32F_FAST_TF32: inputs rounded to tf32
+    F32F16,  // CUBLAS_COMPUTE_32F_FAST_16F: inputs rounded to f16
+    F32Bf16, // CUBLAS_COMPUTE_32F_FAST_16BF: inputs rounded to bf16
+  };
+  Type type = Type::F32;
+  Compute compute = Compute::F32;
+  bool transA = false, transB = false;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  const void *a = nullptr;
+  int64_t lda = 0, strideA = 0;
+  const void *b = nullptr;
+  int64_t ldb = 0, strideB = 0;
+  void *c = nullptr;
+  int64_t ldc = 0, strideC = 0;
+  float alpha = 1, beta = 0;
+};
+
 class CudaDevice {
 public:
   virtual ~CudaDevice() = default;
@@ -87,6 +114,11 @@ public:
   // Modules and launches.
   virtual Result<std::unique_ptr<CudaModule>> loadModule(const ModuleImage &image) = 0;
   virtual Status launch(const KernelLaunch &launch) = 0;
+
+  /// A GEMM ordered on the stream with the launches: cuBLAS on a GPU
+  /// (loaded with dlopen on first use), a host reference that reads the same
+  /// column-major descriptors on the emulator.
+  virtual Status gemm(const GemmCall &call) = 0;
 };
 
 /// The GPU `ordinal` through the CUDA driver. Fails with one line when the

@@ -14,12 +14,20 @@
 // reuse or read its host buffer at once. Device-to-device copies and
 // launches return at once.
 //
+// gemm loads cuBLAS with dlopen on first use (libcublas.so.13, else
+// libcublas.so; declared here too, never linked), creates the device's
+// handle with its context current, binds it to the stream (with reductions
+// in f32 even for f16 and bf16 outputs), and calls
+// cublasGemmStridedBatchedEx (its _64 variant for sizes past int32). It
+// returns once queued, like a launch.
+//
 //===----------------------------------------------------------------------===//
 
 #include "providers/cuda/runtime/CudaDevice.h"
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -176,6 +184,213 @@ Result<const DriverApi *> loadDriver() {
   return result;
 }
 
+//===----------------------------------------------------------------------===//
+// cuBLAS, loaded with dlopen on a device's first gemm
+//===----------------------------------------------------------------------===//
+
+// cublas_api.h's and library_types.h's types and values (CUDA 13); the
+// enums are int-sized in the C ABI.
+using cublasStatus_t = int;
+using cublasHandle_t = struct cublasContext *;
+constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
+constexpr int CUBLAS_OP_N = 0;
+constexpr int CUBLAS_OP_T = 1;
+constexpr int CUDA_R_32F = 0; // cudaDataType
+constexpr int CUDA_R_16F = 2;
+constexpr int CUDA_R_16BF = 14;
+constexpr int CUBLAS_COMPUTE_32F = 68; // cublasComputeType_t
+constexpr int CUBLAS_COMPUTE_32F_FAST_16F = 74;
+constexpr int CUBLAS_COMPUTE_32F_FAST_16BF = 75;
+constexpr int CUBLAS_COMPUTE_32F_FAST_TF32 = 77;
+constexpr int CUBLAS_GEMM_DEFAULT = -1; // cublasGemmAlgo_t
+constexpr int CUBLAS_DEFAULT_MATH = 0;  // cublasMath_t
+constexpr int CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16;
+
+const char *cublasStatusName(cublasStatus_t status) {
+  switch (status) {
+  case 0:
+    return "CUBLAS_STATUS_SUCCESS";
+  case 1:
+    return "CUBLAS_STATUS_NOT_INITIALIZED";
+  case 3:
+    return "CUBLAS_STATUS_ALLOC_FAILED";
+  case 7:
+    return "CUBLAS_STATUS_INVALID_VALUE";
+  case 8:
+    return "CUBLAS_STATUS_ARCH_MISMATCH";
+  case 11:
+    return "CUBLAS_STATUS_MAPPING_ERROR";
+  case 13:
+    return "CUBLAS_STATUS_EXECUTION_FAILED";
+  case 14:
+    return "CUBLAS_STATUS_INTERNAL_ERROR";
+  case 15:
+    return "CUBLAS_STATUS_NOT_SUPPORTED";
+  case 16:
+    return "CUBLAS_STATUS_LICENSE_ERROR";
+  default:
+    return nullptr;
+  }
+}
+
+/// "cuBLAS: cublasCreate_v2: CUBLAS_STATUS_NOT_INITIALIZED", or ok.
+Status checkCublas(cublasStatus_t status, const std::string &call) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return Status::ok();
+  const char *name = cublasStatusName(status);
+  return Status::error(StatusCode::Internal,
+                       "cuBLAS: " + call + ": " +
+                           (name ? std::string(name) : "cublasStatus_t " + std::to_string(status)));
+}
+
+struct CublasApi {
+  std::string library;
+  cublasStatus_t (*cublasCreate_v2)(cublasHandle_t *);
+  cublasStatus_t (*cublasDestroy_v2)(cublasHandle_t);
+  cublasStatus_t (*cublasSetStream_v2)(cublasHandle_t, CUstream);
+  cublasStatus_t (*cublasSetMathMode)(cublasHandle_t, int);
+  cublasStatus_t (*cublasGemmStridedBatchedEx)(cublasHandle_t, int transa, int transb, int m, int n,
+                                               int k, const void *alpha, const void *A, int Atype,
+                                               int lda, long long strideA, const void *B, int Btype,
+                                               int ldb, long long strideB, const void *beta,
+                                               void *C, int Ctype, int ldc, long long strideC,
+                                               int batchCount, int computeType, int algo);
+  /// Null where the library lacks it.
+  cublasStatus_t (*cublasGemmStridedBatchedEx_64)(
+      cublasHandle_t, int transa, int transb, int64_t m, int64_t n, int64_t k, const void *alpha,
+      const void *A, int Atype, int64_t lda, long long strideA, const void *B, int Btype,
+      int64_t ldb, long long strideB, const void *beta, void *C, int Ctype, int64_t ldc,
+      long long strideC, int64_t batchCount, int computeType, int algo);
+};
+
+/// Loads cuBLAS once per process (never unloaded); a failure is tried
+/// again on the next call.
+Result<const CublasApi *> loadCublas() {
+  static std::mutex mutex;
+  static const CublasApi *loaded = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded)
+    return loaded;
+  const char *const libraries[] = {"libcublas.so.13", "libcublas.so"};
+  void *handle = nullptr;
+  std::string firstError, library;
+  for (const char *name : libraries) {
+    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle) {
+      library = name;
+      break;
+    }
+    const char *reason = dlerror();
+    if (firstError.empty())
+      firstError = reason ? reason : std::string(name) + ": cannot be loaded";
+  }
+  if (!handle)
+    return Status::error(StatusCode::NotFound, "cuBLAS not found (" + firstError + ")");
+  auto api = std::make_unique<CublasApi>();
+  api->library = library;
+  std::string missing;
+  auto resolve = [&](auto &slot, const char *symbol, bool required) {
+    void *address = dlsym(handle, symbol);
+    if (!address && required && missing.empty())
+      missing = symbol;
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
+  };
+  resolve(api->cublasCreate_v2, "cublasCreate_v2", true);
+  resolve(api->cublasDestroy_v2, "cublasDestroy_v2", true);
+  resolve(api->cublasSetStream_v2, "cublasSetStream_v2", true);
+  resolve(api->cublasSetMathMode, "cublasSetMathMode", true);
+  resolve(api->cublasGemmStridedBatchedEx, "cublasGemmStridedBatchedEx", true);
+  resolve(api->cublasGemmStridedBatchedEx_64, "cublasGemmStridedBatchedEx_64", false);
+  if (!missing.empty()) {
+    dlclose(handle);
+    return Status::error(StatusCode::NotFound, "cuBLAS " + library + " lacks " + missing +
+                                                   " (not cuBLAS, or one older than CUDA 11)");
+  }
+  loaded = api.release();
+  return loaded;
+}
+
+const char *gemmTypeName(GemmCall::Type type) {
+  switch (type) {
+  case GemmCall::Type::F32:
+    return "f32";
+  case GemmCall::Type::F16:
+    return "f16";
+  case GemmCall::Type::BF16:
+    return "bf16";
+  }
+  return "an unknown type";
+}
+
+const char *gemmComputeName(GemmCall::Compute compute) {
+  switch (compute) {
+  case GemmCall::Compute::F32:
+    return "32F";
+  case GemmCall::Compute::F32Tf32:
+    return "32F_FAST_TF32";
+  case GemmCall::Compute::F32F16:
+    return "32F_FAST_16F";
+  case GemmCall::Compute::F32Bf16:
+    return "32F_FAST_16BF";
+  }
+  return "an unknown compute type";
+}
+
+size_t gemmElementBytes(GemmCall::Type type) { return type == GemmCall::Type::F32 ? 4 : 2; }
+
+/// What cuBLAS would refuse, as one line (EmulatedDevice.cpp makes the same
+/// checks): sizes, leading dimensions, strides, pointers.
+Status checkGemmCall(const GemmCall &g, const std::string &who) {
+  auto bad = [&](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument, who + ": " + why);
+  };
+  auto str = [](int64_t value) { return std::to_string(value); };
+  if (g.type != GemmCall::Type::F32 && g.type != GemmCall::Type::F16 &&
+      g.type != GemmCall::Type::BF16)
+    return bad("unknown element type " + str(static_cast<int>(g.type)));
+  if (g.compute != GemmCall::Compute::F32 && g.compute != GemmCall::Compute::F32Tf32 &&
+      g.compute != GemmCall::Compute::F32F16 && g.compute != GemmCall::Compute::F32Bf16)
+    return bad("unknown compute type " + str(static_cast<int>(g.compute)));
+  if (g.compute != GemmCall::Compute::F32 && g.type != GemmCall::Type::F32)
+    return bad(std::string("compute ") + gemmComputeName(g.compute) + " with " +
+               gemmTypeName(g.type) +
+               " elements (cuBLAS takes the fast compute types for f32 only)");
+  if (g.m < 0 || g.n < 0 || g.k < 0)
+    return bad("negative size (m " + str(g.m) + ", n " + str(g.n) + ", k " + str(g.k) + ")");
+  if (g.batch < 1)
+    return bad("batch " + str(g.batch) + " (at least 1)");
+  int64_t rowsA = g.transA ? g.k : g.m, rowsB = g.transB ? g.n : g.k;
+  if (g.lda < std::max<int64_t>(1, rowsA))
+    return bad("lda " + str(g.lda) + " < " + str(std::max<int64_t>(1, rowsA)) +
+               " (the rows of A as stored: " + (g.transA ? "k, A is transposed)" : "m)"));
+  if (g.ldb < std::max<int64_t>(1, rowsB))
+    return bad("ldb " + str(g.ldb) + " < " + str(std::max<int64_t>(1, rowsB)) +
+               " (the rows of B as stored: " + (g.transB ? "n, B is transposed)" : "k)"));
+  if (g.ldc < std::max<int64_t>(1, g.m))
+    return bad("ldc " + str(g.ldc) + " < " + str(std::max<int64_t>(1, g.m)) + " (m)");
+  if (g.strideA < 0 || g.strideB < 0 || g.strideC < 0)
+    return bad("negative stride (strideA " + str(g.strideA) + ", strideB " + str(g.strideB) +
+               ", strideC " + str(g.strideC) + ")");
+  if (g.batch > 1 && g.strideC == 0 && g.m > 0 && g.n > 0)
+    return bad("strideC 0 with batch " + str(g.batch) + ": every problem would write the same C");
+  size_t bytes = gemmElementBytes(g.type);
+  auto pointer = [&](const void *p, const char *name, bool used, int64_t rows, int64_t cols) {
+    if (!used)
+      return Status::ok();
+    if (!p)
+      return bad(std::string(name) + " is null for a " + str(rows) + "x" + str(cols) + " matrix");
+    if (reinterpret_cast<uintptr_t>(p) % bytes)
+      return bad(std::string(name) + " is not aligned to its " + std::to_string(bytes) +
+                 "-byte elements");
+    return Status::ok();
+  };
+  if (Status s = pointer(g.a, "A", g.m > 0 && g.k > 0, g.m, g.k); !s.isOk())
+    return s;
+  if (Status s = pointer(g.b, "B", g.k > 0 && g.n > 0, g.k, g.n); !s.isOk())
+    return s;
+  return pointer(g.c, "C", g.m > 0 && g.n > 0, g.m, g.n);
+}
+
 /// The primary context of one GPU, shared by the device and its modules so
 /// that whichever goes last releases it.
 struct GpuContext {
@@ -233,10 +448,12 @@ public:
   ~DriverDevice() override {
     if (!gpu_->bind().isOk())
       return;
-    if (stream_) {
+    if (stream_)
       gpu_->api->cuStreamSynchronize(stream_);
+    if (cublasHandle_)
+      cublas_->cublasDestroy_v2(cublasHandle_);
+    if (stream_)
       gpu_->api->cuStreamDestroy(stream_);
-    }
     for (CUdeviceptr pointer : allocations_)
       gpu_->api->cuMemFree(pointer);
   }
@@ -375,14 +592,114 @@ public:
                        "cuLaunchKernel");
   }
 
+  Status gemm(const GemmCall &call) override;
+
 private:
+  /// The device's cuBLAS handle, created on first use with the context
+  /// current and bound to the stream; under gemmMutex_.
+  Status cublasReady();
+
   std::shared_ptr<GpuContext> gpu_;
   CUstream stream_ = nullptr;
   int capability_ = 0;
   std::string description_;
   std::mutex mutex_; // allocations_
   std::set<CUdeviceptr> allocations_;
+  std::mutex gemmMutex_; // cublas_, cublasHandle_, and the calls that use the handle
+  const CublasApi *cublas_ = nullptr;
+  cublasHandle_t cublasHandle_ = nullptr;
 };
+
+Status DriverDevice::cublasReady() {
+  if (cublasHandle_)
+    return Status::ok();
+  Result<const CublasApi *> loaded = loadCublas();
+  if (!loaded.isOk())
+    return loaded.status();
+  const CublasApi *api = loaded.value();
+  cublasHandle_t handle = nullptr;
+  if (Status s = checkCublas(api->cublasCreate_v2(&handle), "cublasCreate_v2"); !s.isOk())
+    return s;
+  // Sums stay f32 until C is written, also where cuBLAS splits k (by
+  // default it may reduce the partial sums in C's f16 or bf16).
+  Status s = checkCublas(api->cublasSetStream_v2(handle, stream_), "cublasSetStream_v2");
+  if (s.isOk())
+    s = checkCublas(
+        api->cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH |
+                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION),
+        "cublasSetMathMode(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)");
+  if (!s.isOk()) {
+    api->cublasDestroy_v2(handle);
+    return s;
+  }
+  cublas_ = api;
+  cublasHandle_ = handle;
+  return Status::ok();
+}
+
+Status DriverDevice::gemm(const GemmCall &g) {
+  if (Status s = checkGemmCall(g, "cuBLAS gemm"); !s.isOk())
+    return s;
+  if (g.m == 0 || g.n == 0)
+    return Status::ok(); // nothing to write (cuBLAS returns at once, too)
+  int type = g.type == GemmCall::Type::F32   ? CUDA_R_32F
+             : g.type == GemmCall::Type::F16 ? CUDA_R_16F
+                                             : CUDA_R_16BF;
+  int compute = CUBLAS_COMPUTE_32F;
+  switch (g.compute) {
+  case GemmCall::Compute::F32:
+    break;
+  case GemmCall::Compute::F32Tf32:
+    compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+    break;
+  case GemmCall::Compute::F32F16:
+    compute = CUBLAS_COMPUTE_32F_FAST_16F;
+    break;
+  case GemmCall::Compute::F32Bf16:
+    compute = CUBLAS_COMPUTE_32F_FAST_16BF;
+    break;
+  }
+  int transA = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N, transB = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int64_t limit = 0x7fffffff;
+  bool fitsInt = g.m <= limit && g.n <= limit && g.k <= limit && g.lda <= limit && g.ldb <= limit &&
+                 g.ldc <= limit && g.batch <= limit;
+  // "cublasGemmStridedBatchedEx(f16, 32F, NT, m 64, n 32, k 16, batch 2)"
+  auto what = [&](const char *call) {
+    return std::string(call) + "(" + gemmTypeName(g.type) + ", " + gemmComputeName(g.compute) +
+           ", " + (g.transA ? "T" : "N") + (g.transB ? "T" : "N") + ", m " + std::to_string(g.m) +
+           ", n " + std::to_string(g.n) + ", k " + std::to_string(g.k) + ", batch " +
+           std::to_string(g.batch) + ")";
+  };
+
+  std::lock_guard<std::mutex> lock(gemmMutex_);
+  if (Status s = gpu_->bind(); !s.isOk())
+    return s;
+  if (Status s = cublasReady(); !s.isOk())
+    return s;
+  // Host scalars (the handle's default pointer mode), f32 for the 32F
+  // compute types.
+  const float alpha = g.alpha, beta = g.beta;
+  if (fitsInt)
+    return checkCublas(cublas_->cublasGemmStridedBatchedEx(
+                           cublasHandle_, transA, transB, static_cast<int>(g.m),
+                           static_cast<int>(g.n), static_cast<int>(g.k), &alpha, g.a, type,
+                           static_cast<int>(g.lda), g.strideA, g.b, type, static_cast<int>(g.ldb),
+                           g.strideB, &beta, g.c, type, static_cast<int>(g.ldc), g.strideC,
+                           static_cast<int>(g.batch), compute, CUBLAS_GEMM_DEFAULT),
+                       what("cublasGemmStridedBatchedEx"));
+  if (!cublas_->cublasGemmStridedBatchedEx_64)
+    return Status::error(StatusCode::InvalidArgument,
+                         "cuBLAS gemm: m " + std::to_string(g.m) + ", n " + std::to_string(g.n) +
+                             ", k " + std::to_string(g.k) + ", lda " + std::to_string(g.lda) +
+                             ", ldb " + std::to_string(g.ldb) + ", ldc " + std::to_string(g.ldc) +
+                             ", batch " + std::to_string(g.batch) + " exceed int32 and " +
+                             cublas_->library + " has no cublasGemmStridedBatchedEx_64");
+  return checkCublas(cublas_->cublasGemmStridedBatchedEx_64(
+                         cublasHandle_, transA, transB, g.m, g.n, g.k, &alpha, g.a, type, g.lda,
+                         g.strideA, g.b, type, g.ldb, g.strideB, &beta, g.c, type, g.ldc, g.strideC,
+                         g.batch, compute, CUBLAS_GEMM_DEFAULT),
+                     what("cublasGemmStridedBatchedEx_64"));
+}
 
 Result<std::unique_ptr<CudaModule>> DriverDevice::loadModule(const ModuleImage &image) {
   const void *code = nullptr;

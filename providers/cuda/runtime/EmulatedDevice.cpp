@@ -21,6 +21,13 @@
 // table and at the scheduler, and it writes the thread's indices there before
 // it runs or resumes a thread.
 //
+// gemm is a host reference GEMM over the same column-major descriptors
+// cuBLAS reads: the inputs converted exactly to f32 (then rounded as the
+// compute type says: tf32, f16 or bf16, to nearest even), sums in f32, C
+// rounded to nearest even into its element type. Every operand's span must
+// lie inside one allocation, so a wrong descriptor is an error, not a read
+// out of bounds.
+//
 //===----------------------------------------------------------------------===//
 
 #include "providers/cuda/runtime/CudaDevice.h"
@@ -665,6 +672,275 @@ private:
 };
 
 //===----------------------------------------------------------------------===//
+// GEMM: the host reference
+//===----------------------------------------------------------------------===//
+
+const char *gemmTypeName(GemmCall::Type type) {
+  switch (type) {
+  case GemmCall::Type::F32:
+    return "f32";
+  case GemmCall::Type::F16:
+    return "f16";
+  case GemmCall::Type::BF16:
+    return "bf16";
+  }
+  return "an unknown type";
+}
+
+const char *gemmComputeName(GemmCall::Compute compute) {
+  switch (compute) {
+  case GemmCall::Compute::F32:
+    return "32F";
+  case GemmCall::Compute::F32Tf32:
+    return "32F_FAST_TF32";
+  case GemmCall::Compute::F32F16:
+    return "32F_FAST_16F";
+  case GemmCall::Compute::F32Bf16:
+    return "32F_FAST_16BF";
+  }
+  return "an unknown compute type";
+}
+
+size_t gemmElementBytes(GemmCall::Type type) { return type == GemmCall::Type::F32 ? 4 : 2; }
+
+/// What cuBLAS would refuse (the same checks as the driver device's), as
+/// one line: sizes, leading dimensions, strides, pointers.
+Status checkGemmCall(const GemmCall &g, const std::string &who) {
+  auto bad = [&](const std::string &why) {
+    return error(StatusCode::InvalidArgument, who + ": " + why);
+  };
+  auto str = [](int64_t value) { return std::to_string(value); };
+  if (g.type != GemmCall::Type::F32 && g.type != GemmCall::Type::F16 &&
+      g.type != GemmCall::Type::BF16)
+    return bad("unknown element type " + str(static_cast<int>(g.type)));
+  if (g.compute != GemmCall::Compute::F32 && g.compute != GemmCall::Compute::F32Tf32 &&
+      g.compute != GemmCall::Compute::F32F16 && g.compute != GemmCall::Compute::F32Bf16)
+    return bad("unknown compute type " + str(static_cast<int>(g.compute)));
+  if (g.compute != GemmCall::Compute::F32 && g.type != GemmCall::Type::F32)
+    return bad(std::string("compute ") + gemmComputeName(g.compute) + " with " +
+               gemmTypeName(g.type) +
+               " elements (cuBLAS takes the fast compute types for f32 only)");
+  if (g.m < 0 || g.n < 0 || g.k < 0)
+    return bad("negative size (m " + str(g.m) + ", n " + str(g.n) + ", k " + str(g.k) + ")");
+  if (g.batch < 1)
+    return bad("batch " + str(g.batch) + " (at least 1)");
+  int64_t rowsA = g.transA ? g.k : g.m, rowsB = g.transB ? g.n : g.k;
+  if (g.lda < std::max<int64_t>(1, rowsA))
+    return bad("lda " + str(g.lda) + " < " + str(std::max<int64_t>(1, rowsA)) +
+               " (the rows of A as stored: " + (g.transA ? "k, A is transposed)" : "m)"));
+  if (g.ldb < std::max<int64_t>(1, rowsB))
+    return bad("ldb " + str(g.ldb) + " < " + str(std::max<int64_t>(1, rowsB)) +
+               " (the rows of B as stored: " + (g.transB ? "n, B is transposed)" : "k)"));
+  if (g.ldc < std::max<int64_t>(1, g.m))
+    return bad("ldc " + str(g.ldc) + " < " + str(std::max<int64_t>(1, g.m)) + " (m)");
+  if (g.strideA < 0 || g.strideB < 0 || g.strideC < 0)
+    return bad("negative stride (strideA " + str(g.strideA) + ", strideB " + str(g.strideB) +
+               ", strideC " + str(g.strideC) + ")");
+  if (g.batch > 1 && g.strideC == 0 && g.m > 0 && g.n > 0)
+    return bad("strideC 0 with batch " + str(g.batch) + ": every problem would write the same C");
+  size_t bytes = gemmElementBytes(g.type);
+  auto pointer = [&](const void *p, const char *name, bool used, int64_t rows, int64_t cols) {
+    if (!used)
+      return Status::ok();
+    if (!p)
+      return bad(std::string(name) + " is null for a " + str(rows) + "x" + str(cols) + " matrix");
+    if (reinterpret_cast<uintptr_t>(p) % bytes)
+      return bad(std::string(name) + " is not aligned to its " + std::to_string(bytes) +
+                 "-byte elements");
+    return Status::ok();
+  };
+  if (Status s = pointer(g.a, "A", g.m > 0 && g.k > 0, g.m, g.k); !s.isOk())
+    return s;
+  if (Status s = pointer(g.b, "B", g.k > 0 && g.n > 0, g.k, g.n); !s.isOk())
+    return s;
+  return pointer(g.c, "C", g.m > 0 && g.n > 0, g.m, g.n);
+}
+
+/// The bytes from an operand's pointer to the end of the last element any of
+/// `batch` problems touches (a rows x cols matrix stored with `ld`); false
+/// when that does not fit in size_t.
+bool gemmSpan(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t batch,
+              size_t elementBytes, size_t &bytes) {
+  using Wide = unsigned __int128;
+  Wide last = Wide(rows - 1) + Wide(cols - 1) * Wide(ld) + Wide(batch - 1) * Wide(stride);
+  Wide span = (last + 1) * elementBytes;
+  if (span > Wide(SIZE_MAX))
+    return false;
+  bytes = static_cast<size_t>(span);
+  return true;
+}
+
+uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+float bitsFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+float halfToFloat(uint16_t half) {
+  uint32_t sign = uint32_t(half & 0x8000) << 16, exponent = (half >> 10) & 0x1f,
+           mantissa = half & 0x3ff;
+  if (exponent == 0) // zero or subnormal: mantissa * 2^-24, exact in float
+    return bitsFloat(sign | floatBits(static_cast<float>(mantissa) * 0x1p-24f));
+  if (exponent == 31) // inf or NaN (the payload kept)
+    return bitsFloat(sign | 0x7f800000u | (mantissa << 13));
+  return bitsFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+/// Round to nearest even, overflowing to inf, with f16 subnormals.
+uint16_t floatToHalf(float value) {
+  uint32_t bits = floatBits(value);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude >= 0x7f800000u) // inf, or NaN kept quiet
+    return sign | 0x7c00 | (magnitude > 0x7f800000u ? 0x200 | ((magnitude >> 13) & 0x3ff) : 0);
+  if (magnitude >= 0x477ff000u) // 65520 and above round to inf
+    return sign | 0x7c00;
+  if (magnitude >= 0x38800000u) { // normal in f16 (2^-14 and above)
+    uint32_t rounded = magnitude + 0xfffu + ((magnitude >> 13) & 1);
+    return sign | static_cast<uint16_t>((rounded - 0x38000000u) >> 13);
+  }
+  if (magnitude <= 0x33000000u) // at most half the smallest subnormal (2^-25): to zero
+    return sign;
+  // Subnormal: m * 2^(e - 150) in units of 2^-24 is m >> (126 - e).
+  uint32_t exponent = magnitude >> 23, mantissa = (magnitude & 0x7fffffu) | 0x800000u;
+  uint32_t shift = 126 - exponent, quotient = mantissa >> shift;
+  uint32_t remainder = mantissa & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  if (remainder > halfway || (remainder == halfway && (quotient & 1)))
+    ++quotient;
+  return sign | static_cast<uint16_t>(quotient);
+}
+
+float bf16ToFloat(uint16_t value) { return bitsFloat(uint32_t(value) << 16); }
+
+uint16_t floatToBf16(float value) {
+  uint32_t bits = floatBits(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN, kept quiet
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+}
+
+/// To tf32 (10 mantissa bits), round to nearest even; inf and NaN kept.
+float roundToTf32(float value) {
+  uint32_t bits = floatBits(value);
+  if ((bits & 0x7f800000u) == 0x7f800000u)
+    return value;
+  return bitsFloat((bits + 0xfffu + ((bits >> 13) & 1)) & ~0x1fffu);
+}
+
+float loadElement(GemmCall::Type type, const char *base, int64_t index) {
+  switch (type) {
+  case GemmCall::Type::F32: {
+    float value;
+    std::memcpy(&value, base + index * 4, 4);
+    return value;
+  }
+  case GemmCall::Type::F16: {
+    uint16_t value;
+    std::memcpy(&value, base + index * 2, 2);
+    return halfToFloat(value);
+  }
+  case GemmCall::Type::BF16: {
+    uint16_t value;
+    std::memcpy(&value, base + index * 2, 2);
+    return bf16ToFloat(value);
+  }
+  }
+  return 0;
+}
+
+void storeElement(GemmCall::Type type, char *base, int64_t index, float value) {
+  switch (type) {
+  case GemmCall::Type::F32:
+    std::memcpy(base + index * 4, &value, 4);
+    return;
+  case GemmCall::Type::F16: {
+    uint16_t half = floatToHalf(value);
+    std::memcpy(base + index * 2, &half, 2);
+    return;
+  }
+  case GemmCall::Type::BF16: {
+    uint16_t bf16 = floatToBf16(value);
+    std::memcpy(base + index * 2, &bf16, 2);
+    return;
+  }
+  }
+}
+
+/// op(X) (rows x cols) of the stored matrix at `source` as f32, column-major
+/// with leading dimension `rows`, each element rounded as `compute` says.
+void packOperand(std::vector<float> &out, const char *source, GemmCall::Type type,
+                 GemmCall::Compute compute, bool transposed, int64_t rows, int64_t cols,
+                 int64_t ld) {
+  out.resize(static_cast<size_t>(rows * cols));
+  float *to = out.data();
+  if (!transposed) { // op(X)(r, c) = X[r + c * ld]: contiguous columns
+    for (int64_t c = 0; c < cols; ++c)
+      for (int64_t r = 0; r < rows; ++r)
+        to[r + c * rows] = loadElement(type, source, r + c * ld);
+  } else { // op(X)(r, c) = X[c + r * ld]: read along the stored columns
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        to[r + c * rows] = loadElement(type, source, c + r * ld);
+  }
+  size_t count = out.size();
+  switch (compute) {
+  case GemmCall::Compute::F32:
+    break;
+  case GemmCall::Compute::F32Tf32:
+    for (size_t i = 0; i < count; ++i)
+      to[i] = roundToTf32(to[i]);
+    break;
+  case GemmCall::Compute::F32F16:
+    for (size_t i = 0; i < count; ++i)
+      to[i] = halfToFloat(floatToHalf(to[i]));
+    break;
+  case GemmCall::Compute::F32Bf16:
+    for (size_t i = 0; i < count; ++i)
+      to[i] = bf16ToFloat(floatToBf16(to[i]));
+    break;
+  }
+}
+
+/// acc[q][i] = sum over l of a(i, l) * b(l, j0 + q), for q < width (at most
+/// 4), a column-major m x k, b column-major k x n: the l loop outside, so
+/// that the i loop runs along contiguous columns of a and vectorizes; each
+/// sum still adds its products in order of l, in f32.
+void accumulateColumns(const float *__restrict__ a, const float *__restrict__ b, int64_t m,
+                       int64_t k, int64_t j0, int64_t width, float *__restrict__ acc) {
+  std::fill(acc, acc + 4 * m, 0.0f);
+  float *__restrict__ acc0 = acc;
+  float *__restrict__ acc1 = acc + m;
+  float *__restrict__ acc2 = acc + 2 * m;
+  float *__restrict__ acc3 = acc + 3 * m;
+  for (int64_t l = 0; l < k; ++l) {
+    const float *__restrict__ column = a + l * m;
+    if (width == 4) {
+      float b0 = b[l + j0 * k], b1 = b[l + (j0 + 1) * k], b2 = b[l + (j0 + 2) * k],
+            b3 = b[l + (j0 + 3) * k];
+      for (int64_t i = 0; i < m; ++i) {
+        float x = column[i];
+        acc0[i] += x * b0;
+        acc1[i] += x * b1;
+        acc2[i] += x * b2;
+        acc3[i] += x * b3;
+      }
+    } else {
+      for (int64_t q = 0; q < width; ++q) {
+        float bq = b[l + (j0 + q) * k];
+        float *__restrict__ out = acc + q * m;
+        for (int64_t i = 0; i < m; ++i)
+          out[i] += column[i] * bq;
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // The device
 //===----------------------------------------------------------------------===//
 
@@ -736,6 +1012,7 @@ public:
 
   Result<std::unique_ptr<CudaModule>> loadModule(const ModuleImage &image) override;
   Status launch(const KernelLaunch &launch) override;
+  Status gemm(const GemmCall &call) override;
 
 private:
   static std::string describePointer(const void *pointer) {
@@ -744,18 +1021,23 @@ private:
     return text;
   }
 
-  /// [pointer, pointer + bytes) must lie inside one allocation.
-  Status checkRange(const char *call, const void *pointer, size_t bytes) {
+  /// Whether [pointer, pointer + bytes) lies inside one allocation.
+  bool inside(const void *pointer, size_t bytes) {
     if (bytes == 0)
-      return Status::ok();
+      return true;
     uintptr_t begin = reinterpret_cast<uintptr_t>(pointer);
     std::lock_guard<std::mutex> lock(mutex_);
     auto next = allocations_.upper_bound(begin);
-    if (next != allocations_.begin()) {
-      auto owner = std::prev(next);
-      if (begin - owner->first <= owner->second && bytes <= owner->second - (begin - owner->first))
-        return Status::ok();
-    }
+    if (next == allocations_.begin())
+      return false;
+    auto owner = std::prev(next);
+    return begin - owner->first <= owner->second && bytes <= owner->second - (begin - owner->first);
+  }
+
+  /// [pointer, pointer + bytes) must lie inside one allocation.
+  Status checkRange(const char *call, const void *pointer, size_t bytes) {
+    if (inside(pointer, bytes))
+      return Status::ok();
     return error(StatusCode::InvalidArgument, std::string("emulated device: ") + call + " of " +
                                                   std::to_string(bytes) + " bytes at " +
                                                   describePointer(pointer) +
@@ -901,6 +1183,82 @@ Status EmulatedDevice::launch(const KernelLaunch &launch) {
         if (!ok)
           return error(StatusCode::Internal, scheduler.failure);
       }
+  return Status::ok();
+}
+
+/// The host reference: the same checks as the driver device, then every
+/// operand's whole span inside an allocation, then per problem and per four
+/// columns of C the f32 sums (products added in order of k), and C written
+/// as alpha * sum + beta * C (C not read when beta is 0, as cuBLAS does).
+/// An operand with stride 0 is packed once for every problem.
+Status EmulatedDevice::gemm(const GemmCall &g) {
+  const std::string who = "emulated gemm";
+  if (Status s = checkGemmCall(g, who); !s.isOk())
+    return s;
+  size_t elementBytes = gemmElementBytes(g.type);
+  auto checkSpan = [&](const char *name, const void *pointer, int64_t rows, int64_t cols,
+                       int64_t ld, int64_t stride) {
+    if (rows == 0 || cols == 0)
+      return Status::ok();
+    std::string shape = std::string(name) + " (" + gemmTypeName(g.type) + ", " +
+                        std::to_string(rows) + "x" + std::to_string(cols) + " stored with ld " +
+                        std::to_string(ld) + ", stride " + std::to_string(stride) + ", batch " +
+                        std::to_string(g.batch);
+    size_t bytes = 0;
+    if (!gemmSpan(rows, cols, ld, stride, g.batch, elementBytes, bytes))
+      return error(StatusCode::InvalidArgument,
+                   who + ": " + shape + ") spans more than the address space");
+    if (!inside(pointer, bytes))
+      return error(StatusCode::InvalidArgument, who + ": " + shape + ": " + std::to_string(bytes) +
+                                                    " bytes at " + describePointer(pointer) +
+                                                    ") is not inside an allocation of this device");
+    return Status::ok();
+  };
+  if (Status s = checkSpan("A", g.a, g.transA ? g.k : g.m, g.transA ? g.m : g.k, g.lda, g.strideA);
+      !s.isOk())
+    return s;
+  if (Status s = checkSpan("B", g.b, g.transB ? g.n : g.k, g.transB ? g.k : g.n, g.ldb, g.strideB);
+      !s.isOk())
+    return s;
+  if (Status s = checkSpan("C", g.c, g.m, g.n, g.ldc, g.strideC); !s.isOk())
+    return s;
+  if (g.m == 0 || g.n == 0)
+    return Status::ok();
+
+  // alpha 0 or k 0: C = beta * C, A and B not read (as BLAS says).
+  bool products = g.k > 0 && g.alpha != 0.0f;
+  std::vector<float> a, b, acc(static_cast<size_t>(4 * g.m));
+  const char *packedA = nullptr, *packedB = nullptr;
+  for (int64_t p = 0; p < g.batch; ++p) {
+    const char *sourceA = static_cast<const char *>(g.a) + p * g.strideA * int64_t(elementBytes);
+    const char *sourceB = static_cast<const char *>(g.b) + p * g.strideB * int64_t(elementBytes);
+    char *c = static_cast<char *>(g.c) + p * g.strideC * int64_t(elementBytes);
+    if (products && sourceA != packedA) {
+      packOperand(a, sourceA, g.type, g.compute, g.transA, g.m, g.k, g.lda);
+      packedA = sourceA;
+    }
+    if (products && sourceB != packedB) {
+      packOperand(b, sourceB, g.type, g.compute, g.transB, g.k, g.n, g.ldb);
+      packedB = sourceB;
+    }
+    for (int64_t j0 = 0; j0 < g.n; j0 += 4) {
+      int64_t width = std::min<int64_t>(4, g.n - j0);
+      if (products)
+        accumulateColumns(a.data(), b.data(), g.m, g.k, j0, width, acc.data());
+      for (int64_t q = 0; q < width; ++q) {
+        const float *sums = acc.data() + q * g.m;
+        int64_t column = (j0 + q) * g.ldc;
+        for (int64_t i = 0; i < g.m; ++i) {
+          float value = products ? g.alpha * sums[i] : 0.0f;
+          if (g.beta != 0.0f) {
+            float scaled = g.beta * loadElement(g.type, c, i + column);
+            value = products ? value + scaled : scaled;
+          }
+          storeElement(g.type, c, i + column, value);
+        }
+      }
+    }
+  }
   return Status::ok();
 }
 

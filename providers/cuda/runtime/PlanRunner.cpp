@@ -118,8 +118,16 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
   }
   for (const fb::Step *s : *plan.steps()) {
     Step step;
-    step.launch = s->kind() == fb::StepKind::Launch;
-    step.function = step.launch ? functions[s->kernel()] : nullptr;
+    step.kind = s->kind() == fb::StepKind::Launch ? StepKind::Launch
+                : s->kind() == fb::StepKind::Copy ? StepKind::Copy
+                                                  : StepKind::Gemm;
+    step.function = step.kind == StepKind::Launch ? functions[s->kernel()] : nullptr;
+    if (s->grid_dims())
+      step.gridDims.assign(s->grid_dims()->begin(), s->grid_dims()->end());
+    step.transA = s->trans_a();
+    step.transB = s->trans_b();
+    step.alpha = s->alpha();
+    step.compute = int(s->compute());
     step.node = s->node() ? s->node()->str() : std::string();
     step.inputs.assign(s->inputs()->begin(), s->inputs()->end());
     step.outputs.assign(s->outputs()->begin(), s->outputs()->end());
@@ -139,6 +147,69 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
       return Status::error(s.code(), what + ": uploading the weights: " + s.message());
   }
   return runner;
+}
+
+Status PlanRunner::runGemm(const Step &step, const std::vector<void *> &address,
+                          const std::vector<std::vector<int64_t>> &shape) {
+  int ia = step.inputs[0], ib = step.inputs[1], iy = step.outputs[0];
+  const std::vector<int64_t> &sa = shape[size_t(ia)], &sb = shape[size_t(ib)];
+  auto fail = [&](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument, what_ + ": node " + step.node + ": " + why);
+  };
+  // Row-major matrices: A [..., M, K] ([K, M] transposed), B [..., K, N].
+  size_t ra = sa.size(), rb = sb.size();
+  int64_t m = ra == 1 ? 1 : sa[ra - 2], k = sa[ra - 1];
+  if (step.transA)
+    std::swap(m, k);
+  int64_t kb = rb == 1 ? sb[0] : sb[rb - 2], n = rb == 1 ? 1 : sb[rb - 1];
+  if (step.transB)
+    std::swap(kb, n);
+  if (k != kb)
+    return fail("the inner dims differ (" + std::to_string(k) + " and " + std::to_string(kb) + ")");
+  auto product = [](const std::vector<int64_t> &s, size_t count) {
+    int64_t p = 1;
+    for (size_t i = 0; i < count; ++i)
+      p *= s[i];
+    return p;
+  };
+  int64_t batchA = ra > 2 ? product(sa, ra - 2) : 1, batchB = rb > 2 ? product(sb, rb - 2) : 1;
+  GemmCall call;
+  ElementType type = buffers_[size_t(iy)].type;
+  call.type = type == ElementType::Float16    ? GemmCall::Type::F16
+              : type == ElementType::BFloat16 ? GemmCall::Type::BF16
+                                              : GemmCall::Type::F32;
+  call.compute = GemmCall::Compute(step.compute);
+  call.alpha = step.alpha;
+  // Column-major, Y^T = op(B)^T op(A)^T: cuBLAS's A is our B and its B our A.
+  call.transA = step.transB;
+  call.transB = step.transA;
+  call.m = n;
+  call.k = k;
+  call.a = address[size_t(ib)];
+  call.lda = step.transB ? k : n;
+  call.b = address[size_t(ia)];
+  call.ldb = step.transA ? m : k;
+  call.c = address[size_t(iy)];
+  call.ldc = n;
+  if (batchB == 1 && !step.transA) {
+    // One GEMM over every row of A's batch.
+    call.n = batchA * m;
+  } else {
+    std::vector<int64_t> da(sa.begin(), sa.end() - std::min<size_t>(ra, 2)),
+        db(sb.begin(), sb.end() - std::min<size_t>(rb, 2));
+    if (batchA != 1 && batchB != 1 && da != db)
+      return fail("batch dims that broadcast in part");
+    call.n = m;
+    call.batch = std::max(batchA, batchB);
+    call.strideA = batchB == 1 ? 0 : k * n;
+    call.strideB = batchA == 1 ? 0 : m * k;
+    call.strideC = m * n;
+  }
+  if (call.m == 0 || call.n == 0)
+    return Status::ok();
+  if (Status s = device_->gemm(call); !s.isOk())
+    return Status::error(s.code(), what_ + ": node " + step.node + ": " + s.message());
+  return Status::ok();
 }
 
 Result<std::vector<std::vector<int64_t>>>
@@ -212,7 +283,12 @@ Status PlanRunner::run(const std::vector<TensorView> &inputs,
   }
 
   for (const Step &step : steps_) {
-    if (!step.launch) {
+    if (step.kind == StepKind::Gemm) {
+      if (Status s = runGemm(step, address, shape); !s.isOk())
+        return s;
+      continue;
+    }
+    if (step.kind == StepKind::Copy) {
       int from = step.inputs[0], to = step.outputs[0];
       int64_t count = 1;
       for (int64_t d : shape[size_t(to)])
@@ -247,6 +323,13 @@ Status PlanRunner::run(const std::vector<TensorView> &inputs,
     KernelLaunch launch;
     launch.function = step.function;
     int64_t blocks = (elements + step.threadsPerBlock - 1) / step.threadsPerBlock;
+    if (!step.gridDims.empty()) {
+      blocks = 1;
+      for (int64_t code : step.gridDims)
+        blocks *= DimBinding::size(code, values);
+      if (blocks == 0)
+        continue;
+    }
     if (blocks > int64_t(step.maxBlocks)) // each thread computes one element
       return Status::error(StatusCode::InvalidArgument,
                            what_ + ": node(s) " + step.node + ": " + std::to_string(elements) +

@@ -52,13 +52,22 @@ private:
     int aliasOf = -1;
     std::string name;
   };
+  enum class StepKind { Launch, Copy, Gemm };
   struct Step {
-    bool launch = true; // else a device copy
+    StepKind kind = StepKind::Launch;
     void *function = nullptr;
     std::string node;
     std::vector<int> inputs, outputs;
     unsigned threadsPerBlock = 0, maxBlocks = 0;
+    std::vector<int64_t> gridDims; // a reduction: one block per element of their product
+    bool transA = false, transB = false; // Gemm
+    float alpha = 1;
+    int compute = 0;
   };
+
+  /// One GEMM step with this run's shapes and addresses.
+  Status runGemm(const Step &step, const std::vector<void *> &address,
+                 const std::vector<std::vector<int64_t>> &shape);
 
   std::string what_;
   std::shared_ptr<CudaDevice> device_;

@@ -5,10 +5,12 @@
                                               set to BATCH: floats in [-2, 2),
                                               integers in [0, 2) (valid indices,
                                               lengths and counts for small dims)
-  reference_check.py compare MODEL IN OUT     runs MODEL on IN/<input>.npy with
+  reference_check.py compare MODEL IN OUT [RTOL ATOL]
+                                              runs MODEL on IN/<input>.npy with
                                               onnx.reference and prints
                                               "<output>: ok" or the mismatch for
-                                              each OUT/<output>.npy
+                                              each OUT/<output>.npy (default
+                                              rtol 1e-5, atol 1e-6)
 """
 import os
 import sys
@@ -37,7 +39,7 @@ def inputs(model_path, folder, batch):
         np.save(os.path.join(folder, value.name + ".npy"), array)
 
 
-def compare(model_path, in_folder, out_folder):
+def compare(model_path, in_folder, out_folder, rtol=1e-5, atol=1e-6):
     model = onnx.load(model_path)
     initializers = {t.name for t in model.graph.initializer}
     feeds = {
@@ -50,7 +52,7 @@ def compare(model_path, in_folder, out_folder):
         got = np.load(os.path.join(out_folder, name + ".npy"))
         if got.dtype != want.dtype or got.shape != want.shape:
             print(f"{name}: got {got.dtype}{list(got.shape)}, want {want.dtype}{list(want.shape)}")
-        elif not np.allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True):
+        elif not np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
             print(f"{name}: values differ by up to {np.max(np.abs(got - want))}")
         else:
             print(f"{name}: ok")
@@ -60,6 +62,7 @@ if __name__ == "__main__":
     if sys.argv[1] == "inputs":
         inputs(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif sys.argv[1] == "compare":
-        compare(sys.argv[2], sys.argv[3], sys.argv[4])
+        tolerances = [float(t) for t in sys.argv[5:7]]
+        compare(sys.argv[2], sys.argv[3], sys.argv[4], *tolerances)
     else:
         sys.exit(f"unknown command {sys.argv[1]}")

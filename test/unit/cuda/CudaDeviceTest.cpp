@@ -21,10 +21,14 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -758,6 +762,794 @@ TEST(DriverDevice, RunsAKernelOnTheGpu) {
   EXPECT_FALSE(device->free(&local).isOk());
   for (void *memory : {da, db, dy})
     ASSERT_OK(device->free(memory));
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM: the emulator's host reference and cuBLAS
+//===----------------------------------------------------------------------===//
+
+// Rounding written independently of the emulator's bit manipulation: x to
+// `bits` mantissa bits, to nearest even (nearbyint in the default rounding
+// mode), with exponents below `minExponent` subnormal.
+double roundMantissa(double x, int bits, int minExponent) {
+  if (x == 0 || !std::isfinite(x))
+    return x;
+  int exponent = 0;
+  std::frexp(x, &exponent); // x = f * 2^exponent, 0.5 <= |f| < 1
+  double quantum = std::ldexp(1.0, std::max(exponent - 1, minExponent) - bits);
+  return std::nearbyint(x / quantum) * quantum;
+}
+float toF16(float x) {
+  double r = roundMantissa(x, 10, -14);
+  return std::fabs(r) >= 65536.0 ? std::copysign(INFINITY, x) : static_cast<float>(r);
+}
+float toBf16(float x) {
+  double r = roundMantissa(x, 7, -126);
+  return std::fabs(r) > FLT_MAX ? std::copysign(INFINITY, x) : static_cast<float>(r);
+}
+float toTf32(float x) {
+  double r = roundMantissa(x, 10, -126);
+  return std::fabs(r) > FLT_MAX ? std::copysign(INFINITY, x) : static_cast<float>(r);
+}
+
+/// f16 bits of a value f16 represents exactly (or inf, NaN).
+uint16_t f16Bits(float x) {
+  uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  double a = std::fabs(static_cast<double>(x));
+  if (std::isnan(x))
+    return 0x7e00;
+  if (std::isinf(x))
+    return sign | 0x7c00;
+  if (a == 0)
+    return sign;
+  int exponent = 0;
+  std::frexp(a, &exponent);
+  int lead = exponent - 1;
+  if (lead < -14)
+    return sign | static_cast<uint16_t>(a / std::ldexp(1.0, -24));
+  return sign | static_cast<uint16_t>((lead + 15) << 10) |
+         static_cast<uint16_t>((a / std::ldexp(1.0, lead) - 1) * 1024);
+}
+float f16Value(uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
+                     : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                                      : std::ldexp(1024 + mantissa, exponent - 25);
+  return static_cast<float>((bits & 0x8000) ? -magnitude : magnitude);
+}
+uint16_t bf16Bits(float x) { // exact for values bf16 represents
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return static_cast<uint16_t>(bits >> 16);
+}
+float bf16Value(uint16_t bits) {
+  uint32_t wide = uint32_t(bits) << 16;
+  float x;
+  std::memcpy(&x, &wide, 4);
+  return x;
+}
+
+/// One problem set: op(A) m x k, op(B) k x n, C m x n, each logical matrix
+/// row-major (problem q's at [q]; one matrix when the stride is 0).
+struct GemmProblem {
+  GemmCall call; // sizes, transposes, lds, strides, alpha, beta, types; no pointers
+  std::vector<std::vector<float>> a, b, c;
+};
+
+size_t elementSize(GemmCall::Type type) { return type == GemmCall::Type::F32 ? 4 : 2; }
+
+float roundTo(GemmCall::Type type, float x) {
+  return type == GemmCall::Type::F16 ? toF16(x) : type == GemmCall::Type::BF16 ? toBf16(x) : x;
+}
+
+/// The elements cuBLAS reads for `logical` (rows x cols each) stored
+/// transposed or not with `ld` and `stride`; `padding` between them.
+std::vector<float> columnMajor(const std::vector<std::vector<float>> &logical, int64_t rows,
+                               int64_t cols, bool transposed, int64_t ld, int64_t stride,
+                               int64_t batch, float padding) {
+  int64_t storedRows = transposed ? cols : rows, storedCols = transposed ? rows : cols;
+  std::vector<float> out((storedRows - 1) + (storedCols - 1) * ld + (batch - 1) * stride + 1,
+                         padding);
+  for (int64_t q = 0; q < batch; ++q)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        out[q * stride + (transposed ? c + r * ld : r + c * ld)] =
+            logical[stride == 0 ? 0 : q][r * cols + c];
+  return out;
+}
+
+std::vector<char> encode(GemmCall::Type type, const std::vector<float> &values) {
+  std::vector<char> bytes(values.size() * elementSize(type));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (type == GemmCall::Type::F32) {
+      std::memcpy(&bytes[i * 4], &values[i], 4);
+      continue;
+    }
+    uint16_t bits =
+        type == GemmCall::Type::F16 ? f16Bits(toF16(values[i])) : bf16Bits(toBf16(values[i]));
+    std::memcpy(&bytes[i * 2], &bits, 2);
+  }
+  return bytes;
+}
+
+std::vector<float> decode(GemmCall::Type type, const std::vector<char> &bytes) {
+  std::vector<float> values(bytes.size() / elementSize(type));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (type == GemmCall::Type::F32) {
+      std::memcpy(&values[i], &bytes[i * 4], 4);
+      continue;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, &bytes[i * 2], 2);
+    values[i] = type == GemmCall::Type::F16 ? f16Value(bits) : bf16Value(bits);
+  }
+  return values;
+}
+
+/// The naive row-major reference: per element, the products of the inputs
+/// rounded as `compute` says, summed in double, then alpha * sum + beta * C
+/// rounded to the element type (C not read when beta is 0).
+std::vector<std::vector<float>> referenceGemm(const GemmProblem &p) {
+  const GemmCall &g = p.call;
+  auto input = [&](float x) {
+    x = roundTo(g.type, x);
+    switch (g.compute) {
+    case GemmCall::Compute::F32Tf32:
+      return toTf32(x);
+    case GemmCall::Compute::F32F16:
+      return toF16(x);
+    case GemmCall::Compute::F32Bf16:
+      return toBf16(x);
+    default:
+      return x;
+    }
+  };
+  std::vector<std::vector<float>> out(g.batch, std::vector<float>(g.m * g.n));
+  for (int64_t q = 0; q < g.batch; ++q) {
+    const std::vector<float> &a = p.a[g.strideA == 0 ? 0 : q], &b = p.b[g.strideB == 0 ? 0 : q];
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (int64_t l = 0; l < g.k; ++l)
+          sum += double(input(a[i * g.k + l])) * double(input(b[l * g.n + j]));
+        double value = double(g.alpha) * sum;
+        if (g.beta != 0)
+          value += double(g.beta) * double(roundTo(g.type, p.c[q][i * g.n + j]));
+        out[q][i * g.n + j] = roundTo(g.type, static_cast<float>(value));
+      }
+  }
+  return out;
+}
+
+struct GemmOutcome {
+  Status status;
+  std::vector<std::vector<float>> c; // logical, per problem
+  bool paddingKept = true;           // C's elements outside every problem untouched
+};
+
+constexpr float kPadding = -1536.0f; // exact in f16 and bf16
+
+/// Runs `p` on `device`: operands uploaded as cuBLAS reads them, C
+/// downloaded and unpacked.
+GemmOutcome runGemm(CudaDevice &device, const GemmProblem &p) {
+  const GemmCall &g = p.call;
+  GemmOutcome outcome;
+  std::vector<float> a = columnMajor(p.a, g.m, g.k, g.transA, g.lda, g.strideA, g.batch, NAN);
+  std::vector<float> b = columnMajor(p.b, g.k, g.n, g.transB, g.ldb, g.strideB, g.batch, NAN);
+  std::vector<float> c = columnMajor(p.c, g.m, g.n, false, g.ldc, g.strideC, g.batch, kPadding);
+  std::vector<char> bytesC = encode(g.type, c);
+  void *da = upload(device, encode(g.type, a)), *db = upload(device, encode(g.type, b));
+  void *dc = upload(device, bytesC);
+  GemmCall call = g;
+  call.a = da;
+  call.b = db;
+  call.c = dc;
+  outcome.status = device.gemm(call);
+  if (outcome.status.isOk())
+    outcome.status = device.synchronize();
+  std::vector<char> got = download<char>(device, dc, bytesC.size());
+  std::vector<float> values = decode(g.type, got);
+  outcome.c.assign(g.batch, std::vector<float>(g.m * g.n));
+  std::vector<bool> inside(values.size());
+  for (int64_t q = 0; q < g.batch; ++q)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        size_t index = q * g.strideC + i + j * g.ldc;
+        outcome.c[q][i * g.n + j] = values[index];
+        inside[index] = true;
+      }
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!inside[i] && values[i] != kPadding)
+      outcome.paddingKept = false;
+  for (void *memory : {da, db, dc})
+    EXPECT_TRUE(device.free(memory).isOk());
+  return outcome;
+}
+
+/// Deterministic multiples of 1/8 in [-2, 2]: exact in f16 and bf16, and
+/// sums of their products are exact in f32 in any order (so results are
+/// exact, whatever the summation order).
+std::vector<float> dyadic(size_t count, unsigned seed) {
+  std::vector<float> values(count);
+  uint32_t state = seed * 2654435761u + 12345u;
+  for (float &value : values) {
+    state = state * 1664525u + 1013904223u;
+    value = static_cast<float>(static_cast<int>((state >> 16) % 33) - 16) / 8.0f;
+  }
+  return values;
+}
+
+/// A problem with `batch` sets of random operands (one when the stride is
+/// 0); lds and strides as given (strides past each matrix, with a gap).
+GemmProblem makeProblem(GemmCall call, unsigned seed) {
+  GemmProblem p;
+  p.call = call;
+  auto count = [&](int64_t stride) { return stride == 0 ? 1 : call.batch; };
+  for (int64_t q = 0; q < count(call.strideA); ++q)
+    p.a.push_back(dyadic(call.m * call.k, seed * 31 + q));
+  for (int64_t q = 0; q < count(call.strideB); ++q)
+    p.b.push_back(dyadic(call.k * call.n, seed * 37 + q + 1000));
+  for (int64_t q = 0; q < call.batch; ++q)
+    p.c.push_back(dyadic(call.m * call.n, seed * 41 + q + 2000));
+  return p;
+}
+
+/// A descriptor with lds `pad` past the minimum and each stride the span
+/// of one matrix plus `gap` elements.
+GemmCall descriptor(bool transA, bool transB, int64_t m, int64_t n, int64_t k, int64_t batch = 1,
+                    int64_t pad = 3, int64_t gap = 5) {
+  GemmCall g;
+  g.transA = transA;
+  g.transB = transB;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.batch = batch;
+  g.lda = (transA ? k : m) + pad;
+  g.ldb = (transB ? n : k) + pad;
+  g.ldc = m + pad;
+  g.strideA = g.lda * (transA ? m : k) + gap;
+  g.strideB = g.ldb * (transB ? k : n) + gap;
+  g.strideC = g.ldc * n + gap;
+  return g;
+}
+
+void expectResults(const GemmOutcome &got, const std::vector<std::vector<float>> &want,
+                   const std::string &what) {
+  ASSERT_TRUE(got.status.isOk()) << what << ": " << got.status.message();
+  EXPECT_TRUE(got.paddingKept) << what << ": C was written outside its problems";
+  ASSERT_EQ(got.c.size(), want.size()) << what;
+  for (size_t q = 0; q < want.size(); ++q)
+    for (size_t i = 0; i < want[q].size(); ++i)
+      ASSERT_EQ(got.c[q][i], want[q][i]) << what << ": problem " << q << ", element " << i;
+}
+
+TEST(EmulatedGemm, AllTransposesWithPaddedLeadingDimensions) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  for (bool transA : {false, true})
+    for (bool transB : {false, true}) {
+      GemmCall g = descriptor(transA, transB, 7, 5, 9); // m, n, k all different
+      g.alpha = 1.5f;
+      GemmProblem p = makeProblem(g, 1 + transA * 2 + transB);
+      std::string what = std::string(transA ? "T" : "N") + (transB ? "T" : "N");
+      expectResults(runGemm(*device, p), referenceGemm(p), what);
+    }
+}
+
+TEST(EmulatedGemm, NonTrivialColumnsAndRowsLandWhereCublasPutsThem) {
+  // A hand-checked case: op(A) = [[1, 2], [3, 4], [5, 6]] (3 x 2), op(B) =
+  // [[1, 0, 2], [0, 1, 3]] (2 x 3); C = A B = [[1, 2, 8], [3, 4, 18], [5, 6, 28]].
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  for (bool transA : {false, true})
+    for (bool transB : {false, true}) {
+      GemmProblem p;
+      p.call = descriptor(transA, transB, 3, 3, 2, 1, 1, 0);
+      p.a = {{1, 2, 3, 4, 5, 6}};
+      p.b = {{1, 0, 2, 0, 1, 3}};
+      p.c = {std::vector<float>(9, 0.0f)};
+      expectResults(runGemm(*device, p), {{1, 2, 8, 3, 4, 18, 5, 6, 28}},
+                    std::string(transA ? "T" : "N") + (transB ? "T" : "N"));
+    }
+}
+
+TEST(EmulatedGemm, StridedBatchAndASharedB) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  GemmCall g = descriptor(false, true, 6, 4, 5, 3);
+  GemmProblem p = makeProblem(g, 7);
+  expectResults(runGemm(*device, p), referenceGemm(p), "batch 3");
+
+  g.strideB = 0; // every problem multiplies by the same B
+  GemmProblem shared = makeProblem(g, 8);
+  ASSERT_EQ(shared.b.size(), 1u);
+  expectResults(runGemm(*device, shared), referenceGemm(shared), "batch 3, strideB 0");
+
+  g = descriptor(true, false, 4, 6, 3, 3);
+  g.strideA = 0; // a shared A, too
+  GemmProblem sharedA = makeProblem(g, 9);
+  expectResults(runGemm(*device, sharedA), referenceGemm(sharedA), "batch 3, strideA 0");
+}
+
+TEST(EmulatedGemm, BetaAccumulatesIntoC) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  GemmCall g = descriptor(true, true, 5, 6, 4, 2);
+  g.alpha = 0.5f;
+  g.beta = 0.75f;
+  GemmProblem p = makeProblem(g, 11);
+  std::vector<std::vector<float>> want = referenceGemm(p);
+  EXPECT_NE(want, referenceGemm([&] {
+              GemmProblem zero = p;
+              zero.call.beta = 0;
+              return zero;
+            }()))
+      << "beta makes no difference in this case";
+  expectResults(runGemm(*device, p), want, "beta 0.75");
+
+  g.alpha = 0; // C = beta * C: A and B are not read, so their NaNs do not matter
+  GemmProblem scaled = makeProblem(g, 12);
+  for (std::vector<float> &a : scaled.a)
+    std::fill(a.begin(), a.end(), NAN);
+  std::vector<std::vector<float>> onlyC = scaled.c;
+  for (std::vector<float> &c : onlyC)
+    for (float &x : c)
+      x *= 0.75f;
+  expectResults(runGemm(*device, scaled), onlyC, "alpha 0");
+
+  g = descriptor(false, false, 3, 4, 0, 2); // k 0: C = beta * C
+  g.beta = 0.75f;
+  GemmProblem empty = makeProblem(g, 13);
+  std::vector<std::vector<float>> kZero = empty.c;
+  for (std::vector<float> &c : kZero)
+    for (float &x : c)
+      x *= 0.75f;
+  expectResults(runGemm(*device, empty), kZero, "k 0");
+}
+
+TEST(EmulatedGemm, BetaZeroDoesNotReadC) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  for (GemmCall::Type type : {GemmCall::Type::F32, GemmCall::Type::F16}) {
+    GemmCall g = descriptor(false, false, 6, 5, 7, 2);
+    g.type = type;
+    g.alpha = 2.0f;
+    g.beta = 0.0f;
+    GemmProblem p = makeProblem(g, 14);
+    for (std::vector<float> &c : p.c)
+      std::fill(c.begin(), c.end(), NAN); // uninitialized memory, as a GPU's may be
+    std::vector<std::vector<float>> want = referenceGemm(p);
+    for (const std::vector<float> &c : want)
+      for (float x : c)
+        ASSERT_FALSE(std::isnan(x));
+    expectResults(runGemm(*device, p), want, type == GemmCall::Type::F32 ? "f32" : "f16");
+  }
+}
+
+TEST(EmulatedGemm, HalfAndBfloat16Elements) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  for (GemmCall::Type type : {GemmCall::Type::F16, GemmCall::Type::BF16}) {
+    const char *name = type == GemmCall::Type::F16 ? "f16" : "bf16";
+    GemmCall g = descriptor(true, false, 9, 6, 64, 2);
+    g.type = type;
+    g.alpha = 3.0f;
+    g.beta = 0.5f;
+    GemmProblem p = makeProblem(g, 15);
+    std::vector<std::vector<float>> want = referenceGemm(p);
+    // Three times sums of 64 products of eighths (multiples of 1/64) need
+    // more bits than f16's 11 or bf16's 8: the output rounding is part of
+    // what is tested.
+    bool rounded = false;
+    for (size_t q = 0; q < want.size(); ++q)
+      for (size_t i = 0; i < want[q].size(); ++i) {
+        GemmProblem exact = p;
+        exact.call.type = GemmCall::Type::F32;
+        rounded |= referenceGemm(exact)[q][i] != want[q][i];
+      }
+    EXPECT_TRUE(rounded) << name << ": no result needed rounding";
+    expectResults(runGemm(*device, p), want, name);
+  }
+
+  // Round to nearest even on the way out: 1 + 2^-11 is halfway between two
+  // f16 values (ties to 1), 1 + 3 * 2^-11 ties up to 1 + 2^-9; bf16: the
+  // same at 2^-8.
+  for (GemmCall::Type type : {GemmCall::Type::F16, GemmCall::Type::BF16}) {
+    float ulp = type == GemmCall::Type::F16 ? 0x1p-10f : 0x1p-7f;
+    GemmProblem p;
+    p.call = descriptor(false, false, 4, 1, 2, 1, 0, 0);
+    p.call.type = type;
+    // C = a0 + a1 (B = [1, 1]); a1 = ulp/2 or 3 ulp/2 of something exact.
+    p.a = {{1, ulp / 2, 1, 3 * ulp / 2, 1, ulp / 4 * 3, -1, -ulp / 2}};
+    p.b = {{1, 1}};
+    p.c = {std::vector<float>(4, 0.0f)};
+    expectResults(runGemm(*device, p), {{1, 1 + 2 * ulp, 1 + ulp, -1}},
+                  type == GemmCall::Type::F16 ? "f16 ties" : "bf16 ties");
+  }
+}
+
+TEST(EmulatedGemm, FastComputeTypesRoundTheInputs) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  // A designed case: op(A) one row with values between tf32 (10 mantissa
+  // bits) neighbours, op(B) ones: the f32 sum keeps the low bits, tf32
+  // rounds each input first, to nearest even.
+  GemmProblem p;
+  p.call = descriptor(false, false, 1, 1, 4, 1, 0, 0);
+  p.a = {{1 + 0x1p-12f, 1 + 0x1p-11f, 1 + 3 * 0x1p-11f, 1 + 0x1p-11f + 0x1p-20f}};
+  p.b = {{1, 1, 1, 1}};
+  p.c = {{0}};
+  float exactSum = 4 + 0x1p-12f + 0x1p-11f + 3 * 0x1p-11f + 0x1p-11f + 0x1p-20f;
+  expectResults(runGemm(*device, p), {{exactSum}}, "f32");
+  p.call.compute = GemmCall::Compute::F32Tf32;
+  // 1 + 2^-12 -> 1; 1 + 2^-11 (a tie) -> 1; 1 + 3 * 2^-11 (a tie) -> 1 + 2^-9;
+  // just above a tie -> 1 + 2^-10.
+  float tf32Sum = 1 + 1 + (1 + 0x1p-9f) + (1 + 0x1p-10f);
+  ASSERT_NE(tf32Sum, exactSum);
+  expectResults(runGemm(*device, p), {{tf32Sum}}, "tf32");
+  EXPECT_EQ(referenceGemm(p)[0][0], tf32Sum);
+
+  // f16 and bf16 inputs: the same idea at their precision (bf16: 7 bits),
+  // and f16's range: 70000 overflows to inf.
+  p.call.compute = GemmCall::Compute::F32Bf16;
+  p.a = {{1 + 0x1p-9f, 1 + 0x1p-8f, 1 + 3 * 0x1p-8f, 3 + 0x1p-10f}};
+  expectResults(runGemm(*device, p), {{1 + 1 + (1 + 0x1p-6f) + 3}}, "bf16");
+  p.call.compute = GemmCall::Compute::F32F16;
+  p.a = {{1 + 0x1p-12f, 1 + 0x1p-11f, 1 + 3 * 0x1p-11f, 0.1f}};
+  expectResults(runGemm(*device, p), {{1 + 1 + (1 + 0x1p-9f) + toF16(0.1f)}}, "f16");
+  p.a = {{70000.0f, 0, 0, 0}};
+  expectResults(runGemm(*device, p), {{INFINITY}}, "f16 overflow");
+
+  // A random f32 problem: each mode against the reference (sums of rounded
+  // inputs, within f32 accumulation error), and tf32 differs from f32.
+  GemmCall g = descriptor(true, false, 33, 17, 65, 2);
+  GemmProblem random = makeProblem(g, 16);
+  uint32_t state = 99;
+  for (auto *operands : {&random.a, &random.b})
+    for (std::vector<float> &values : *operands)
+      for (float &x : values) {
+        state = state * 1664525u + 1013904223u;
+        x = static_cast<float>(state >> 8) * 0x1p-24f * 2 - 1; // 24 random bits in [-1, 1)
+      }
+  std::vector<std::vector<float>> f32;
+  for (GemmCall::Compute compute : {GemmCall::Compute::F32, GemmCall::Compute::F32Tf32,
+                                    GemmCall::Compute::F32F16, GemmCall::Compute::F32Bf16}) {
+    random.call.compute = compute;
+    GemmOutcome got = runGemm(*device, random);
+    ASSERT_TRUE(got.status.isOk()) << got.status.message();
+    std::vector<std::vector<float>> want = referenceGemm(random);
+    for (size_t q = 0; q < want.size(); ++q)
+      for (size_t i = 0; i < want[q].size(); ++i)
+        ASSERT_NEAR(got.c[q][i], want[q][i], 1e-4) << static_cast<int>(compute) << "/" << i;
+    if (compute == GemmCall::Compute::F32)
+      f32 = got.c;
+    else
+      EXPECT_NE(got.c, f32) << static_cast<int>(compute) << " gave the f32 results";
+  }
+}
+
+TEST(EmulatedGemm, ConversionsMatchAnIndependentRounding) {
+  // Every f16 and bf16 value through C = alpha * A * 1 (m = 65536, k = 1):
+  // the input conversion is exact, and the output is alpha * a rounded to
+  // the element type (alpha 1 + 2^-11 makes ties of every odd mantissa;
+  // the others land in the subnormals and past the largest finite value).
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  for (GemmCall::Type type : {GemmCall::Type::F16, GemmCall::Type::BF16}) {
+    const char *name = type == GemmCall::Type::F16 ? "f16" : "bf16";
+    std::vector<uint16_t> patterns(65536);
+    for (uint32_t i = 0; i < 65536; ++i)
+      patterns[i] = static_cast<uint16_t>(i);
+    void *a = upload(*device, patterns);
+    void *b = upload(*device, std::vector<uint16_t>{type == GemmCall::Type::F16 ? f16Bits(1.0f)
+                                                                                : bf16Bits(1.0f)});
+    Result<void *> c = device->allocate(65536 * 2);
+    ASSERT_TRUE(c.isOk());
+    for (float alpha : {1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1p-8f, 0.7f, 3.3e-5f, 1.7e4f}) {
+      GemmCall g = descriptor(false, false, 65536, 1, 1, 1, 0, 0);
+      g.type = type;
+      g.alpha = alpha;
+      g.a = a;
+      g.b = b;
+      g.c = c.value();
+      ASSERT_OK(device->gemm(g));
+      std::vector<uint16_t> got = download<uint16_t>(*device, c.value(), 65536);
+      for (uint32_t i = 0; i < 65536; ++i) {
+        float input = type == GemmCall::Type::F16 ? f16Value(patterns[i]) : bf16Value(patterns[i]);
+        float output = type == GemmCall::Type::F16 ? f16Value(got[i]) : bf16Value(got[i]);
+        float want = roundTo(type, alpha * input);
+        if (std::isnan(input)) {
+          ASSERT_TRUE(std::isnan(output)) << name << " " << i;
+          continue;
+        }
+        ASSERT_EQ(output, want) << name << " pattern " << i << " (" << input << ") * " << alpha;
+      }
+    }
+    for (void *memory : {a, b, c.value()})
+      ASSERT_OK(device->free(memory));
+  }
+
+  // f32 inputs rounded by each fast compute type, over floats of every
+  // exponent and the edges: the f32 result of x * 1 is the rounded x.
+  std::vector<float> values = {65504.0f,  65519.996f,       65520.0f,   65536.0f,
+                               0x1p-25f,  0x1.0001p-25f,    0x1.8p-24f, 0x1.4p-24f,
+                               0x1p-14f,  0x1.ffcp-15f,     FLT_MAX,    FLT_MIN,
+                               0x1p-149f, 0x1.fffffep-127f, INFINITY};
+  uint32_t state = 5;
+  while (values.size() < 20000) {
+    state = state * 1664525u + 1013904223u;
+    uint32_t bits = state;
+    if ((bits & 0x7f800000u) == 0x7f800000u)
+      continue; // not inf or NaN
+    float x;
+    std::memcpy(&x, &bits, 4);
+    values.push_back(x);
+  }
+  for (size_t i = 0, n = values.size(); i < n; ++i)
+    values.push_back(-values[i]);
+  void *a = upload(*device, values);
+  void *b = upload(*device, std::vector<float>{1.0f});
+  Result<void *> c = device->allocate(values.size() * 4);
+  ASSERT_TRUE(c.isOk());
+  for (GemmCall::Compute compute :
+       {GemmCall::Compute::F32Tf32, GemmCall::Compute::F32F16, GemmCall::Compute::F32Bf16}) {
+    GemmCall g = descriptor(false, false, static_cast<int64_t>(values.size()), 1, 1, 1, 0, 0);
+    g.compute = compute;
+    g.a = a;
+    g.b = b;
+    g.c = c.value();
+    ASSERT_OK(device->gemm(g));
+    std::vector<float> got = download<float>(*device, c.value(), values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      float x = values[i];
+      float want = compute == GemmCall::Compute::F32Tf32  ? toTf32(x)
+                   : compute == GemmCall::Compute::F32F16 ? toF16(x)
+                                                          : toBf16(x);
+      ASSERT_EQ(got[i], want) << static_cast<int>(compute) << ": " << std::hexfloat << x;
+    }
+  }
+  for (void *memory : {a, b, c.value()})
+    ASSERT_OK(device->free(memory));
+}
+
+TEST(EmulatedGemm, ConformanceSizeIsQuick) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  GemmCall g = descriptor(false, false, 512, 768, 768, 1, 0, 0);
+  GemmProblem p = makeProblem(g, 17);
+  auto start = std::chrono::steady_clock::now();
+  GemmOutcome got = runGemm(*device, p);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "512x768x768 f32 on the emulator (with the transfers): " << seconds << " s\n";
+  ASSERT_TRUE(got.status.isOk()) << got.status.message();
+  // Spot checks against the reference (all of it would take longer than the GEMM).
+  for (int64_t i : {int64_t(0), int64_t(1), int64_t(255), int64_t(511)})
+    for (int64_t j : {int64_t(0), int64_t(383), int64_t(767)}) {
+      double sum = 0;
+      for (int64_t l = 0; l < g.k; ++l)
+        sum += double(p.a[0][i * g.k + l]) * double(p.b[0][l * g.n + j]);
+      ASSERT_EQ(got.c[0][i * g.n + j], static_cast<float>(sum)) << i << "," << j;
+    }
+  EXPECT_LT(seconds, 30.0);
+}
+
+TEST(EmulatedGemm, OutOfBoundsDescriptorsAreRefused) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  GemmCall g = descriptor(false, false, 8, 4, 6, 2, 0, 0); // exact spans
+  size_t bytesA = (g.strideA * 2) * 4, bytesB = (g.strideB * 2) * 4, bytesC = (g.strideC * 2) * 4;
+  Result<void *> a = device->allocate(bytesA), b = device->allocate(bytesB),
+                 c = device->allocate(bytesC);
+  ASSERT_TRUE(a.isOk() && b.isOk() && c.isOk());
+  std::vector<float> zeros(bytesC, 0.0f);
+  ASSERT_OK(device->copyToDevice(a.value(), zeros.data(), bytesA));
+  ASSERT_OK(device->copyToDevice(b.value(), zeros.data(), bytesB));
+  g.a = a.value();
+  g.b = b.value();
+  g.c = c.value();
+  ASSERT_OK(device->gemm(g)); // exactly fits
+
+  auto refused = [&](GemmCall call, const std::string &operand, const std::string &what) {
+    Status status = device->gemm(call);
+    ASSERT_FALSE(status.isOk()) << what;
+    EXPECT_EQ(status.code(), StatusCode::InvalidArgument) << what;
+    const std::string &message = status.message();
+    EXPECT_EQ(message.rfind("emulated gemm: " + operand + " (", 0), 0u) << what << ": " << message;
+    EXPECT_NE(message.find("is not inside an allocation of this device"), std::string::npos)
+        << what << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  };
+  GemmCall wrong = g;
+  wrong.lda = g.lda + 1; // the last column of problem 1 ends one element late... and more
+  refused(wrong, "A", "lda one too large");
+  wrong = g;
+  wrong.strideB = g.strideB + 1;
+  refused(wrong, "B", "strideB one too large");
+  wrong = g;
+  wrong.batch = 3;
+  refused(wrong, "A", "one problem too many");
+  wrong = g;
+  wrong.transA = true; // stored 6 x 8 with lda 8: 8 columns, not 6
+  wrong.lda = 6;
+  wrong.strideA = 48;
+  ASSERT_OK(device->gemm(wrong)); // the same span, read transposed
+  wrong.lda = 8;
+  refused(wrong, "A", "transposed A with lda 8");
+  wrong = g;
+  wrong.c = static_cast<char *>(g.c) + 4;
+  refused(wrong, "C", "C one element late");
+  wrong = g;
+  wrong.type = GemmCall::Type::F16; // half the bytes: fits
+  ASSERT_OK(device->gemm(wrong));
+  float host[64] = {};
+  wrong = g;
+  wrong.m = wrong.n = wrong.k = 2;
+  wrong.lda = wrong.ldb = wrong.ldc = 2;
+  wrong.batch = 1;
+  wrong.b = host; // host memory, not the device's
+  refused(wrong, "B", "B in host memory");
+  for (void *memory : {a.value(), b.value(), c.value()})
+    ASSERT_OK(device->free(memory));
+}
+
+TEST(EmulatedGemm, InvalidArgumentsAreRefused) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  Result<void *> memory = device->allocate(1 << 16);
+  ASSERT_TRUE(memory.isOk());
+  GemmCall good = descriptor(false, false, 4, 3, 5, 1, 0, 0);
+  good.a = good.b = good.c = memory.value();
+  std::vector<float> zeros(1 << 14, 0.0f);
+  ASSERT_OK(device->copyToDevice(memory.value(), zeros.data(), 1 << 16));
+  ASSERT_OK(device->gemm(good));
+
+  struct Case {
+    std::string what;
+    std::function<void(GemmCall &)> change;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {"m < 0", [](GemmCall &g) { g.m = -1; }, "negative size (m -1, n 3, k 5)"},
+      {"k < 0", [](GemmCall &g) { g.k = -2; }, "negative size (m 4, n 3, k -2)"},
+      {"batch 0", [](GemmCall &g) { g.batch = 0; }, "batch 0 (at least 1)"},
+      {"lda < m", [](GemmCall &g) { g.lda = 3; }, "lda 3 < 4 (the rows of A as stored: m)"},
+      {"lda < k, transposed",
+       [](GemmCall &g) {
+         g.transA = true;
+         g.lda = 4;
+       },
+       "lda 4 < 5 (the rows of A as stored: k, A is transposed)"},
+      {"ldb < k", [](GemmCall &g) { g.ldb = 4; }, "ldb 4 < 5 (the rows of B as stored: k)"},
+      {"ldb < n, transposed",
+       [](GemmCall &g) {
+         g.transB = true;
+         g.ldb = 2;
+       },
+       "ldb 2 < 3 (the rows of B as stored: n, B is transposed)"},
+      {"ldc < m", [](GemmCall &g) { g.ldc = 2; }, "ldc 2 < 4 (m)"},
+      {"ld 0 with m 0",
+       [](GemmCall &g) {
+         g.m = 0;
+         g.lda = 0;
+       },
+       "lda 0 < 1 (the rows of A as stored: m)"},
+      {"negative stride",
+       [](GemmCall &g) {
+         g.batch = 2;
+         g.strideA = -20;
+       },
+       "negative stride (strideA -20, strideB 15, strideC 12)"},
+      {"strideC 0",
+       [](GemmCall &g) {
+         g.batch = 2;
+         g.strideC = 0;
+       },
+       "strideC 0 with batch 2: every problem would write the same C"},
+      {"null A", [](GemmCall &g) { g.a = nullptr; }, "A is null for a 4x5 matrix"},
+      {"null C", [](GemmCall &g) { g.c = nullptr; }, "C is null for a 4x3 matrix"},
+      {"misaligned B", [](GemmCall &g) { g.b = static_cast<const char *>(g.b) + 2; },
+       "B is not aligned to its 4-byte elements"},
+      {"tf32 with f16 elements",
+       [](GemmCall &g) {
+         g.type = GemmCall::Type::F16;
+         g.compute = GemmCall::Compute::F32Tf32;
+       },
+       "compute 32F_FAST_TF32 with f16 elements (cuBLAS takes the fast compute types for f32 "
+       "only)"},
+      {"an unknown type", [](GemmCall &g) { g.type = static_cast<GemmCall::Type>(7); },
+       "unknown element type 7"},
+  };
+  for (const Case &test : cases) {
+    GemmCall call = good;
+    test.change(call);
+    Status status = device->gemm(call);
+    ASSERT_FALSE(status.isOk()) << test.what;
+    EXPECT_EQ(status.code(), StatusCode::InvalidArgument) << test.what;
+    EXPECT_EQ(status.message(), "emulated gemm: " + test.message) << test.what;
+  }
+
+  // Empty problems are fine, null pointers included where nothing is read.
+  GemmCall empty = good;
+  empty.n = 0;
+  empty.b = nullptr;
+  empty.c = nullptr;
+  ASSERT_OK(device->gemm(empty));
+  empty = good;
+  empty.k = 0; // C = beta * C = 0; A and B are not read
+  empty.a = empty.b = nullptr;
+  ASSERT_OK(device->gemm(empty));
+  ASSERT_OK(device->free(memory.value()));
+}
+
+TEST(DriverDevice, CublasHasTheEntryPointsTheDeviceUses) {
+  // No GPU needed: the library loads (cudart is linked into it statically)
+  // and its status names match the values DriverDevice.cpp declares.
+  void *cublas = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (!cublas)
+    GTEST_SKIP() << "no libcublas.so.13 on the loader's path: " << dlerror();
+  for (const char *symbol :
+       {"cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasSetMathMode",
+        "cublasGemmStridedBatchedEx", "cublasGemmStridedBatchedEx_64"})
+    EXPECT_NE(dlsym(cublas, symbol), nullptr) << symbol;
+  auto statusName = reinterpret_cast<const char *(*)(int)>(dlsym(cublas, "cublasGetStatusName"));
+  ASSERT_NE(statusName, nullptr);
+  const std::pair<int, const char *> names[] = {
+      {0, "CUBLAS_STATUS_SUCCESS"},           {1, "CUBLAS_STATUS_NOT_INITIALIZED"},
+      {3, "CUBLAS_STATUS_ALLOC_FAILED"},      {7, "CUBLAS_STATUS_INVALID_VALUE"},
+      {8, "CUBLAS_STATUS_ARCH_MISMATCH"},     {11, "CUBLAS_STATUS_MAPPING_ERROR"},
+      {13, "CUBLAS_STATUS_EXECUTION_FAILED"}, {14, "CUBLAS_STATUS_INTERNAL_ERROR"},
+      {15, "CUBLAS_STATUS_NOT_SUPPORTED"},    {16, "CUBLAS_STATUS_LICENSE_ERROR"}};
+  for (const auto &[code, name] : names)
+    EXPECT_STREQ(statusName(code), name) << code;
+  // Never dlclosed: unloading cuBLAS in a process is not supported well.
+}
+
+TEST(DriverDevice, RunsACublasGemmOnTheGpu) {
+  Result<std::unique_ptr<CudaDevice>> opened = openDriverDevice(0);
+  if (!opened.isOk())
+    GTEST_SKIP() << "no GPU to run on: " << opened.status().message();
+  std::unique_ptr<CudaDevice> gpu = opened.takeValue();
+  std::unique_ptr<CudaDevice> host = emulator();
+  ASSERT_TRUE(host);
+
+  // Exact cases (eighths: any summation order gives the same sums), so
+  // cuBLAS, the emulator and the reference agree bit for bit.
+  GemmCall g = descriptor(true, false, 37, 29, 41, 3);
+  g.strideB = 0;
+  g.alpha = 0.5f;
+  g.beta = 0.25f;
+  for (GemmCall::Type type : {GemmCall::Type::F32, GemmCall::Type::F16, GemmCall::Type::BF16}) {
+    g.type = type;
+    GemmProblem p = makeProblem(g, 21);
+    GemmOutcome onGpu = runGemm(*gpu, p);
+    if (!onGpu.status.isOk() && onGpu.status.message().rfind("cuBLAS not found", 0) == 0)
+      GTEST_SKIP() << onGpu.status.message();
+    std::string what = std::string("cuBLAS ") + (type == GemmCall::Type::F32   ? "f32"
+                                                 : type == GemmCall::Type::F16 ? "f16"
+                                                                               : "bf16");
+    expectResults(onGpu, referenceGemm(p), what);
+    expectResults(runGemm(*host, p), onGpu.c, what + " vs the emulator");
+  }
+
+  // beta 0 over NaNs, NN and TT.
+  for (bool trans : {false, true}) {
+    GemmCall plain = descriptor(trans, trans, 64, 48, 96, 1);
+    plain.type = GemmCall::Type::F32;
+    GemmProblem p = makeProblem(plain, 22);
+    std::fill(p.c[0].begin(), p.c[0].end(), NAN);
+    expectResults(runGemm(*gpu, p), referenceGemm(p), trans ? "cuBLAS TT" : "cuBLAS NN");
+  }
+
+  // A refused call is one line naming the check.
+  GemmCall bad = g;
+  bad.type = GemmCall::Type::F32;
+  bad.lda = 1;
+  bad.a = bad.b = bad.c = reinterpret_cast<void *>(uintptr_t(256));
+  Status status = gpu->gemm(bad);
+  ASSERT_FALSE(status.isOk());
+  EXPECT_EQ(status.message(), "cuBLAS gemm: lda 1 < 41 (the rows of A as stored: k, A is "
+                              "transposed)");
 }
 
 } // namespace

@@ -1,0 +1,73 @@
+//===- SplitGemmBias.cpp - cuda-split-gemm-bias ---------------------------===//
+
+#include "providers/cuda/compile/Passes.h"
+
+#include "dialects/onnx/OnnxOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+namespace ortc::cuda {
+#define GEN_PASS_DEF_CUDASPLITGEMMBIAS
+#include "providers/cuda/compile/Passes.h.inc"
+} // namespace ortc::cuda
+
+using namespace mlir;
+namespace onnx = ortc::onnx_dialect;
+
+namespace {
+
+Value createOp(OpBuilder &b, Location loc, StringRef name, ValueRange operands, Type result,
+               ArrayRef<NamedAttribute> attrs = {}) {
+  OperationState state(loc, name);
+  state.addOperands(operands);
+  state.addTypes(result);
+  state.addAttributes(attrs);
+  return b.create(state)->getResult(0);
+}
+
+} // namespace
+
+unsigned ortc::cuda::splitGemmBias(func::FuncOp fn) {
+  SmallVector<onnx::GemmOp> gemms;
+  fn.walk([&](onnx::GemmOp op) {
+    if (!isa_and_nonnull<onnx::NoValueOp>(op.getC().getDefiningOp()))
+      gemms.push_back(op);
+  });
+  for (onnx::GemmOp op : gemms) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value c = op.getC();
+    float beta = op.getBeta().convertToFloat();
+    Value none = createOp(b, loc, "onnx.NoValue", {}, b.getNoneType());
+    Operation *product = b.clone(*op);
+    product->setOperand(2, none);
+    product->setAttr("beta", b.getF32FloatAttr(1.0f));
+    Value result = product->getResult(0);
+    if (beta != 0) {
+      Type cType = c.getType();
+      if (beta != 1) {
+        auto elem = cast<RankedTensorType>(cType).getElementType();
+        auto scalar = RankedTensorType::get({}, elem);
+        Attribute value = DenseElementsAttr::get(
+            scalar, b.getFloatAttr(elem, double(beta)).getValue());
+        Value betaValue = createOp(b, loc, "onnx.Constant", {}, scalar,
+                                   {b.getNamedAttr("value", value)});
+        c = createOp(b, loc, "onnx.Mul", {c, betaValue}, cType);
+      }
+      result = createOp(b, loc, "onnx.Add", {result, c}, op.getResult().getType());
+    }
+    op.getResult().replaceAllUsesWith(result);
+    op.erase();
+  }
+  return gemms.size();
+}
+
+namespace {
+
+struct CudaSplitGemmBiasPass : ortc::cuda::impl::CudaSplitGemmBiasBase<CudaSplitGemmBiasPass> {
+  void runOnOperation() override { numSplit += ortc::cuda::splitGemmBias(getOperation()); }
+};
+
+} // namespace
