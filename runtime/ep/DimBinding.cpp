@@ -42,7 +42,37 @@ TensorSignature signatureFromDims(std::string name, ElementType type,
 Result<DimBinding> DimBinding::create(std::vector<DimNode> nodes, std::vector<std::string> symbols,
                                       std::vector<TensorSignature> inputs,
                                       std::vector<std::vector<int64_t>> inputDims,
-                                      std::vector<Check> checks, std::string what) {
+                                      std::vector<Check> checks, const std::vector<int64_t> &used,
+                                      std::string what) {
+  // The nodes some used code reaches (operands precede their users).
+  std::vector<char> live(nodes.size(), 0);
+  auto mark = [&](int64_t code) {
+    if (code < 0)
+      live[size_t(-(code + 1))] = 1;
+  };
+  for (int64_t code : used)
+    mark(code);
+  for (const std::vector<int64_t> &dims : inputDims)
+    for (int64_t code : dims)
+      mark(code);
+  for (const Check &c : checks) {
+    mark(c.a);
+    mark(c.b);
+  }
+  for (size_t k = nodes.size(); k-- > 0;) {
+    const DimNode &n = nodes[k];
+    if (!live[k] || n.op == DimOp::Const || n.op == DimOp::Symbol)
+      continue;
+    live[size_t(n.a)] = 1;
+    live[size_t(n.b)] = 1;
+  }
+  std::vector<char> symbolUsed(symbols.size(), 0);
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (!live[k])
+      nodes[k] = DimNode{DimOp::Const, 0, 0}; // never read
+    else if (nodes[k].op == DimOp::Symbol)
+      symbolUsed[size_t(nodes[k].a)] = 1;
+  }
   DimBinding b;
   b.sources_.assign(symbols.size(), {-1, -1});
   for (size_t i = 0; i < inputDims.size(); ++i)
@@ -55,7 +85,7 @@ Result<DimBinding> DimBinding::create(std::vector<DimNode> nodes, std::vector<st
         b.sources_[size_t(node.a)] = {int(i), int(d)};
     }
   for (size_t k = 0; k < symbols.size(); ++k)
-    if (b.sources_[k].first < 0)
+    if (b.sources_[k].first < 0 && symbolUsed[k])
       return invalid(what + ": symbol '" + symbols[k].substr(0, 80) +
                      "' is no input's dim, so no run can bind it");
   b.nodes_ = std::move(nodes);
@@ -78,7 +108,8 @@ Status DimBinding::bind(const std::vector<TensorView> &views, std::vector<int64_
   std::vector<int64_t> symbols(symbols_.size(), 0);
   for (size_t k = 0; k < symbols_.size(); ++k) {
     auto [i, d] = sources_[k];
-    symbols[k] = views[size_t(i)].shape.size() > size_t(d) ? views[size_t(i)].shape[size_t(d)] : 0;
+    if (i >= 0) // else no used node reads it
+      symbols[k] = views[size_t(i)].shape.size() > size_t(d) ? views[size_t(i)].shape[size_t(d)] : 0;
   }
   for (size_t i = 0; i < views.size(); ++i) {
     const TensorView &view = views[i];

@@ -30,12 +30,17 @@ public:
     std::string what;
   };
 
-  /// `inputs` hold the dim codes of each input's shape; `what` names the
-  /// partition in errors. Fails when a symbol is no input's dim.
+  /// `inputs` hold the dim codes of each input's shape, `used` every other
+  /// code the plan reads (its buffers' shapes, grids); `what` names the
+  /// partition in errors. Nodes no used code reaches are not evaluated
+  /// (the table holds the whole graph's expressions, and symbols standing
+  /// for values of inputs the plan never sizes by). Fails when a symbol a
+  /// used node reads is no input's dim.
   static Result<DimBinding> create(std::vector<DimNode> nodes, std::vector<std::string> symbols,
                                    std::vector<TensorSignature> inputs,
                                    std::vector<std::vector<int64_t>> inputDims,
-                                   std::vector<Check> checks, std::string what);
+                                   std::vector<Check> checks, const std::vector<int64_t> &used,
+                                   std::string what);
 
   /// Checks `views` against the inputs' signatures (element type, rank,
   /// static dims, dims that repeat a symbol or derive from others), binds

@@ -1,6 +1,7 @@
 """Tables over run_conformance.py's results: totals, decline reasons, what
 would unlock the most cases, per-operator counts, the decline reasons checked
-against the EP contract's format, and docs/conformance.md.
+against the EP contract's format, and docs/conformance.md (--ep cuda:
+docs/conformance-cuda.md, with the cases the CUDA EP claims a node of).
 
 Every count is of cases (a case with five declined CastLike nodes counts once
 for CastLike), never of operator names or nodes.
@@ -11,8 +12,13 @@ import datetime
 import re
 
 STATUSES = ("passed", "declined", "claim_failure", "compile_failure", "run_failure",
-            "wrong_numbers")
+            "wrong_numbers", "no_cuda")
 BUGS = ("claim_failure", "run_failure", "wrong_numbers")
+# no_cuda (--ep cuda only): compiled, but no node on the CUDA EP, so not run.
+# Neither a pass nor a failure; the CPU-only run covers those cases.
+CUDA_ONLY = ("no_cuda",)
+# The statuses of a case whose model compiled (every node claimed by some EP).
+COMPILED = ("passed", "run_failure", "wrong_numbers", "no_cuda")
 # A decline reason whose "rejected" is this names no dtype, shape or attribute.
 GENERIC_OP_REJECT = re.compile(r"^no CPU kernel (or lowering )?for \S+( with these element types and attributes)?$")
 DOC_POINTER = re.compile(r"\.md\b|docs/")
@@ -30,8 +36,10 @@ def decline_text(d):
 
 
 def short(text, limit=300):
-    """One line, the suite's folder left out of paths, at most limit characters."""
+    """One line, the suite's folder and the compile cache's left out of paths, at most
+    limit characters."""
     text = re.sub(r"\S*/node/(test_[A-Za-z0-9_]+)/", r"\1/", " ".join(str(text).split()))
+    text = re.sub(r"\S*/[0-9a-f]{16}/[0-9a-f]{64}/(model_ctx\.onnx)", r"\1", text)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -63,16 +71,17 @@ def reason_key(d):
     return f"{d.get('kind')}: {normalize_rejected(d)}; accepts {d.get('accepts')}"
 
 
-def declined_by_ep(results):
-    return {name: r for name, r in results.items() if r.get("declines")}
+def declined_by_ep(results, field="declines"):
+    return {name: r for name, r in results.items() if r.get(field)}
 
 
-def top_reasons(results):
-    """[(reason, cases, Counter of ops)] by cases, most first."""
+def top_reasons(results, field="declines"):
+    """[(reason, cases, Counter of ops)] by cases, most first. field "cuda_declines":
+    the CUDA EP's reasons in the no_cuda cases."""
     cases, ops = collections.Counter(), collections.defaultdict(collections.Counter)
-    for r in declined_by_ep(results).values():
+    for r in declined_by_ep(results, field).values():
         keys = {}
-        for d in r["declines"]:
+        for d in r[field]:
             keys.setdefault(reason_key(d), set()).add(d["op"])
         for key, key_ops in keys.items():
             cases[key] += 1
@@ -108,17 +117,18 @@ def claimed_ops(results):
     """Op types that the CPU EP claimed somewhere in the suite (cases that compiled)."""
     ops = set()
     for r in results.values():
-        if r["status"] in ("passed", "run_failure", "wrong_numbers"):
+        if r["status"] in COMPILED:
             ops.update(op.split("::")[-1] for op in r["ops"])
     return ops
 
 
-def format_findings(results):
-    """{finding: [(case, decline)]} for declines that fall short of the contract's format."""
+def format_findings(results, field="declines"):
+    """{finding: [(case, decline)]} for declines that fall short of the contract's format
+    (field "cuda_declines": the CUDA EP's in the no_cuda cases, which have no error line)."""
     claimed = claimed_ops(results)
     findings = collections.defaultdict(list)
-    for name, r in declined_by_ep(results).items():
-        for d in r["declines"]:
+    for name, r in declined_by_ep(results, field).items():
+        for d in r[field]:
             missing = [f for f in REQUIRED if d.get(f) in (None, "", 0)]
             if missing:
                 findings["missing field(s): " + ", ".join(missing)].append((name, d))
@@ -134,17 +144,17 @@ def format_findings(results):
             if DOC_POINTER.search(d.get("accepts", "")):
                 findings["'accepts' points to a document instead of saying what the EP "
                          "accepts"].append((name, d))
-        line = r.get("error_line", "")
+        line = r.get("error_line", "") if field == "declines" else ""
         if line and not any(decline_text(d) in line for d in r["declines"]):
             findings["the one-line error does not carry any of the report's decline "
                      "reasons verbatim"].append((name, r["declines"][0]))
     return findings
 
 
-def remediation_count(results):
+def remediation_count(results, field="declines"):
     total = given = 0
-    for r in declined_by_ep(results).values():
-        for d in r["declines"]:
+    for r in declined_by_ep(results, field).values():
+        for d in r[field]:
             total += 1
             given += bool(d.get("remediation"))
     return given, total
@@ -154,20 +164,40 @@ def remediation_count(results):
 
 
 def per_operator(results):
-    """{op under test: Counter} with cases/passed/declined/other, direct and expanded."""
+    """{op under test: Counter} with cases/passed/declined/no_cuda/other, direct and
+    expanded, and (cuda mode) cuda: the cases with a node on the CUDA EP."""
     table = collections.defaultdict(collections.Counter)
     for r in results.values():
         row = table[r["op"]]
         prefix = "exp_" if r.get("expanded") else ""
         row[prefix + "cases"] += 1
-        bucket = r["status"] if r["status"] in ("passed", "declined") else "failed"
+        bucket = r["status"] if r["status"] in ("passed", "declined", "no_cuda") else "failed"
         row[prefix + bucket] += 1
+        if r.get("cuda_nodes"):
+            row[prefix + "cuda"] += 1
     return dict(sorted(table.items()))
 
 
-def counts(results):
+def statuses_for(mode):
+    """The statuses a --ep mode can give, in STATUSES's order (no_cuda: cuda only)."""
+    return tuple(s for s in STATUSES if mode == "cuda" or s not in CUDA_ONLY)
+
+
+def counts(results, mode="cpu"):
     c = collections.Counter(r["status"] for r in results.values())
-    return {s: c.get(s, 0) for s in STATUSES}
+    return {s: c.get(s, 0) for s in statuses_for(mode)}
+
+
+def cuda_claimed(results):
+    """The cases the CUDA EP claims at least one node of (the compile report's
+    placements; a compile that stopped before partitioning claims nothing)."""
+    return {name: r for name, r in results.items() if r.get("cuda_nodes")}
+
+
+def cuda_counts(results):
+    """{status: cases} over the cases the CUDA EP claims a node of (no_cuda is 0 there)."""
+    c = collections.Counter(r["status"] for r in cuda_claimed(results).values())
+    return {s: c.get(s, 0) for s in STATUSES if s not in CUDA_ONLY}
 
 
 # ---------------------------------------------------------------- output
@@ -187,19 +217,57 @@ def print_summary(results, top=10):
         print(f"contract format: {len(items)} decline(s): {finding}")
 
 
-def _bug_section(results, lines, notes):
+def _bug_section(results, lines, notes, mode="cpu"):
     bugs = [(name, r) for name, r in results.items() if r["status"] in BUGS]
     lines += ["## Claim failures, run failures, wrong numbers", ""]
     if not bugs:
         lines += ["None.", ""]
         return
     lines += ["Each is a bug (a node was claimed and then not compiled, run or computed "
-              "correctly) unless its note in `test/conformance/cpu.known-failures` says "
-              "otherwise.", "", "| case | status | op | error | note |", "|---|---|---|---|---|"]
+              f"correctly) unless its note in `test/conformance/{mode}.known-failures` says "
+              "otherwise."]
+    if mode == "cuda":
+        lines += ["", "*cuda nodes*: of the case's nodes, those placed on cuda_ep (0: the "
+                  "CPU EP alone claimed them, so the failure is not the CUDA EP's)."]
+        lines += ["", "| case | status | op | cuda nodes | error | note |",
+                  "|---|---|---|---|---|---|"]
+        for name, r in bugs:
+            placed = f"{r['cuda_nodes']} of {r['nodes']}" if "nodes" in r else "?"
+            lines.append(f"| {name} | {r['status']} | {md(r['op'])} | {placed} | "
+                         f"{md(short(r['reason']))} | {md(notes.get(name, ''))} |")
+        lines.append("")
+        return
+    lines += ["", "| case | status | op | error | note |", "|---|---|---|---|---|"]
     for name, r in bugs:
         lines.append(f"| {name} | {r['status']} | {md(r['op'])} | {md(short(r['reason']))} | "
                      f"{md(notes.get(name, ''))} |")
     lines.append("")
+
+
+def _cuda_section(results, lines):
+    """The cases the CUDA EP claims a node of: how they ended, by status and by op."""
+    claimed = cuda_claimed(results)
+    c = cuda_counts(results)
+    compiled = sum(1 for r in results.values() if r["status"] in COMPILED)
+    nodes = sum(r["cuda_nodes"] for r in claimed.values())
+    all_nodes = sum(r["nodes"] for r in claimed.values())
+    lines += ["## The CUDA EP's cases", "",
+              f"The CUDA EP claims at least one node of **{len(claimed)}** cases "
+              f"({nodes} of their {all_nodes} nodes; the CPU EP runs the others); "
+              f"**{c['passed']}** of them pass. Of the {compiled} cases that compiled, "
+              f"{counts(results, 'cuda')['no_cuda']} have no node on the CUDA EP and are not "
+              "run (no_cuda).", "",
+              "| status of the claimed cases | cases |", "|---|---|"]
+    for status, n in c.items():
+        lines.append(f"| {status} | {n} |")
+    lines += [f"| total | {len(claimed)} |", ""]
+    ops = collections.Counter()
+    for r in claimed.values():
+        ops[r["op"]] += 1
+    lines += ["Claimed cases by the operator they test (most first): " +
+              ", ".join(f"{md(op)} ({n})" for op, n in sorted(ops.items(),
+                                                               key=lambda kv: (-kv[1], kv[0]))) +
+              ".", ""]
 
 
 def _compile_failure_section(results, lines):
@@ -219,13 +287,14 @@ def _compile_failure_section(results, lines):
     lines.append("")
 
 
-def _reasons_section(results, lines, top=25):
-    lines += [f"## Top decline reasons", "",
+def _reasons_section(results, lines, top=25, field="declines", title="Top decline reasons",
+                     intro=""):
+    lines += [f"## {title}", "", intro +
               "Normalized: value positions (`input N`), dims (`N`, `?`), element types in "
               "tensor types (`T`) are generalized. A case "
               "counts once per reason however many of its nodes give it.", "",
               "| # | cases | reason (kind: rejected; accepts) | ops (cases) |", "|---|---|---|---|"]
-    for i, (key, n, ops) in enumerate(top_reasons(results)[:top], 1):
+    for i, (key, n, ops) in enumerate(top_reasons(results, field)[:top], 1):
         op_text = ", ".join(f"{op} ({c})" for op, c in ops.most_common(4))
         if len(ops) > 4:
             op_text += f", +{len(ops) - 4} more"
@@ -255,15 +324,19 @@ def _unlock_section(results, lines, top=30):
     lines.append("")
 
 
-def _format_section(results, lines):
-    findings = format_findings(results)
-    given, total = remediation_count(results)
-    lines += ["## Decline reasons against the contract's format", "",
-              "The contract (docs/design.md): an Unsupported result names node, op, domain, "
-              "opset; the rejected dtype, shape, layout or attribute; the EP; what the EP "
-              "accepts; and a remediation where there is one. Checked on every decline of "
-              "`ortc compile --report=json` and on the one-line error.", ""]
-    lines.append(f"- {total} declines in {len(declined_by_ep(results))} cases; "
+def _format_section(results, lines, field="declines"):
+    findings = format_findings(results, field)
+    given, total = remediation_count(results, field)
+    if field == "declines":
+        lines += ["## Decline reasons against the contract's format", "",
+                  "The contract (docs/design.md): an Unsupported result names node, op, domain, "
+                  "opset; the rejected dtype, shape, layout or attribute; the EP; what the EP "
+                  "accepts; and a remediation where there is one. Checked on every decline of "
+                  "`ortc compile --report=json` and on the one-line error.", ""]
+    else:
+        lines += ["The same check on the CUDA EP's declines in the no_cuda cases (the CPU EP "
+                  "claimed those nodes, so there is no one-line error):", ""]
+    lines.append(f"- {total} declines in {len(declined_by_ep(results, field))} cases; "
                  f"{given} carry a remediation.")
     if not findings:
         lines += ["- Every decline names all the required fields.", ""]
@@ -284,7 +357,10 @@ def _format_section(results, lines):
     lines.append("")
 
 
-def _operator_section(results, lines):
+def _operator_section(results, lines, mode="cpu"):
+    if mode == "cuda":
+        _cuda_operator_section(results, lines)
+        return
     lines += ["## Per operator", "",
               "Cases by the operator they test (`test_X_expanded*`, the function-expanded "
               "form, under X's operator but counted apart). *other*: claim failures, "
@@ -298,8 +374,27 @@ def _operator_section(results, lines):
     lines.append("")
 
 
-def write(path, results, meta, case_notes=None):
-    """Writes docs/conformance.md."""
+def _cuda_operator_section(results, lines):
+    lines += ["## Per operator", "",
+              "Cases by the operator they test (`test_X_expanded*`, the function-expanded "
+              "form, under X's operator but counted apart). *cuda*: cases with a node on the "
+              "CUDA EP; *no_cuda*: compiled with no node on it, not run; *other*: claim "
+              "failures, compile failures, run failures and wrong numbers.", "",
+              "| op | direct cases | cuda | passed | no_cuda | declined | other | "
+              "expanded cases | expanded cuda | expanded passed |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for op, c in per_operator(results).items():
+        lines.append(f"| {md(op)} | {c['cases']} | {c['cuda']} | {c['passed']} | "
+                     f"{c['no_cuda']} | {c['declined']} | {c['failed']} | {c['exp_cases']} | "
+                     f"{c['exp_cuda']} | {c['exp_passed']} |")
+    lines.append("")
+
+
+def write(path, results, meta, case_notes=None, mode="cpu"):
+    """Writes docs/conformance.md (mode cuda: docs/conformance-cuda.md)."""
+    if mode == "cuda":
+        _write_cuda(path, results, meta, case_notes)
+        return
     c = counts(results)
     harness = sum(1 for r in results.values() if r.get("declined_by") == "harness")
     n = len(results)
@@ -331,7 +426,7 @@ def write(path, results, meta, case_notes=None):
         "run_failure": "`ortc run` failed on the compiled model",
         "wrong_numbers": "outputs differ beyond the tolerance",
     }
-    for status in STATUSES:
+    for status in statuses_for("cpu"):
         lines.append(f"| {status} ({notes[status]}) | {c[status]} | "
                      f"{100.0 * c[status] / max(n, 1):.1f}% |")
     lines += [f"| total | {n} | |", ""]
@@ -341,5 +436,69 @@ def write(path, results, meta, case_notes=None):
     _unlock_section(results, lines)
     _format_section(results, lines)
     _operator_section(results, lines)
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def _write_cuda(path, results, meta, case_notes=None):
+    """Writes docs/conformance-cuda.md: the same suite with --ep=cuda,cpu on the host emulation."""
+    c = counts(results, "cuda")
+    harness = sum(1 for r in results.values() if r.get("declined_by") == "harness")
+    n = len(results)
+    lines = [
+        "# Conformance: the ONNX backend node tests on the CUDA EP (host emulation)", "",
+        f"Generated by `test/conformance/run_conformance.py --ep cuda --write-report` on "
+        f"{datetime.date.today().isoformat()}: {meta['ortc']}, onnx {meta['onnx']} "
+        f"({n} node cases{', filter ' + repr(meta['filter']) if meta['filter'] else ''}), "
+        f"{meta['seconds']:.0f} s with {meta['jobs']} jobs ({meta['cached']} of "
+        f"{meta['compiled']} compiles from the cache). The cases are those of "
+        "`docs/conformance.md` (`test/conformance/node_data.py`).", "",
+        "Each case is compiled with `ortc compile --ep=cuda,cpu` (the CUDA EP first, the "
+        "CPU EP for the nodes it declines; no `--allow-unclaimed`). A case whose compiled "
+        "model has no node on the CUDA EP (the report's placements) is not run: *no_cuda*, "
+        "neither a pass nor a failure (the CPU EP's run, `docs/conformance.md`, covers it). "
+        "The others are run with `ortc run --ep-option cuda:device=emulation`: the CUDA "
+        "EP's host emulation, a test double that compiles each kernel's CUDA C++ with the "
+        "host C++ compiler and runs its blocks and threads on the CPU, with the CPU EP "
+        "running the nodes placed on it. It checks the generated kernels' numerics, the "
+        "launch plan and the CUDA/CPU transfers; it does not check a GPU, NVRTC's "
+        "cubins, the driver or speed. Outputs are compared "
+        f"with rtol {meta['rtol']:g}, atol {meta['atol']:g} (onnx's backend-test default; "
+        "bfloat16 at two ulps as onnx's runner does; NaNs equal), dtype and shape exactly, "
+        "bool and integers exactly. `test/conformance/cuda.expected` lists the cases that "
+        "pass; ctest `conformance_cuda` (built with the CUDA EP) fails when one stops "
+        "passing or stops being claimed, or a new claim failure, run failure or wrong "
+        "number appears.", ""]
+    _cuda_section(results, lines)
+    lines += ["## Totals", "", "| status | cases | share |", "|---|---|---|"]
+    notes = {
+        "passed": "the CUDA EP claims a node; every output of every data set matches",
+        "declined": f"{c['declined'] - harness} with a node neither EP claims, {harness} "
+                    "that the harness cannot feed or compare: sequence, optional, map or "
+                    "string values",
+        "claim_failure": "nodes were claimed, then the compile failed, crashed or timed out",
+        "compile_failure": "refused before any claim (importer, generic passes, writer)",
+        "run_failure": "`ortc run` failed on the compiled model",
+        "wrong_numbers": "outputs differ beyond the tolerance",
+        "no_cuda": "compiled with every node on the CPU EP: not run",
+    }
+    for status in statuses_for("cuda"):
+        lines.append(f"| {status} ({notes[status]}) | {c[status]} | "
+                     f"{100.0 * c[status] / max(n, 1):.1f}% |")
+    lines += [f"| total | {n} | |", ""]
+    _bug_section(results, lines, case_notes or {}, "cuda")
+    _compile_failure_section(results, lines)
+    _reasons_section(results, lines, field="cuda_declines",
+                     title="Why the CUDA EP claims nothing: its decline reasons in the no_cuda "
+                           "cases",
+                     intro="The CUDA EP's reasons for the nodes of the cases it claims no node "
+                           "of (the CPU EP runs them). ")
+    _reasons_section(results, lines,
+                     intro="The declines of the nodes that neither EP claims (cases "
+                           "*declined*): each EP's reason. ")
+    _unlock_section(results, lines)
+    _format_section(results, lines)
+    _format_section(results, lines, "cuda_declines")
+    _operator_section(results, lines, "cuda")
     with open(path, "w") as f:
         f.write("\n".join(lines))

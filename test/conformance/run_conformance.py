@@ -21,17 +21,30 @@ shape exact; bool and integers exact). Each case ends as exactly one of:
   run_failure      `ortc run` refused the compiled model or its inputs, failed,
                    timed out, or left an output unwritten
   wrong_numbers    an output's dtype, shape or values differ (max abs/rel error)
+  no_cuda          (--ep cuda only) the model compiled, but the report places
+                   none of its nodes on the CUDA EP: not run, neither passed
+                   nor failed
+
+--ep cuda compiles with `--ep=cuda,cpu` (the CUDA EP first, the CPU EP for
+what it declines) and runs with `--ep-option cuda:device=emulation`: the CUDA
+EP's host emulation, a test double that compiles the kernels' CUDA C++ with the
+host C++ compiler ($ORTC_HOST_CXX or c++; kernels cached by content under
+$TMPDIR/ortc-cuda-emulation) and runs them on the CPU. It checks the
+generated kernels' numerics and the mixed CUDA/CPU placement, not a GPU.
+Only the cases the CUDA EP claims at least one node of are run; the summary
+and the report count them and how many pass.
 
 Compiled models are cached by the model's sha256 under --cache, keyed by the
-ortc binary's contents and this CPU's flags, so reruns only run.
+ortc binary's contents, this CPU's flags and the --ep mode, so reruns only run.
 
-Usage: run_conformance.py [--ortc build/tools/ortc/ortc] [--filter REGEX] [--jobs N]
-           [--check] [--write-profile] [--write-report [PATH]]
---check (ctest conformance_cpu) exits 1 when a case of cpu.expected no longer
-passes, or a case not in cpu.known-failures is a claim failure, run failure or
-wrong number or crashes the compiler; it prints newly passing and fixed cases.
---write-profile rewrites both lists from this run; --write-report writes
-docs/conformance.md. Exit status 2 when the harness cannot start.
+Usage: run_conformance.py [--ortc build/tools/ortc/ortc] [--ep cpu|cuda] [--filter REGEX]
+           [--jobs N] [--check] [--write-profile] [--write-report [PATH]]
+--check (ctest conformance_cpu, conformance_cuda) exits 1 when a case of
+<ep>.expected no longer passes, or a case not in <ep>.known-failures is a claim
+failure, run failure or wrong number or crashes the compiler; it prints newly
+passing and fixed cases. --write-profile rewrites both lists from this run;
+--write-report writes docs/conformance.md (--ep cuda: docs/conformance-cuda.md).
+Exit status 2 when the harness cannot start.
 """
 
 import argparse
@@ -63,9 +76,23 @@ BF16_RTOL = 2.0 ** -6
 CACHE_SALT = "conformance-cache-v1"
 CACHE_KEEP = 3
 STATUSES = report.STATUSES
-PROFILE = os.path.join(HERE, "cpu.expected")
-KNOWN = os.path.join(HERE, "cpu.known-failures")
-REPORT = os.path.join(ROOT, "docs", "conformance.md")
+# Per --ep mode: the profile files, the report, what is added to the compile
+# and run commands (nothing for cpu: its commands are those of before --ep).
+MODES = {
+    "cpu": {"profile": os.path.join(HERE, "cpu.expected"),
+            "known": os.path.join(HERE, "cpu.known-failures"),
+            "report": os.path.join(ROOT, "docs", "conformance.md"),
+            "compile_args": [], "run_args": []},
+    "cuda": {"profile": os.path.join(HERE, "cuda.expected"),
+             "known": os.path.join(HERE, "cuda.known-failures"),
+             "report": os.path.join(ROOT, "docs", "conformance-cuda.md"),
+             "compile_args": ["--ep=cuda,cpu"],
+             "run_args": ["--ep-option", "cuda:device=emulation"]},
+}
+PROFILE = MODES["cpu"]["profile"]
+KNOWN = MODES["cpu"]["known"]
+REPORT = MODES["cpu"]["report"]
+CUDA_EP = "cuda_ep"
 
 
 # ---------------------------------------------------------------- the model
@@ -122,9 +149,12 @@ def harness_limit(info):
 # ---------------------------------------------------------------- compiling
 
 
-def ortc_identity(ortc):
-    """A key for compiled models: the binary's contents, this CPU, the salt."""
+def ortc_identity(ortc, mode="cpu"):
+    """A key for compiled models: the binary's contents, this CPU, the salt
+    and, but for cpu (whose key is that of before --ep), the --ep mode."""
     digest = hashlib.sha256(CACHE_SALT.encode())
+    if mode != "cpu":
+        digest.update(f"\0ep={mode}\0".encode())
     with open(ortc, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
@@ -167,8 +197,9 @@ def parse_compile_output(stdout, stderr):
     return partition, error
 
 
-def compile_case(ortc, model_path, cache_dir, timeout):
-    """Compiles one model (or finds it in the cache); returns the compile record."""
+def compile_case(ortc, model_path, cache_dir, timeout, extra_args=()):
+    """Compiles one model (or finds it in the cache); returns the compile record.
+    extra_args (the --ep mode's) come after the others."""
     with open(model_path, "rb") as f:
         key = hashlib.sha256(f.read()).hexdigest()
     folder = os.path.join(cache_dir, key)
@@ -182,7 +213,7 @@ def compile_case(ortc, model_path, cache_dir, timeout):
     tmp = f"{folder}.tmp{os.getpid()}_{time.monotonic_ns()}"
     os.makedirs(tmp)
     cmd = [ortc, "compile", model_path, "-o", os.path.join(tmp, "model_ctx.onnx"),
-           "--report=json"]
+           "--report=json"] + list(extra_args)
     start = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -216,6 +247,40 @@ def exit_text(rc):
 
 def unclaimed_nodes(partition):
     return [p["node"] for p in partition.get("placements", []) if p.get("ep") is None]
+
+
+def placed_on(partition, ep):
+    """The nodes the report places on ep (partition may be None: none known)."""
+    return [p["node"] for p in (partition or {}).get("placements", []) if p.get("ep") == ep]
+
+
+def cuda_fields(record):
+    """What a cuda-mode result records of the placement: the nodes on the CUDA EP
+    and all the placed nodes (absent when the compile stopped before partitioning)."""
+    partition = record["partition"]
+    if partition is None:
+        return {}
+    return {"cuda_nodes": len(placed_on(partition, CUDA_EP)),
+            "nodes": len(partition.get("placements", []))}
+
+
+def classify_no_cuda(record):
+    """For a compile that succeeded in cuda mode with no node on the CUDA EP: the
+    no_cuda result fields (the CUDA EP's declines say why); else None."""
+    partition = record["partition"] or {}
+    if placed_on(partition, CUDA_EP):
+        return None
+    declines = [d for d in partition.get("declines", []) if d.get("ep") == CUDA_EP]
+    nodes = len(partition.get("placements", []))
+    if not nodes:
+        reason = "no node left to place (the generic passes folded them all)"
+    elif not declines:
+        reason = f"the partitioner placed all its {nodes} node(s) on other EPs"
+    else:
+        more = f" (+{len(declines) - 1} more)" if len(declines) > 1 else ""
+        reason = (f"the CUDA EP declines {len(declines)} of its {nodes} node(s) and runs "
+                  f"none: {report.decline_text(declines[0])}{more}")
+    return {"status": "no_cuda", "cuda_declines": declines, "reason": reason}
 
 
 def classify_compile(record):
@@ -252,14 +317,16 @@ def classify_compile(record):
 # ---------------------------------------------------------------- running
 
 
-def run_data_set(ortc, ctx, info, data_dir, out_dir, timeout):
-    """Runs one data set; returns an error line, or None with outputs in out_dir."""
+def run_data_set(ortc, ctx, info, data_dir, out_dir, timeout, extra_args=()):
+    """Runs one data set; returns an error line, or None with outputs in out_dir.
+    extra_args (the --ep mode's) come after the inputs."""
     cmd = [ortc, "run", ctx, "--output-dir", out_dir, "--output-format", "pb", "--threads", "1"]
     for k, (name, _) in enumerate(info["inputs"]):
         path = os.path.join(data_dir, f"input_{k}.pb")
         if not os.path.isfile(path):
             return f"harness: {os.path.basename(data_dir)} has no input_{k}.pb for '{name}'"
         cmd += ["--input", f"{name}={path}"]
+    cmd += list(extra_args)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -341,12 +408,19 @@ def run_case(name, opts):
     result = {"status": None, "op": info["op"], "ops": info["ops"],
               "expanded": info["expanded"], "reason": ""}
     record = compile_case(opts.ortc, os.path.join(case_dir, "model.onnx"), opts.cache_dir,
-                          opts.compile_timeout)
+                          opts.compile_timeout, MODES[opts.ep]["compile_args"])
     result.update(compile_s=record["seconds"], cached=record["cached"])
+    if opts.ep == "cuda":
+        result.update(cuda_fields(record))
     failed = classify_compile(record)
     if failed:
         result.update(failed)
         return result
+    if opts.ep == "cuda":
+        skipped = classify_no_cuda(record)
+        if skipped:
+            result.update(skipped)
+            return result
     limit = harness_limit(info)
     if limit:
         result.update(status="declined", declined_by="harness", reason=limit)
@@ -360,7 +434,8 @@ def run_and_check(result, info, case_dir, ctx, opts):
     start = time.monotonic()
     for data_dir in node_data.data_sets(case_dir):
         out_dir = os.path.join(work, os.path.basename(data_dir))
-        error = run_data_set(opts.ortc, ctx, info, data_dir, out_dir, opts.run_timeout)
+        error = run_data_set(opts.ortc, ctx, info, data_dir, out_dir, opts.run_timeout,
+                             MODES[opts.ep]["run_args"])
         if error and error.startswith("harness:"):
             result.update(status="declined", declined_by="harness", reason=error)
             return result
@@ -393,7 +468,7 @@ def run_all(names, opts):
                 result = {"status": "run_failure", "op": "?", "ops": [], "expanded": False,
                           "reason": f"harness error: {type(error).__name__}: {error}"}
             results[name] = result
-            if result["status"] not in ("passed", "declined"):
+            if result["status"] not in ("passed", "declined", "no_cuda"):
                 print(f"  {result['status']:15} {name}: {report.short(result['reason'])}",
                       flush=True)
             if done % 200 == 0 or done == len(names):
@@ -435,7 +510,27 @@ def read_list(path):
     return [words[0] for words in lines if words]
 
 
-def write_profile(expected_path, known_path, results, filter_re):
+PROFILE_HEADERS = {
+    "cpu": ("# ONNX backend node tests that pass on the CPU EP (ortc compile + ortc run).\n"
+            "# Written by test/conformance/run_conformance.py --write-profile; ctest\n"
+            "# conformance_cpu fails when one of them stops passing.\n",
+            "# Cases that fail --check today (claim failures, run failures, wrong numbers,\n"
+            "# compiler crashes): bugs, listed in docs/conformance.md. --check tolerates\n"
+            "# these and fails on any other; remove a line once its bug is fixed.\n"
+            "# Written by test/conformance/run_conformance.py --write-profile.\n"),
+    "cuda": ("# ONNX backend node tests that pass with the CUDA EP (ortc compile --ep=cuda,cpu,\n"
+             "# ortc run --ep-option cuda:device=emulation): the CUDA EP claims at least one\n"
+             "# node of each, run on its host emulation. Written by\n"
+             "# test/conformance/run_conformance.py --ep cuda --write-profile; ctest\n"
+             "# conformance_cuda fails when one of them stops passing (or stops being claimed).\n",
+             "# Cases that fail --ep cuda --check today (claim failures, run failures, wrong\n"
+             "# numbers, compiler crashes): bugs, listed in docs/conformance-cuda.md. --check\n"
+             "# tolerates these and fails on any other; remove a line once its bug is fixed.\n"
+             "# Written by test/conformance/run_conformance.py --ep cuda --write-profile.\n"),
+}
+
+
+def write_profile(expected_path, known_path, results, filter_re, mode="cpu"):
     """Writes the passing cases and today's known failures; returns their counts.
     With a filter, the lists' other cases are kept as they were."""
     def merged(path, names):
@@ -445,16 +540,12 @@ def write_profile(expected_path, known_path, results, filter_re):
     passed = merged(expected_path, [n for n, r in results.items() if r["status"] == "passed"])
     known = merged(known_path, [n for n, r in results.items() if fails_check(r)])
     old_reasons = read_reasons(known_path)
+    expected_header, known_header = PROFILE_HEADERS[mode]
     with open(expected_path, "w") as f:
-        f.write("# ONNX backend node tests that pass on the CPU EP (ortc compile + ortc run).\n"
-                "# Written by test/conformance/run_conformance.py --write-profile; ctest\n"
-                "# conformance_cpu fails when one of them stops passing.\n")
+        f.write(expected_header)
         f.write("".join(name + "\n" for name in passed))
     with open(known_path, "w") as f:
-        f.write("# Cases that fail --check today (claim failures, run failures, wrong numbers,\n"
-                "# compiler crashes): bugs, listed in docs/conformance.md. --check tolerates\n"
-                "# these and fails on any other; remove a line once its bug is fixed.\n"
-                "# Written by test/conformance/run_conformance.py --write-profile.\n")
+        f.write(known_header)
         for name in known:
             # A written explanation ("note: ...") outlives the runs; else today's outcome.
             if old_reasons.get(name, "").startswith("note:") or name not in results:
@@ -469,8 +560,10 @@ def status_line(result):
     return f"{result['status']}: {report.short(result['reason'])}"
 
 
-def check_profile(results, expected, known, filter_re):
-    """Prints regressions, new failures, fixed and newly passing cases; returns the exit status."""
+def check_profile(results, expected, known, filter_re, profile_path=PROFILE, known_path=KNOWN):
+    """Prints regressions, new failures, fixed and newly passing cases; returns the exit status.
+    A listed case that is not passed regresses, whatever its status (in cuda mode,
+    no_cuda too: the CUDA EP stopped claiming it)."""
     listed = [name for name in expected if filter_re.search(name)]
     missing = [name for name in listed if name not in results]
     regressed = [n for n in listed if n in results and results[n]["status"] != "passed"]
@@ -480,7 +573,8 @@ def check_profile(results, expected, known, filter_re):
     fixed = [n for n in known if n in results and not fails_check(results[n])]
     new = [n for n, r in results.items() if r["status"] == "passed" and n not in listed_set]
     for name in missing:
-        print(f"MISSING   {name}: listed in {os.path.basename(PROFILE)} but not in the suite")
+        print(f"MISSING   {name}: listed in {os.path.basename(profile_path)} but not in the "
+              "suite")
     for name in regressed:
         print(f"REGRESSED {name}: {status_line(results[name])}")
     for name in new_bugs:
@@ -490,9 +584,9 @@ def check_profile(results, expected, known, filter_re):
             print(f"known     {name}: {results[name]['status']}")
     for name in fixed:
         print(f"FIXED     {name}: now {results[name]['status']}; remove it from "
-              f"{os.path.basename(KNOWN)}")
+              f"{os.path.basename(known_path)}")
     if new:
-        print(f"{len(new)} case(s) pass that {os.path.basename(PROFILE)} does not list; "
+        print(f"{len(new)} case(s) pass that {os.path.basename(profile_path)} does not list; "
               "add them with --write-profile:")
         for name in new:
             print(f"  NEW PASS {name}")
@@ -507,19 +601,49 @@ def check_profile(results, expected, known, filter_re):
 # ---------------------------------------------------------------- main
 
 
-def summarize(results, seconds):
-    counts = report.counts(results)
+def summarize(results, seconds, mode="cpu"):
+    statuses = report.statuses_for(mode)
+    counts = report.counts(results, mode)
     harness = sum(1 for r in results.values() if r.get("declined_by") == "harness")
     print(f"{len(results)} cases in {seconds:.0f} s: " +
-          ", ".join(f"{counts[s]} {s}" for s in STATUSES) +
+          ", ".join(f"{counts[s]} {s}" for s in statuses) +
           f" ({harness} of the declines by the harness)")
+    if mode == "cuda":
+        summarize_cuda(results)
     return counts
+
+
+def summarize_cuda(results):
+    """The CUDA EP's share: the cases it claims a node of, how they ended, each failure."""
+    claimed = report.cuda_claimed(results)
+    by_status = report.cuda_counts(results)
+    others = ", ".join(f"{n} {s}" for s, n in by_status.items() if s != "passed" and n)
+    print(f"CUDA EP: claims at least one node of {len(claimed)} case(s) "
+          f"({sum(r['cuda_nodes'] for r in claimed.values())} node(s) on cuda_ep); "
+          f"{by_status['passed']} of them pass{' (' + others + ')' if others else ''}; "
+          f"{report.counts(results, 'cuda')['no_cuda']} compiled case(s) with no node on "
+          "cuda_ep not run (no_cuda)")
+    failures = [(n, r) for n, r in claimed.items() if r["status"] not in ("passed", "declined")]
+    if failures:
+        print(f"failures in the cases with a node on cuda_ep: {len(failures)}")
+    for name, r in failures:
+        print(f"  {r['status']:15} {name}: {report.short(r['reason'])}")
+    elsewhere = [(n, r) for n, r in results.items()
+                 if n not in claimed and r["status"] in report.BUGS]
+    if elsewhere:
+        print(f"failures in the cases with no node on cuda_ep: {len(elsewhere)}")
+        for name, r in elsewhere:
+            print(f"  {r['status']:15} {name}: {report.short(r['reason'])}")
 
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ortc", default=os.path.join(ROOT, "build", "tools", "ortc", "ortc"))
+    ap.add_argument("--ep", choices=sorted(MODES), default="cpu",
+                    help="cpu: the default EPs (the CPU EP); cuda: compile with --ep=cuda,cpu "
+                         "and run with --ep-option cuda:device=emulation, only the cases the "
+                         "CUDA EP claims a node of (default: %(default)s)")
     ap.add_argument("--data", default=None,
                     help="a folder of node cases (default: written from the pinned onnx "
                          "package under --data-cache)")
@@ -539,16 +663,24 @@ def parse_args():
                     help="exit 1 when a case of --profile no longer passes, or a case not in "
                          "--known-failures is a claim failure, run failure or wrong number or "
                          "crashes the compiler")
-    ap.add_argument("--profile", default=PROFILE,
-                    help="the cases that pass (default: %(default)s)")
-    ap.add_argument("--known-failures", default=KNOWN,
-                    help="failures --check tolerates (default: %(default)s)")
+    ap.add_argument("--profile", default=None,
+                    help="the cases that pass (default: test/conformance/<ep>.expected)")
+    ap.add_argument("--known-failures", default=None,
+                    help="failures --check tolerates (default: "
+                         "test/conformance/<ep>.known-failures)")
     ap.add_argument("--write-profile", action="store_true",
                     help="rewrite --profile and --known-failures from this run (with --filter, "
                          "only the cases it matches)")
-    ap.add_argument("--write-report", nargs="?", const=REPORT, default=None, metavar="PATH",
-                    help=f"write the markdown report (default path: {REPORT})")
-    return ap.parse_args()
+    ap.add_argument("--write-report", nargs="?", const="", default=None, metavar="PATH",
+                    help="write the markdown report (default path: docs/conformance.md, "
+                         "--ep cuda: docs/conformance-cuda.md)")
+    opts = ap.parse_args()
+    mode = MODES[opts.ep]
+    opts.profile = opts.profile or mode["profile"]
+    opts.known_failures = opts.known_failures or mode["known"]
+    if opts.write_report == "":
+        opts.write_report = mode["report"]
+    return opts
 
 
 def main():
@@ -559,25 +691,34 @@ def main():
         return 2
     opts.ortc = os.path.abspath(opts.ortc)
     opts.node_dir = opts.data or node_data.ensure_suite(opts.data_cache)
-    identity = ortc_identity(opts.ortc)
+    identity = ortc_identity(opts.ortc, opts.ep)
     opts.cache_dir = prepare_cache(opts.cache, identity)
     os.makedirs(opts.work, exist_ok=True)
     filter_re = re.compile(opts.filter)
     names = [n for n in node_data.list_cases(opts.node_dir) if filter_re.search(n)]
     version = subprocess.run([opts.ortc, "--version"], capture_output=True,
                              text=True).stdout.strip()
+    mode_text = "" if opts.ep == "cpu" else (
+        f"; --ep {opts.ep}: compile " + " ".join(MODES[opts.ep]["compile_args"]) +
+        ", run " + " ".join(MODES[opts.ep]["run_args"]))
     print(f"{len(names)} case(s) from {opts.node_dir}; {version} ({identity}); "
-          f"onnx {node_data.onnx_version()}; {opts.jobs} job(s)", flush=True)
+          f"onnx {node_data.onnx_version()}; {opts.jobs} job(s){mode_text}", flush=True)
 
     start = time.monotonic()
     results = run_all(names, opts)
     seconds = time.monotonic() - start
-    counts = summarize(results, seconds)
+    counts = summarize(results, seconds, opts.ep)
     meta = {"onnx": node_data.onnx_version(), "ortc": version, "ortc_identity": identity,
             "cases": len(results), "seconds": round(seconds, 1), "jobs": opts.jobs,
             "filter": opts.filter, "rtol": RTOL, "atol": ATOL, "counts": counts,
             "compiled": sum(1 for r in results.values() if "cached" in r),
             "cached": sum(1 for r in results.values() if r.get("cached"))}
+    if opts.ep != "cpu":  # cpu mode's results file stays as it was
+        meta.update(ep=opts.ep, compile_args=MODES[opts.ep]["compile_args"],
+                    run_args=MODES[opts.ep]["run_args"])
+    if opts.ep == "cuda":
+        meta.update(cuda_claimed=len(report.cuda_claimed(results)),
+                    cuda_counts=report.cuda_counts(results))
     os.makedirs(os.path.dirname(os.path.abspath(opts.results)), exist_ok=True)
     with open(opts.results, "w") as f:
         json.dump({"meta": meta, "cases": results}, f, indent=1)
@@ -585,17 +726,18 @@ def main():
     report.print_summary(results)
 
     if opts.write_profile:
-        passed, known = write_profile(opts.profile, opts.known_failures, results, filter_re)
+        passed, known = write_profile(opts.profile, opts.known_failures, results, filter_re,
+                                      opts.ep)
         print(f"profile: {passed} passing case(s) -> {opts.profile}; {known} known "
               f"failure(s) -> {opts.known_failures}")
     if opts.write_report:
         notes = {n: c[len("note:"):].strip() for n, c in read_reasons(opts.known_failures).items()
                  if c.startswith("note:")}
-        report.write(opts.write_report, results, meta, notes)
+        report.write(opts.write_report, results, meta, notes, opts.ep)
         print(f"report: {opts.write_report}")
     if opts.check:
         return check_profile(results, read_list(opts.profile), read_list(opts.known_failures),
-                             filter_re)
+                             filter_re, opts.profile, opts.known_failures)
     return 0
 
 

@@ -33,10 +33,11 @@ def check_only_epcontext(ctx_path):
     return compiled
 
 
-def run_compiled(ortc, ctx_path, feeds, run_dir, output_names):
-    """`ortc run` on `feeds` (name -> array) in `run_dir`; the outputs by name."""
+def run_compiled(ortc, ctx_path, feeds, run_dir, output_names, extra=()):
+    """`ortc run` on `feeds` (name -> array) in `run_dir`, with `extra`
+    arguments; the outputs by name."""
     os.makedirs(run_dir, exist_ok=True)
-    cmd = [ortc, "run", ctx_path, "--output-dir", run_dir]
+    cmd = [ortc, "run", ctx_path, "--output-dir", run_dir, *extra]
     for input_name, array in feeds.items():
         path = os.path.join(run_dir, f"in_{input_name}.npy")
         np.save(path, array)
@@ -87,13 +88,14 @@ def compare_run(ortc, ctx_path, session, feeds, run_dir):
     return rows
 
 
-def compile_listed(ortc, model, ctx, name, expect_fail, failures):
-    """Compiles `model` into `ctx` for a test over a list of models; whether to
-    go on and run it. A model that does not compile is a failure unless it is
-    in `expect_fail`; one in `expect_fail` that compiles is a failure too, so
-    the list stays true. Failures are appended to `failures` by name."""
+def compile_listed(ortc, model, ctx, name, expect_fail, failures, extra=()):
+    """Compiles `model` into `ctx` (with `extra` arguments) for a test over a
+    list of models; whether to go on and run it. A model that does not
+    compile is a failure unless it is in `expect_fail`; one in `expect_fail`
+    that compiles is a failure too, so the list stays true. Failures are
+    appended to `failures` by name."""
     try:
-        run([ortc, "compile", model, "-o", ctx, "--quiet"])
+        run([ortc, "compile", model, "-o", ctx, "--quiet", *extra])
     except RuntimeError as error:
         status = "expected failure" if name in expect_fail else "FAIL"
         print(f"{name}: does not compile ({status}): {str(error).splitlines()[-1][:300]}")
@@ -112,3 +114,40 @@ def finish(failures):
         print("failed: " + ", ".join(failures))
         return 1
     return 0
+
+
+# `--ep cuda`: the CUDA EP first, the CPU EP for what it declines, run on the
+# CUDA EP's host emulation (a test double: no GPU needed).
+EP_ARGS = {
+    "cpu": ((), ()),
+    "cuda": (("--ep=cuda,cpu",), ("--ep-option", "cuda:device=emulation")),
+}
+
+
+def partition_summary(ctx):
+    """"cuda_ep: 3 partitions, 12 kernels, 4 cuBLAS GEMMs; cpu_ep: 2 partitions"
+    from the EPContext nodes' notes."""
+    import collections
+    import re
+
+    import onnx
+    model = onnx.load(ctx, load_external_data=False)
+    eps = collections.OrderedDict()
+    for node in model.graph.node:
+        attrs = {a.name: a for a in node.attribute}
+        source = attrs["source"].s.decode() if "source" in attrs else "?"
+        notes = attrs["notes"].s.decode() if "notes" in attrs else ""
+        ep = {"ortc_cuda": "cuda_ep", "ortc_cpu": "cpu_ep"}.get(source, source)
+        stats = eps.setdefault(ep, [0, 0, 0])
+        stats[0] += 1
+        kernels = re.search(r"(\d+) kernel\(s\)", notes)
+        gemms = re.search(r"(\d+) cuBLAS GEMM", notes)
+        stats[1] += int(kernels.group(1)) if kernels else 0
+        stats[2] += int(gemms.group(1)) if gemms else 0
+    parts = []
+    for ep, (partitions, kernels, gemms) in eps.items():
+        text = f"{ep}: {partitions} partition(s)"
+        if ep == "cuda_ep":
+            text += f", {kernels} kernel(s), {gemms} cuBLAS GEMM(s)"
+        parts.append(text)
+    return "; ".join(parts)

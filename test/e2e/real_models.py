@@ -20,7 +20,7 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
-from e2e_util import compare, compile_listed, finish, run_compiled
+from e2e_util import EP_ARGS, compare, compile_listed, finish, partition_summary, run_compiled
 
 DTYPES = {"float32": np.float32, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
 
@@ -54,6 +54,9 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--expect-fail", default="", help="comma-separated model ids")
     parser.add_argument("--only", default="", help="comma-separated model ids to run")
+    parser.add_argument("--ep", choices=sorted(EP_ARGS), default="cpu",
+                        help="cuda: compile with --ep=cuda,cpu and run on the CUDA EP's host "
+                             "emulation")
     args = parser.parse_args()
     expect_fail = {n for n in args.expect_fail.split(",") if n}
     only = {n for n in args.only.split(",") if n}
@@ -76,8 +79,11 @@ def main():
             continue
         model = model_path(args.cache, entry)
         ctx = os.path.join(args.work, f"{name}_ctx.onnx")
-        if not compile_listed(args.ortc, model, ctx, name, expect_fail, failures):
+        compile_args, run_args = EP_ARGS[args.ep]
+        if not compile_listed(args.ortc, model, ctx, name, expect_fail, failures, compile_args):
             continue
+        if args.ep != "cpu":
+            print(f"{name}: {partition_summary(ctx)}")
         session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
         outputs = [o.name for o in session.get_outputs()]
         rng = np.random.default_rng(0)
@@ -89,7 +95,7 @@ def main():
             want = session.run(outputs, feeds)
             try:
                 got = run_compiled(args.ortc, ctx, feeds, os.path.join(args.work, f"{name}_{k}"),
-                                   outputs)
+                                   outputs, run_args)
             except RuntimeError as error:
                 print(f"{name} {shapes}: run fails: {str(error).splitlines()[-1][:300]}")
                 failures.append(f"{name} {shapes}")

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import onnxruntime as ort
 
-from e2e_util import compare, compile_listed, finish, run_compiled
+from e2e_util import EP_ARGS, compare, compile_listed, finish, partition_summary, run_compiled
 
 
 def main():
@@ -25,7 +25,11 @@ def main():
     parser.add_argument("--models", required=True, help="the folder with manifest.json")
     parser.add_argument("--work", required=True)
     parser.add_argument("--expect-fail", default="", help="comma-separated model names")
+    parser.add_argument("--ep", choices=sorted(EP_ARGS), default="cpu",
+                        help="cuda: compile with --ep=cuda,cpu and run on the CUDA EP's host "
+                             "emulation")
     args = parser.parse_args()
+    compile_args, run_args = EP_ARGS[args.ep]
     expect_fail = {n for n in args.expect_fail.split(",") if n}
     if not os.path.exists(os.path.join(args.models, "manifest.json")):
         print(f"SKIPPED: no {args.models}/manifest.json (the shared test models)")
@@ -38,14 +42,16 @@ def main():
         model = os.path.join(args.models, entry["file"])
         ctx = os.path.join(args.work, f"{name}_ctx.onnx")
         os.makedirs(args.work, exist_ok=True)
-        if not compile_listed(args.ortc, model, ctx, name, expect_fail, failures):
+        if not compile_listed(args.ortc, model, ctx, name, expect_fail, failures, compile_args):
             continue
+        if args.ep != "cpu":
+            print(f"{name}: {partition_summary(ctx)}")
         data = np.load(os.path.join(args.models, entry["data"]))
         session = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
         for k, shapes in enumerate(entry["shapes"]):
             feeds = {i: data[f"in_{k}_{i}"] for i in entry["inputs"]}
             got = run_compiled(args.ortc, ctx, feeds, os.path.join(args.work, f"{name}_{k}"),
-                               entry["outputs"])
+                               entry["outputs"], run_args)
             want_ort = session.run(entry["outputs"], feeds)
             for out, reference in zip(entry["outputs"], want_ort):
                 err_ort, ok_ort = compare(got[out], reference)

@@ -169,7 +169,7 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
       if (a->element_type() != type || b->element_type() != type ||
           (type != 1 && type != 10 && type != 16))
         return invalid(what, name + ": a Gemm over element types other than one of f32, f16, bf16");
-      if (a->shape()->size() == 0 || b->shape()->size() == 0 || y->shape()->size() == 0)
+      if (a->shape()->size() == 0 || b->shape()->size() == 0) // 1-D x 1-D gives a scalar
         return invalid(what, name + ": a Gemm of a scalar");
       if (uint8_t(step.compute()) > uint8_t(fb::GemmCompute::F32Bf16))
         return invalid(what, name + " has an unknown compute type");

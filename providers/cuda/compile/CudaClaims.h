@@ -11,7 +11,9 @@
 //  - MatMul and Gemm of f32, f16 or bf16 through cuBLAS: MatMul's batch dims
 //    equal on both sides or all 1s on one (a strided-batched GEMM), Gemm's
 //    C becomes an elementwise add after it (cuda-split-gemm-bias).
-// Everything else is declined with the reason, for the next EP (`--ep=cuda,cpu`).
+// Everything else is declined with the reason, for the next EP
+// (`--ep=cuda,cpu`). What the EP claims regardless of cost leaves out shape
+// arithmetic (CudaCompileEp.cpp's claimNodes).
 //
 //===----------------------------------------------------------------------===//
 

@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <map>
@@ -448,19 +449,47 @@ public:
   }
   /// Everything it supports, whatever the cost model says: a user who puts
   /// cuda before cpu in --ep wants the GPU to run what it can (as
-  /// onnxruntime's CUDA EP does).
+  /// onnxruntime's CUDA EP does), except shape arithmetic: an op whose
+  /// results are all tiny (rank 0 or 1, at most 16 elements) and read by an
+  /// op it does not take is left to the cost model, which keeps such chains
+  /// (Shape -> Gather -> Cast -> Range) on the host, as onnxruntime keeps
+  /// them on the CPU: their values size later tensors there.
   std::vector<Operation *> claimNodes(func::FuncOp graph) const override {
     SymbolicShapes shapes(graph);
-    std::vector<Operation *> claimed;
+    std::vector<Operation *> ops;
+    llvm::DenseSet<Operation *> claimed;
     for (Operation &op : graph.getBody().front().without_terminator()) {
       if (!isPlaceableOp(&op))
         continue;
       NodeQuery query = NodeQuery::fromOp(&op);
       query.shapes = &shapes;
-      if (supportsOp(query).isSupported())
-        claimed.push_back(&op);
+      if (supportsOp(query).isSupported()) {
+        ops.push_back(&op);
+        claimed.insert(&op);
+      }
     }
-    return claimed;
+    auto tiny = [](Operation *op) {
+      return llvm::all_of(op->getResults(), [](Value v) {
+        auto t = dyn_cast<RankedTensorType>(v.getType());
+        return t && t.hasStaticShape() && t.getRank() <= 1 && t.getNumElements() <= 16;
+      });
+    };
+    // Backwards, so that a chain ending in a host op is released whole.
+    for (Operation *op : llvm::reverse(ops)) {
+      if (!tiny(op))
+        continue;
+      bool hostUser = false;
+      for (Value v : op->getResults())
+        for (Operation *user : v.getUsers())
+          hostUser |= !claimed.count(user) && !isa<func::ReturnOp>(user);
+      if (hostUser)
+        claimed.erase(op);
+    }
+    std::vector<Operation *> out;
+    for (Operation *op : ops)
+      if (claimed.count(op))
+        out.push_back(op);
+    return out;
   }
   std::vector<std::string> contextSourceKeys() const override { return {kCudaContextSource}; }
 

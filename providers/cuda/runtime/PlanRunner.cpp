@@ -72,9 +72,18 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
   if (plan.checks())
     for (const fb::DimCheck *c : *plan.checks())
       checks.push_back({c->a(), c->b(), c->what() ? c->what()->str() : std::string("dims")});
-  Result<DimBinding> binding = DimBinding::create(std::move(nodes), std::move(symbols),
-                                                  std::move(inputs), std::move(inputDims),
-                                                  std::move(checks), what);
+  // Every dim the plan sizes something by.
+  std::vector<int64_t> used;
+  for (const std::vector<int64_t> &dims : runner->outputDims_)
+    used.insert(used.end(), dims.begin(), dims.end());
+  for (const fb::Buffer *b : *plan.buffers())
+    used.insert(used.end(), b->shape()->begin(), b->shape()->end());
+  for (const fb::Step *s : *plan.steps())
+    if (s->grid_dims())
+      used.insert(used.end(), s->grid_dims()->begin(), s->grid_dims()->end());
+  Result<DimBinding> binding =
+      DimBinding::create(std::move(nodes), std::move(symbols), std::move(inputs),
+                         std::move(inputDims), std::move(checks), used, what);
   if (!binding.isOk())
     return binding.status();
   runner->binding_ = binding.takeValue();
