@@ -173,6 +173,21 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
         return invalid(what, name + ": a Gemm of a scalar");
       if (uint8_t(step.compute()) > uint8_t(fb::GemmCompute::F32Bf16))
         return invalid(what, name + " has an unknown compute type");
+    } else if (step.kind() == fb::StepKind::Conv || step.kind() == fb::StepKind::Pool) {
+      bool conv = step.kind() == fb::StepKind::Conv;
+      if (step.inputs()->size() != (conv ? 2u : 1u) || step.outputs()->size() != 1)
+        return invalid(what, name + ": a " + (conv ? "Conv" : "Pool") + " with other operands");
+      if (!step.window() || step.window()->size() != 10 || step.auto_pad() > 3 ||
+          step.group() < 1 || ((!conv || step.has_kernel()) && step.kernel() >= plan.kernels()->size()))
+        return invalid(what, name + " has an impossible window or kernel");
+      for (size_t i = 0; i < 6; ++i)
+        if (step.window()->Get(uint32_t(i)) < 1)
+          return invalid(what, name + " has a window size, stride or dilation below 1");
+      for (int32_t id : {step.inputs()->Get(0), step.outputs()->Get(0)})
+        if (plan.buffers()->Get(uint32_t(id))->shape()->size() != 4)
+          return invalid(what, name + " reads or writes a tensor that is not 4-D");
+      if (conv && plan.buffers()->Get(uint32_t(step.inputs()->Get(1)))->shape()->size() != 4)
+        return invalid(what, name + ": a Conv weight that is not 4-D");
     } else {
       return invalid(what, name + " has an unknown kind");
     }

@@ -4,6 +4,8 @@
 
 #include "providers/cuda/compile/KernelGroups.h"
 #include "providers/cuda/compile/ReductionKernels.h"
+#include "providers/cuda/compile/SpatialKernels.h"
+#include "providers/cuda/compile/DataMovementKernels.h"
 
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Transforms/SymbolicShapes.h"
@@ -69,9 +71,13 @@ Refusal checkValues(Operation *op, const SymbolicShapes &shapes) {
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
     if (Refusal r = check(v, "input " + std::to_string(i)); r.any())
       return r;
-  for (auto [i, v] : llvm::enumerate(op->getResults()))
+  for (auto [i, v] : llvm::enumerate(op->getResults())) {
+    // An optional output left out or unused (MaxPool's Indices).
+    if (i > 0 && (isa<NoneType>(v.getType()) || v.use_empty()))
+      continue;
     if (Refusal r = check(v, "output " + std::to_string(i)); r.any())
       return r;
+  }
   return {};
 }
 
@@ -192,6 +198,20 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
     shapes = ownShapes.get();
   }
 
+  if (std::string why; !isDataMovementKernelOp(op, &why) && !why.empty()) {
+    if (Refusal r = checkValues(op, *shapes); r.any())
+      return decline(r);
+    return decline({RejectedKind::Attribute, why,
+                    "Transpose, Concat, Gather, Expand, and Slice with constant starts, ends, "
+                    "axes and steps over static sliced dims"});
+  }
+  if (std::string why; !isSpatialKernelOp(op, &why) && !why.empty()) {
+    if (Refusal r = checkValues(op, *shapes); r.any())
+      return decline(r);
+    return decline({RejectedKind::Attribute, why,
+                    "2-D Conv (grouped, depthwise), MaxPool and AveragePool on NCHW f32, f16 "
+                    "or bf16"});
+  }
   if (std::string why; !isReductionKernelOp(op, &why) && !why.empty()) {
     if (Refusal r = checkValues(op, *shapes); r.any())
       return decline(r);
@@ -199,12 +219,13 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
                     "reductions over one contiguous run of constant axes; Softmax and "
                     "LayerNormalization of f32, f16 or bf16"});
   }
-  if (isKernelOp(op) || isCudaViewOp(op) || isCudaGemmOp(op) || isReductionKernelOp(op)) {
+  if (isKernelOp(op) || isCudaViewOp(op) || isCudaGemmOp(op) || isReductionKernelOp(op) ||
+      isSpatialKernelOp(op) || isDataMovementKernelOp(op)) {
     if (Refusal r = checkValues(op, *shapes); r.any())
       return decline(r);
     if (isCudaViewOp(op))
       return KernelMatch::supported(KernelCost{});
-    if (isReductionKernelOp(op))
+    if (isReductionKernelOp(op) || isSpatialKernelOp(op) || isDataMovementKernelOp(op))
       return KernelMatch::supported(costOf(op));
     if (isCudaGemmOp(op)) {
       if (Refusal r = checkGemm(op, *shapes); r.any())
@@ -230,8 +251,9 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
   return decline({RejectedKind::OpType,
                   "no CUDA kernel for " + query.domain + "::" + query.opType + " yet",
                   "elementwise ops (fused into generated kernels), Reduce{Sum,Mean,Max,Min}, "
-                  "Softmax, LogSoftmax, LayerNormalization, RMSNormalization, MatMul and "
-                  "Gemm (cuBLAS) and the views " + std::string(kViewOps),
+                  "Softmax, LogSoftmax, LayerNormalization, RMSNormalization, MatMul, Gemm and "
+                  "2-D Conv (cuBLAS), MaxPool, AveragePool, Transpose, Concat, Slice, Gather, "
+                  "Expand and the views " + std::string(kViewOps),
                   "add cpu after cuda in --ep (--ep=cuda,cpu) to run it on the CPU EP"});
 }
 

@@ -9,6 +9,8 @@
 #include "providers/cuda/compile/Nvrtc.h"
 #include "providers/cuda/compile/Passes.h"
 #include "providers/cuda/compile/ReductionKernels.h"
+#include "providers/cuda/compile/SpatialKernels.h"
+#include "providers/cuda/compile/DataMovementKernels.h"
 
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Lowering/Passes.h"
@@ -70,6 +72,8 @@ private:
   LogicalResult emitView(Operation *op);
   LogicalResult emitGemm(Operation *op);
   LogicalResult emitReduction(Operation *op);
+  LogicalResult emitSpatial(Operation *op);
+  LogicalResult emitDataMovement(Operation *op);
   LogicalResult compileKernels(std::string &source, CudaBlobParts &parts, std::string &notes);
 
   func::FuncOp fn;
@@ -81,7 +85,7 @@ private:
   OwningOpRef<ModuleOp> kernels;
   std::vector<std::string> kernelNames;
   int gemmCount = 0;
-  std::map<std::string, std::string> reductionSources; // kernels written directly
+  std::map<std::string, std::string> directSources; // kernels written directly, by name
 };
 
 std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) const {
@@ -256,7 +260,77 @@ LogicalResult PartitionCompiler::emitReduction(Operation *op) {
   buffers[op->getResult(0)] = y;
   step.outputs.push_back(y);
   kernelNames.push_back(name);
-  reductionSources[name] = kernel->source;
+  directSources[name] = kernel->source;
+  return success();
+}
+
+LogicalResult PartitionCompiler::emitDataMovement(Operation *op) {
+  std::string name = fn.getSymName().str() + "_k" + std::to_string(kernelNames.size());
+  FailureOr<DataMovementKernel> kernel = emitDataMovementKernel(op, name);
+  if (failed(kernel))
+    return failure();
+  fb::StepT &step = *plan.steps[newStep(fb::StepKind::Launch, onnxNodeName(op))];
+  step.kernel = uint32_t(kernelNames.size());
+  step.threads_per_block = kElementwiseThreadsPerBlock;
+  step.max_blocks = kMaxBlocks;
+  for (Value v : kernel->inputs) {
+    int id = bufferFor(v);
+    if (id < 0)
+      return op->emitError("cuda_ep: an input of '") << onnxNodeName(op) << "' has no buffer";
+    step.inputs.push_back(id);
+  }
+  int y = addBuffer(fb::BufferKind::Arena, op->getResult(0), onnxNodeName(op));
+  if (y < 0)
+    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
+  buffers[op->getResult(0)] = y;
+  step.outputs.push_back(y);
+  kernelNames.push_back(name);
+  directSources[name] = kernel->source;
+  return success();
+}
+
+LogicalResult PartitionCompiler::emitSpatial(Operation *op) {
+  bool conv = isa<onnx_dialect::ConvOp>(op);
+  WindowAttrs w = windowAttrs(op);
+  fb::StepT &step =
+      *plan.steps[newStep(conv ? fb::StepKind::Conv : fb::StepKind::Pool, onnxNodeName(op))];
+  step.window = {w.kernel[0],   w.kernel[1],   w.stride[0], w.stride[1], w.dilation[0],
+                 w.dilation[1], w.padBegin[0], w.padBegin[1], w.padEnd[0], w.padEnd[1]};
+  step.auto_pad = uint8_t(w.autoPad);
+  step.ceil_mode = w.ceilMode;
+  step.group = w.group;
+  step.threads_per_block = kSpatialThreadsPerBlock;
+  step.max_blocks = kMaxBlocks;
+  bool f32 = cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
+  switch (f32 ? options.precision : GemmPrecision::Fp32) {
+  case GemmPrecision::Fp32: step.compute = fb::GemmCompute::F32; break;
+  case GemmPrecision::Tf32: step.compute = fb::GemmCompute::F32Tf32; break;
+  case GemmPrecision::Fp16: step.compute = fb::GemmCompute::F32F16; break;
+  case GemmPrecision::Bf16: step.compute = fb::GemmCompute::F32Bf16; break;
+  }
+  std::string name = fn.getSymName().str() + "_k" + std::to_string(kernelNames.size());
+  FailureOr<std::string> source = emitSpatialKernel(op, name);
+  if (failed(source))
+    return failure();
+  if (!source->empty()) {
+    step.kernel = uint32_t(kernelNames.size());
+    step.has_kernel = true;
+    kernelNames.push_back(name);
+    directSources[name] = *source;
+  }
+  for (unsigned i = 0; i < (conv ? 2u : 1u); ++i) {
+    int id = bufferFor(op->getOperand(i));
+    if (id < 0)
+      return op->emitError("cuda_ep: an input of '") << onnxNodeName(op) << "' has no buffer";
+    step.inputs.push_back(id);
+  }
+  int y = addBuffer(fb::BufferKind::Arena, op->getResult(0), onnxNodeName(op));
+  if (y < 0)
+    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
+  buffers[op->getResult(0)] = y;
+  step.outputs.push_back(y);
+  if (conv)
+    ++gemmCount;
   return success();
 }
 
@@ -271,8 +345,8 @@ LogicalResult PartitionCompiler::compileKernels(std::string &source, CudaBlobPar
     return fn.emitError("cuda_ep: generating the kernels of ") << fn.getSymName() << " failed";
   source = kernelPrelude();
   for (const std::string &name : kernelNames) {
-    auto direct = reductionSources.find(name);
-    if (direct != reductionSources.end()) {
+    auto direct = directSources.find(name);
+    if (direct != directSources.end()) {
       source += "\n" + direct->second;
       continue;
     }
@@ -386,6 +460,16 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
     }
     if (isReductionKernelOp(&op)) {
       if (failed(emitReduction(&op)))
+        return failure();
+      continue;
+    }
+    if (isSpatialKernelOp(&op)) {
+      if (failed(emitSpatial(&op)))
+        return failure();
+      continue;
+    }
+    if (isDataMovementKernelOp(&op)) {
+      if (failed(emitDataMovement(&op)))
         return failure();
       continue;
     }

@@ -56,6 +56,11 @@ static __device__ __forceinline__ double ortc_maximumd(double a, double b) {
 static __device__ __forceinline__ double ortc_minimumd(double a, double b) {
   return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : (a < b ? a : (b < a ? b : (__double_as_longlong(a) < 0 ? a : b)));
 }
+// The geometry of a 2-D window kernel (SpatialKernels.h): sizes, the window,
+// the begin and end pads as applied, and the image an im2col unfolds.
+struct ortc_window {
+  long long n, c, h, w, oh, ow, kh, kw, sh, sw, dh, dw, ph, pw, ph_end, pw_end, image;
+};
 // Half types as their bits, converted exactly (to f32) and rounded to
 // nearest even (from f32), with integer code that needs no header.
 static __device__ __forceinline__ float ortc_f16_to_f32(unsigned short h) {
@@ -736,6 +741,8 @@ FailureOr<std::string> Emission::run() {
 }
 
 } // namespace
+
+std::optional<std::string> cudaElementType(Type type) { return cType(type); }
 
 FailureOr<std::string> emitElementwiseKernel(func::FuncOp kernel) {
   Emission emission(kernel);

@@ -35,17 +35,25 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
 #include <string>
 
-namespace mlir::func {
+namespace mlir {
+class Type;
+namespace func {
 class FuncOp;
 }
+} // namespace mlir
 
 namespace ortc::cuda {
 
 /// Threads per block of every elementwise kernel the emitter writes (its
 /// __launch_bounds__); the plan launches them so.
 constexpr int kElementwiseThreadsPerBlock = 256;
+
+/// The C type a kernel stores an element type as ("float", "unsigned
+/// short" for f16 and bf16, "bool", "long long", ...), or nullopt.
+std::optional<std::string> cudaElementType(mlir::Type type);
 
 /// What every emitted translation unit starts with: the few definitions
 /// NVRTC needs without headers (and the host emulation replaces).

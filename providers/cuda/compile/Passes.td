@@ -13,16 +13,18 @@
 include "mlir/Pass/PassBase.td"
 
 def CudaSplitGemmBias : Pass<"cuda-split-gemm-bias", "mlir::func::FuncOp"> {
-  let summary = "Gemm with C becomes a Gemm without it and an elementwise add";
+  let summary = "Gemm and Conv with a bias become the op without it and an elementwise add";
   let description = [{
     cuBLAS computes alpha * op(A) op(B); the bias joins the elementwise ops
     around it instead: `Gemm(A, B, C)` becomes `Gemm(A, B)` (same alpha and
     transposes), `Mul(C, beta)` when beta is not 1, and `Add`, which
     cuda-outline-kernels then fuses with what follows (a Relu, a GELU).
-    Gemm without C, or with beta 0, loses only its C.
+    Gemm without C, or with beta 0, loses only its C. Likewise a 2-D
+    `Conv(X, W, B)` becomes `Add(Conv(X, W), Unsqueeze(B, [1, 2]))`: the
+    bias broadcasts over the output's spatial dims.
   }];
   let statistics = [
-    Statistic<"numSplit", "num-split", "Number of Gemm ops split">
+    Statistic<"numSplit", "num-split", "Number of Gemm and Conv ops split">
   ];
 }
 

@@ -1,4 +1,8 @@
 //===- SplitGemmBias.cpp - cuda-split-gemm-bias ---------------------------===//
+//
+// Gemm's and Conv's biases join the elementwise ops after them.
+//
+//===----------------------------------------------------------------------===//
 
 #include "providers/cuda/compile/Passes.h"
 
@@ -61,7 +65,34 @@ unsigned ortc::cuda::splitGemmBias(func::FuncOp fn) {
     op.getResult().replaceAllUsesWith(result);
     op.erase();
   }
-  return gemms.size();
+  // Conv(X, W, B): B [M] joins as Add(Conv(X, W), Unsqueeze(B, [1, 2])).
+  SmallVector<onnx::ConvOp> convs;
+  fn.walk([&](onnx::ConvOp op) {
+    auto y = dyn_cast<RankedTensorType>(op.getY().getType());
+    if (!isa_and_nonnull<onnx::NoValueOp>(op.getB().getDefiningOp()) && y && y.getRank() == 4)
+      convs.push_back(op);
+  });
+  for (onnx::ConvOp op : convs) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value bias = op.getB();
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    Value none = createOp(b, loc, "onnx.NoValue", {}, b.getNoneType());
+    Operation *conv = b.clone(*op);
+    conv->setOperand(2, none);
+    auto axesType = RankedTensorType::get({2}, b.getI64Type());
+    Value axes = createOp(b, loc, "onnx.Constant", {}, axesType,
+                          {b.getNamedAttr("value", DenseElementsAttr::get(
+                                                       axesType, ArrayRef<int64_t>{1, 2}))});
+    SmallVector<int64_t> shape(biasType.getShape());
+    shape.append({1, 1});
+    Value column = createOp(b, loc, "onnx.Unsqueeze", {bias, axes},
+                            RankedTensorType::get(shape, biasType.getElementType()));
+    Value sum = createOp(b, loc, "onnx.Add", {conv->getResult(0), column}, op.getY().getType());
+    op.getY().replaceAllUsesWith(sum);
+    op.erase();
+  }
+  return gemms.size() + convs.size();
 }
 
 namespace {

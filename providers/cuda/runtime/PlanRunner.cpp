@@ -4,6 +4,7 @@
 
 #include "providers/cuda/blob/CudaBlob.h"
 #include "providers/cuda/runtime/CudaDevice.h"
+#include "runtime/ep/WindowGeometry.h"
 
 #include <algorithm>
 
@@ -20,6 +21,9 @@ PlanRunner::~PlanRunner() {
     return;
   (void)device_->synchronize();
   for (void *p : arena_)
+    if (p)
+      (void)device_->free(p);
+  for (void *p : scratch_)
     if (p)
       (void)device_->free(p);
   if (weights_)
@@ -100,6 +104,8 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
     runner->buffers_.push_back(std::move(buffer));
   }
   runner->arena_.assign(runner->buffers_.size(), nullptr);
+  runner->scratch_.assign(plan.steps()->size(), nullptr);
+  runner->scratchBytes_.assign(plan.steps()->size(), 0);
   runner->arenaBytes_.assign(runner->buffers_.size(), 0);
 
   // Code: every cubin, the PTX and the source; the device picks.
@@ -127,10 +133,24 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
   }
   for (const fb::Step *s : *plan.steps()) {
     Step step;
-    step.kind = s->kind() == fb::StepKind::Launch ? StepKind::Launch
-                : s->kind() == fb::StepKind::Copy ? StepKind::Copy
-                                                  : StepKind::Gemm;
-    step.function = step.kind == StepKind::Launch ? functions[s->kernel()] : nullptr;
+    switch (s->kind()) {
+    case fb::StepKind::Launch: step.kind = StepKind::Launch; break;
+    case fb::StepKind::Copy: step.kind = StepKind::Copy; break;
+    case fb::StepKind::Gemm: step.kind = StepKind::Gemm; break;
+    case fb::StepKind::Conv: step.kind = StepKind::Conv; break;
+    default: step.kind = StepKind::Pool; break;
+    }
+    step.hasKernel = s->has_kernel() || step.kind == StepKind::Launch || step.kind == StepKind::Pool;
+    step.function = step.hasKernel && (step.kind == StepKind::Launch || step.kind == StepKind::Conv ||
+                                       step.kind == StepKind::Pool)
+                        ? functions[s->kernel()]
+                        : nullptr;
+    if (s->window())
+      step.window.assign(s->window()->begin(), s->window()->end());
+    step.autoPad = s->auto_pad();
+    step.ceilMode = s->ceil_mode();
+    step.group = s->group();
+    step.index = runner->steps_.size();
     if (s->grid_dims())
       step.gridDims.assign(s->grid_dims()->begin(), s->grid_dims()->end());
     step.transA = s->trans_a();
@@ -221,6 +241,116 @@ Status PlanRunner::runGemm(const Step &step, const std::vector<void *> &address,
   return Status::ok();
 }
 
+Result<void *> PlanRunner::scratch(size_t index, size_t bytes) {
+  if (scratchBytes_[index] >= bytes)
+    return scratch_[index];
+  if (scratch_[index])
+    (void)device_->free(scratch_[index]);
+  scratch_[index] = nullptr;
+  scratchBytes_[index] = 0;
+  Result<void *> memory = device_->allocate(bytes);
+  if (!memory.isOk())
+    return memory.status();
+  scratch_[index] = memory.value();
+  scratchBytes_[index] = bytes;
+  return memory.value();
+}
+
+Status PlanRunner::runWindow(const Step &step, const std::vector<void *> &address,
+                             const std::vector<std::vector<int64_t>> &shape) {
+  auto fail = [&](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument, what_ + ": node " + step.node + ": " + why);
+  };
+  int ix = step.inputs[0], iy = step.outputs[0];
+  const std::vector<int64_t> &sx = shape[size_t(ix)], &sy = shape[size_t(iy)];
+  const std::vector<int64_t> &wnd = step.window;
+  bool conv = step.kind == StepKind::Conv;
+  // The pads as applied: auto_pad SAME depends on the input size.
+  std::optional<WindowAxis> axes[2];
+  for (int a = 0; a < 2; ++a) {
+    axes[a] = windowAxis(sx[size_t(2 + a)], wnd[size_t(a)], wnd[size_t(2 + a)], wnd[size_t(4 + a)],
+                         wnd[size_t(6 + a)], wnd[size_t(8 + a)], AutoPad(step.autoPad),
+                         step.ceilMode);
+    if (!axes[a] || axes[a]->out != sy[size_t(2 + a)])
+      return fail("the window does not fit the input's spatial dims");
+  }
+  // ortc_window (SpatialKernels.h): n, c, h, w, oh, ow, kh, kw, sh, sw, dh,
+  // dw, ph, pw, ph_end, pw_end, image.
+  long long g[17] = {sx[0],        sx[1],        sx[2],   sx[3],   sy[2],   sy[3],
+                     wnd[0],       wnd[1],       wnd[2],  wnd[3],  wnd[4],  wnd[5],
+                     axes[0]->padBegin, axes[1]->padBegin, axes[0]->padEnd, axes[1]->padEnd, 0};
+  size_t elem = elementSize(buffers_[size_t(iy)].type);
+  auto launch = [&](void *x, void *y, int64_t threads) -> Status {
+    if (threads == 0)
+      return Status::ok();
+    int64_t blocks = (threads + step.threadsPerBlock - 1) / step.threadsPerBlock;
+    if (blocks > int64_t(step.maxBlocks))
+      return fail(std::to_string(threads) + " threads need more blocks than a launch may have");
+    void *args[3] = {&x, &y, g};
+    KernelLaunch l;
+    l.function = step.function;
+    l.grid[0] = unsigned(blocks);
+    l.block[0] = step.threadsPerBlock;
+    l.args = args;
+    return device_->launch(l);
+  };
+  if (!conv) {
+    if (Status s = launch(address[size_t(ix)], address[size_t(iy)], sy[0] * sy[1] * sy[2] * sy[3]);
+        !s.isOk())
+      return Status::error(s.code(), what_ + ": node " + step.node + ": " + s.message());
+    return Status::ok();
+  }
+  const std::vector<int64_t> &sw = shape[size_t(step.inputs[1])];
+  int64_t groups = step.group, m = sw[0], c = sx[1];
+  if (c != sw[1] * groups || m != sy[1] || m % groups)
+    return fail("the weight's channels do not match the input's and output's");
+  int64_t spatial = sy[2] * sy[3], kg = sw[1] * wnd[0] * wnd[1], mg = m / groups;
+  void *col = nullptr;
+  if (step.hasKernel) {
+    Result<void *> memory = scratch(step.index, size_t(c * wnd[0] * wnd[1] * spatial) * elem);
+    if (!memory.isOk())
+      return Status::error(memory.status().code(),
+                           what_ + ": node " + step.node + ": columns: " + memory.status().message());
+    col = memory.value();
+  }
+  ElementType type = buffers_[size_t(iy)].type;
+  for (int64_t n = 0; n < sx[0]; ++n) {
+    char *x = static_cast<char *>(address[size_t(ix)]);
+    const void *columns = x + size_t(n * c * sx[2] * sx[3]) * elem;
+    if (step.hasKernel) {
+      g[16] = n;
+      if (Status s = launch(x, col, c * wnd[0] * wnd[1] * spatial); !s.isOk())
+        return Status::error(s.code(), what_ + ": node " + step.node + ": " + s.message());
+      columns = col;
+    }
+    // Row-major Y_g [Mg, S] = W_g [Mg, Kg] x col_g [Kg, S]; column-major,
+    // Y_g^T = col_g^T W_g^T: cuBLAS's A is the columns, its B the weight.
+    GemmCall call;
+    call.type = type == ElementType::Float16    ? GemmCall::Type::F16
+                : type == ElementType::BFloat16 ? GemmCall::Type::BF16
+                                                : GemmCall::Type::F32;
+    call.compute = GemmCall::Compute(step.compute);
+    call.m = spatial;
+    call.n = mg;
+    call.k = kg;
+    call.a = columns;
+    call.lda = spatial;
+    call.strideA = kg * spatial;
+    call.b = address[size_t(step.inputs[1])];
+    call.ldb = kg;
+    call.strideB = mg * kg;
+    call.c = static_cast<char *>(address[size_t(iy)]) + size_t(n * m * spatial) * elem;
+    call.ldc = spatial;
+    call.strideC = mg * spatial;
+    call.batch = groups;
+    if (call.m == 0 || call.n == 0)
+      continue;
+    if (Status s = device_->gemm(call); !s.isOk())
+      return Status::error(s.code(), what_ + ": node " + step.node + ": " + s.message());
+  }
+  return Status::ok();
+}
+
 Result<std::vector<std::vector<int64_t>>>
 PlanRunner::outputShapes(const std::vector<TensorView> &inputs) const {
   std::vector<int64_t> values;
@@ -294,6 +424,11 @@ Status PlanRunner::run(const std::vector<TensorView> &inputs,
   for (const Step &step : steps_) {
     if (step.kind == StepKind::Gemm) {
       if (Status s = runGemm(step, address, shape); !s.isOk())
+        return s;
+      continue;
+    }
+    if (step.kind == StepKind::Conv || step.kind == StepKind::Pool) {
+      if (Status s = runWindow(step, address, shape); !s.isOk())
         return s;
       continue;
     }

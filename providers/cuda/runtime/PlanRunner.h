@@ -52,7 +52,7 @@ private:
     int aliasOf = -1;
     std::string name;
   };
-  enum class StepKind { Launch, Copy, Gemm };
+  enum class StepKind { Launch, Copy, Gemm, Conv, Pool };
   struct Step {
     StepKind kind = StepKind::Launch;
     void *function = nullptr;
@@ -63,7 +63,19 @@ private:
     bool transA = false, transB = false; // Gemm
     float alpha = 1;
     int compute = 0;
+    std::vector<int64_t> window; // Conv, Pool: see CudaPlan.fbs
+    int autoPad = 0;
+    bool ceilMode = false;
+    int64_t group = 1;
+    bool hasKernel = false;
+    size_t index = 0; // in steps_, for its scratch memory
   };
+
+  /// One Conv or Pool step.
+  Status runWindow(const Step &step, const std::vector<void *> &address,
+                   const std::vector<std::vector<int64_t>> &shape);
+  /// Scratch memory of step `index` of at least `bytes`, kept between runs.
+  Result<void *> scratch(size_t index, size_t bytes);
 
   /// One GEMM step with this run's shapes and addresses.
   Status runGemm(const Step &step, const std::vector<void *> &address,
@@ -83,6 +95,8 @@ private:
   std::mutex runMutex_;
   std::vector<void *> arena_;
   std::vector<size_t> arenaBytes_;
+  std::vector<void *> scratch_; // per step (im2col columns)
+  std::vector<size_t> scratchBytes_;
 };
 
 } // namespace ortc::cuda
