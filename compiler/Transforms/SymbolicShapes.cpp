@@ -332,4 +332,21 @@ void refineStaticResultTypes(func::FuncOp fn, const SymbolicShapes &shapes) {
     }
 }
 
+std::optional<std::vector<int64_t>> SymbolicShapes::planShape(Value value) const {
+  auto tensor = cast<RankedTensorType>(value.getType());
+  const SmallVector<int32_t> *ids = dims(value);
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < tensor.getRank(); ++i) {
+    if (!tensor.isDynamicDim(i)) {
+      shape.push_back(tensor.getDimSize(i));
+      continue;
+    }
+    int32_t id = ids ? (*ids)[size_t(i)] : kUnknownDim;
+    if (id == kUnknownDim)
+      return std::nullopt;
+    shape.push_back(planDim(id));
+  }
+  return shape;
+}
+
 } // namespace ortc

@@ -81,6 +81,15 @@ public:
   /// The expressions; new ones may be added (equal ones share an id), which
   /// is why a const analysis hands it out mutable.
   DimTable &table() const { return table_; }
+  /// A dim as the EPs' plans write it: its size, or -(id + 1) for dim node
+  /// `id` of the table (runtime/ep/DimBinding.h reads it).
+  int64_t planDim(int32_t id) const {
+    std::optional<int64_t> constant = table_.constantValue(id);
+    return constant ? *constant : -(int64_t(id) + 1);
+  }
+  /// `value`'s shape in planDim's terms (static dims from its type);
+  /// nullopt when a dynamic dim has no expression.
+  std::optional<std::vector<int64_t>> planShape(mlir::Value value) const;
   const std::vector<std::string> &symbolNames() const { return symbolNames_; }
   std::string print(int32_t dim) const;
   /// "[batch, 3, (height + -1) floordiv 2 + 1]"

@@ -166,15 +166,9 @@ private:
   int addBuffer(fb::BufferKind kind, Type staticType, std::string name);
   /// A buffer shaped as `value`; -1 when a dim has no expression (a claim bug).
   int addBuffer(fb::BufferKind kind, Value value, std::string name);
-  /// `value`'s shape as the plan writes it: a dim, or -(k + 1) for dim node k;
-  /// nullopt when a dynamic dim has no expression.
-  std::optional<std::vector<int64_t>> planShape(Value value);
+  std::optional<std::vector<int64_t>> planShape(Value value) const { return shapes->planShape(value); }
   bool sameDims(Value a, Value b) const { return *shapes->dims(a) == *shapes->dims(b); }
-  /// A dim as the plan writes it: the size, or -(k + 1) for dim node k.
-  int64_t planDim(int32_t id) const {
-    std::optional<int64_t> constant = shapes->table().constantValue(id);
-    return constant ? *constant : -(int64_t(id) + 1);
-  }
+  int64_t planDim(int32_t id) const { return shapes->planDim(id); }
   /// Plan checks for the input dims of elementwise `op` that its kernel
   /// reads as the output's own without the compiler knowing them equal.
   void addBroadcastChecks(Operation *op);
@@ -236,23 +230,6 @@ int PartitionCompiler::addBuffer(fb::BufferKind kind, Value value, std::string n
                    std::move(*shape), std::move(name));
 }
 
-std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) {
-  auto tensor = cast<RankedTensorType>(value.getType());
-  const SmallVector<int32_t> *dims = shapes->dims(value);
-  std::vector<int64_t> shape;
-  for (int64_t i = 0; i < tensor.getRank(); ++i) {
-    if (!tensor.isDynamicDim(i)) {
-      shape.push_back(tensor.getDimSize(i));
-      continue;
-    }
-    int32_t id = dims ? (*dims)[i] : kUnknownDim;
-    if (id == kUnknownDim)
-      return std::nullopt;
-    std::optional<int64_t> constant = shapes->table().constantValue(id);
-    shape.push_back(constant ? *constant : -(int64_t(id) + 1));
-  }
-  return shape;
-}
 
 void PartitionCompiler::addBroadcastChecks(Operation *op) {
   for (const AssumedEqualDims &assumed : assumedEqualDims(op, *shapes)) {

@@ -56,13 +56,8 @@ public:
   FailureOr<std::unique_ptr<CudaCompiledPartition>> run();
 
 private:
-  /// `value`'s shape as the plan writes it: a dim >= 0, or -(k + 1) for dim
-  /// node k; nullopt when a dim has no expression (a claim bug).
-  std::optional<std::vector<int64_t>> planShape(Value value) const;
-  int64_t planDim(int32_t id) const {
-    std::optional<int64_t> constant = shapes->table().constantValue(id);
-    return constant ? *constant : -(int64_t(id) + 1);
-  }
+  std::optional<std::vector<int64_t>> planShape(Value value) const { return shapes->planShape(value); }
+  int64_t planDim(int32_t id) const { return shapes->planDim(id); }
   int addBuffer(fb::BufferKind kind, Value value, std::string name);
   /// The buffer of `value`: made earlier, or a weight for a constant; -1
   /// when neither (a claim bug).
@@ -74,6 +69,11 @@ private:
   LogicalResult emitReduction(Operation *op);
   LogicalResult emitSpatial(Operation *op);
   LogicalResult emitDataMovement(Operation *op);
+  /// A launch of kernel `name` (CUDA C++ `source`) over `inputs` into a new
+  /// buffer for `op`'s result.
+  FailureOr<fb::StepT *> emitKernelStep(Operation *op, const std::string &name,
+                                        const std::string &source, ArrayRef<Value> inputs,
+                                        int threadsPerBlock);
   LogicalResult compileKernels(std::string &source, CudaBlobParts &parts, std::string &notes);
 
   func::FuncOp fn;
@@ -88,22 +88,6 @@ private:
   std::map<std::string, std::string> directSources; // kernels written directly, by name
 };
 
-std::optional<std::vector<int64_t>> PartitionCompiler::planShape(Value value) const {
-  auto tensor = cast<RankedTensorType>(value.getType());
-  const SmallVector<int32_t> *dims = shapes->dims(value);
-  std::vector<int64_t> shape;
-  for (int64_t i = 0; i < tensor.getRank(); ++i) {
-    if (!tensor.isDynamicDim(i)) {
-      shape.push_back(tensor.getDimSize(i));
-      continue;
-    }
-    int32_t id = dims ? (*dims)[i] : kUnknownDim;
-    if (id == kUnknownDim)
-      return std::nullopt;
-    shape.push_back(planDim(id));
-  }
-  return shape;
-}
 
 int PartitionCompiler::addBuffer(fb::BufferKind kind, Value value, std::string name) {
   std::optional<std::vector<int64_t>> shape = planShape(value);
@@ -234,21 +218,15 @@ LogicalResult PartitionCompiler::emitGemm(Operation *op) {
   return success();
 }
 
-LogicalResult PartitionCompiler::emitReduction(Operation *op) {
-  std::string name = fn.getSymName().str() + "_k" + std::to_string(kernelNames.size());
-  FailureOr<ReductionKernel> kernel = emitReductionKernel(op, name);
-  if (failed(kernel))
-    return failure();
+FailureOr<fb::StepT *> PartitionCompiler::emitKernelStep(Operation *op, const std::string &name,
+                                                         const std::string &source,
+                                                         ArrayRef<Value> inputs,
+                                                         int threadsPerBlock) {
   fb::StepT &step = *plan.steps[newStep(fb::StepKind::Launch, onnxNodeName(op))];
   step.kernel = uint32_t(kernelNames.size());
-  step.threads_per_block = kReductionThreadsPerBlock;
+  step.threads_per_block = uint32_t(threadsPerBlock);
   step.max_blocks = kMaxBlocks;
-  std::optional<std::vector<int64_t>> inputShape = planShape(op->getOperand(0));
-  if (!inputShape)
-    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
-  for (int64_t j : kernel->gridDims)
-    step.grid_dims.push_back((*inputShape)[size_t(j)]);
-  for (Value v : kernel->inputs) {
+  for (Value v : inputs) {
     int id = bufferFor(v);
     if (id < 0)
       return op->emitError("cuda_ep: an input of '") << onnxNodeName(op) << "' has no buffer";
@@ -260,7 +238,24 @@ LogicalResult PartitionCompiler::emitReduction(Operation *op) {
   buffers[op->getResult(0)] = y;
   step.outputs.push_back(y);
   kernelNames.push_back(name);
-  directSources[name] = kernel->source;
+  directSources[name] = source;
+  return &step;
+}
+
+LogicalResult PartitionCompiler::emitReduction(Operation *op) {
+  std::string name = fn.getSymName().str() + "_k" + std::to_string(kernelNames.size());
+  FailureOr<ReductionKernel> kernel = emitReductionKernel(op, name);
+  std::optional<std::vector<int64_t>> inputShape = planShape(op->getOperand(0));
+  if (failed(kernel))
+    return failure();
+  if (!inputShape)
+    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
+  FailureOr<fb::StepT *> step =
+      emitKernelStep(op, name, kernel->source, kernel->inputs, kReductionThreadsPerBlock);
+  if (failed(step))
+    return failure();
+  for (int64_t j : kernel->gridDims)
+    (*step)->grid_dims.push_back((*inputShape)[size_t(j)]);
   return success();
 }
 
@@ -269,24 +264,8 @@ LogicalResult PartitionCompiler::emitDataMovement(Operation *op) {
   FailureOr<DataMovementKernel> kernel = emitDataMovementKernel(op, name);
   if (failed(kernel))
     return failure();
-  fb::StepT &step = *plan.steps[newStep(fb::StepKind::Launch, onnxNodeName(op))];
-  step.kernel = uint32_t(kernelNames.size());
-  step.threads_per_block = kElementwiseThreadsPerBlock;
-  step.max_blocks = kMaxBlocks;
-  for (Value v : kernel->inputs) {
-    int id = bufferFor(v);
-    if (id < 0)
-      return op->emitError("cuda_ep: an input of '") << onnxNodeName(op) << "' has no buffer";
-    step.inputs.push_back(id);
-  }
-  int y = addBuffer(fb::BufferKind::Arena, op->getResult(0), onnxNodeName(op));
-  if (y < 0)
-    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
-  buffers[op->getResult(0)] = y;
-  step.outputs.push_back(y);
-  kernelNames.push_back(name);
-  directSources[name] = kernel->source;
-  return success();
+  return success(succeeded(
+      emitKernelStep(op, name, kernel->source, kernel->inputs, kElementwiseThreadsPerBlock)));
 }
 
 LogicalResult PartitionCompiler::emitSpatial(Operation *op) {

@@ -89,6 +89,16 @@ struct GemmCall {
   float alpha = 1, beta = 0;
 };
 
+/// "f32", "f16", "bf16".
+const char *gemmTypeName(GemmCall::Type type);
+/// cuBLAS's name of the compute type without its prefix: "32F_FAST_TF32".
+const char *gemmComputeName(GemmCall::Compute compute);
+size_t gemmElementBytes(GemmCall::Type type);
+/// What cuBLAS would refuse, as one line prefixed by `who`: element and
+/// compute types, sizes, leading dimensions, strides, null or misaligned
+/// pointers. Both devices check every call with it.
+Status checkGemmCall(const GemmCall &call, const std::string &who);
+
 class CudaDevice {
 public:
   virtual ~CudaDevice() = default;
