@@ -10,6 +10,7 @@
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxOps.h"
+#include "dialects/ortc/OrtcDialect.h"
 #include "dialects/onnx/OnnxSchema.h"
 #include "runtime/ep/Tensor.h"
 
@@ -139,6 +140,45 @@ Refusal checkGemm(Operation *op, const SymbolicShapes &shapes) {
           "batch dims equal on both sides or all 1 on one (a strided-batched GEMM)"};
 }
 
+/// ortc.attention: one float type, q, k and v of one rank, and batch dims
+/// both GEMMs can stride over (cuda-expand-attention's products).
+Refusal checkAttention(Operation *op, const SymbolicShapes &shapes) {
+  auto attention = cast<fused::AttentionOp>(op);
+  Type element = cast<RankedTensorType>(attention.getQuery().getType()).getElementType();
+  if (!element.isF32() && !element.isF16() && !element.isBF16())
+    return {RejectedKind::DType, "a query that is not f32, f16 or bf16",
+            "f32, f16 and bf16 attention"};
+  SmallVector<Value> operands = {attention.getQuery(), attention.getKey(), attention.getValue()};
+  if (attention.getMask())
+    operands.push_back(attention.getMask());
+  int64_t rank = cast<RankedTensorType>(attention.getQuery().getType()).getRank();
+  for (Value v : operands) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getElementType() != element)
+      return {RejectedKind::DType, "operands of different element types (a boolean mask?)",
+              "q, k, v and an additive mask of one float type"};
+  }
+  for (Value v : ArrayRef<Value>(operands).take_front(3))
+    if (cast<RankedTensorType>(v.getType()).getRank() != rank || rank < 2)
+      return {RejectedKind::Shape, "q, k and v of different ranks, or of rank below 2",
+              "q, k and v of one rank >= 2"};
+  auto batch = [&](Value v) {
+    const SmallVector<int32_t> *dims = shapes.dims(v);
+    return SmallVector<int32_t>(dims->begin(), dims->end() - 2);
+  };
+  auto ones = [&](const SmallVector<int32_t> &dims) {
+    return llvm::all_of(dims,
+                        [&](int32_t d) { return shapes.table().constantValue(d) == int64_t(1); });
+  };
+  SmallVector<int32_t> bq = batch(attention.getQuery()), bk = batch(attention.getKey()),
+                       bv = batch(attention.getValue());
+  SmallVector<int32_t> scores = ones(bq) ? bk : bq;
+  if (!(ones(bq) || ones(bk) || bq == bk) || !(ones(scores) || ones(bv) || scores == bv))
+    return {RejectedKind::Shape, "batch dims of q, k and v that broadcast in part",
+            "batch dims equal or all 1 (strided-batched GEMMs)"};
+  return {};
+}
+
 KernelCost costOf(Operation *op) {
   double bytes = 0;
   for (Value v : llvm::concat<Value>(op->getOperands(), op->getResults()))
@@ -156,6 +196,8 @@ KernelCost costOf(Operation *op) {
 }
 
 } // namespace
+
+bool isCudaAttentionOp(Operation *op) { return isa<fused::AttentionOp>(op); }
 
 bool isCudaGemmOp(Operation *op) { return isa<onnx_dialect::MatMulOp, onnx_dialect::GemmOp>(op); }
 
@@ -220,7 +262,7 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
                     "LayerNormalization of f32, f16 or bf16"});
   }
   if (isKernelOp(op) || isCudaViewOp(op) || isCudaGemmOp(op) || isReductionKernelOp(op) ||
-      isSpatialKernelOp(op) || isDataMovementKernelOp(op)) {
+      isSpatialKernelOp(op) || isDataMovementKernelOp(op) || isCudaAttentionOp(op)) {
     if (Refusal r = checkValues(op, *shapes); r.any())
       return decline(r);
     if (isCudaViewOp(op))
@@ -229,6 +271,11 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
       return KernelMatch::supported(costOf(op));
     if (isCudaGemmOp(op)) {
       if (Refusal r = checkGemm(op, *shapes); r.any())
+        return decline(r);
+      return KernelMatch::supported(costOf(op));
+    }
+    if (isCudaAttentionOp(op)) {
+      if (Refusal r = checkAttention(op, *shapes); r.any())
         return decline(r);
       return KernelMatch::supported(costOf(op));
     }
@@ -253,7 +300,8 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
                   "elementwise ops (fused into generated kernels), Reduce{Sum,Mean,Max,Min}, "
                   "Softmax, LogSoftmax, LayerNormalization, RMSNormalization, MatMul, Gemm and "
                   "2-D Conv (cuBLAS), MaxPool, AveragePool, Transpose, Concat, Slice, Gather, "
-                  "Expand and the views " + std::string(kViewOps),
+                  "Expand, ortc.attention (as GEMMs and a softmax) and the views " +
+                      std::string(kViewOps),
                   "add cpu after cuda in --ep (--ep=cuda,cpu) to run it on the CPU EP"});
 }
 

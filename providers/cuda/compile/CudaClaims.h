@@ -33,6 +33,9 @@ bool isCudaViewOp(mlir::Operation *op);
 /// Whether `op` is a MatMul or Gemm (a cuBLAS call), given it passed the claim.
 bool isCudaGemmOp(mlir::Operation *op);
 
+/// Whether `op` is an ortc.attention (expanded by cuda-expand-attention).
+bool isCudaAttentionOp(mlir::Operation *op);
+
 /// The CUDA EP's answer for one node.
 KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName);
 

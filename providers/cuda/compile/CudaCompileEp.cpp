@@ -385,7 +385,8 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
   plan.compiler_versions = std::string("ortc ") + kCudaEpVersion + ", NVRTC " + nvrtcVersion();
   plan.partition_name = fn.getSymName().str();
 
-  // Gemm's bias joins the elementwise ops (cuda-split-gemm-bias).
+  // Attention as GEMMs and a softmax, biases as elementwise adds.
+  expandAttention(fn);
   splitGemmBias(fn);
   shapes = std::make_unique<SymbolicShapes>(fn);
   refineStaticResultTypes(fn, *shapes);

@@ -29,6 +29,9 @@ namespace ortc::cuda {
 /// What cuda-split-gemm-bias does to `fn`: the number of Gemm ops split.
 unsigned splitGemmBias(mlir::func::FuncOp fn);
 
+/// What cuda-expand-attention does to `fn`: the number of ops expanded.
+unsigned expandAttention(mlir::func::FuncOp fn);
+
 } // namespace ortc::cuda
 
 #endif // ORTC_PROVIDERS_CUDA_COMPILE_PASSES_H

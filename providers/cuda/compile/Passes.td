@@ -28,6 +28,22 @@ def CudaSplitGemmBias : Pass<"cuda-split-gemm-bias", "mlir::func::FuncOp"> {
   ];
 }
 
+def CudaExpandAttention : Pass<"cuda-expand-attention", "mlir::func::FuncOp"> {
+  let summary = "ortc.attention becomes two cuBLAS GEMMs around a fused softmax";
+  let description = [{
+    `ortc.attention(q, k, v, mask) {scale}` becomes
+    `MatMul(Softmax(MatMul(q, Transpose(k)) * scale + mask), v)`: the
+    products run as strided-batched cuBLAS GEMMs, the scale and the mask as
+    one elementwise kernel, the softmax as a reduction kernel over the last
+    axis. (A fused attention kernel is future work.) The CUDA EP claims the
+    op only where both products are GEMMs it can batch.
+  }];
+  let dependentDialects = ["ortc::onnx_dialect::OnnxDialect"];
+  let statistics = [
+    Statistic<"numExpanded", "num-expanded", "Number of attention ops expanded">
+  ];
+}
+
 def CudaOutlineKernels : Pass<"cuda-outline-kernels", "mlir::ModuleOp"> {
   let summary = "Group elementwise chains into fused kernels, one function each";
   let description = [{

@@ -1,0 +1,92 @@
+//===- ExpandAttention.cpp - cuda-expand-attention ------------------------===//
+
+#include "providers/cuda/compile/Passes.h"
+
+#include "dialects/onnx/OnnxDialect.h"
+#include "dialects/ortc/OrtcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+namespace ortc::cuda {
+#define GEN_PASS_DEF_CUDAEXPANDATTENTION
+#include "providers/cuda/compile/Passes.h.inc"
+} // namespace ortc::cuda
+
+using namespace mlir;
+
+namespace {
+
+Value createOp(OpBuilder &b, Location loc, StringRef name, ValueRange operands, Type result,
+               ArrayRef<NamedAttribute> attrs = {}) {
+  OperationState state(loc, name);
+  state.addOperands(operands);
+  state.addTypes(result);
+  state.addAttributes(attrs);
+  return b.create(state)->getResult(0);
+}
+
+/// [..., rows, cols] of `like`'s batch dims (or `other`'s where `like`'s are
+/// all 1) with the given last two dims.
+RankedTensorType matrixType(RankedTensorType like, RankedTensorType other, int64_t rows,
+                            int64_t cols) {
+  ArrayRef<int64_t> batch = like.getShape().drop_back(2);
+  if (llvm::all_of(batch, [](int64_t d) { return d == 1; }) && other.getRank() == like.getRank())
+    batch = other.getShape().drop_back(2);
+  SmallVector<int64_t> shape(batch);
+  shape.append({rows, cols});
+  return RankedTensorType::get(shape, like.getElementType());
+}
+
+} // namespace
+
+unsigned ortc::cuda::expandAttention(func::FuncOp fn) {
+  SmallVector<fused::AttentionOp> ops;
+  fn.walk([&](fused::AttentionOp op) { ops.push_back(op); });
+  for (fused::AttentionOp op : ops) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto q = cast<RankedTensorType>(op.getQuery().getType());
+    auto k = cast<RankedTensorType>(op.getKey().getType());
+    int64_t rank = k.getRank();
+    SmallVector<int64_t> perm;
+    for (int64_t i = 0; i + 2 < rank; ++i)
+      perm.push_back(i);
+    perm.append({rank - 1, rank - 2});
+    SmallVector<int64_t> ktShape(k.getShape().drop_back(2));
+    ktShape.append({k.getShape()[rank - 1], k.getShape()[rank - 2]});
+    Value kt = createOp(b, loc, "onnx.Transpose", {op.getKey()},
+                        RankedTensorType::get(ktShape, k.getElementType()),
+                        {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
+    RankedTensorType scoresType =
+        matrixType(q, k, q.getShape()[q.getRank() - 2], k.getShape()[rank - 2]);
+    Value scores = createOp(b, loc, "onnx.MatMul", {op.getQuery(), kt}, scoresType);
+    float scale = op.getScale().convertToFloat();
+    if (scale != 1.0f) {
+      auto scalar = RankedTensorType::get({}, q.getElementType());
+      Value s = createOp(
+          b, loc, "onnx.Constant", {}, scalar,
+          {b.getNamedAttr("value", DenseElementsAttr::get(
+                                       scalar, b.getFloatAttr(q.getElementType(), scale).getValue()))});
+      scores = createOp(b, loc, "onnx.Mul", {scores, s}, scoresType);
+    }
+    if (Value mask = op.getMask())
+      scores = createOp(b, loc, "onnx.Add", {scores, mask}, scoresType);
+    Value probs = createOp(b, loc, "onnx.Softmax", {scores}, scoresType,
+                           {b.getNamedAttr("axis", b.getI64IntegerAttr(-1))});
+    Value out = createOp(b, loc, "onnx.MatMul", {probs, op.getValue()}, op.getResult().getType());
+    op.getResult().replaceAllUsesWith(out);
+    op.erase();
+  }
+  return ops.size();
+}
+
+namespace {
+
+struct CudaExpandAttentionPass
+    : ortc::cuda::impl::CudaExpandAttentionBase<CudaExpandAttentionPass> {
+  void runOnOperation() override { numExpanded += ortc::cuda::expandAttention(getOperation()); }
+};
+
+} // namespace
