@@ -14,6 +14,7 @@ config.test_exec_root = os.path.join(config.ortc_obj_root, "test", "lit")
 
 config.environment["PATH"] = os.pathsep.join(
     [os.path.join(config.ortc_tools_dir, "ortc"),
+     os.path.join(config.ortc_tools_dir, "ortc-run"),
      os.path.join(config.ortc_tools_dir, "ortc-opt"),
      config.llvm_tools_dir,
      config.environment.get("PATH", os.environ.get("PATH", ""))])

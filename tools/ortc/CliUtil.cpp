@@ -2,18 +2,61 @@
 
 #include "tools/ortc/CliUtil.h"
 
-#include "tools/ortc/Commands.h"
-
-#include "compiler/EP/KernelMatch.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <ostream>
 
 namespace ortc::cli {
+
+// Names in a hostile model may hold newlines or other line breaks; escape them
+// so that every error stays on one line.
+std::string escapeLineBreaks(const std::string &text) {
+  std::string out;
+  static const char hex[] = "0123456789abcdef";
+  auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = text[i];
+    unsigned char next = i + 1 < text.size() ? text[i + 1] : 0;
+    unsigned char third = i + 2 < text.size() ? text[i + 2] : 0;
+    if (c < 0x20 || c == 0x7f) {
+      escape(c);
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) { // C1 controls, NEL
+      escape(c);
+      escape(next);
+      ++i;
+    } else if (c == 0xe2 && next == 0x80 && (third == 0xa8 || third == 0xa9)) { // U+2028/9
+      escape(c);
+      escape(next);
+      escape(third);
+      i += 2;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+namespace {
+std::string &programNameSlot() {
+  static std::string name = "ortc";
+  return name;
+}
+} // namespace
+
+void setProgramName(const std::string &name) { programNameSlot() = name; }
+const std::string &programName() { return programNameSlot(); }
+
+void printError(const std::string &message) {
+  std::cerr << programName() << ": " << escapeLineBreaks(message) << "\n";
+}
 
 OptionParser::OptionParser(std::string command, std::function<void()> help)
     : command(std::move(command)), help(std::move(help)) {}
@@ -70,7 +113,9 @@ const OptionParser::Option *OptionParser::find(const std::string &name) const {
 }
 
 std::optional<int> OptionParser::parse(const std::vector<std::string> &args) {
-  std::string seeHelp = " (see `ortc " + command + " --help`)";
+  // "ortc run", or the tool's own name when it has no subcommands.
+  std::string tool = command.empty() ? programName() : programName() + " " + command;
+  std::string seeHelp = " (see `" + tool + " --help`)";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
     if (arg == "-h" || arg == "--help") {
@@ -83,12 +128,11 @@ std::optional<int> OptionParser::parse(const std::vector<std::string> &args) {
       std::string name = arg.substr(0, eq);
       const Option *option = find(name);
       if (!option) {
-        printError("unknown option '" + arg + "' for 'ortc " + command + "'" + seeHelp);
+        printError("unknown option '" + arg + "' for '" + tool + "'" + seeHelp);
         return kExitUsage;
       }
       if (!option->elsewhere.empty()) {
-        printError("option " + name + " is for " + option->elsewhere + ", not 'ortc " + command +
-                   "'");
+        printError("option " + name + " is for " + option->elsewhere + ", not '" + tool + "'");
         return kExitUsage;
       }
       std::string value;
@@ -177,7 +221,5 @@ std::string formatNumber(double value, int digits) {
 }
 
 std::string jsonNumber(double value) { return std::isfinite(value) ? formatNumber(value) : "null"; }
-
-std::string jsonString(const std::string &text) { return "\"" + jsonEscape(text) + "\""; }
 
 } // namespace ortc::cli

@@ -1,4 +1,9 @@
 //===- CliUtil.h - option parsing and tables for the commands ---*- C++ -*-===//
+//
+// Shared by the `ortc` tool and the runtime-only runner `ortc-run` (library
+// OrtcToolSupport, with TensorIo.h): nothing here reaches the compiler.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef ORTC_TOOLS_ORTC_CLIUTIL_H
 #define ORTC_TOOLS_ORTC_CLIUTIL_H
@@ -12,6 +17,23 @@
 
 namespace ortc::cli {
 
+// Exit codes shared by every command of both tools.
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1; // bad input, compile error, a run that fails
+constexpr int kExitUsage = 2;  // bad command line, or a feature not available yet
+
+/// The program errors are printed under: "ortc" unless the tool sets
+/// another ("ortc-run"). OptionParser's messages name it too.
+void setProgramName(const std::string &name);
+const std::string &programName();
+
+/// Prints "<program>: <message>" on stderr, on one line.
+void printError(const std::string &message);
+
+/// `text` with line breaks and other control characters escaped (\xNN), so
+/// that a name from a hostile model stays on one line.
+std::string escapeLineBreaks(const std::string &text);
+
 /// The options of one `ortc` subcommand, declared once and parsed by one
 /// loop that every subcommand shares: `--name VALUE` and `--name=VALUE`,
 /// flags, -h/--help, the model argument, and options that belong to another
@@ -21,6 +43,8 @@ class OptionParser {
 public:
   using ValueHandler = std::function<bool(const std::string &value)>;
 
+  /// `command` is the subcommand ("run": messages say 'ortc run'); empty for
+  /// a tool without subcommands (messages say 'ortc-run').
   OptionParser(std::string command, std::function<void()> help);
 
   /// An option without a value.
@@ -76,10 +100,8 @@ void printTable(std::ostream &os, const std::vector<std::vector<std::string>> &r
 /// as printf writes them).
 std::string formatNumber(double value, int digits = 6);
 /// A number for JSON: %.6g, or null when not finite (JSON has no NaN).
+/// (jsonString, which needs the compiler's escaping, is in Commands.h.)
 std::string jsonNumber(double value);
-
-/// A quoted, escaped JSON string.
-std::string jsonString(const std::string &text);
 
 } // namespace ortc::cli
 

@@ -2,8 +2,6 @@
 
 #include "tools/ortc/TensorIo.h"
 
-#include "tools/ortc/Commands.h"
-
 #include "runtime/ep/ElementCast.h"
 #include "runtime/support/TensorFile.h"
 
@@ -202,9 +200,29 @@ Result<NpyArray> randomInput(const TensorSignature &signature, const InputOption
     return Status::error(StatusCode::Unsupported,
                          "input '" + signature.name + "' is " + elementTypeName(signature.type) +
                              ", which random inputs do not cover; give --input files");
+  const std::vector<int64_t> *given = nullptr;
+  for (const auto &[name, shape] : options.shapes)
+    if (name == signature.name)
+      given = &shape;
+  if (given) {
+    if (given->size() != signature.shape.size())
+      return Status::error(StatusCode::InvalidArgument,
+                           "input '" + signature.name + "' is " +
+                               elementTypeName(signature.type) + shapeToString(signature.shape) +
+                               " (rank " + std::to_string(signature.shape.size()) +
+                               "); --shape gives rank " + std::to_string(given->size()));
+    for (size_t d = 0; d < given->size(); ++d)
+      if (signature.shape[d] >= 0 && signature.shape[d] != (*given)[d])
+        return Status::error(StatusCode::InvalidArgument,
+                             "input '" + signature.name + "' is " +
+                                 elementTypeName(signature.type) +
+                                 shapeToString(signature.shape) + "; --shape gives dim " +
+                                 std::to_string(d) + " = " + std::to_string((*given)[d]));
+  }
   uint64_t count = 1;
-  for (int64_t dim : signature.shape) {
-    int64_t bound = dim < 0 ? options.batch : dim;
+  for (size_t d = 0; d < signature.shape.size(); ++d) {
+    int64_t dim = signature.shape[d];
+    int64_t bound = given ? (*given)[d] : dim < 0 ? options.batch : dim;
     array.shape.push_back(bound);
     if (bound && count > kMaxRandomBytes / uint64_t(bound))
       count = kMaxRandomBytes + 1;
@@ -251,6 +269,14 @@ Result<ModelInputs> prepareInputs(const std::string &model,
                                   const InputOptions &options) {
   ModelInputs inputs;
   if (options.files.empty()) {
+    for (const auto &[name, shape] : options.shapes) {
+      bool known = false;
+      for (const TensorSignature &signature : signatures)
+        known = known || signature.name == name;
+      if (!known)
+        return Status::error(StatusCode::InvalidArgument,
+                             model + " has no input named '" + name + "' (--shape)");
+    }
     inputs.random = true;
     std::mt19937_64 rng(options.seed);
     for (const TensorSignature &signature : signatures) {
@@ -315,8 +341,7 @@ std::string describeInputs(const ModelInputs &inputs, const InputOptions &option
          ", dynamic dims = " + std::to_string(options.batch) + ")";
 }
 
-Result<std::string> writeOutput(const std::string &dir, const std::string &name,
-                                const TensorView &tensor, TensorFormat format) {
+std::string outputFileStem(const std::string &name) {
   // Output names come from the model: keep them from naming other paths.
   std::string file = name;
   for (char &c : file)
@@ -324,6 +349,12 @@ Result<std::string> writeOutput(const std::string &dir, const std::string &name,
       c = '_';
   if (file.empty() || file[0] == '.')
     file = "_" + file;
+  return file;
+}
+
+Result<std::string> writeOutput(const std::string &dir, const std::string &name,
+                                const TensorView &tensor, TensorFormat format) {
+  std::string file = outputFileStem(name);
   std::string path = dir + "/" + file + (format == TensorFormat::Pb ? ".pb" : ".npy");
   // numpy has no 8-bit floats or packed 4- and 2-bit types (ml_dtypes does,
   // outside the .npy format); a TensorProto holds them.

@@ -1,6 +1,7 @@
 //===- TensorIo.h - inputs and outputs of `ortc run` and `bench` -*- C++ -*-===//
 //
-// What the two commands that run a model share: the options that say where
+// What the commands that run a model share (ortc run, ortc bench and the
+// runtime-only runner ortc-run; library OrtcToolSupport, runtime only): the options that say where
 // the inputs come from (.npy or TensorProto .pb files, or random values) and
 // how the session runs, loading the session, writing outputs, and the
 // summary line printed for each output.
@@ -34,7 +35,10 @@ struct InputOptions {
   /// Random inputs: every dynamic dim, and the seed (fixed, so runs repeat).
   int64_t batch = 1;
   uint64_t seed = 0;
-  /// --batch or --seed was given: they need random inputs.
+  /// Random inputs: a whole shape for some inputs (ortc-run's --shape
+  /// NAME=D0,D1,...), in command-line order; the others take --batch.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  /// --batch, --seed (or --shape) was given: they need random inputs.
   bool randomOptionGiven = false;
   /// SessionOptions::intraOpThreads.
   int threads = 0;
@@ -89,6 +93,11 @@ std::string describeInputs(const ModelInputs &inputs, const InputOptions &option
 
 /// Reads a tensor file: .npy or .pb by extension, else by content.
 Result<NpyArray> readTensorFile(const std::string &path, TensorFormat &format);
+
+/// The file name stem of output `name`: characters other than letters,
+/// digits, '_', '-' and '.' become '_', and a leading '.' (or an empty
+/// name) gets a '_' in front.
+std::string outputFileStem(const std::string &name);
 
 /// Writes output `name` to DIR/<name>.npy or .pb (the name made safe as a
 /// file name) and returns the path.

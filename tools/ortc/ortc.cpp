@@ -7,6 +7,8 @@
 
 #include "tools/ortc/Commands.h"
 
+#include "compiler/EP/KernelMatch.h"
+
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -49,41 +51,7 @@ that is not available yet.
 } // namespace
 
 namespace ortc::cli {
-// Names in a hostile model may hold newlines or other line breaks; escape them
-// so that every error stays on one line.
-std::string escapeLineBreaks(const std::string &text) {
-  std::string out;
-  static const char hex[] = "0123456789abcdef";
-  auto escape = [&](unsigned char c) {
-    out += "\\x";
-    out += hex[c >> 4];
-    out += hex[c & 15];
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    unsigned char c = text[i];
-    unsigned char next = i + 1 < text.size() ? text[i + 1] : 0;
-    unsigned char third = i + 2 < text.size() ? text[i + 2] : 0;
-    if (c < 0x20 || c == 0x7f) {
-      escape(c);
-    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) { // C1 controls, NEL
-      escape(c);
-      escape(next);
-      ++i;
-    } else if (c == 0xe2 && next == 0x80 && (third == 0xa8 || third == 0xa9)) { // U+2028/9
-      escape(c);
-      escape(next);
-      escape(third);
-      i += 2;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
-void printError(const std::string &message) {
-  std::cerr << "ortc: " << escapeLineBreaks(message) << "\n";
-}
+std::string jsonString(const std::string &text) { return "\"" + jsonEscape(text) + "\""; }
 } // namespace ortc::cli
 
 int main(int argc, char **argv) {
