@@ -455,18 +455,12 @@ int run(const RunnerOptions &options) {
             << " ms)\n";
 
   // The outputs, written if asked.
-  TensorFormat format = options.outputFormat == "pb" ? TensorFormat::Pb
-                        : options.outputFormat == "npy"
-                            ? TensorFormat::Npy
-                            : (inputs.value().allPb ? TensorFormat::Pb : TensorFormat::Npy);
-  if (!options.outputDir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.outputDir, ec);
-    if (ec) {
-      printError(options.outputDir + ": cannot create the output folder: " + ec.message());
+  TensorFormat format = outputFormatFor(options.outputFormat, inputs.value().allPb);
+  if (!options.outputDir.empty())
+    if (Status made = createOutputDir(options.outputDir); !made.isOk()) {
+      printError(made.message());
       return kExitFailed;
     }
-  }
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < s.outputs().size(); ++i) {
     const std::string &name = s.outputs()[i].name;

@@ -93,14 +93,9 @@ int runRun(const std::vector<std::string> &args) {
     return kExitFailed;
   }
 
-  TensorFormat format = options.outputFormat == "pb" ? TensorFormat::Pb
-                        : options.outputFormat == "npy"
-                            ? TensorFormat::Npy
-                            : (inputs.value().allPb ? TensorFormat::Pb : TensorFormat::Npy);
-  std::error_code ec;
-  std::filesystem::create_directories(options.outputDir, ec);
-  if (ec) {
-    printError(options.outputDir + ": cannot create the output folder: " + ec.message());
+  TensorFormat format = outputFormatFor(options.outputFormat, inputs.value().allPb);
+  if (Status made = createOutputDir(options.outputDir); !made.isOk()) {
+    printError(made.message());
     return kExitFailed;
   }
   std::vector<std::vector<std::string>> rows;

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <new>
@@ -407,6 +408,23 @@ std::string summarizeValues(const TensorView &tensor) {
   if (nans)
     text += std::string(text.empty() ? "" : "  ") + "nan " + std::to_string(nans);
   return text;
+}
+
+TensorFormat outputFormatFor(const std::string &requested, bool inputsAllPb) {
+  if (requested == "pb")
+    return TensorFormat::Pb;
+  if (requested == "npy")
+    return TensorFormat::Npy;
+  return inputsAllPb ? TensorFormat::Pb : TensorFormat::Npy;
+}
+
+Status createOutputDir(const std::string &dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    return Status::error(StatusCode::InvalidArgument,
+                         dir + ": cannot create the output folder: " + ec.message());
+  return Status::ok();
 }
 
 } // namespace ortc::cli

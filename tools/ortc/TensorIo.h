@@ -104,6 +104,14 @@ std::string outputFileStem(const std::string &name);
 Result<std::string> writeOutput(const std::string &dir, const std::string &name,
                                 const TensorView &tensor, TensorFormat format);
 
+/// The outputs' format for --output-format `requested` ("pb", "npy", or ""
+/// for pb when every input was a .pb file, else npy).
+TensorFormat outputFormatFor(const std::string &requested, bool inputsAllPb);
+
+/// Creates the output folder `dir` (and its parents) if missing; the error
+/// names it.
+Status createOutputDir(const std::string &dir);
+
 /// "min -1 max 2.5 mean 0.3" for numbers (NaNs skipped and counted),
 /// "true 3 of 4" for bools, "" when empty.
 std::string summarizeValues(const TensorView &tensor);

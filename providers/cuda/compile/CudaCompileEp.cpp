@@ -428,28 +428,18 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
         return failure();
       continue;
     }
-    if (isCudaViewOp(&op)) {
-      if (failed(emitView(&op)))
-        return failure();
-      continue;
-    }
-    if (isCudaGemmOp(&op)) {
-      if (failed(emitGemm(&op)))
-        return failure();
-      continue;
-    }
-    if (isReductionKernelOp(&op)) {
-      if (failed(emitReduction(&op)))
-        return failure();
-      continue;
-    }
-    if (isSpatialKernelOp(&op)) {
-      if (failed(emitSpatial(&op)))
-        return failure();
-      continue;
-    }
-    if (isDataMovementKernelOp(&op)) {
-      if (failed(emitDataMovement(&op)))
+    // Each family's emitter, for the op it claims.
+    using Emitter = LogicalResult (PartitionCompiler::*)(Operation *);
+    const std::pair<bool, Emitter> families[] = {
+        {isCudaViewOp(&op), &PartitionCompiler::emitView},
+        {isCudaGemmOp(&op), &PartitionCompiler::emitGemm},
+        {isReductionKernelOp(&op), &PartitionCompiler::emitReduction},
+        {isSpatialKernelOp(&op), &PartitionCompiler::emitSpatial},
+        {isDataMovementKernelOp(&op), &PartitionCompiler::emitDataMovement},
+    };
+    auto family = llvm::find_if(families, [](const auto &f) { return f.first; });
+    if (family != std::end(families)) {
+      if (failed((this->*family->second)(&op)))
         return failure();
       continue;
     }
