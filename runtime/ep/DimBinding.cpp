@@ -43,7 +43,7 @@ Result<DimBinding> DimBinding::create(std::vector<DimNode> nodes, std::vector<st
                                       std::vector<TensorSignature> inputs,
                                       std::vector<std::vector<int64_t>> inputDims,
                                       std::vector<Check> checks, const std::vector<int64_t> &used,
-                                      std::string what) {
+                                      std::string what, std::vector<ValueSource> values) {
   // The nodes some used code reaches (operands precede their users).
   std::vector<char> live(nodes.size(), 0);
   auto mark = [&](int64_t code) {
@@ -84,8 +84,15 @@ Result<DimBinding> DimBinding::create(std::vector<DimNode> nodes, std::vector<st
       if (node.op == DimOp::Symbol && b.sources_[size_t(node.a)].first < 0)
         b.sources_[size_t(node.a)] = {int(i), int(d)};
     }
+  // Only the values some used node reads are read at each run.
+  std::vector<char> fromValue(symbols.size(), 0);
+  for (const ValueSource &v : values)
+    if (v.symbol < fromValue.size() && symbolUsed[v.symbol] && !fromValue[v.symbol]) {
+      fromValue[v.symbol] = 1;
+      b.valueSources_.push_back(v);
+    }
   for (size_t k = 0; k < symbols.size(); ++k)
-    if (b.sources_[k].first < 0 && symbolUsed[k])
+    if (b.sources_[k].first < 0 && !fromValue[k] && symbolUsed[k])
       return invalid(what + ": symbol '" + symbols[k].substr(0, 80) +
                      "' is no input's dim, so no run can bind it");
   b.nodes_ = std::move(nodes);
@@ -101,7 +108,8 @@ std::string DimBinding::describe(size_t input) const {
   return elementTypeName(inputs_[input].type) + shapeText(inputs_[input].shape);
 }
 
-Status DimBinding::bind(const std::vector<TensorView> &views, std::vector<int64_t> &values) const {
+Status DimBinding::bind(const std::vector<TensorView> &views, std::vector<int64_t> &values,
+                        const ValueReader &read) const {
   if (views.size() != inputs_.size())
     return invalid(what_ + ": expected " + std::to_string(inputs_.size()) + " inputs, got " +
                    std::to_string(views.size()));
@@ -124,6 +132,23 @@ Status DimBinding::bind(const std::vector<TensorView> &views, std::vector<int64_
                        ", got " + got);
     if (!view.data && view.numElements() > 0)
       return invalid(what_ + ": input '" + inputs_[i].name + "' has no data");
+  }
+  // Symbols that are values of small integer inputs; one that is also a
+  // dim must agree with it.
+  for (const ValueSource &v : valueSources_) {
+    if (!read)
+      return invalid(what_ + ": symbol '" + symbols_[v.symbol] +
+                     "' is a value of an input, which this runtime cannot read");
+    Result<int64_t> value = read(v.input, v.element);
+    if (!value.isOk())
+      return Status::error(value.status().code(),
+                           what_ + ": reading input '" + inputs_[v.input].name + "': " +
+                               value.status().message());
+    if (sources_[v.symbol].first >= 0 && symbols[v.symbol] != value.value())
+      return invalid(what_ + ": input '" + inputs_[v.input].name + "' element " +
+                     std::to_string(v.element) + " is " + std::to_string(value.value()) +
+                     " but " + symbols_[v.symbol] + " is " + std::to_string(symbols[v.symbol]));
+    symbols[v.symbol] = value.value();
   }
   values.assign(nodes_.size(), 0);
   std::string why;

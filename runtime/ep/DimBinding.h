@@ -17,6 +17,7 @@
 #include "runtime/ep/Tensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@ namespace ortc {
 
 class DimBinding {
 public:
+  /// A symbol bound from element `element` of input `input` (a small
+  /// integer input: a computed shape).
+  struct ValueSource {
+    uint32_t symbol = 0, input = 0, element = 0;
+  };
+  /// Reads element `element` of input `input` of a run (device EPs copy it
+  /// back); the integer input's values.
+  using ValueReader = std::function<Result<int64_t>(size_t input, size_t element)>;
+
   /// Two dims (codes) a run must find equal, and what they are for messages.
   struct Check {
     int64_t a = 0, b = 0;
@@ -40,12 +50,13 @@ public:
                                    std::vector<TensorSignature> inputs,
                                    std::vector<std::vector<int64_t>> inputDims,
                                    std::vector<Check> checks, const std::vector<int64_t> &used,
-                                   std::string what);
+                                   std::string what, std::vector<ValueSource> values = {});
 
   /// Checks `views` against the inputs' signatures (element type, rank,
   /// static dims, dims that repeat a symbol or derive from others), binds
   /// the symbols and evaluates every node into `values`.
-  Status bind(const std::vector<TensorView> &views, std::vector<int64_t> &values) const;
+  Status bind(const std::vector<TensorView> &views, std::vector<int64_t> &values,
+              const ValueReader &read = nullptr) const;
 
   /// A dim code's size under `values`.
   static int64_t size(int64_t code, const std::vector<int64_t> &values) {
@@ -73,6 +84,7 @@ private:
   std::vector<std::vector<int64_t>> inputDims_;
   std::vector<Check> checks_;
   std::vector<std::pair<int, int>> sources_; // input and dim binding each symbol
+  std::vector<ValueSource> valueSources_;    // symbols bound from input data
   std::string what_;
 };
 

@@ -192,6 +192,18 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
       return invalid(what, name + " has an unknown kind");
     }
   }
+  if (plan.value_symbols())
+    for (const fb::ValueSymbol *v : *plan.value_symbols()) {
+      if (v->symbol() >= numSymbols || v->input() >= plan.inputs()->size())
+        return invalid(what, "a value symbol names no symbol or input");
+      const fb::TensorSignature *sig = plan.inputs()->Get(v->input());
+      int32_t type = sig->element_type();
+      uint64_t count = 1;
+      for (int64_t d : *sig->shape())
+        count *= d < 0 ? 0 : uint64_t(d);
+      if ((type != 6 && type != 7) || sig->shape()->size() > 1 || v->element() >= count)
+        return invalid(what, "a value symbol reads no element of a static int32/int64 input");
+    }
   if (plan.checks())
     for (const fb::DimCheck *c : *plan.checks())
       for (int64_t d : {c->a(), c->b()})

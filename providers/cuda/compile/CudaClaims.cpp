@@ -205,7 +205,11 @@ bool isCudaViewOp(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (name == "onnx.Flatten")
     return true;
-  if (name == "onnx.Reshape" || name == "onnx.Squeeze" || name == "onnx.Unsqueeze")
+  // A Reshape's target may be computed: its result dims are expressions
+  // (the claim checks), bound at run time from the target's values.
+  if (name == "onnx.Reshape")
+    return true;
+  if (name == "onnx.Squeeze" || name == "onnx.Unsqueeze")
     return op->getNumOperands() < 2 || constantOrAbsent(op->getOperand(1));
   return false;
 }
@@ -291,10 +295,9 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
                                                                       : RejectedKind::OpType;
     return decline({kind, r.rejected, r.accepts});
   }
-  if (isOp(op, "onnx.Reshape") || isOp(op, "onnx.Squeeze") || isOp(op, "onnx.Unsqueeze"))
-    return decline({RejectedKind::Shape,
-                    "its shape or axes input is computed at run time, not a constant",
-                    "views whose shape or axes are constants"});
+  if (isOp(op, "onnx.Squeeze") || isOp(op, "onnx.Unsqueeze"))
+    return decline({RejectedKind::Shape, "its axes input is computed at run time, not a constant",
+                    "Squeeze and Unsqueeze whose axes are constants"});
   return decline({RejectedKind::OpType,
                   "no CUDA kernel for " + query.domain + "::" + query.opType + " yet",
                   "elementwise ops (fused into generated kernels), Reduce{Sum,Mean,Max,Min}, "

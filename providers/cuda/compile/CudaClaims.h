@@ -5,8 +5,9 @@
 //  - elementwise ops: what onnx-lower-to-linalg lowers (every element type it
 //    takes; f16/bf16 compute in f32), fused into generated kernels, with every
 //    dim of the op's operands and result an expression of the inputs' dims;
-//  - views: Reshape, Flatten, Squeeze and Unsqueeze whose shape or axes
-//    operand is a constant and whose result dims are known; they share
+//  - views: Reshape (its target a constant or computed: the runtime reads a
+//    computed target's values back to bind the dims), Flatten, Squeeze and
+//    Unsqueeze with constant axes, whose result dims are known; they share
 //    their input's device bytes;
 //  - MatMul and Gemm of f32, f16 or bf16 through cuBLAS: MatMul's batch dims
 //    equal on both sides or all 1s on one (a strided-batched GEMM), Gemm's

@@ -411,6 +411,14 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
              << arg.getArgNumber() << " has no expression";
     plan.buffers[id]->index = arg.getArgNumber();
     buffers[arg] = id;
+    // Elements that are symbols (a computed Reshape target) are bound from
+    // the input's data.
+    if (const SmallVector<int32_t> *elements = shapes->elements(arg))
+      for (auto [k, element] : llvm::enumerate(*elements)) {
+        const DimNode &node = shapes->table().node(element);
+        if (node.op == DimOp::Symbol)
+          plan.value_symbols.emplace_back(uint32_t(node.a), arg.getArgNumber(), uint32_t(k));
+      }
   }
 
   // Steps in program order; a kernel runs at its group's last member.

@@ -85,9 +85,14 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
   for (const fb::Step *s : *plan.steps())
     if (s->grid_dims())
       used.insert(used.end(), s->grid_dims()->begin(), s->grid_dims()->end());
+  std::vector<DimBinding::ValueSource> valueSources;
+  if (plan.value_symbols())
+    for (const fb::ValueSymbol *v : *plan.value_symbols())
+      valueSources.push_back({v->symbol(), v->input(), v->element()});
   Result<DimBinding> binding =
       DimBinding::create(std::move(nodes), std::move(symbols), std::move(inputs),
-                         std::move(inputDims), std::move(checks), used, what);
+                         std::move(inputDims), std::move(checks), used, what,
+                         std::move(valueSources));
   if (!binding.isOk())
     return binding.status();
   runner->binding_ = binding.takeValue();
@@ -351,10 +356,45 @@ Status PlanRunner::runWindow(const Step &step, const std::vector<void *> &addres
   return Status::ok();
 }
 
+DimBinding::ValueReader PlanRunner::valueReader(const std::vector<TensorView> &inputs) const {
+  // A computed shape's few integers, copied back from the device.
+  return [this, &inputs](size_t input, size_t element) -> Result<int64_t> {
+    const TensorView &view = inputs[input];
+    bool wide = view.type == ElementType::Int64;
+    int64_t value = 0;
+    int32_t narrow = 0;
+    const char *at = static_cast<const char *>(view.data) + element * (wide ? 8 : 4);
+    Status s = wide ? device_->copyToHost(&value, at, 8) : device_->copyToHost(&narrow, at, 4);
+    if (!s.isOk())
+      return s;
+    return wide ? value : int64_t(narrow);
+  };
+}
+
+Status PlanRunner::checkViews(const std::vector<int64_t> &values) const {
+  auto count = [&](const Buffer &b) {
+    int64_t n = 1;
+    for (int64_t code : b.dims)
+      n *= DimBinding::size(code, values);
+    return n;
+  };
+  for (const Buffer &b : buffers_)
+    if (b.kind == Kind::Alias) {
+      int64_t have = count(buffers_[size_t(b.aliasOf)]), want = count(b);
+      if (have != want)
+        return Status::error(StatusCode::InvalidArgument,
+                             what_ + ": node '" + b.name + "': a view of " + std::to_string(want) +
+                                 " elements over " + std::to_string(have));
+    }
+  return Status::ok();
+}
+
 Result<std::vector<std::vector<int64_t>>>
 PlanRunner::outputShapes(const std::vector<TensorView> &inputs) const {
   std::vector<int64_t> values;
-  if (Status s = binding_.bind(inputs, values); !s.isOk())
+  if (Status s = binding_.bind(inputs, values, valueReader(inputs)); !s.isOk())
+    return s;
+  if (Status s = checkViews(values); !s.isOk())
     return s;
   std::vector<std::vector<int64_t>> shapes;
   for (const std::vector<int64_t> &dims : outputDims_)
@@ -365,7 +405,9 @@ PlanRunner::outputShapes(const std::vector<TensorView> &inputs) const {
 Status PlanRunner::run(const std::vector<TensorView> &inputs,
                        const std::vector<TensorView> &outputs) {
   std::vector<int64_t> values;
-  if (Status s = binding_.bind(inputs, values); !s.isOk())
+  if (Status s = binding_.bind(inputs, values, valueReader(inputs)); !s.isOk())
+    return s;
+  if (Status s = checkViews(values); !s.isOk())
     return s;
   if (outputs.size() != outputs_.size())
     return Status::error(StatusCode::InvalidArgument,

@@ -77,6 +77,14 @@ private:
   /// Scratch memory of step `index` of at least `bytes`, kept between runs.
   Result<void *> scratch(size_t index, size_t bytes);
 
+  /// Refuses a run in which a view's element count differs from the bytes
+  /// it shares (a computed Reshape target that does not fit).
+  Status checkViews(const std::vector<int64_t> &values) const;
+
+  /// Reads the elements of this run's small integer inputs that bind value
+  /// symbols (a computed Reshape target) from the device.
+  DimBinding::ValueReader valueReader(const std::vector<TensorView> &inputs) const;
+
   /// One GEMM step with this run's shapes and addresses.
   Status runGemm(const Step &step, const std::vector<void *> &address,
                  const std::vector<std::vector<int64_t>> &shape);
