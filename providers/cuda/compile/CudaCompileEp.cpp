@@ -66,6 +66,19 @@ private:
   LogicalResult emitKernel(const KernelGroup &group);
   LogicalResult emitView(Operation *op);
   LogicalResult emitGemm(Operation *op);
+  /// cuBLAS's compute type for `op`'s products: the precision option for f32
+  /// matrices, f32 accumulation for f16 and bf16 ones.
+  fb::GemmCompute computeFor(Operation *op) const {
+    if (!cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32())
+      return fb::GemmCompute::F32;
+    switch (options.precision) {
+    case GemmPrecision::Tf32: return fb::GemmCompute::F32Tf32;
+    case GemmPrecision::Fp16: return fb::GemmCompute::F32F16;
+    case GemmPrecision::Bf16: return fb::GemmCompute::F32Bf16;
+    case GemmPrecision::Fp32: break;
+    }
+    return fb::GemmCompute::F32;
+  }
   LogicalResult emitReduction(Operation *op);
   LogicalResult emitSpatial(Operation *op);
   LogicalResult emitDataMovement(Operation *op);
@@ -206,14 +219,7 @@ LogicalResult PartitionCompiler::emitGemm(Operation *op) {
     step.trans_b = gemm.getTransB() != 0;
     step.alpha = gemm.getAlpha().convertToFloat();
   }
-  // The compute type matters for f32 matrices only.
-  bool f32 = cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
-  switch (f32 ? options.precision : GemmPrecision::Fp32) {
-  case GemmPrecision::Fp32: step.compute = fb::GemmCompute::F32; break;
-  case GemmPrecision::Tf32: step.compute = fb::GemmCompute::F32Tf32; break;
-  case GemmPrecision::Fp16: step.compute = fb::GemmCompute::F32F16; break;
-  case GemmPrecision::Bf16: step.compute = fb::GemmCompute::F32Bf16; break;
-  }
+  step.compute = computeFor(op);
   ++gemmCount;
   return success();
 }
@@ -280,13 +286,7 @@ LogicalResult PartitionCompiler::emitSpatial(Operation *op) {
   step.group = w.group;
   step.threads_per_block = kSpatialThreadsPerBlock;
   step.max_blocks = kMaxBlocks;
-  bool f32 = cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32();
-  switch (f32 ? options.precision : GemmPrecision::Fp32) {
-  case GemmPrecision::Fp32: step.compute = fb::GemmCompute::F32; break;
-  case GemmPrecision::Tf32: step.compute = fb::GemmCompute::F32Tf32; break;
-  case GemmPrecision::Fp16: step.compute = fb::GemmCompute::F32F16; break;
-  case GemmPrecision::Bf16: step.compute = fb::GemmCompute::F32Bf16; break;
-  }
+  step.compute = computeFor(op);
   std::string name = fn.getSymName().str() + "_k" + std::to_string(kernelNames.size());
   FailureOr<std::string> source = emitSpatialKernel(op, name);
   if (failed(source))

@@ -1,5 +1,6 @@
 //===- ExpandAttention.cpp - cuda-expand-attention ------------------------===//
 
+#include "providers/cuda/compile/OpBuilding.h"
 #include "providers/cuda/compile/Passes.h"
 
 #include "dialects/onnx/OnnxDialect.h"
@@ -17,15 +18,6 @@ namespace ortc::cuda {
 using namespace mlir;
 
 namespace {
-
-Value createOp(OpBuilder &b, Location loc, StringRef name, ValueRange operands, Type result,
-               ArrayRef<NamedAttribute> attrs = {}) {
-  OperationState state(loc, name);
-  state.addOperands(operands);
-  state.addTypes(result);
-  state.addAttributes(attrs);
-  return b.create(state)->getResult(0);
-}
 
 /// [..., rows, cols] of `like`'s batch dims (or `other`'s where `like`'s are
 /// all 1) with the given last two dims.
@@ -56,26 +48,26 @@ unsigned ortc::cuda::expandAttention(func::FuncOp fn) {
     perm.append({rank - 1, rank - 2});
     SmallVector<int64_t> ktShape(k.getShape().drop_back(2));
     ktShape.append({k.getShape()[rank - 1], k.getShape()[rank - 2]});
-    Value kt = createOp(b, loc, "onnx.Transpose", {op.getKey()},
+    Value kt = ortc::cuda::createOnnxOp(b, loc, "onnx.Transpose", {op.getKey()},
                         RankedTensorType::get(ktShape, k.getElementType()),
                         {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
     RankedTensorType scoresType =
         matrixType(q, k, q.getShape()[q.getRank() - 2], k.getShape()[rank - 2]);
-    Value scores = createOp(b, loc, "onnx.MatMul", {op.getQuery(), kt}, scoresType);
+    Value scores = ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {op.getQuery(), kt}, scoresType);
     float scale = op.getScale().convertToFloat();
     if (scale != 1.0f) {
       auto scalar = RankedTensorType::get({}, q.getElementType());
-      Value s = createOp(
+      Value s = ortc::cuda::createOnnxOp(
           b, loc, "onnx.Constant", {}, scalar,
           {b.getNamedAttr("value", DenseElementsAttr::get(
                                        scalar, b.getFloatAttr(q.getElementType(), scale).getValue()))});
-      scores = createOp(b, loc, "onnx.Mul", {scores, s}, scoresType);
+      scores = ortc::cuda::createOnnxOp(b, loc, "onnx.Mul", {scores, s}, scoresType);
     }
     if (Value mask = op.getMask())
-      scores = createOp(b, loc, "onnx.Add", {scores, mask}, scoresType);
-    Value probs = createOp(b, loc, "onnx.Softmax", {scores}, scoresType,
+      scores = ortc::cuda::createOnnxOp(b, loc, "onnx.Add", {scores, mask}, scoresType);
+    Value probs = ortc::cuda::createOnnxOp(b, loc, "onnx.Softmax", {scores}, scoresType,
                            {b.getNamedAttr("axis", b.getI64IntegerAttr(-1))});
-    Value out = createOp(b, loc, "onnx.MatMul", {probs, op.getValue()}, op.getResult().getType());
+    Value out = ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {probs, op.getValue()}, op.getResult().getType());
     op.getResult().replaceAllUsesWith(out);
     op.erase();
   }

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "providers/cuda/compile/OpBuilding.h"
 #include "providers/cuda/compile/Passes.h"
 
 #include "dialects/onnx/OnnxOps.h"
@@ -20,19 +21,6 @@ namespace ortc::cuda {
 using namespace mlir;
 namespace onnx = ortc::onnx_dialect;
 
-namespace {
-
-Value createOp(OpBuilder &b, Location loc, StringRef name, ValueRange operands, Type result,
-               ArrayRef<NamedAttribute> attrs = {}) {
-  OperationState state(loc, name);
-  state.addOperands(operands);
-  state.addTypes(result);
-  state.addAttributes(attrs);
-  return b.create(state)->getResult(0);
-}
-
-} // namespace
-
 unsigned ortc::cuda::splitGemmBias(func::FuncOp fn) {
   SmallVector<onnx::GemmOp> gemms;
   fn.walk([&](onnx::GemmOp op) {
@@ -44,7 +32,7 @@ unsigned ortc::cuda::splitGemmBias(func::FuncOp fn) {
     Location loc = op.getLoc();
     Value c = op.getC();
     float beta = op.getBeta().convertToFloat();
-    Value none = createOp(b, loc, "onnx.NoValue", {}, b.getNoneType());
+    Value none = ortc::cuda::createOnnxOp(b, loc, "onnx.NoValue", {}, b.getNoneType());
     Operation *product = b.clone(*op);
     product->setOperand(2, none);
     product->setAttr("beta", b.getF32FloatAttr(1.0f));
@@ -56,11 +44,11 @@ unsigned ortc::cuda::splitGemmBias(func::FuncOp fn) {
         auto scalar = RankedTensorType::get({}, elem);
         Attribute value = DenseElementsAttr::get(
             scalar, b.getFloatAttr(elem, double(beta)).getValue());
-        Value betaValue = createOp(b, loc, "onnx.Constant", {}, scalar,
+        Value betaValue = ortc::cuda::createOnnxOp(b, loc, "onnx.Constant", {}, scalar,
                                    {b.getNamedAttr("value", value)});
-        c = createOp(b, loc, "onnx.Mul", {c, betaValue}, cType);
+        c = ortc::cuda::createOnnxOp(b, loc, "onnx.Mul", {c, betaValue}, cType);
       }
-      result = createOp(b, loc, "onnx.Add", {result, c}, op.getResult().getType());
+      result = ortc::cuda::createOnnxOp(b, loc, "onnx.Add", {result, c}, op.getResult().getType());
     }
     op.getResult().replaceAllUsesWith(result);
     op.erase();
@@ -77,18 +65,18 @@ unsigned ortc::cuda::splitGemmBias(func::FuncOp fn) {
     Location loc = op.getLoc();
     Value bias = op.getB();
     auto biasType = cast<RankedTensorType>(bias.getType());
-    Value none = createOp(b, loc, "onnx.NoValue", {}, b.getNoneType());
+    Value none = ortc::cuda::createOnnxOp(b, loc, "onnx.NoValue", {}, b.getNoneType());
     Operation *conv = b.clone(*op);
     conv->setOperand(2, none);
     auto axesType = RankedTensorType::get({2}, b.getI64Type());
-    Value axes = createOp(b, loc, "onnx.Constant", {}, axesType,
+    Value axes = ortc::cuda::createOnnxOp(b, loc, "onnx.Constant", {}, axesType,
                           {b.getNamedAttr("value", DenseElementsAttr::get(
                                                        axesType, ArrayRef<int64_t>{1, 2}))});
     SmallVector<int64_t> shape(biasType.getShape());
     shape.append({1, 1});
-    Value column = createOp(b, loc, "onnx.Unsqueeze", {bias, axes},
+    Value column = ortc::cuda::createOnnxOp(b, loc, "onnx.Unsqueeze", {bias, axes},
                             RankedTensorType::get(shape, biasType.getElementType()));
-    Value sum = createOp(b, loc, "onnx.Add", {conv->getResult(0), column}, op.getY().getType());
+    Value sum = ortc::cuda::createOnnxOp(b, loc, "onnx.Add", {conv->getResult(0), column}, op.getY().getType());
     op.getY().replaceAllUsesWith(sum);
     op.erase();
   }
