@@ -169,15 +169,7 @@ std::optional<int> parseOptions(const std::vector<std::string> &args, RunnerOpti
   addInputOptions(parser, options.inputs);
   parser.value("--shape",
                [&options](const std::string &value) { return parseShape(value, options.inputs); });
-  parser.value("--output-dir", options.outputDir);
-  parser.value("--output-format", [&options](const std::string &value) {
-    if (value != "npy" && value != "pb") {
-      printError("--output-format takes npy or pb, got '" + value + "'");
-      return false;
-    }
-    options.outputFormat = value;
-    return true;
-  });
+  addOutputOptions(parser, options.outputDir, options.outputFormat);
   parser.value("--check", [&options](const std::string &value) {
     size_t eq = value.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == value.size()) {

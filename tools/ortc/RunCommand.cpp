@@ -52,15 +52,7 @@ struct RunOptions {
 std::optional<int> parseRunOptions(const std::vector<std::string> &args, RunOptions &options) {
   OptionParser parser("run", printRunHelp);
   addInputOptions(parser, options.inputs);
-  parser.value("--output-dir", options.outputDir);
-  parser.value("--output-format", [&options](const std::string &value) {
-    if (value != "npy" && value != "pb") {
-      printError("--output-format takes npy or pb, got '" + value + "'");
-      return false;
-    }
-    options.outputFormat = value;
-    return true;
-  });
+  addOutputOptions(parser, options.outputDir, options.outputFormat);
   parser.elsewhere({"--runs", "--warmup", "--json"}, "'ortc bench'");
   parser.model(options.model);
   return parseWithInputOptions(parser, args, options.inputs);

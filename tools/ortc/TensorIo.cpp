@@ -418,6 +418,18 @@ TensorFormat outputFormatFor(const std::string &requested, bool inputsAllPb) {
   return inputsAllPb ? TensorFormat::Pb : TensorFormat::Npy;
 }
 
+void addOutputOptions(OptionParser &parser, std::string &dir, std::string &format) {
+  parser.value("--output-dir", dir);
+  parser.value("--output-format", [&format](const std::string &value) {
+    if (value != "npy" && value != "pb") {
+      printError("--output-format takes npy or pb, got '" + value + "'");
+      return false;
+    }
+    format = value;
+    return true;
+  });
+}
+
 Status createOutputDir(const std::string &dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -108,6 +108,9 @@ Result<std::string> writeOutput(const std::string &dir, const std::string &name,
 /// for pb when every input was a .pb file, else npy).
 TensorFormat outputFormatFor(const std::string &requested, bool inputsAllPb);
 
+/// --output-dir DIR and --output-format npy|pb (refusing anything else).
+void addOutputOptions(OptionParser &parser, std::string &dir, std::string &format);
+
 /// Creates the output folder `dir` (and its parents) if missing; the error
 /// names it.
 Status createOutputDir(const std::string &dir);

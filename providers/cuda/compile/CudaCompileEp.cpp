@@ -82,6 +82,9 @@ private:
   LogicalResult emitReduction(Operation *op);
   LogicalResult emitSpatial(Operation *op);
   LogicalResult emitDataMovement(Operation *op);
+  /// `inputs`' buffers as the step's inputs and a new buffer for `op`'s
+  /// result as its output.
+  LogicalResult bindOperands(fb::StepT &step, Operation *op, ValueRange inputs);
   /// A launch of kernel `name` (CUDA C++ `source`) over `inputs` into a new
   /// buffer for `op`'s result.
   FailureOr<fb::StepT *> emitKernelStep(Operation *op, const std::string &name,
@@ -204,16 +207,9 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
 }
 
 LogicalResult PartitionCompiler::emitGemm(Operation *op) {
-  int a = bufferFor(op->getOperand(0)), b = bufferFor(op->getOperand(1));
-  if (a < 0 || b < 0)
-    return op->emitError("cuda_ep: an input of '") << onnxNodeName(op) << "' has no buffer";
-  int y = addBuffer(fb::BufferKind::Arena, op->getResult(0), onnxNodeName(op));
-  if (y < 0)
-    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
-  buffers[op->getResult(0)] = y;
   fb::StepT &step = *plan.steps[newStep(fb::StepKind::Gemm, onnxNodeName(op))];
-  step.inputs = {a, b};
-  step.outputs = {y};
+  if (failed(bindOperands(step, op, op->getOperands().take_front(2))))
+    return failure();
   if (auto gemm = dyn_cast<onnx_dialect::GemmOp>(op)) {
     step.trans_a = gemm.getTransA() != 0;
     step.trans_b = gemm.getTransB() != 0;
@@ -224,14 +220,8 @@ LogicalResult PartitionCompiler::emitGemm(Operation *op) {
   return success();
 }
 
-FailureOr<fb::StepT *> PartitionCompiler::emitKernelStep(Operation *op, const std::string &name,
-                                                         const std::string &source,
-                                                         ArrayRef<Value> inputs,
-                                                         int threadsPerBlock) {
-  fb::StepT &step = *plan.steps[newStep(fb::StepKind::Launch, onnxNodeName(op))];
-  step.kernel = uint32_t(kernelNames.size());
-  step.threads_per_block = uint32_t(threadsPerBlock);
-  step.max_blocks = kMaxBlocks;
+LogicalResult PartitionCompiler::bindOperands(fb::StepT &step, Operation *op,
+                                              ValueRange inputs) {
   for (Value v : inputs) {
     int id = bufferFor(v);
     if (id < 0)
@@ -243,6 +233,19 @@ FailureOr<fb::StepT *> PartitionCompiler::emitKernelStep(Operation *op, const st
     return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
   buffers[op->getResult(0)] = y;
   step.outputs.push_back(y);
+  return success();
+}
+
+FailureOr<fb::StepT *> PartitionCompiler::emitKernelStep(Operation *op, const std::string &name,
+                                                         const std::string &source,
+                                                         ArrayRef<Value> inputs,
+                                                         int threadsPerBlock) {
+  fb::StepT &step = *plan.steps[newStep(fb::StepKind::Launch, onnxNodeName(op))];
+  step.kernel = uint32_t(kernelNames.size());
+  step.threads_per_block = uint32_t(threadsPerBlock);
+  step.max_blocks = kMaxBlocks;
+  if (failed(bindOperands(step, op, inputs)))
+    return failure();
   kernelNames.push_back(name);
   directSources[name] = source;
   return &step;
@@ -297,17 +300,8 @@ LogicalResult PartitionCompiler::emitSpatial(Operation *op) {
     kernelNames.push_back(name);
     directSources[name] = *source;
   }
-  for (unsigned i = 0; i < (conv ? 2u : 1u); ++i) {
-    int id = bufferFor(op->getOperand(i));
-    if (id < 0)
-      return op->emitError("cuda_ep: an input of '") << onnxNodeName(op) << "' has no buffer";
-    step.inputs.push_back(id);
-  }
-  int y = addBuffer(fb::BufferKind::Arena, op->getResult(0), onnxNodeName(op));
-  if (y < 0)
-    return op->emitError("cuda_ep: a dim of '") << onnxNodeName(op) << "' has no expression";
-  buffers[op->getResult(0)] = y;
-  step.outputs.push_back(y);
+  if (failed(bindOperands(step, op, op->getOperands().take_front(conv ? 2 : 1))))
+    return failure();
   if (conv)
     ++gemmCount;
   return success();

@@ -7,6 +7,7 @@
 #include "runtime/ep/WindowGeometry.h"
 
 #include <algorithm>
+#include <map>
 
 namespace ortc::cuda {
 
@@ -357,17 +358,28 @@ Status PlanRunner::runWindow(const Step &step, const std::vector<void *> &addres
 }
 
 DimBinding::ValueReader PlanRunner::valueReader(const std::vector<TensorView> &inputs) const {
-  // A computed shape's few integers, copied back from the device.
-  return [this, &inputs](size_t input, size_t element) -> Result<int64_t> {
-    const TensorView &view = inputs[input];
-    bool wide = view.type == ElementType::Int64;
-    int64_t value = 0;
-    int32_t narrow = 0;
-    const char *at = static_cast<const char *>(view.data) + element * (wide ? 8 : 4);
-    Status s = wide ? device_->copyToHost(&value, at, 8) : device_->copyToHost(&narrow, at, 4);
-    if (!s.isOk())
-      return s;
-    return wide ? value : int64_t(narrow);
+  // A computed shape's few integers, copied back from the device once per
+  // input and bind (the blob's verifier keeps such inputs small and static).
+  return [this, &inputs, read = std::map<size_t, std::vector<int64_t>>()](
+             size_t input, size_t element) mutable -> Result<int64_t> {
+    auto found = read.find(input);
+    if (found == read.end()) {
+      const TensorView &view = inputs[input];
+      size_t count = size_t(view.numElements());
+      std::vector<int64_t> values(count);
+      Status s = Status::ok();
+      if (view.type == ElementType::Int64) {
+        s = device_->copyToHost(values.data(), view.data, count * 8);
+      } else {
+        std::vector<int32_t> narrow(count);
+        s = device_->copyToHost(narrow.data(), view.data, count * 4);
+        values.assign(narrow.begin(), narrow.end());
+      }
+      if (!s.isOk())
+        return s;
+      found = read.emplace(input, std::move(values)).first;
+    }
+    return found->second[element];
   };
 }
 
