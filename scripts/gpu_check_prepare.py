@@ -229,6 +229,10 @@ def prepare_models(opts, rows):
             how = "files" if shipped else "random, seed 0"
             rows.add("time", f"{name} batch {batch}: {shape_text(shapes)} vs ortc cpu", args,
                      timing="full", note=f"inputs: {how}")
+            if batch == 1:  # what the CUDA graphs save: the same run on the stream
+                rows.add("time", f"{name} batch 1: graphs off", [*args, "--ep-option",
+                                                                  "cuda:graphs=off"],
+                         timing="full", note="cuda:graphs=off")
 
 
 # ---------------------------------------------------------------- GEMMs

@@ -63,4 +63,21 @@ def Ortc_AttentionOp : Ortc_Op<"attention", [Pure]> {
   }];
 }
 
+def Ortc_MatMulBiasOp : Ortc_Op<"matmul_bias", [Pure]> {
+  let summary = "a matrix product, a bias over its last dim and an activation: one GEMM epilogue";
+  let description = [{
+    y = activation(alpha * MatMul(a, op(b)) + bias), with b a matrix
+    ([K, N], or [N, K] when trans_b) and bias [N]; activation is "none",
+    "relu" or "gelu_tanh" (ortc.gelu's tanh form). What cuBLASLt computes
+    in one call with its BIAS, RELU_BIAS and GELU_BIAS epilogues; the CUDA
+    EP's cuda-fold-gemm-epilogue makes it inside its partitions.
+  }];
+  let arguments = (ins AnyTensor:$a, AnyTensor:$b, AnyTensor:$bias, BoolAttr:$trans_b,
+                       F32Attr:$alpha, StrAttr:$activation);
+  let results = (outs AnyTensor:$output);
+  let assemblyFormat = [{
+    $a `,` $b `,` $bias attr-dict `:` type($a) `,` type($b) `,` type($bias) `->` type($output)
+  }];
+}
+
 #endif // ORTC_ORTC_OPS

@@ -24,11 +24,26 @@ LogicalResult inferAttention(fused::AttentionOp op, ShapeRuleContext &ctx) {
   return success();
 }
 
+/// matmul_bias(a, b, bias): a's dims with b's N last (b is a matrix).
+LogicalResult inferMatMulBias(fused::MatMulBiasOp op, ShapeRuleContext &ctx) {
+  const DimList *a = ctx.dims(op.getA()), *b = ctx.dims(op.getB());
+  Type element = ctx.elementType(op.getA());
+  if (!a || !b || a->empty() || b->size() != 2) {
+    ctx.setUnranked(op.getOutput(), element);
+    return success();
+  }
+  DimList out = *a;
+  out.back() = op.getTransB() ? b->front() : b->back();
+  ctx.setResult(op.getOutput(), element, out);
+  return success();
+}
+
 } // namespace
 
 void attachFusedShapeRules(MLIRContext *context) {
   attachRule<inferLikeInput0, fused::LayerNormOp, fused::GeluOp>(context);
   attachRule<inferAttention, fused::AttentionOp>(context);
+  attachRule<inferMatMulBias, fused::MatMulBiasOp>(context);
 }
 
 } // namespace ortc

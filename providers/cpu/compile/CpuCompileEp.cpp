@@ -7,7 +7,7 @@
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/blob/CpuPlan_generated.h"
-#include "providers/cpu/blob/MemoryPlanner.h"
+#include "runtime/ep/MemoryPlanner.h"
 #include "providers/cpu/compile/CpuClaims.h"
 #include "providers/cpu/compile/KernelPipeline.h"
 #include "providers/cpu/compile/SharedObjectEmitter.h"

@@ -3,7 +3,7 @@
 #include "providers/cpu/runtime/PlanExecutor.h"
 
 #include "providers/cpu/blob/CpuBlob.h"
-#include "providers/cpu/blob/MemoryPlanner.h"
+#include "runtime/ep/MemoryPlanner.h"
 #include "providers/cpu/runtime/HostCpu.h"
 #include "providers/cpu/runtime/SharedObjectLoader.h"
 

@@ -55,6 +55,13 @@ Status checkShape(const std::string &what, const std::string &name, int32_t type
   return Status::ok();
 }
 
+bool checkNoSymbols(const flatbuffers::Vector<int64_t> *shape) {
+  for (int64_t d : *shape)
+    if (d < 0)
+      return false;
+  return true;
+}
+
 Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::string &what) {
   if (plan.format_version() != kCudaPlanFormatVersion)
     return Status::error(StatusCode::Unsupported,
@@ -87,6 +94,11 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
     if (k->name()->size() == 0 || k->name()->size() > 200)
       return invalid(what, "a kernel has no usable name");
 
+  const fb::MemoryPlan &memory = *plan.memory();
+  uint32_t alignment = memory.alignment();
+  if (alignment == 0 || (alignment & (alignment - 1)) || alignment > 4096)
+    return invalid(what, "the arena alignment " + std::to_string(alignment) +
+                             " is not a power of two up to 4096");
   size_t numBuffers = plan.buffers()->size();
   std::vector<bool> inputSeen(plan.inputs()->size()), outputSeen(plan.outputs()->size());
   for (size_t id = 0; id < numBuffers; ++id) {
@@ -114,6 +126,14 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
         return invalid(what, name + ": weight bytes lie outside WGHT or disagree with its shape");
       break;
     case fb::BufferKind::Arena:
+      // A static arena's offsets were planned at compile time.
+      if (memory.symbolic())
+        break;
+      if (!checkNoSymbols(b.shape()))
+        return invalid(what, name + ": a symbolic buffer in a static arena");
+      if (b.offset() % alignment || !inRange(b.offset(), bytes, memory.fixed_bytes()))
+        return invalid(what, name + " lies outside the arena of " +
+                                 std::to_string(memory.fixed_bytes()) + " bytes");
       break;
     case fb::BufferKind::Alias:
       if (b.alias_of() < 0 || size_t(b.alias_of()) >= id)
@@ -160,8 +180,12 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
       if (step.inputs()->size() != 1 || step.outputs()->size() != 1)
         return invalid(what, name + " copies other than one buffer to one");
     } else if (step.kind() == fb::StepKind::Gemm) {
-      if (step.inputs()->size() != 2 || step.outputs()->size() != 1)
-        return invalid(what, name + ": a Gemm reads two buffers and writes one");
+      bool epilogue = step.epilogue() != fb::GemmEpilogue::None;
+      if (uint8_t(step.epilogue()) > uint8_t(fb::GemmEpilogue::BiasGeluTanh))
+        return invalid(what, name + " has an unknown epilogue");
+      if (step.inputs()->size() != (epilogue ? 3u : 2u) || step.outputs()->size() != 1)
+        return invalid(what, name + ": a Gemm reads two buffers (three with an epilogue's bias) "
+                                    "and writes one");
       const fb::Buffer *a = plan.buffers()->Get(uint32_t(step.inputs()->Get(0)));
       const fb::Buffer *b = plan.buffers()->Get(uint32_t(step.inputs()->Get(1)));
       const fb::Buffer *y = plan.buffers()->Get(uint32_t(step.outputs()->Get(0)));
@@ -171,6 +195,14 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
         return invalid(what, name + ": a Gemm over element types other than one of f32, f16, bf16");
       if (a->shape()->size() == 0 || b->shape()->size() == 0) // 1-D x 1-D gives a scalar
         return invalid(what, name + ": a Gemm of a scalar");
+      if (epilogue) {
+        const fb::Buffer *bias = plan.buffers()->Get(uint32_t(step.inputs()->Get(2)));
+        if (bias->element_type() != type || bias->shape()->size() != 1 ||
+            b->shape()->size() != 2 || y->shape()->size() == 0 ||
+            bias->shape()->Get(0) != y->shape()->Get(y->shape()->size() - 1))
+          return invalid(what, name + ": an epilogue's bias must be a vector over the output's "
+                                      "last dim, and B a matrix");
+      }
       if (uint8_t(step.compute()) > uint8_t(fb::GemmCompute::F32Bf16))
         return invalid(what, name + " has an unknown compute type");
     } else if (step.kind() == fb::StepKind::Conv || step.kind() == fb::StepKind::Pool) {
@@ -188,6 +220,13 @@ Status verifyPlan(const fb::Plan &plan, const CudaBlobView &view, const std::str
           return invalid(what, name + " reads or writes a tensor that is not 4-D");
       if (conv && plan.buffers()->Get(uint32_t(step.inputs()->Get(1)))->shape()->size() != 4)
         return invalid(what, name + ": a Conv weight that is not 4-D");
+      bool wantsScratch = conv && step.has_kernel();
+      int32_t scratch = step.scratch();
+      if (wantsScratch != (scratch >= 0) ||
+          (scratch >= 0 && (size_t(scratch) >= numBuffers ||
+                            plan.buffers()->Get(uint32_t(scratch))->kind() != fb::BufferKind::Arena ||
+                            plan.buffers()->Get(uint32_t(scratch))->shape()->size() != 5)))
+        return invalid(what, name + ": a Conv's column matrix must be one 5-D arena buffer");
     } else {
       return invalid(what, name + " has an unknown kind");
     }

@@ -23,7 +23,7 @@
 
 namespace ortc::cuda {
 
-constexpr uint32_t kCudaPlanFormatVersion = 1;
+constexpr uint32_t kCudaPlanFormatVersion = 2;
 /// The kernels' parameter convention (KernelEmitter.h).
 constexpr uint32_t kCudaKernelAbi = 1;
 constexpr const char *kCudaEpName = "cuda_ep";

@@ -199,7 +199,9 @@ KernelCost costOf(Operation *op) {
 
 bool isCudaAttentionOp(Operation *op) { return isa<fused::AttentionOp>(op); }
 
-bool isCudaGemmOp(Operation *op) { return isa<onnx_dialect::MatMulOp, onnx_dialect::GemmOp>(op); }
+bool isCudaGemmOp(Operation *op) {
+  return isa<onnx_dialect::MatMulOp, onnx_dialect::GemmOp, fused::MatMulBiasOp>(op);
+}
 
 bool isCudaViewOp(Operation *op) {
   StringRef name = op->getName().getStringRef();

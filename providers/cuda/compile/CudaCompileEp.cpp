@@ -17,6 +17,8 @@
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxOps.h"
+#include "dialects/ortc/OrtcDialect.h"
+#include "runtime/ep/MemoryPlanner.h"
 #include "runtime/ep/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,6 +39,9 @@ namespace ortc::cuda {
 namespace {
 
 constexpr uint64_t kWeightAlignment = 64;
+/// Arena slots start on 256 bytes, as cuMemAlloc's allocations do: cuBLAS
+/// and vectorized kernels may rely on it.
+constexpr uint64_t kArenaAlignment = 256;
 /// Blocks of one elementwise launch at most (the grid's x limit); each thread
 /// computes one element.
 constexpr uint32_t kMaxBlocks = 2147483647u;
@@ -91,6 +96,9 @@ private:
                                         const std::string &source, ArrayRef<Value> inputs,
                                         int threadsPerBlock);
   LogicalResult compileKernels(std::string &source, CudaBlobParts &parts, std::string &notes);
+  /// Lays the arena buffers out (MemoryPlan in CudaPlan.fbs); a note for
+  /// the partition's summary.
+  std::string planMemory();
 
   func::FuncOp fn;
   const CudaCompileOptions &options;
@@ -208,12 +216,24 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
 
 LogicalResult PartitionCompiler::emitGemm(Operation *op) {
   fb::StepT &step = *plan.steps[newStep(fb::StepKind::Gemm, onnxNodeName(op))];
-  if (failed(bindOperands(step, op, op->getOperands().take_front(2))))
+  auto withBias = dyn_cast<fused::MatMulBiasOp>(op);
+  if (failed(bindOperands(step, op, op->getOperands().take_front(withBias ? 3 : 2))))
     return failure();
   if (auto gemm = dyn_cast<onnx_dialect::GemmOp>(op)) {
     step.trans_a = gemm.getTransA() != 0;
     step.trans_b = gemm.getTransB() != 0;
     step.alpha = gemm.getAlpha().convertToFloat();
+  }
+  if (withBias) {
+    step.trans_b = withBias.getTransB();
+    step.alpha = withBias.getAlpha().convertToFloat();
+    StringRef activation = withBias.getActivation();
+    step.epilogue = activation == "relu"        ? fb::GemmEpilogue::BiasRelu
+                    : activation == "gelu_tanh" ? fb::GemmEpilogue::BiasGeluTanh
+                                                : fb::GemmEpilogue::Bias;
+    if (activation != "none" && activation != "relu" && activation != "gelu_tanh")
+      return op->emitError("cuda_ep: '") << onnxNodeName(op) << "' has activation '" << activation
+                                         << "', which no cuBLASLt epilogue computes";
   }
   step.compute = computeFor(op);
   ++gemmCount;
@@ -302,6 +322,25 @@ LogicalResult PartitionCompiler::emitSpatial(Operation *op) {
   }
   if (failed(bindOperands(step, op, op->getOperands().take_front(conv ? 2 : 1))))
     return failure();
+  if (conv && step.has_kernel) {
+    // The column matrix [C, KH, KW, OH, OW] in the arena, for this step.
+    std::optional<std::vector<int64_t>> x = planShape(op->getOperand(0)),
+                                        y = planShape(op->getResult(0));
+    if (!x || !y || x->size() != 4 || y->size() != 4)
+      return op->emitError("cuda_ep: Conv '") << onnxNodeName(op) << "' is not 4-D";
+    auto scratch = std::make_unique<fb::BufferT>();
+    scratch->kind = fb::BufferKind::Arena;
+    scratch->element_type = plan.buffers[step.outputs[0]]->element_type;
+    scratch->shape = {(*x)[1], w.kernel[0], w.kernel[1], (*y)[2], (*y)[3]};
+    bool symbolic = llvm::any_of(scratch->shape, [](int64_t d) { return d < 0; });
+    uint64_t count = 1;
+    for (int64_t d : scratch->shape)
+      count *= d < 0 ? 1 : uint64_t(d);
+    scratch->size = symbolic ? 0 : count * elementSize(ElementType(scratch->element_type));
+    scratch->name = onnxNodeName(op) + " columns";
+    plan.buffers.push_back(std::move(scratch));
+    step.scratch = int(plan.buffers.size() - 1);
+  }
   if (conv)
     ++gemmCount;
   return success();
@@ -370,6 +409,51 @@ LogicalResult PartitionCompiler::compileKernels(std::string &source, CudaBlobPar
   return success();
 }
 
+std::string PartitionCompiler::planMemory() {
+  auto rootOf = [&](int id) {
+    const fb::BufferT &b = *plan.buffers[size_t(id)];
+    return b.kind == fb::BufferKind::Alias ? b.alias_of : id;
+  };
+  // A Conv's scratch is written and read by its own step.
+  auto io = [](const std::unique_ptr<fb::StepT> &step) {
+    std::pair<std::vector<int32_t>, std::vector<int32_t>> ids(step->inputs, step->outputs);
+    if (step->scratch >= 0) {
+      ids.first.push_back(step->scratch);
+      ids.second.push_back(step->scratch);
+    }
+    return ids;
+  };
+  std::vector<int> first, last;
+  bufferLiveRanges(plan.steps, io, rootOf, plan.buffers.size(), first, last);
+  std::vector<ArenaSlot> slots;
+  std::vector<size_t> slotBuffer;
+  bool symbolic = false;
+  for (size_t id = 0; id < plan.buffers.size(); ++id) {
+    const fb::BufferT &b = *plan.buffers[id];
+    if (b.kind != fb::BufferKind::Arena)
+      continue;
+    symbolic |= llvm::any_of(b.shape, [](int64_t d) { return d < 0; });
+    ArenaSlot slot;
+    slot.size = b.size;
+    slot.firstStep = std::max(first[id], 0);
+    slot.lastStep = std::max(last[id], slot.firstStep);
+    slots.push_back(slot);
+    slotBuffer.push_back(id);
+  }
+  plan.memory = std::make_unique<fb::MemoryPlanT>();
+  plan.memory->alignment = uint32_t(kArenaAlignment);
+  plan.memory->symbolic = symbolic;
+  if (symbolic)
+    return std::to_string(slots.size()) + " arena buffer(s), laid out per shape at run time";
+  ArenaPlan arena = planArena(slots, kArenaAlignment);
+  for (size_t i = 0; i < slots.size(); ++i)
+    plan.buffers[slotBuffer[i]]->offset = slots[i].offset;
+  plan.memory->fixed_bytes = arena.bytes;
+  plan.memory->naive_fixed_bytes = arena.naiveBytes;
+  return "arena " + std::to_string(arena.bytes) + " bytes for " + std::to_string(slots.size()) +
+         " buffer(s) (" + std::to_string(arena.naiveBytes) + " unshared)";
+}
+
 FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
   kernels = ModuleOp::create(fn.getLoc());
   plan.format_version = kCudaPlanFormatVersion;
@@ -379,8 +463,10 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
   plan.compiler_versions = std::string("ortc ") + kCudaEpVersion + ", NVRTC " + nvrtcVersion();
   plan.partition_name = fn.getSymName().str();
 
-  // Attention as GEMMs and a softmax, biases as elementwise adds.
+  // Attention as GEMMs and a softmax; biases in cuBLASLt's epilogue where
+  // it takes them, else as elementwise adds.
   expandAttention(fn);
+  foldGemmEpilogue(fn);
   splitGemmBias(fn);
   shapes = std::make_unique<SymbolicShapes>(fn);
   refineStaticResultTypes(fn, *shapes);
@@ -476,6 +562,7 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
   for (const DimNode &n : shapes->table().nodes())
     plan.dims.push_back(fb::DimNode(uint8_t(n.op), n.a, n.b));
 
+  std::string memoryNote = planMemory();
   CudaBlobParts parts;
   std::string notes;
   if (failed(compileKernels(parts.source, parts, notes)))
@@ -489,6 +576,7 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
   compiled->notes = notes.empty() ? "no kernels" : notes;
   if (gemmCount)
     compiled->notes += "; " + std::to_string(gemmCount) + " cuBLAS GEMM(s)";
+  compiled->notes += "; " + memoryNote;
   for (const CudaArch &arch : options.archs)
     compiled->archs += (compiled->archs.empty() ? "" : ",") + arch.name();
   return compiled;

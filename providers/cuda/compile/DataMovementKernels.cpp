@@ -240,16 +240,13 @@ FailureOr<DataMovementKernel> emitDataMovementKernel(Operation *op, const std::s
   src << "struct " << name << "_dims { long long v[" << std::max<int64_t>(slots, 1) << "]; };\n";
   src << "extern \"C\" __global__ void __launch_bounds__(" << kElementwiseThreadsPerBlock << ") "
       << name << "(";
-  std::ostringstream unpack;
   for (size_t p = 0; p < params.size(); ++p) {
     bool input = p < outParam;
     std::string ct = *cudaElementType(params[p].getElementType());
     std::string pointer = (input ? "const " : "") + ct + " *__restrict__";
     src << pointer << (input ? " a" + std::to_string(p) : std::string(" r0")) << ", ";
-    unpack << "*(" << pointer << " *)args[" << p << "], ";
   }
   src << name << "_dims d) {\n";
-  unpack << "*(" << name << "_dims *)args[" << params.size() << "]";
   src << "  const long long n = 1LL";
   for (int64_t j = 0; j < rank; ++j)
     src << " * " << dim(outParam, j);
@@ -263,8 +260,7 @@ FailureOr<DataMovementKernel> emitDataMovementKernel(Operation *op, const std::s
     src << "  const long long " << c(0) << " = rest;\n";
   }
   src << "  {\n" << body.str() << "  }\n}\n";
-  src << "#ifdef ORTC_HOST_EMULATION\nextern \"C\" void " << name << "__emulate(void **args) { "
-      << name << "(" << unpack.str() << "); }\n#endif\n";
+  src << "#ifdef ORTC_HOST_EMULATION\nORTC_EMU_ENTRY(" << name << ")\n#endif\n";
   kernel.source = src.str();
   return kernel;
 }

@@ -700,17 +700,14 @@ FailureOr<std::string> Emission::run() {
   out << "struct " << name << "_dims { long long v[" << std::max<int64_t>(slots, 1) << "]; };\n";
   out << "extern \"C\" __global__ void __launch_bounds__(" << kElementwiseThreadsPerBlock << ") "
       << name << "(";
-  std::ostringstream unpack; // the emulation entry's argument list
   for (size_t p = 0; p < params.size(); ++p) {
     bool input = int(p) < numInputs;
     std::string c = *cType(params[p].getElementType());
     std::string pointer = (input ? "const " : "") + c + " *__restrict__";
     std::string id = input ? "a" + std::to_string(p) : "r" + std::to_string(p - numInputs);
     out << pointer << " " << id << ", ";
-    unpack << "*(" << pointer << " *)args[" << p << "], ";
   }
   out << name << "_dims d) {\n";
-  unpack << "*(" << name << "_dims *)args[" << params.size() << "]";
   out << "  const long long n = ";
   if (space.getRank() == 0)
     out << "1LL";
@@ -735,8 +732,7 @@ FailureOr<std::string> Emission::run() {
     }
   }
   out << body.str() << stores.str() << "  }\n}\n";
-  out << "#ifdef ORTC_HOST_EMULATION\nextern \"C\" void " << name
-      << "__emulate(void **args) { " << name << "(" << unpack.str() << "); }\n#endif\n";
+  out << "#ifdef ORTC_HOST_EMULATION\nORTC_EMU_ENTRY(" << name << ")\n#endif\n";
   return out.str();
 }
 

@@ -26,6 +26,9 @@ namespace ortc::cuda {
 #define GEN_PASS_REGISTRATION
 #include "providers/cuda/compile/Passes.h.inc"
 
+/// What cuda-fold-gemm-epilogue does to `fn`: the number of products folded.
+unsigned foldGemmEpilogue(mlir::func::FuncOp fn);
+
 /// What cuda-split-gemm-bias does to `fn`: the number of Gemm ops split.
 unsigned splitGemmBias(mlir::func::FuncOp fn);
 

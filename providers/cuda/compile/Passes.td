@@ -12,6 +12,25 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CudaFoldGemmEpilogue : Pass<"cuda-fold-gemm-epilogue", "mlir::func::FuncOp"> {
+  let summary = "A matrix product with a bias (and ReLU or tanh GELU) becomes ortc.matmul_bias";
+  let description = [{
+    cuBLASLt adds a bias vector and applies ReLU or the tanh GELU in the
+    GEMM's epilogue. `Add(MatMul(a, b), bias)` with b a matrix and bias
+    [N] of the result's type (N its static last dim), and `Gemm(a, b, c)`
+    with trans_a 0, beta 1 and c such a bias, become
+    `ortc.matmul_bias(a, b, bias) {trans_b, alpha, activation = "none"}`;
+    when the sum's one reader is a Relu or an `ortc.gelu` with approximate
+    "tanh", it joins as the activation. f32, f16 and bf16 only; the erf
+    GELU stays an elementwise kernel (cuBLASLt's GELU is the tanh form).
+    Runs before cuda-split-gemm-bias, which leaves ortc.matmul_bias alone.
+  }];
+  let dependentDialects = ["ortc::fused::OrtcDialect"];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Number of products given an epilogue">
+  ];
+}
+
 def CudaSplitGemmBias : Pass<"cuda-split-gemm-bias", "mlir::func::FuncOp"> {
   let summary = "Gemm and Conv with a bias become the op without it and an elementwise add";
   let description = [{

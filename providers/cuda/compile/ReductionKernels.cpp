@@ -217,16 +217,9 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
   out << "struct " << name << "_dims { long long v[" << std::max<int64_t>(slots, 1) << "]; };\n";
   out << "extern \"C\" __global__ void __launch_bounds__(" << kReductionThreadsPerBlock << ") "
       << name << "(const " << T << " *__restrict__ a0, ";
-  std::ostringstream unpack;
-  unpack << "*(const " << T << " *__restrict__ *)args[0], ";
-  for (size_t i = 1; i < kernel.inputs.size(); ++i) {
+  for (size_t i = 1; i < kernel.inputs.size(); ++i)
     out << "const " << T << " *__restrict__ a" << i << ", ";
-    unpack << "*(const " << T << " *__restrict__ *)args[" << i << "], ";
-  }
-  size_t numParams = kernel.inputs.size() + 1;
   out << T << " *__restrict__ r0, " << name << "_dims d) {\n";
-  unpack << "*(" << T << " *__restrict__ *)args[" << kernel.inputs.size() << "], *(" << name
-         << "_dims *)args[" << numParams << "]";
   out << "  __shared__ float ortc_shared[32];\n"
       << "  const long long R = " << product(first, last) << ";\n"
       << "  const long long inner = " << product(last, in.getRank()) << ";\n"
@@ -316,8 +309,7 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
   }
   out << "}\n";
   out << "#ifdef ORTC_HOST_EMULATION\nextern \"C\" const int " << name
-      << "__cooperative = 1;\nextern \"C\" void " << name << "__emulate(void **args) { " << name
-      << "(" << unpack.str() << "); }\n#endif\n";
+      << "__cooperative = 1;\nORTC_EMU_ENTRY(" << name << ")\n#endif\n";
   kernel.source = out.str();
   return kernel;
 }

@@ -204,9 +204,7 @@ FailureOr<std::string> emitSpatialKernel(Operation *op, const std::string &name)
           << "  y[t] = " << store(e, "count > 0 ? s / (float)count : 0.0f") << ";\n}\n";
     }
   }
-  out << "#ifdef ORTC_HOST_EMULATION\nextern \"C\" void " << name << "__emulate(void **args) { "
-      << name << "(*(const " << T << " *__restrict__ *)args[0], *(" << T
-      << " *__restrict__ *)args[1], *(ortc_window *)args[2]); }\n#endif\n";
+  out << "#ifdef ORTC_HOST_EMULATION\nORTC_EMU_ENTRY(" << name << ")\n#endif\n";
   return out.str();
 }
 

@@ -25,7 +25,8 @@
 //
 // Per kernel NAME the source provides, under #ifdef ORTC_HOST_EMULATION,
 // `extern "C" void NAME__emulate(void **args)` (args as cuLaunchKernel's
-// kernelParams; ORTC_EMU_ENTRY(NAME) writes it) and, when the kernel uses
+// kernelParams) and `extern "C" const unsigned *NAME__params()` (their
+// sizes; ORTC_EMU_ENTRY(NAME) writes both) and, when the kernel uses
 // __syncthreads, shuffles, votes or __syncwarp,
 // `extern "C" const int NAME__cooperative = 1;` (ORTC_EMU_COOPERATIVE(NAME)).
 //
@@ -37,7 +38,7 @@
 namespace ortc_emu {
 
 /// Bumped whenever Context or Hooks change.
-constexpr unsigned kAbiVersion = 1;
+constexpr unsigned kAbiVersion = 2;
 
 struct Uint3 {
   unsigned x, y, z;
@@ -79,6 +80,9 @@ struct Context {
 using BindFunction = Context *(*)(unsigned abiVersion);
 /// `NAME__emulate`.
 using EntryFunction = void (*)(void **args);
+/// `NAME__params`: the number of parameters, then each one's size in bytes
+/// (what a captured launch copies, as cuLaunchKernel does).
+using ParamsFunction = const unsigned *(*)();
 
 } // namespace ortc_emu
 
@@ -131,6 +135,14 @@ template <typename... P> inline void invoke(void (*kernel)(P...), void **args) {
   invokeWith(kernel, args, std::index_sequence_for<P...>{});
 }
 
+template <typename... P> struct ParamSizes {
+  static constexpr unsigned value[] = {
+      unsigned(sizeof...(P)), unsigned(sizeof(std::remove_cv_t<std::remove_reference_t<P>>))...};
+};
+template <typename... P> inline const unsigned *paramSizes(void (*)(P...)) {
+  return ParamSizes<P...>::value;
+}
+
 } // namespace
 } // namespace ortc_emu
 
@@ -140,7 +152,8 @@ ortc_emu_bind(unsigned abiVersion) {
 }
 
 #define ORTC_EMU_ENTRY(name)                                                                       \
-  extern "C" void name##__emulate(void **args) { ortc_emu::invoke(name, args); }
+  extern "C" void name##__emulate(void **args) { ortc_emu::invoke(name, args); }                   \
+  extern "C" const unsigned *name##__params() { return ortc_emu::paramSizes(name); }
 #define ORTC_EMU_COOPERATIVE(name) extern "C" const int name##__cooperative = 1
 
 // Qualifiers. __restrict__ is the host compiler's own; __noinline__ is left

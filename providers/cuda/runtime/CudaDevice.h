@@ -68,7 +68,11 @@ struct KernelLaunch {
 /// stride may be 0: that operand is shared by every problem), leading
 /// dimensions in elements. A, B and C have one element type; products
 /// accumulate in f32, with the inputs first rounded as `compute` says.
+/// An epilogue then adds `bias` (m elements of C's type, one per row of the
+/// column-major C, shared by every problem) and applies ReLU or the tanh
+/// GELU before C is rounded: cuBLASLt's BIAS, RELU_BIAS and GELU_BIAS.
 struct GemmCall {
+  enum class Epilogue { None, Bias, BiasRelu, BiasGeluTanh };
   enum class Type { F32, F16, BF16 };
   enum class Compute {
     F32,     // CUBLAS_COMPUTE_32F: full f32
@@ -87,17 +91,42 @@ struct GemmCall {
   void *c = nullptr;
   int64_t ldc = 0, strideC = 0;
   float alpha = 1, beta = 0;
+  Epilogue epilogue = Epilogue::None;
+  const void *bias = nullptr;
 };
 
 /// "f32", "f16", "bf16".
 const char *gemmTypeName(GemmCall::Type type);
 /// cuBLAS's name of the compute type without its prefix: "32F_FAST_TF32".
 const char *gemmComputeName(GemmCall::Compute compute);
+/// cuBLASLt's name of the epilogue without its prefix: "RELU_BIAS".
+const char *gemmEpilogueName(GemmCall::Epilogue epilogue);
 size_t gemmElementBytes(GemmCall::Type type);
 /// What cuBLAS would refuse, as one line prefixed by `who`: element and
 /// compute types, sizes, leading dimensions, strides, null or misaligned
 /// pointers. Both devices check every call with it.
 Status checkGemmCall(const GemmCall &call, const std::string &who);
+
+/// A point in the device's stream (cuEventRecord): done once everything
+/// queued before it is.
+class CudaEvent {
+public:
+  virtual ~CudaEvent() = default;
+  /// Whether it is done, without waiting.
+  virtual Result<bool> query() = 0;
+  /// Blocks the host until it is done.
+  virtual Status wait() = 0;
+};
+
+/// Launches, GEMMs and device copies recorded by stream capture and
+/// instantiated (cuGraphInstantiate): each launch replays them, with the
+/// addresses and sizes they were captured with, in one call.
+class CudaGraph {
+public:
+  virtual ~CudaGraph() = default;
+  /// Queues the whole graph on the device's stream.
+  virtual Status launch() = 0;
+};
 
 class CudaDevice {
 public:
@@ -120,6 +149,25 @@ public:
   virtual Status copyToHost(void *host, const void *device, size_t bytes) = 0;
   virtual Status copyOnDevice(void *to, const void *from, size_t bytes) = 0;
   virtual Status synchronize() = 0;
+
+  // Page-locked host memory (cuMemHostAlloc), and copies that return once
+  // queued. The host side of an async copy must be page-locked memory of
+  // this device and stay untouched (to the device) or unread (to the host)
+  // until an event recorded after the copy is done.
+  virtual Result<void *> allocatePinned(size_t bytes) = 0;
+  virtual Status freePinned(void *pointer) = 0;
+  virtual Status copyToDeviceAsync(void *device, const void *pinnedHost, size_t bytes) = 0;
+  virtual Status copyToHostAsync(void *pinnedHost, const void *device, size_t bytes) = 0;
+  virtual Result<std::unique_ptr<CudaEvent>> recordEvent() = 0;
+
+  // Stream capture. Between beginCapture and endCapture launches, gemms and
+  // copyOnDevice are recorded instead of run; anything that waits on the
+  // stream (a blocking copy, synchronize, an event) is an error there and
+  // spoils the capture. endCapture ends it either way and returns the
+  // instantiated graph, or why there is none (the caller runs the work on
+  // the stream instead).
+  virtual Status beginCapture() = 0;
+  virtual Result<std::unique_ptr<CudaGraph>> endCapture() = 0;
 
   // Modules and launches.
   virtual Result<std::unique_ptr<CudaModule>> loadModule(const ModuleImage &image) = 0;

@@ -4,7 +4,9 @@
 
 #include "providers/cuda/blob/CudaBlob.h"
 #include "providers/cuda/runtime/CudaDevice.h"
+#include "providers/cuda/runtime/DeviceMemoryPool.h"
 #include "providers/cuda/runtime/PlanRunner.h"
+#include "providers/cuda/runtime/StagedTransfers.h"
 
 #include <cstring>
 
@@ -23,7 +25,11 @@ std::vector<EpOptionSpec> CudaRuntimeEp::options() const {
            "Where the kernels run: gpu (GPU 0 through the CUDA driver) or emulation (the "
            "host test double: the blob's CUDA C++ compiled with the host C++ compiler, "
            "$ORTC_HOST_CXX or c++, each block's threads as fibers; for tests, not speed).",
-           "gpu"}};
+           "gpu"},
+          {"graphs", "on|off",
+           "Capture each partition's run into a CUDA graph at the first run of a shape and "
+           "replay it after (off: every run issues its kernels on the stream).",
+           "on"}};
 }
 
 Status CudaRuntimeEp::initialize(const EpConfig &config) {
@@ -34,36 +40,46 @@ Status CudaRuntimeEp::initialize(const EpConfig &config) {
                               "gpu or emulation");
     emulate_ = option->second == "emulation";
   }
+  option = config.options.find("graphs");
+  if (option != config.options.end()) {
+    if (option->second != "on" && option->second != "off")
+      return badEpOptionValue(name(), "graphs", option->second, "not on or off", "on or off");
+    graphs_ = option->second == "on";
+  }
   return Status::ok();
 }
 
 Status CudaRuntimeEp::shutdown() {
   std::lock_guard<std::mutex> lock(mutex_);
-  device_.reset();
+  opened_ = Opened();
   return Status::ok();
 }
 
-Result<std::shared_ptr<CudaDevice>> CudaRuntimeEp::device() {
+Result<CudaRuntimeEp::Opened> CudaRuntimeEp::open() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (device_)
-    return device_;
+  if (opened_.device)
+    return opened_;
   Result<std::unique_ptr<CudaDevice>> opened = emulate_ ? openEmulatedDevice() : openDriverDevice(0);
   if (!opened.isOk())
     return opened.status();
-  device_ = std::shared_ptr<CudaDevice>(opened.takeValue());
-  return device_;
+  Opened state;
+  state.device = std::shared_ptr<CudaDevice>(opened.takeValue());
+  state.pool = std::make_shared<DeviceMemoryPool>(state.device);
+  state.staged = std::make_shared<StagedTransfers>(state.device);
+  opened_ = state;
+  return opened_;
 }
 
 Result<DeviceBuffer> CudaRuntimeEp::allocate(size_t size, size_t alignment) {
-  Result<std::shared_ptr<CudaDevice>> dev = device();
+  Result<Opened> dev = open();
   if (!dev.isOk())
     return Status::error(dev.status().code(), name() + ": " + dev.status().message());
-  // Device allocations are 256-byte aligned, more than any tensor needs.
+  // Pool blocks are 256-byte aligned, more than any tensor needs.
   if (alignment > 256 || (alignment & (alignment - 1)))
     return Status::error(StatusCode::InvalidArgument,
                          name() + ": alignment " + std::to_string(alignment) +
                              " is not a power of two up to 256");
-  Result<void *> memory = dev.value()->allocate(size ? size : 1);
+  Result<void *> memory = dev.value().pool->allocate(size ? size : 1);
   if (!memory.isOk())
     return Status::error(memory.status().code(), name() + ": " + memory.status().message());
   return DeviceBuffer::owned(memory.value(), size, *this, DeviceType::Cuda, 0);
@@ -72,20 +88,27 @@ Result<DeviceBuffer> CudaRuntimeEp::allocate(size_t size, size_t alignment) {
 Status CudaRuntimeEp::deallocate(DeviceBuffer &&buffer) {
   if (Status owned = checkOwnership(buffer); !owned.isOk())
     return owned;
-  Result<std::shared_ptr<CudaDevice>> dev = device();
+  Result<Opened> dev = open();
   if (!dev.isOk())
     return dev.status();
-  Status status = dev.value()->free(buffer.data());
+  Status status = dev.value().pool->free(buffer.data());
   buffer.release();
   return status;
 }
 
-Status CudaRuntimeEp::copy(const DeviceBuffer &src, DeviceBuffer &dst, size_t size) {
+Status CudaRuntimeEp::checkCopySize(const DeviceBuffer &src, const DeviceBuffer &dst,
+                                    size_t size) const {
   if (size > src.size() || size > dst.size())
     return Status::error(StatusCode::InvalidArgument,
                          name() + ": copy of " + std::to_string(size) +
                              " bytes exceeds a buffer (source " + std::to_string(src.size()) +
                              ", destination " + std::to_string(dst.size()) + ")");
+  return Status::ok();
+}
+
+Status CudaRuntimeEp::copy(const DeviceBuffer &src, DeviceBuffer &dst, size_t size) {
+  if (Status s = checkCopySize(src, dst, size); !s.isOk())
+    return s;
   if (size == 0)
     return Status::ok();
   bool fromDevice = src.device() == DeviceType::Cuda, toDevice = dst.device() == DeviceType::Cuda;
@@ -93,38 +116,53 @@ Status CudaRuntimeEp::copy(const DeviceBuffer &src, DeviceBuffer &dst, size_t si
     std::memmove(dst.data(), src.data(), size);
     return Status::ok();
   }
-  Result<std::shared_ptr<CudaDevice>> dev = device();
+  Result<Opened> dev = open();
   if (!dev.isOk())
     return dev.status();
+  CudaDevice &device = *dev.value().device;
   if (fromDevice && toDevice)
-    return dev.value()->copyOnDevice(dst.data(), src.data(), size);
+    return device.copyOnDevice(dst.data(), src.data(), size);
   if (toDevice)
-    return dev.value()->copyToDevice(dst.data(), src.data(), size);
-  return dev.value()->copyToHost(dst.data(), src.data(), size);
+    return device.copyToDevice(dst.data(), src.data(), size);
+  return device.copyToHost(dst.data(), src.data(), size);
 }
 
 Result<std::unique_ptr<Fence>> CudaRuntimeEp::copyAsync(const DeviceBuffer &src, DeviceBuffer &dst,
                                                         size_t size) {
-  // Copies are ordered on the device's one stream before any later launch,
-  // and the device's copyToDevice returns once the source may be reused.
-  if (Status status = copy(src, dst, size); !status.isOk())
-    return status;
-  return std::unique_ptr<Fence>(new ReadyFence());
+  // From the host: staged through page-locked memory, the fence an event
+  // after the copy; the stream orders it before any later launch. Other
+  // directions return when done.
+  if (src.device() == DeviceType::Cuda || dst.device() != DeviceType::Cuda || size == 0) {
+    if (Status status = copy(src, dst, size); !status.isOk())
+      return status;
+    return std::unique_ptr<Fence>(new ReadyFence());
+  }
+  if (Status s = checkCopySize(src, dst, size); !s.isOk())
+    return s;
+  Result<Opened> dev = open();
+  if (!dev.isOk())
+    return dev.status();
+  Result<std::unique_ptr<Fence>> fence = dev.value().staged->toDevice(dst.data(), src.data(), size);
+  if (!fence.isOk())
+    return Status::error(fence.status().code(), name() + ": " + fence.status().message());
+  return fence;
 }
 
 Status CudaRuntimeEp::sync() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return device_ ? device_->synchronize() : Status::ok();
+  return opened_.device ? opened_.device->synchronize() : Status::ok();
 }
 
 std::vector<std::string> CudaRuntimeEp::contextSourceKeys() const { return {kCudaContextSource}; }
 
 Result<std::unique_ptr<LoadedPartition>> CudaRuntimeEp::loadContext(const EpContextView &context) {
-  Result<std::shared_ptr<CudaDevice>> dev = device();
+  Result<Opened> dev = open();
   if (!dev.isOk())
     return Status::error(dev.status().code(), dev.status().message() + "; partition '" +
                                                   context.partitionName + "' needs EP " + name());
-  Result<std::unique_ptr<PlanRunner>> loaded = PlanRunner::load(context, dev.value());
+  PlanRunner::Options options;
+  options.graphs = graphs_;
+  Result<std::unique_ptr<PlanRunner>> loaded = PlanRunner::load(context, dev.value().pool, options);
   if (!loaded.isOk())
     return loaded.status();
   return std::unique_ptr<LoadedPartition>(loaded.takeValue());

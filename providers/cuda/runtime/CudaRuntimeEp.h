@@ -8,6 +8,11 @@
 // cuda_ep". The option device=emulation runs the kernels on the host test
 // double (CudaDevice.h) instead of a GPU.
 //
+// Memory: the EP's device arena (DeviceMemoryPool) serves allocate() and
+// every partition's intermediates; blocks are kept and reused across runs.
+// copyAsync from the host stages through page-locked buffers and returns an
+// event as its fence (StagedTransfers); other copies return when done.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ORTC_PROVIDERS_CUDA_RUNTIME_CUDARUNTIMEEP_H
@@ -22,13 +27,15 @@
 namespace ortc::cuda {
 
 class CudaDevice;
+class DeviceMemoryPool;
+class StagedTransfers;
 
 class CudaRuntimeEp final : public RuntimeEp {
 public:
   CudaRuntimeEp();
   ~CudaRuntimeEp() override;
   const EpIdentity &identity() const override { return identity_; }
-  /// device=gpu (default) or emulation.
+  /// device=gpu (default) or emulation; graphs=on (default) or off.
   std::vector<EpOptionSpec> options() const override;
   Status initialize(const EpConfig &config) override;
   Status shutdown() override;
@@ -43,13 +50,21 @@ public:
   Result<std::unique_ptr<LoadedPartition>> loadContext(const EpContextView &context) override;
 
 private:
+  /// The device with its memory pool and staging buffers.
+  struct Opened {
+    std::shared_ptr<CudaDevice> device;
+    std::shared_ptr<DeviceMemoryPool> pool;
+    std::shared_ptr<StagedTransfers> staged;
+  };
   /// The device, opened on first use; the error says why there is none.
-  Result<std::shared_ptr<CudaDevice>> device();
+  Result<Opened> open();
+  Status checkCopySize(const DeviceBuffer &src, const DeviceBuffer &dst, size_t size) const;
 
   EpIdentity identity_;
   bool emulate_ = false;
+  bool graphs_ = true;
   std::mutex mutex_;
-  std::shared_ptr<CudaDevice> device_;
+  Opened opened_;
 };
 
 /// How the runtime's registry makes the CUDA EP (name cuda_ep, alias cuda);

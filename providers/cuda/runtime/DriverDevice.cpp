@@ -9,17 +9,28 @@
 //
 // A device uses its GPU's primary context, made current on the calling
 // thread by every call (the runtime calls from many threads), and one
-// non-blocking stream that orders copies and launches. Both copies to and
-// from the host synchronize the stream before returning: the caller may
-// reuse or read its host buffer at once. Device-to-device copies and
-// launches return at once.
+// non-blocking stream that orders copies and launches. Both blocking copies
+// to and from the host synchronize the stream before returning: the caller
+// may reuse or read its host buffer at once. Device-to-device copies, the
+// async copies (from page-locked memory) and launches return once queued;
+// events (cuEventRecord, without timing) mark points in the stream.
+//
+// Stream capture (cuStreamBeginCapture_v2 in thread-local mode) records the
+// launches, cuBLAS calls and device copies issued from this thread until
+// cuStreamEndCapture; the graph is instantiated at once and launched with
+// cuGraphLaunch. cuBLAS gets a workspace of its own (cublasSetWorkspace),
+// so that it allocates nothing while captured.
 //
 // gemm loads cuBLAS with dlopen on first use (libcublas.so.13, else
 // libcublas.so; declared here too, never linked), creates the device's
 // handle with its context current, binds it to the stream (with reductions
 // in f32 even for f16 and bf16 outputs), and calls
 // cublasGemmStridedBatchedEx (its _64 variant for sizes past int32). It
-// returns once queued, like a launch.
+// returns once queued, like a launch. A GEMM with an epilogue (a bias,
+// then ReLU or the tanh GELU) goes to cuBLASLt instead (libcublasLt.so.13,
+// also loaded on first use): cublasLtMatmul with the same layouts, the
+// epilogue and bias pointer on its descriptor, the heuristic's algorithm
+// and the handle's workspace.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +57,14 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUjit_option = int;
+using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
@@ -55,6 +72,7 @@ constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 constexpr unsigned kDefaultSharedBytes = 48 * 1024; // more needs an opt-in
+constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
 /// The entry points, resolved once per library.
 struct DriverApi {
@@ -83,6 +101,19 @@ struct DriverApi {
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void **, void **);
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+  CUresult (*cuMemFreeHost)(void *);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventQuery)(CUevent);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuStreamBeginCapture)(CUstream, int);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; a stub driver answers
   /// nothing, so the common codes are named here too.
@@ -173,11 +204,24 @@ Result<const DriverApi *> loadDriver() {
   resolve(api->cuModuleGetFunction, "cuModuleGetFunction");
   resolve(api->cuFuncSetAttribute, "cuFuncSetAttribute");
   resolve(api->cuLaunchKernel, "cuLaunchKernel");
+  resolve(api->cuMemHostAlloc, "cuMemHostAlloc");
+  resolve(api->cuMemFreeHost, "cuMemFreeHost");
+  resolve(api->cuEventCreate, "cuEventCreate");
+  resolve(api->cuEventRecord, "cuEventRecord");
+  resolve(api->cuEventQuery, "cuEventQuery");
+  resolve(api->cuEventSynchronize, "cuEventSynchronize");
+  resolve(api->cuEventDestroy, "cuEventDestroy_v2");
+  resolve(api->cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  resolve(api->cuStreamEndCapture, "cuStreamEndCapture");
+  resolve(api->cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  resolve(api->cuGraphLaunch, "cuGraphLaunch");
+  resolve(api->cuGraphExecDestroy, "cuGraphExecDestroy");
+  resolve(api->cuGraphDestroy, "cuGraphDestroy");
   if (!missing.empty()) {
     dlclose(handle);
     return Status::error(StatusCode::NotFound,
                          "the CUDA driver " + library + " lacks " + missing +
-                             " (not a CUDA driver, or one older than CUDA 11)");
+                             " (not a CUDA driver, or one older than CUDA 11.4)");
   }
   const DriverApi *result = api.release();
   loaded.emplace(library, result);
@@ -249,6 +293,7 @@ struct CublasApi {
   cublasStatus_t (*cublasDestroy_v2)(cublasHandle_t);
   cublasStatus_t (*cublasSetStream_v2)(cublasHandle_t, CUstream);
   cublasStatus_t (*cublasSetMathMode)(cublasHandle_t, int);
+  cublasStatus_t (*cublasSetWorkspace_v2)(cublasHandle_t, void *, size_t);
   cublasStatus_t (*cublasGemmStridedBatchedEx)(cublasHandle_t, int transa, int transb, int m, int n,
                                                int k, const void *alpha, const void *A, int Atype,
                                                int lda, long long strideA, const void *B, int Btype,
@@ -299,12 +344,99 @@ Result<const CublasApi *> loadCublas() {
   resolve(api->cublasDestroy_v2, "cublasDestroy_v2", true);
   resolve(api->cublasSetStream_v2, "cublasSetStream_v2", true);
   resolve(api->cublasSetMathMode, "cublasSetMathMode", true);
+  resolve(api->cublasSetWorkspace_v2, "cublasSetWorkspace_v2", true);
   resolve(api->cublasGemmStridedBatchedEx, "cublasGemmStridedBatchedEx", true);
   resolve(api->cublasGemmStridedBatchedEx_64, "cublasGemmStridedBatchedEx_64", false);
   if (!missing.empty()) {
     dlclose(handle);
     return Status::error(StatusCode::NotFound, "cuBLAS " + library + " lacks " + missing +
                                                    " (not cuBLAS, or one older than CUDA 11)");
+  }
+  loaded = api.release();
+  return loaded;
+}
+
+// cublasLt.h's types and values (CUDA 13).
+using cublasLtHandle_t = struct cublasLtContext *;
+using cublasLtMatmulDesc_t = struct cublasLtMatmulDescOpaque *;
+using cublasLtMatrixLayout_t = struct cublasLtMatrixLayoutOpaque *;
+constexpr int CUBLASLT_MATMUL_DESC_TRANSA = 3;
+constexpr int CUBLASLT_MATMUL_DESC_TRANSB = 4;
+constexpr int CUBLASLT_MATMUL_DESC_EPILOGUE = 7;
+constexpr int CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
+constexpr int CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5;
+constexpr int CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET = 6;
+constexpr uint32_t CUBLASLT_EPILOGUE_BIAS = 4;
+constexpr uint32_t CUBLASLT_EPILOGUE_RELU_BIAS = 6;
+constexpr uint32_t CUBLASLT_EPILOGUE_GELU_BIAS = 36;
+
+struct CublasLtApi {
+  std::string library;
+  cublasStatus_t (*cublasLtCreate)(cublasLtHandle_t *);
+  cublasStatus_t (*cublasLtDestroy)(cublasLtHandle_t);
+  cublasStatus_t (*cublasLtMatmulDescCreate)(cublasLtMatmulDesc_t *, int computeType,
+                                             int scaleType);
+  cublasStatus_t (*cublasLtMatmulDescDestroy)(cublasLtMatmulDesc_t);
+  cublasStatus_t (*cublasLtMatmulDescSetAttribute)(cublasLtMatmulDesc_t, int, const void *,
+                                                   size_t);
+  cublasStatus_t (*cublasLtMatrixLayoutCreate)(cublasLtMatrixLayout_t *, int type, uint64_t rows,
+                                               uint64_t cols, int64_t ld);
+  cublasStatus_t (*cublasLtMatrixLayoutDestroy)(cublasLtMatrixLayout_t);
+  cublasStatus_t (*cublasLtMatrixLayoutSetAttribute)(cublasLtMatrixLayout_t, int, const void *,
+                                                     size_t);
+  cublasStatus_t (*cublasLtMatmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *alpha,
+                                   const void *A, cublasLtMatrixLayout_t, const void *B,
+                                   cublasLtMatrixLayout_t, const void *beta, const void *C,
+                                   cublasLtMatrixLayout_t, void *D, cublasLtMatrixLayout_t,
+                                   const void *algo, void *workspace, size_t workspaceBytes,
+                                   CUstream);
+};
+
+/// Loads cuBLASLt once per process (never unloaded); a failure is tried
+/// again on the next call.
+Result<const CublasLtApi *> loadCublasLt() {
+  static std::mutex mutex;
+  static const CublasLtApi *loaded = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded)
+    return loaded;
+  const char *const libraries[] = {"libcublasLt.so.13", "libcublasLt.so"};
+  void *handle = nullptr;
+  std::string firstError, library;
+  for (const char *name : libraries) {
+    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (handle) {
+      library = name;
+      break;
+    }
+    const char *reason = dlerror();
+    if (firstError.empty())
+      firstError = reason ? reason : std::string(name) + ": cannot be loaded";
+  }
+  if (!handle)
+    return Status::error(StatusCode::NotFound, "cuBLASLt not found (" + firstError + ")");
+  auto api = std::make_unique<CublasLtApi>();
+  api->library = library;
+  std::string missing;
+  auto resolve = [&](auto &slot, const char *symbol) {
+    void *address = dlsym(handle, symbol);
+    if (!address && missing.empty())
+      missing = symbol;
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
+  };
+  resolve(api->cublasLtCreate, "cublasLtCreate");
+  resolve(api->cublasLtDestroy, "cublasLtDestroy");
+  resolve(api->cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate");
+  resolve(api->cublasLtMatmulDescDestroy, "cublasLtMatmulDescDestroy");
+  resolve(api->cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
+  resolve(api->cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+  resolve(api->cublasLtMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
+  resolve(api->cublasLtMatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
+  resolve(api->cublasLtMatmul, "cublasLtMatmul");
+  if (!missing.empty()) {
+    dlclose(handle);
+    return Status::error(StatusCode::NotFound,
+                         "cuBLASLt " + library + " lacks " + missing + " (not cuBLASLt 11 or newer)");
   }
   loaded = api.release();
   return loaded;
@@ -371,6 +503,10 @@ public:
       gpu_->api->cuStreamSynchronize(stream_);
     if (cublasHandle_)
       cublas_->cublasDestroy_v2(cublasHandle_);
+    if (cublasLtHandle_)
+      cublasLt_->cublasLtDestroy(cublasLtHandle_);
+    if (cublasWorkspace_)
+      gpu_->api->cuMemFree(cublasWorkspace_);
     if (stream_)
       gpu_->api->cuStreamDestroy(stream_);
     for (CUdeviceptr pointer : allocations_)
@@ -488,6 +624,57 @@ public:
     return gpu_->check(gpu_->api->cuStreamSynchronize(stream_), "cuStreamSynchronize");
   }
 
+  Result<void *> allocatePinned(size_t bytes) override {
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    void *pointer = nullptr;
+    if (Status s = gpu_->check(gpu_->api->cuMemHostAlloc(&pointer, std::max<size_t>(bytes, 1), 0),
+                               "cuMemHostAlloc(" + std::to_string(bytes) + " bytes)");
+        !s.isOk())
+      return s;
+    return pointer;
+  }
+  Status freePinned(void *pointer) override {
+    if (!pointer)
+      return Status::ok();
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuMemFreeHost(pointer), "cuMemFreeHost");
+  }
+  Status copyToDeviceAsync(void *device, const void *host, size_t bytes) override {
+    if (bytes == 0)
+      return Status::ok();
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device), host,
+                                                    bytes, stream_),
+                       "cuMemcpyHtoDAsync_v2");
+  }
+  Status copyToHostAsync(void *host, const void *device, size_t bytes) override {
+    if (bytes == 0)
+      return Status::ok();
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuMemcpyDtoHAsync(host, reinterpret_cast<CUdeviceptr>(device),
+                                                    bytes, stream_),
+                       "cuMemcpyDtoHAsync_v2");
+  }
+  Result<std::unique_ptr<CudaEvent>> recordEvent() override;
+  Status beginCapture() override {
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    // cuBLAS's handle and workspace exist before the capture starts.
+    {
+      std::lock_guard<std::mutex> lock(gemmMutex_);
+      if (Status s = cublasReady(); !s.isOk())
+        return s;
+    }
+    return gpu_->check(
+        gpu_->api->cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+        "cuStreamBeginCapture_v2");
+  }
+  Result<std::unique_ptr<CudaGraph>> endCapture() override;
+
   Result<std::unique_ptr<CudaModule>> loadModule(const ModuleImage &image) override;
 
   Status launch(const KernelLaunch &launch) override {
@@ -514,6 +701,9 @@ public:
   Status gemm(const GemmCall &call) override;
 
 private:
+  /// A GEMM with an epilogue, through cuBLASLt; under gemmMutex_.
+  Status gemmLt(const GemmCall &call, int type, int compute);
+
   /// The device's cuBLAS handle, created on first use with the context
   /// current and bound to the stream; under gemmMutex_.
   Status cublasReady();
@@ -527,7 +717,97 @@ private:
   std::mutex gemmMutex_; // cublas_, cublasHandle_, and the calls that use the handle
   const CublasApi *cublas_ = nullptr;
   cublasHandle_t cublasHandle_ = nullptr;
+  CUdeviceptr cublasWorkspace_ = 0;
+  const CublasLtApi *cublasLt_ = nullptr;
+  cublasLtHandle_t cublasLtHandle_ = nullptr;
 };
+
+class DriverEvent final : public CudaEvent {
+public:
+  DriverEvent(std::shared_ptr<GpuContext> gpu, CUevent event)
+      : gpu_(std::move(gpu)), event_(event) {}
+  ~DriverEvent() override {
+    if (gpu_->bind().isOk())
+      gpu_->api->cuEventDestroy(event_);
+  }
+  Result<bool> query() override {
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    CUresult code = gpu_->api->cuEventQuery(event_);
+    if (code == CUDA_ERROR_NOT_READY)
+      return false;
+    if (Status s = gpu_->check(code, "cuEventQuery"); !s.isOk())
+      return s;
+    return true;
+  }
+  Status wait() override {
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuEventSynchronize(event_), "cuEventSynchronize");
+  }
+
+private:
+  std::shared_ptr<GpuContext> gpu_;
+  CUevent event_;
+};
+
+class DriverGraph final : public CudaGraph {
+public:
+  DriverGraph(std::shared_ptr<GpuContext> gpu, CUgraph graph, CUgraphExec exec, CUstream stream)
+      : gpu_(std::move(gpu)), graph_(graph), exec_(exec), stream_(stream) {}
+  ~DriverGraph() override {
+    if (!gpu_->bind().isOk())
+      return;
+    gpu_->api->cuGraphExecDestroy(exec_);
+    gpu_->api->cuGraphDestroy(graph_);
+  }
+  Status launch() override {
+    if (Status s = gpu_->bind(); !s.isOk())
+      return s;
+    return gpu_->check(gpu_->api->cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
+  }
+
+private:
+  std::shared_ptr<GpuContext> gpu_;
+  CUgraph graph_;
+  CUgraphExec exec_;
+  CUstream stream_; // the device's; the device outlives its graphs
+};
+
+Result<std::unique_ptr<CudaEvent>> DriverDevice::recordEvent() {
+  if (Status s = gpu_->bind(); !s.isOk())
+    return s;
+  CUevent event = nullptr;
+  if (Status s = gpu_->check(gpu_->api->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                             "cuEventCreate");
+      !s.isOk())
+    return s;
+  auto owned = std::make_unique<DriverEvent>(gpu_, event);
+  if (Status s = gpu_->check(gpu_->api->cuEventRecord(event, stream_), "cuEventRecord"); !s.isOk())
+    return s;
+  return std::unique_ptr<CudaEvent>(std::move(owned));
+}
+
+Result<std::unique_ptr<CudaGraph>> DriverDevice::endCapture() {
+  if (Status s = gpu_->bind(); !s.isOk())
+    return s;
+  CUgraph graph = nullptr;
+  // Ends the capture also when it was invalidated (the error says why).
+  if (Status s = gpu_->check(gpu_->api->cuStreamEndCapture(stream_, &graph), "cuStreamEndCapture");
+      !s.isOk()) {
+    if (graph)
+      gpu_->api->cuGraphDestroy(graph);
+    return s;
+  }
+  CUgraphExec exec = nullptr;
+  if (Status s = gpu_->check(gpu_->api->cuGraphInstantiateWithFlags(&exec, graph, 0),
+                             "cuGraphInstantiateWithFlags");
+      !s.isOk()) {
+    gpu_->api->cuGraphDestroy(graph);
+    return s;
+  }
+  return std::unique_ptr<CudaGraph>(std::make_unique<DriverGraph>(gpu_, graph, exec, stream_));
+}
 
 Status DriverDevice::cublasReady() {
   if (cublasHandle_)
@@ -547,12 +827,25 @@ Status DriverDevice::cublasReady() {
         api->cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH |
                                            CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION),
         "cublasSetMathMode(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)");
+  // A workspace of its own, so that a captured GEMM allocates nothing
+  // (cuBLAS's guidance for graphs: 32 MiB on Hopper).
+  CUdeviceptr workspace = 0;
+  if (s.isOk())
+    s = gpu_->check(gpu_->api->cuMemAlloc(&workspace, kCublasWorkspaceBytes),
+                    "cuMemAlloc_v2(cuBLAS workspace)");
+  if (s.isOk())
+    s = checkCublas(api->cublasSetWorkspace_v2(handle, reinterpret_cast<void *>(workspace),
+                                               kCublasWorkspaceBytes),
+                    "cublasSetWorkspace_v2");
   if (!s.isOk()) {
     api->cublasDestroy_v2(handle);
+    if (workspace)
+      gpu_->api->cuMemFree(workspace);
     return s;
   }
   cublas_ = api;
   cublasHandle_ = handle;
+  cublasWorkspace_ = workspace;
   return Status::ok();
 }
 
@@ -595,6 +888,8 @@ Status DriverDevice::gemm(const GemmCall &g) {
     return s;
   if (Status s = cublasReady(); !s.isOk())
     return s;
+  if (g.epilogue != GemmCall::Epilogue::None)
+    return gemmLt(g, type, compute); // the workspace is cuBLAS's, made above
   // Host scalars (the handle's default pointer mode), f32 for the 32F
   // compute types.
   const float alpha = g.alpha, beta = g.beta;
@@ -618,6 +913,81 @@ Status DriverDevice::gemm(const GemmCall &g) {
                          g.strideA, g.b, type, g.ldb, g.strideB, &beta, g.c, type, g.ldc, g.strideC,
                          g.batch, compute, CUBLAS_GEMM_DEFAULT),
                      what("cublasGemmStridedBatchedEx_64"));
+}
+
+Status DriverDevice::gemmLt(const GemmCall &g, int type, int compute) {
+  if (!cublasLtHandle_) {
+    Result<const CublasLtApi *> loaded = loadCublasLt();
+    if (!loaded.isOk())
+      return loaded.status();
+    cublasLtHandle_t handle = nullptr;
+    if (Status s = checkCublas(loaded.value()->cublasLtCreate(&handle), "cublasLtCreate");
+        !s.isOk())
+      return s;
+    cublasLt_ = loaded.value();
+    cublasLtHandle_ = handle;
+  }
+  const CublasLtApi &lt = *cublasLt_;
+  std::string what = std::string("cublasLtMatmul(") + gemmTypeName(g.type) + ", " +
+                     gemmComputeName(g.compute) + ", " + gemmEpilogueName(g.epilogue) + ", m " +
+                     std::to_string(g.m) + ", n " + std::to_string(g.n) + ", k " +
+                     std::to_string(g.k) + ", batch " + std::to_string(g.batch) + ")";
+  if (g.batch > 0x7fffffff)
+    return Status::error(StatusCode::InvalidArgument, what + ": batch exceeds int32");
+  // Descriptors made per call and released whatever happens: host objects,
+  // cheap next to the GEMM; a captured call keeps what it needs.
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layouts[3] = {nullptr, nullptr, nullptr};
+  struct Release {
+    const CublasLtApi &lt;
+    cublasLtMatmulDesc_t &desc;
+    cublasLtMatrixLayout_t (&layouts)[3];
+    ~Release() {
+      for (cublasLtMatrixLayout_t layout : layouts)
+        if (layout)
+          lt.cublasLtMatrixLayoutDestroy(layout);
+      if (desc)
+        lt.cublasLtMatmulDescDestroy(desc);
+    }
+  } release{lt, desc, layouts};
+  cublasStatus_t status = lt.cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F);
+  int32_t transA = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int32_t transB = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  uint32_t epilogue = g.epilogue == GemmCall::Epilogue::Bias       ? CUBLASLT_EPILOGUE_BIAS
+                      : g.epilogue == GemmCall::Epilogue::BiasRelu ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                                                   : CUBLASLT_EPILOGUE_GELU_BIAS;
+  const void *bias = g.bias;
+  auto set = [&](int attribute, const void *value, size_t bytes) {
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = lt.cublasLtMatmulDescSetAttribute(desc, attribute, value, bytes);
+  };
+  set(CUBLASLT_MATMUL_DESC_TRANSA, &transA, sizeof transA);
+  set(CUBLASLT_MATMUL_DESC_TRANSB, &transB, sizeof transB);
+  set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+  set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+  // The layouts as stored: A m x k (k x m transposed), B k x n (n x k), C m x n.
+  const int64_t rows[3] = {g.transA ? g.k : g.m, g.transB ? g.n : g.k, g.m};
+  const int64_t cols[3] = {g.transA ? g.m : g.k, g.transB ? g.k : g.n, g.n};
+  const int64_t lds[3] = {g.lda, g.ldb, g.ldc}, strides[3] = {g.strideA, g.strideB, g.strideC};
+  int32_t batch = static_cast<int32_t>(g.batch);
+  for (int i = 0; i < 3 && status == CUBLAS_STATUS_SUCCESS; ++i) {
+    status = lt.cublasLtMatrixLayoutCreate(&layouts[i], type, uint64_t(rows[i]), uint64_t(cols[i]),
+                                           lds[i]);
+    if (status == CUBLAS_STATUS_SUCCESS && g.batch > 1)
+      status = lt.cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                   &batch, sizeof batch);
+    if (status == CUBLAS_STATUS_SUCCESS && g.batch > 1)
+      status = lt.cublasLtMatrixLayoutSetAttribute(
+          layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[i], sizeof strides[i]);
+  }
+  if (Status s = checkCublas(status, what + ": descriptors"); !s.isOk())
+    return s;
+  const float alpha = g.alpha, beta = g.beta;
+  return checkCublas(lt.cublasLtMatmul(cublasLtHandle_, desc, &alpha, g.a, layouts[0], g.b,
+                                       layouts[1], &beta, g.c, layouts[2], g.c, layouts[2],
+                                       nullptr, reinterpret_cast<void *>(cublasWorkspace_),
+                                       kCublasWorkspaceBytes, stream_),
+                     what);
 }
 
 Result<std::unique_ptr<CudaModule>> DriverDevice::loadModule(const ModuleImage &image) {

@@ -21,6 +21,14 @@
 // table and at the scheduler, and it writes the thread's indices there before
 // it runs or resumes a thread.
 //
+// The stream: launches, GEMMs and blocking copies run when called; async
+// copies (which must name page-locked memory from allocatePinned) wait in a
+// queue and run when the next stream operation, a wait on an event or
+// synchronize comes, so that a host that touches a staging buffer before
+// the copy's event is done reads or writes the wrong bytes, as on a GPU.
+// Stream capture records launches (their parameters copied, by the sizes
+// NAME__params gives), GEMMs and device copies; a graph replays them.
+//
 // gemm is a host reference GEMM over the same column-major descriptors
 // cuBLAS reads: the inputs converted exactly to f32 (then rounded as the
 // compute type says: tf32, f16 or bf16, to nearest even), sums in f32, C
@@ -45,6 +53,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -224,6 +233,10 @@ struct KernelInfo {
   ortc_emu::EntryFunction entry = nullptr;
   bool cooperative = false;
   ortc_emu::Context *context = nullptr;
+  /// Each parameter's size (NAME__params), for captured launches; empty
+  /// when the source does not say (such a launch spoils a capture).
+  std::vector<unsigned> paramSizes;
+  bool knowsParams = false;
 };
 
 /// Process-wide: the kernel handles of live modules (launch refuses any
@@ -658,6 +671,12 @@ public:
     auto *cooperative = static_cast<const int *>(dlsym(handle_, (name + "__cooperative").c_str()));
     kernel->cooperative = cooperative && *cooperative;
     kernel->context = context_;
+    if (auto params = reinterpret_cast<ortc_emu::ParamsFunction>(
+            dlsym(handle_, (name + "__params").c_str()))) {
+      const unsigned *sizes = params();
+      kernel->paramSizes.assign(sizes + 1, sizes + 1 + sizes[0]);
+      kernel->knowsParams = true;
+    }
     void *handle = kernel.get();
     registry().live.insert(kernel.get());
     kernels_.emplace(name, std::move(kernel));
@@ -864,11 +883,48 @@ void accumulateColumns(const float *__restrict__ a, const float *__restrict__ b,
 // The device
 //===----------------------------------------------------------------------===//
 
+class EmulatedDevice;
+
+/// One operation recorded by stream capture.
+struct RecordedOp {
+  enum class Kind { Launch, Gemm, Copy } kind = Kind::Launch;
+  KernelLaunch launch;                  // args rebuilt from `params` at replay
+  std::vector<std::vector<char>> params;
+  GemmCall gemm;
+  void *to = nullptr;
+  const void *from = nullptr;
+  size_t bytes = 0;
+};
+
+class EmulatedEvent final : public CudaEvent {
+public:
+  EmulatedEvent(EmulatedDevice &device, uint64_t sequence) : device_(device), sequence_(sequence) {}
+  Result<bool> query() override;
+  Status wait() override;
+
+private:
+  EmulatedDevice &device_;
+  uint64_t sequence_;
+};
+
+class EmulatedGraph final : public CudaGraph {
+public:
+  EmulatedGraph(EmulatedDevice &device, std::vector<RecordedOp> ops)
+      : device_(device), ops_(std::move(ops)) {}
+  Status launch() override;
+
+private:
+  EmulatedDevice &device_;
+  std::vector<RecordedOp> ops_;
+};
+
 class EmulatedDevice : public CudaDevice {
 public:
   explicit EmulatedDevice(std::string compiler) : compiler_(std::move(compiler)) {}
   ~EmulatedDevice() override {
     for (auto &allocation : allocations_)
+      std::free(reinterpret_cast<void *>(allocation.first));
+    for (auto &allocation : pinned_)
       std::free(reinterpret_cast<void *>(allocation.first));
     std::free(shared_);
   }
@@ -906,15 +962,21 @@ public:
   }
 
   Status copyToDevice(void *device, const void *host, size_t bytes) override {
+    if (Status s = notCapturing("copyToDevice"); !s.isOk())
+      return s;
     if (Status s = checkRange("copyToDevice", device, bytes); !s.isOk())
       return s;
+    drain();
     if (bytes)
       std::memcpy(device, host, bytes);
     return Status::ok();
   }
   Status copyToHost(void *host, const void *device, size_t bytes) override {
+    if (Status s = notCapturing("copyToHost"); !s.isOk())
+      return s;
     if (Status s = checkRange("copyToHost", device, bytes); !s.isOk())
       return s;
+    drain();
     if (bytes)
       std::memcpy(host, device, bytes);
     return Status::ok();
@@ -924,17 +986,151 @@ public:
       return s;
     if (Status s = checkRange("copyOnDevice", from, bytes); !s.isOk())
       return s;
+    if (capturing_) {
+      RecordedOp op;
+      op.kind = RecordedOp::Kind::Copy;
+      op.to = to;
+      op.from = from;
+      op.bytes = bytes;
+      recorded_.push_back(std::move(op));
+      return Status::ok();
+    }
+    drain();
     if (bytes)
       std::memmove(to, from, bytes);
     return Status::ok();
   }
-  Status synchronize() override { return Status::ok(); } // launches run to completion
+  Status synchronize() override {
+    if (Status s = notCapturing("synchronize"); !s.isOk())
+      return s;
+    drain(); // launches run to completion when called
+    return Status::ok();
+  }
+
+  Result<void *> allocatePinned(size_t bytes) override {
+    size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    void *memory = std::aligned_alloc(kAlignment, rounded);
+    if (!memory)
+      return error(StatusCode::Internal, "emulated device: out of host memory for " +
+                                             std::to_string(bytes) + " page-locked bytes");
+    std::lock_guard<std::mutex> lock(mutex_);
+    pinned_[reinterpret_cast<uintptr_t>(memory)] = bytes;
+    return memory;
+  }
+  Status freePinned(void *pointer) override {
+    if (!pointer)
+      return Status::ok();
+    drain(); // as cuMemFreeHost, which waits for the copies that use it
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = pinned_.find(reinterpret_cast<uintptr_t>(pointer));
+    if (found == pinned_.end())
+      return error(StatusCode::InvalidArgument,
+                   "emulated device: freePinned of " + describePointer(pointer) +
+                       ", which is not page-locked memory of this device (or was freed)");
+    pinned_.erase(found);
+    std::free(pointer);
+    return Status::ok();
+  }
+  Status copyToDeviceAsync(void *device, const void *host, size_t bytes) override {
+    return queueCopy("copyToDeviceAsync", device, host, bytes, true);
+  }
+  Status copyToHostAsync(void *host, const void *device, size_t bytes) override {
+    return queueCopy("copyToHostAsync", host, device, bytes, false);
+  }
+  Result<std::unique_ptr<CudaEvent>> recordEvent() override {
+    if (Status s = notCapturing("recordEvent"); !s.isOk())
+      return s;
+    std::lock_guard<std::mutex> lock(streamMutex_);
+    return std::unique_ptr<CudaEvent>(std::make_unique<EmulatedEvent>(*this, queued_));
+  }
+
+  Status beginCapture() override {
+    if (capturing_)
+      return error(StatusCode::InvalidArgument, "emulated device: the stream is being captured");
+    drain();
+    capturing_ = true;
+    spoiled_.clear();
+    recorded_.clear();
+    return Status::ok();
+  }
+  Result<std::unique_ptr<CudaGraph>> endCapture() override {
+    if (!capturing_)
+      return error(StatusCode::InvalidArgument, "emulated device: no capture to end");
+    capturing_ = false;
+    std::vector<RecordedOp> ops = std::move(recorded_);
+    recorded_.clear();
+    if (!spoiled_.empty())
+      return error(StatusCode::Unsupported, "emulated device: the capture was spoiled: " + spoiled_);
+    return std::unique_ptr<CudaGraph>(std::make_unique<EmulatedGraph>(*this, std::move(ops)));
+  }
 
   Result<std::unique_ptr<CudaModule>> loadModule(const ModuleImage &image) override;
   Status launch(const KernelLaunch &launch) override;
   Status gemm(const GemmCall &call) override;
 
+  /// Runs the queued async copies, in order.
+  void drain() {
+    std::lock_guard<std::mutex> lock(streamMutex_);
+    for (const PendingCopy &copy : pending_)
+      if (copy.bytes)
+        std::memcpy(copy.to, copy.from, copy.bytes);
+    completed_ += pending_.size();
+    pending_.clear();
+  }
+  bool completedUpTo(uint64_t sequence) {
+    std::lock_guard<std::mutex> lock(streamMutex_);
+    return completed_ >= sequence;
+  }
+  Status replay(const std::vector<RecordedOp> &ops);
+
 private:
+  struct PendingCopy {
+    void *to;
+    const void *from;
+    size_t bytes;
+  };
+
+  /// An error, and a spoiled capture, when called while capturing.
+  Status notCapturing(const char *call) {
+    if (!capturing_)
+      return Status::ok();
+    std::string why = std::string(call) + " while the stream is being captured";
+    if (spoiled_.empty())
+      spoiled_ = why;
+    return error(StatusCode::InvalidArgument, "emulated device: " + why);
+  }
+
+  /// Whether [pointer, pointer + bytes) lies inside page-locked memory.
+  bool insidePinned(const void *pointer, size_t bytes) {
+    uintptr_t begin = reinterpret_cast<uintptr_t>(pointer);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto next = pinned_.upper_bound(begin);
+    if (next == pinned_.begin())
+      return false;
+    auto owner = std::prev(next);
+    return begin - owner->first <= owner->second && bytes <= owner->second - (begin - owner->first);
+  }
+
+  Status queueCopy(const char *call, void *to, const void *from, size_t bytes, bool toDevice) {
+    if (Status s = notCapturing(call); !s.isOk())
+      return s;
+    const void *device = toDevice ? static_cast<const void *>(to) : from;
+    const void *host = toDevice ? from : static_cast<const void *>(to);
+    if (Status s = checkRange(call, device, bytes); !s.isOk())
+      return s;
+    if (bytes && !insidePinned(host, bytes))
+      return error(StatusCode::InvalidArgument,
+                   std::string("emulated device: ") + call + " of " + std::to_string(bytes) +
+                       " bytes: the host side " + describePointer(host) +
+                       " is not page-locked memory from allocatePinned");
+    std::lock_guard<std::mutex> lock(streamMutex_);
+    pending_.push_back({to, from, bytes});
+    ++queued_;
+    return Status::ok();
+  }
+
+  Status runLaunch(const KernelLaunch &launch);
+
   static std::string describePointer(const void *pointer) {
     char text[32];
     std::snprintf(text, sizeof text, "%p", pointer);
@@ -967,8 +1163,17 @@ private:
   Result<void *> openShared(const ModuleImage &image);
 
   std::string compiler_;
-  std::mutex mutex_; // allocations_
+  std::mutex mutex_; // allocations_, pinned_
   std::map<uintptr_t, size_t> allocations_;
+  std::map<uintptr_t, size_t> pinned_;
+  // The stream's queued async copies: queued_ were issued, completed_ ran.
+  std::mutex streamMutex_;
+  std::vector<PendingCopy> pending_;
+  uint64_t queued_ = 0, completed_ = 0;
+  // Stream capture (the stream's user orders its calls, as with CUDA).
+  bool capturing_ = false;
+  std::string spoiled_; // why the capture cannot become a graph
+  std::vector<RecordedOp> recorded_;
   // Launch state, used under registry().mutex.
   std::vector<Fiber> fibers_;
   StackPool stacks_;
@@ -1040,7 +1245,75 @@ Result<std::unique_ptr<CudaModule>> EmulatedDevice::loadModule(const ModuleImage
       std::make_unique<EmulatedModule>(handle.value(), context, image.what));
 }
 
+Result<bool> EmulatedEvent::query() { return device_.completedUpTo(sequence_); }
+
+Status EmulatedEvent::wait() {
+  device_.drain();
+  return Status::ok();
+}
+
+Status EmulatedGraph::launch() { return device_.replay(ops_); }
+
+Status EmulatedDevice::replay(const std::vector<RecordedOp> &ops) {
+  if (capturing_)
+    return error(StatusCode::InvalidArgument,
+                 "emulated device: a graph launched while the stream is being captured");
+  drain();
+  for (const RecordedOp &op : ops) {
+    Status s = Status::ok();
+    switch (op.kind) {
+    case RecordedOp::Kind::Launch: {
+      std::vector<void *> args;
+      for (const std::vector<char> &param : op.params)
+        args.push_back(const_cast<char *>(param.data()));
+      KernelLaunch launch = op.launch;
+      launch.args = args.data();
+      s = runLaunch(launch);
+      break;
+    }
+    case RecordedOp::Kind::Gemm:
+      s = gemm(op.gemm);
+      break;
+    case RecordedOp::Kind::Copy:
+      s = copyOnDevice(op.to, op.from, op.bytes);
+      break;
+    }
+    if (!s.isOk())
+      return Status::error(s.code(), "graph replay: " + s.message());
+  }
+  return Status::ok();
+}
+
 Status EmulatedDevice::launch(const KernelLaunch &launch) {
+  if (!capturing_) {
+    drain();
+    return runLaunch(launch);
+  }
+  // Captured: the parameters are copied now, as cuLaunchKernel copies them.
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  const KernelInfo *kernel = static_cast<const KernelInfo *>(launch.function);
+  if (!registry().live.count(kernel))
+    return error(StatusCode::InvalidArgument,
+                 "emulated launch: the function is not a kernel of a loaded module");
+  if (!kernel->knowsParams) {
+    if (spoiled_.empty())
+      spoiled_ = "kernel " + kernel->name + " has no " + kernel->name +
+                 "__params, so its launch cannot be recorded";
+    return Status::ok();
+  }
+  RecordedOp op;
+  op.kind = RecordedOp::Kind::Launch;
+  op.launch = launch;
+  op.launch.args = nullptr;
+  for (size_t i = 0; i < kernel->paramSizes.size(); ++i) {
+    const char *value = static_cast<const char *>(launch.args[i]);
+    op.params.emplace_back(value, value + kernel->paramSizes[i]);
+  }
+  recorded_.push_back(std::move(op));
+  return Status::ok();
+}
+
+Status EmulatedDevice::runLaunch(const KernelLaunch &launch) {
   std::lock_guard<std::mutex> lock(registry().mutex);
   const KernelInfo *kernel = static_cast<const KernelInfo *>(launch.function);
   if (!registry().live.count(kernel))
@@ -1106,12 +1379,32 @@ Status EmulatedDevice::launch(const KernelLaunch &launch) {
   return Status::ok();
 }
 
+/// cuBLASLt's activations, in f32 before C is rounded.
+float applyEpilogue(GemmCall::Epilogue epilogue, float x) {
+  switch (epilogue) {
+  case GemmCall::Epilogue::BiasRelu:
+    return x > 0.0f ? x : 0.0f;
+  case GemmCall::Epilogue::BiasGeluTanh:
+    return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+  default:
+    return x;
+  }
+}
+
 /// The host reference: the same checks as the driver device, then every
 /// operand's whole span inside an allocation, then per problem and per four
 /// columns of C the f32 sums (products added in order of k), and C written
 /// as alpha * sum + beta * C (C not read when beta is 0, as cuBLAS does).
 /// An operand with stride 0 is packed once for every problem.
 Status EmulatedDevice::gemm(const GemmCall &g) {
+  if (capturing_) {
+    RecordedOp op;
+    op.kind = RecordedOp::Kind::Gemm;
+    op.gemm = g;
+    recorded_.push_back(std::move(op));
+    return Status::ok();
+  }
+  drain();
   const std::string who = "emulated gemm";
   if (Status s = checkGemmCall(g, who); !s.isOk())
     return s;
@@ -1142,6 +1435,9 @@ Status EmulatedDevice::gemm(const GemmCall &g) {
     return s;
   if (Status s = checkSpan("C", g.c, g.m, g.n, g.ldc, g.strideC); !s.isOk())
     return s;
+  if (g.epilogue != GemmCall::Epilogue::None)
+    if (Status s = checkSpan("the bias", g.bias, g.m, 1, g.m, 0); !s.isOk())
+      return s;
   if (g.m == 0 || g.n == 0)
     return Status::ok();
 
@@ -1174,6 +1470,9 @@ Status EmulatedDevice::gemm(const GemmCall &g) {
             float scaled = g.beta * loadElement(g.type, c, i + column);
             value = products ? value + scaled : scaled;
           }
+          if (g.epilogue != GemmCall::Epilogue::None)
+            value = applyEpilogue(
+                g.epilogue, value + loadElement(g.type, static_cast<const char *>(g.bias), i));
           storeElement(g.type, c, i + column, value);
         }
       }

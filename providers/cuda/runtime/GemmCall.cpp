@@ -25,6 +25,20 @@ const char *gemmTypeName(GemmCall::Type type) {
   return "an unknown type";
 }
 
+const char *gemmEpilogueName(GemmCall::Epilogue epilogue) {
+  switch (epilogue) {
+  case GemmCall::Epilogue::None:
+    return "none";
+  case GemmCall::Epilogue::Bias:
+    return "BIAS";
+  case GemmCall::Epilogue::BiasRelu:
+    return "RELU_BIAS";
+  case GemmCall::Epilogue::BiasGeluTanh:
+    return "GELU_BIAS";
+  }
+  return "unknown";
+}
+
 const char *gemmComputeName(GemmCall::Compute compute) {
   switch (compute) {
   case GemmCall::Compute::F32:
@@ -89,7 +103,14 @@ Status checkGemmCall(const GemmCall &g, const std::string &who) {
     return s;
   if (Status s = pointer(g.b, "B", g.k > 0 && g.n > 0, g.k, g.n); !s.isOk())
     return s;
-  return pointer(g.c, "C", g.m > 0 && g.n > 0, g.m, g.n);
+  if (Status s = pointer(g.c, "C", g.m > 0 && g.n > 0, g.m, g.n); !s.isOk())
+    return s;
+  if (g.epilogue != GemmCall::Epilogue::None && g.epilogue != GemmCall::Epilogue::Bias &&
+      g.epilogue != GemmCall::Epilogue::BiasRelu && g.epilogue != GemmCall::Epilogue::BiasGeluTanh)
+    return bad("unknown epilogue " + str(static_cast<int>(g.epilogue)));
+  if (g.epilogue == GemmCall::Epilogue::None)
+    return g.bias ? bad("a bias without an epilogue") : Status::ok();
+  return pointer(g.bias, "the bias", g.m > 0 && g.n > 0, g.m, 1);
 }
 
 } // namespace ortc::cuda

@@ -4,6 +4,8 @@
 
 #include "providers/cuda/blob/CudaBlob.h"
 #include "providers/cuda/runtime/CudaDevice.h"
+#include "providers/cuda/runtime/DeviceMemoryPool.h"
+#include "runtime/ep/MemoryPlanner.h"
 #include "runtime/ep/WindowGeometry.h"
 
 #include <algorithm>
@@ -21,18 +23,17 @@ PlanRunner::~PlanRunner() {
   if (!device_)
     return;
   (void)device_->synchronize();
-  for (void *p : arena_)
-    if (p)
-      (void)device_->free(p);
-  for (void *p : scratch_)
-    if (p)
-      (void)device_->free(p);
+  graphs_.clear();
+  if (arena_)
+    (void)pool_->free(arena_);
   if (weights_)
     (void)device_->free(weights_);
 }
 
 Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &context,
-                                                     std::shared_ptr<CudaDevice> device) {
+                                                     std::shared_ptr<DeviceMemoryPool> pool,
+                                                     Options options) {
+  CudaDevice *device = &pool->device();
   std::string what = "partition " + context.partitionName;
   // An inline blob starts anywhere inside its protobuf: verify an aligned copy.
   OwnedBlobBytes storage;
@@ -47,7 +48,10 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
 
   std::unique_ptr<PlanRunner> runner(new PlanRunner());
   runner->what_ = what;
-  runner->device_ = device;
+  runner->pool_ = pool;
+  runner->options_ = options;
+  // The pool's device, shared: the pool lives as long as the runner.
+  runner->device_ = std::shared_ptr<CudaDevice>(pool, device);
 
   std::vector<DimNode> nodes;
   if (plan.dims())
@@ -109,10 +113,6 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
     buffer.name = b->name() ? b->name()->str() : std::string();
     runner->buffers_.push_back(std::move(buffer));
   }
-  runner->arena_.assign(runner->buffers_.size(), nullptr);
-  runner->scratch_.assign(plan.steps()->size(), nullptr);
-  runner->scratchBytes_.assign(plan.steps()->size(), 0);
-  runner->arenaBytes_.assign(runner->buffers_.size(), 0);
 
   // Code: every cubin, the PTX and the source; the device picks.
   ModuleImage image;
@@ -156,13 +156,14 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
     step.autoPad = s->auto_pad();
     step.ceilMode = s->ceil_mode();
     step.group = s->group();
-    step.index = runner->steps_.size();
+    step.scratch = s->scratch();
     if (s->grid_dims())
       step.gridDims.assign(s->grid_dims()->begin(), s->grid_dims()->end());
     step.transA = s->trans_a();
     step.transB = s->trans_b();
     step.alpha = s->alpha();
     step.compute = int(s->compute());
+    step.epilogue = int(s->epilogue());
     step.node = s->node() ? s->node()->str() : std::string();
     step.inputs.assign(s->inputs()->begin(), s->inputs()->end());
     step.outputs.assign(s->outputs()->begin(), s->outputs()->end());
@@ -170,6 +171,36 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
     step.maxBlocks = s->max_blocks();
     runner->steps_.push_back(std::move(step));
   }
+
+  // The arena: the blob's static layout, or live ranges for the planner.
+  const fb::MemoryPlan &memory = *plan.memory();
+  runner->symbolicArena_ = memory.symbolic();
+  runner->arenaAlignment_ = memory.alignment();
+  std::vector<int> first, last;
+  bufferLiveRanges(
+      runner->steps_,
+      [](const Step &step) {
+        std::pair<std::vector<int>, std::vector<int>> ids(step.inputs, step.outputs);
+        if (step.scratch >= 0) {
+          ids.first.push_back(step.scratch);
+          ids.second.push_back(step.scratch);
+        }
+        return ids;
+      },
+      [&](int id) {
+        const Buffer &b = runner->buffers_[size_t(id)];
+        return b.kind == Kind::Alias ? b.aliasOf : id;
+      },
+      runner->buffers_.size(), first, last);
+  for (size_t id = 0; id < runner->buffers_.size(); ++id) {
+    Buffer &b = runner->buffers_[id];
+    b.firstStep = std::max(first[id], 0);
+    b.lastStep = std::max(last[id], b.firstStep);
+  }
+  runner->staticLayout_.bytes = memory.fixed_bytes();
+  runner->staticLayout_.offsets.assign(runner->buffers_.size(), 0);
+  for (size_t id = 0; id < runner->buffers_.size(); ++id)
+    runner->staticLayout_.offsets[id] = runner->buffers_[id].offset;
 
   if (blob.weightsSize) {
     Result<void *> weights = device->allocate(blob.weightsSize);
@@ -215,6 +246,9 @@ Status PlanRunner::runGemm(const Step &step, const std::vector<void *> &address,
                                               : GemmCall::Type::F32;
   call.compute = GemmCall::Compute(step.compute);
   call.alpha = step.alpha;
+  call.epilogue = GemmCall::Epilogue(step.epilogue);
+  if (call.epilogue != GemmCall::Epilogue::None)
+    call.bias = address[size_t(step.inputs[2])]; // one per column of Y, per row of Y^T
   // Column-major, Y^T = op(B)^T op(A)^T: cuBLAS's A is our B and its B our A.
   call.transA = step.transB;
   call.transB = step.transA;
@@ -245,21 +279,6 @@ Status PlanRunner::runGemm(const Step &step, const std::vector<void *> &address,
   if (Status s = device_->gemm(call); !s.isOk())
     return Status::error(s.code(), what_ + ": node " + step.node + ": " + s.message());
   return Status::ok();
-}
-
-Result<void *> PlanRunner::scratch(size_t index, size_t bytes) {
-  if (scratchBytes_[index] >= bytes)
-    return scratch_[index];
-  if (scratch_[index])
-    (void)device_->free(scratch_[index]);
-  scratch_[index] = nullptr;
-  scratchBytes_[index] = 0;
-  Result<void *> memory = device_->allocate(bytes);
-  if (!memory.isOk())
-    return memory.status();
-  scratch_[index] = memory.value();
-  scratchBytes_[index] = bytes;
-  return memory.value();
 }
 
 Status PlanRunner::runWindow(const Step &step, const std::vector<void *> &address,
@@ -311,14 +330,7 @@ Status PlanRunner::runWindow(const Step &step, const std::vector<void *> &addres
   if (c != sw[1] * groups || m != sy[1] || m % groups)
     return fail("the weight's channels do not match the input's and output's");
   int64_t spatial = sy[2] * sy[3], kg = sw[1] * wnd[0] * wnd[1], mg = m / groups;
-  void *col = nullptr;
-  if (step.hasKernel) {
-    Result<void *> memory = scratch(step.index, size_t(c * wnd[0] * wnd[1] * spatial) * elem);
-    if (!memory.isOk())
-      return Status::error(memory.status().code(),
-                           what_ + ": node " + step.node + ": columns: " + memory.status().message());
-    col = memory.value();
-  }
+  void *col = step.hasKernel ? address[size_t(step.scratch)] : nullptr;
   ElementType type = buffers_[size_t(iy)].type;
   for (int64_t n = 0; n < sx[0]; ++n) {
     char *x = static_cast<char *>(address[size_t(ix)]);
@@ -414,67 +426,45 @@ PlanRunner::outputShapes(const std::vector<TensorView> &inputs) const {
   return shapes;
 }
 
-Status PlanRunner::run(const std::vector<TensorView> &inputs,
-                       const std::vector<TensorView> &outputs) {
-  std::vector<int64_t> values;
-  if (Status s = binding_.bind(inputs, values, valueReader(inputs)); !s.isOk())
-    return s;
-  if (Status s = checkViews(values); !s.isOk())
-    return s;
-  if (outputs.size() != outputs_.size())
-    return Status::error(StatusCode::InvalidArgument,
-                         what_ + ": expected " + std::to_string(outputs_.size()) +
-                             " outputs, got " + std::to_string(outputs.size()));
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (outputs[i].type != outputs_[i].type ||
-        outputs[i].shape != DimBinding::shape(outputDims_[i], values))
-      return Status::error(StatusCode::InvalidArgument,
-                           what_ + ": output '" + outputs_[i].name +
-                               "' does not have the shape and type the inputs make");
-
-  std::lock_guard<std::mutex> lock(runMutex_);
-  // Every buffer's address and shape for this run.
-  std::vector<void *> address(buffers_.size(), nullptr);
-  std::vector<std::vector<int64_t>> shape(buffers_.size());
+Result<const PlanRunner::Layout *> PlanRunner::layoutFor(const std::vector<int64_t> &values) {
+  if (!symbolicArena_)
+    return &staticLayout_;
+  auto found = layouts_.find(values);
+  if (found != layouts_.end())
+    return &found->second;
+  if (layouts_.size() >= 64) // a bound on what many shapes keep
+    layouts_.clear();
+  Layout layout;
+  layout.offsets.assign(buffers_.size(), 0);
+  std::vector<ArenaSlot> slots;
+  std::vector<size_t> slotBuffer;
   for (size_t id = 0; id < buffers_.size(); ++id) {
     const Buffer &b = buffers_[id];
-    shape[id] = DimBinding::shape(b.dims, values);
-    int64_t count = 1;
-    for (int64_t d : shape[id])
-      count *= d;
-    size_t bytes = size_t(count) * elementSize(b.type);
-    switch (b.kind) {
-    case Kind::Input:
-      address[id] = inputs[b.index].data;
-      break;
-    case Kind::Output:
-      address[id] = outputs[b.index].data;
-      break;
-    case Kind::Weight:
-      address[id] = static_cast<char *>(weights_) + b.offset;
-      break;
-    case Kind::Alias:
-      address[id] = address[size_t(b.aliasOf)];
-      break;
-    case Kind::Arena:
-      if (arenaBytes_[id] < bytes) {
-        if (arena_[id])
-          (void)device_->free(arena_[id]);
-        arena_[id] = nullptr;
-        arenaBytes_[id] = 0;
-        Result<void *> memory = device_->allocate(bytes);
-        if (!memory.isOk())
-          return Status::error(memory.status().code(),
-                               what_ + ": intermediate '" + b.name + "' (" +
-                                   std::to_string(bytes) + " bytes): " + memory.status().message());
-        arena_[id] = memory.value();
-        arenaBytes_[id] = bytes;
-      }
-      address[id] = arena_[id];
-      break;
-    }
+    if (b.kind != Kind::Arena)
+      continue;
+    uint64_t count = 1;
+    for (int64_t code : b.dims)
+      if (__builtin_mul_overflow(count, uint64_t(DimBinding::size(code, values)), &count) ||
+          count > (uint64_t(1) << 48))
+        return Status::error(StatusCode::InvalidArgument,
+                             what_ + ": intermediate '" + b.name + "' is too large for these inputs");
+    ArenaSlot slot;
+    slot.size = count * elementSize(b.type);
+    slot.firstStep = b.firstStep;
+    slot.lastStep = b.lastStep;
+    slots.push_back(slot);
+    slotBuffer.push_back(id);
   }
+  ArenaPlan plan = planArena(slots, arenaAlignment_);
+  for (size_t i = 0; i < slots.size(); ++i)
+    layout.offsets[slotBuffer[i]] = slots[i].offset;
+  layout.bytes = plan.bytes;
+  return &layouts_.emplace(values, std::move(layout)).first->second;
+}
 
+Status PlanRunner::issueSteps(const std::vector<void *> &address,
+                              const std::vector<std::vector<int64_t>> &shape,
+                              const std::vector<int64_t> &values) {
   for (const Step &step : steps_) {
     if (step.kind == StepKind::Gemm) {
       if (Status s = runGemm(step, address, shape); !s.isOk())
@@ -538,11 +528,122 @@ Status PlanRunner::run(const std::vector<TensorView> &inputs,
     if (Status s = device_->launch(launch); !s.isOk())
       return Status::error(s.code(), what_ + ": node(s) " + step.node + ": " + s.message());
   }
-  // Kernel faults surface here, with the partition named, rather than at
-  // the next copy.
-  if (Status s = device_->synchronize(); !s.isOk())
-    return Status::error(s.code(), what_ + ": " + s.message());
   return Status::ok();
+}
+
+PlanRunner::Stats PlanRunner::stats() const {
+  std::lock_guard<std::mutex> lock(runMutex_);
+  return stats_;
+}
+
+Status PlanRunner::run(const std::vector<TensorView> &inputs,
+                       const std::vector<TensorView> &outputs) {
+  std::vector<int64_t> values;
+  if (Status s = binding_.bind(inputs, values, valueReader(inputs)); !s.isOk())
+    return s;
+  if (Status s = checkViews(values); !s.isOk())
+    return s;
+  if (outputs.size() != outputs_.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": expected " + std::to_string(outputs_.size()) +
+                             " outputs, got " + std::to_string(outputs.size()));
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].type != outputs_[i].type ||
+        outputs[i].shape != DimBinding::shape(outputDims_[i], values))
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": output '" + outputs_[i].name +
+                               "' does not have the shape and type the inputs make");
+
+  std::lock_guard<std::mutex> lock(runMutex_);
+  Result<const Layout *> laidOut = layoutFor(values);
+  if (!laidOut.isOk())
+    return laidOut.status();
+  const Layout &layout = *laidOut.value();
+  if (layout.bytes > arenaBytes_) {
+    // A bigger arena: the graphs captured with the old one go with it.
+    graphs_.clear();
+    if (arena_)
+      (void)pool_->free(arena_);
+    arena_ = nullptr;
+    arenaBytes_ = 0;
+    Result<void *> memory = pool_->allocate(layout.bytes);
+    if (!memory.isOk())
+      return Status::error(memory.status().code(), what_ + ": the arena (" +
+                                                       std::to_string(layout.bytes) + " bytes): " +
+                                                       memory.status().message());
+    arena_ = memory.value();
+    arenaBytes_ = layout.bytes;
+    stats_.arenaBytes = arenaBytes_;
+  }
+  // Every buffer's address and shape for this run.
+  std::vector<void *> address(buffers_.size(), nullptr);
+  std::vector<std::vector<int64_t>> shape(buffers_.size());
+  std::vector<void *> io;
+  for (size_t id = 0; id < buffers_.size(); ++id) {
+    const Buffer &b = buffers_[id];
+    shape[id] = DimBinding::shape(b.dims, values);
+    switch (b.kind) {
+    case Kind::Input:
+      address[id] = inputs[b.index].data;
+      io.push_back(address[id]);
+      break;
+    case Kind::Output:
+      address[id] = outputs[b.index].data;
+      io.push_back(address[id]);
+      break;
+    case Kind::Weight:
+      address[id] = static_cast<char *>(weights_) + b.offset;
+      break;
+    case Kind::Alias:
+      address[id] = address[size_t(b.aliasOf)];
+      break;
+    case Kind::Arena:
+      address[id] = static_cast<char *>(arena_) + layout.offsets[id];
+      break;
+    }
+  }
+
+  auto finish = [&]() -> Status {
+    // Kernel faults surface here, with the partition named, rather than at
+    // the next copy.
+    if (Status s = device_->synchronize(); !s.isOk())
+      return Status::error(s.code(), what_ + ": " + s.message());
+    return Status::ok();
+  };
+  if (options_.graphs && stats_.graphsOff.empty()) {
+    GraphKey key(values, io);
+    auto found = graphs_.find(key);
+    if (found != graphs_.end()) {
+      if (Status s = found->second->launch(); !s.isOk())
+        return Status::error(s.code(), what_ + ": " + s.message());
+      ++stats_.graphReplays;
+      return finish();
+    }
+    Status began = device_->beginCapture();
+    if (began.isOk()) {
+      Status issued = issueSteps(address, shape, values);
+      Result<std::unique_ptr<CudaGraph>> graph = device_->endCapture();
+      if (!issued.isOk())
+        return issued;
+      if (graph.isOk()) {
+        if (graphs_.size() >= 32) // a bound on what many shapes keep
+          graphs_.clear();
+        CudaGraph &captured = *graph.value();
+        graphs_.emplace(std::move(key), graph.takeValue());
+        ++stats_.graphsCaptured;
+        if (Status s = captured.launch(); !s.isOk())
+          return Status::error(s.code(), what_ + ": " + s.message());
+        return finish();
+      }
+      stats_.graphsOff = graph.status().message();
+    } else {
+      stats_.graphsOff = began.message();
+    }
+  }
+  if (Status s = issueSteps(address, shape, values); !s.isOk())
+    return s;
+  ++stats_.streamRuns;
+  return finish();
 }
 
 } // namespace ortc::cuda

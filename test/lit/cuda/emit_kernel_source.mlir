@@ -13,7 +13,7 @@
 // CHECK-SAME: const float [[S:v[0-9]+]] = ([[X]] + [[B]]);
 // CHECK-SAME: ? [[S]] : 0.0f)
 // CHECK-SAME: r0[i] =
-// CHECK-SAME: extern \22C\22 void bias_relu_k0__emulate(void **args)
+// CHECK-SAME: ORTC_EMU_ENTRY(bias_relu_k0)
 func.func @bias_relu(%x: tensor<?x512xf32>, %b: tensor<512xf32>) -> tensor<?x512xf32> {
   %0 = "onnx.Add"(%x, %b) : (tensor<?x512xf32>, tensor<512xf32>) -> tensor<?x512xf32>
   %1 = "onnx.Relu"(%0) : (tensor<?x512xf32>) -> tensor<?x512xf32>

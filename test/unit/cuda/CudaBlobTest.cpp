@@ -57,6 +57,7 @@ fb::PlanT samplePlan() {
   cubin->arch = 90;
   cubin->size = 16;
   plan.cubins.push_back(std::move(cubin));
+  plan.memory = std::make_unique<fb::MemoryPlanT>();
   return plan;
 }
 
@@ -116,6 +117,7 @@ TEST(CudaBlob, InconsistentPlansAreRefusedByTheWriter) {
   {
     fb::PlanT plan = samplePlan();
     plan.buffers[0]->kind = fb::BufferKind::Arena; // nobody holds input 0
+    plan.memory->symbolic = true;
     auto blob = ortc::cuda::writeCudaBlob(plan, sampleParts());
     ASSERT_FALSE(blob.isOk());
     EXPECT_NE(blob.status().message().find("input 0"), std::string::npos)
@@ -126,6 +128,35 @@ TEST(CudaBlob, InconsistentPlansAreRefusedByTheWriter) {
     plan.steps[0]->kernel = 3;
     EXPECT_FALSE(ortc::cuda::writeCudaBlob(plan, sampleParts()).isOk());
   }
+}
+
+TEST(CudaBlob, ArenaBuffersMustLieInsideTheArena) {
+  // A static intermediate [2, 4] f32 (32 bytes) between two launches.
+  auto withArena = [](uint64_t offset, uint64_t arenaBytes) {
+    fb::PlanT plan = samplePlan();
+    auto b = std::make_unique<fb::BufferT>();
+    b->kind = fb::BufferKind::Arena;
+    b->element_type = 1;
+    b->shape = {2, 4};
+    b->size = 32;
+    b->offset = offset;
+    plan.buffers.push_back(std::move(b));
+    plan.memory->fixed_bytes = arenaBytes;
+    return plan;
+  };
+  EXPECT_TRUE(ortc::cuda::writeCudaBlob(withArena(256, 512), sampleParts()).isOk());
+  auto outside = ortc::cuda::writeCudaBlob(withArena(256, 270), sampleParts());
+  ASSERT_FALSE(outside.isOk());
+  EXPECT_NE(outside.status().message().find("buffer 2 lies outside the arena of 270 bytes"),
+            std::string::npos)
+      << outside.status().message();
+  EXPECT_FALSE(ortc::cuda::writeCudaBlob(withArena(100, 512), sampleParts()).isOk()); // unaligned
+  fb::PlanT symbolic = withArena(256, 270);
+  symbolic.memory->symbolic = true; // laid out at run time: offsets are not checked
+  EXPECT_TRUE(ortc::cuda::writeCudaBlob(symbolic, sampleParts()).isOk());
+  fb::PlanT badAlignment = withArena(0, 512);
+  badAlignment.memory->alignment = 48;
+  EXPECT_FALSE(ortc::cuda::writeCudaBlob(badAlignment, sampleParts()).isOk());
 }
 
 TEST(CudaBlob, OtherVersionsAreUnsupported) {

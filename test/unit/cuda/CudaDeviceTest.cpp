@@ -14,6 +14,7 @@
 #include "providers/cuda/runtime/CudaDevice.h"
 #include "providers/cuda/compile/Nvrtc.h"
 #include "test/unit/ScratchDir.h"
+#include "test/unit/cuda/EmulatorSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -36,12 +37,7 @@ namespace {
 
 using namespace ortc;
 using namespace ortc::cuda;
-
-#define ASSERT_OK(expr)                                                                            \
-  do {                                                                                             \
-    Status status_ = (expr);                                                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.message();                                              \
-  } while (0)
+using namespace ortc::cuda::testing;
 
 // What the emitter will put at the top of every source for NVRTC.
 const char *kPrelude = R"(
@@ -218,72 +214,6 @@ ORTC_EMU_COOPERATIVE(early_exit);
 )";
 
 std::string withPrelude(const char *source) { return std::string(kPrelude) + source; }
-
-ModuleImage sourceImage(const std::string &source, const std::string &what) {
-  ModuleImage image;
-  image.source = source;
-  image.what = what;
-  return image;
-}
-
-std::unique_ptr<CudaDevice> emulator(const std::string &compiler = "") {
-  Result<std::unique_ptr<CudaDevice>> device = openEmulatedDevice(compiler);
-  EXPECT_TRUE(device.isOk()) << device.status().message();
-  return device.isOk() ? device.takeValue() : nullptr;
-}
-
-/// Device memory holding `values` (freed by the caller through the device).
-template <typename T> void *upload(CudaDevice &device, const std::vector<T> &values) {
-  Result<void *> memory = device.allocate(values.size() * sizeof(T));
-  EXPECT_TRUE(memory.isOk()) << memory.status().message();
-  if (!memory.isOk())
-    return nullptr;
-  Status copied = device.copyToDevice(memory.value(), values.data(), values.size() * sizeof(T));
-  EXPECT_TRUE(copied.isOk()) << copied.message();
-  return memory.value();
-}
-
-template <typename T> std::vector<T> download(CudaDevice &device, const void *memory, size_t n) {
-  std::vector<T> values(n);
-  Status copied = device.copyToHost(values.data(), memory, n * sizeof(T));
-  EXPECT_TRUE(copied.isOk()) << copied.message();
-  return values;
-}
-
-Status launch(CudaDevice &device, void *function, std::array<unsigned, 3> grid,
-              std::array<unsigned, 3> block, std::vector<void *> args, unsigned sharedBytes = 0) {
-  KernelLaunch launch;
-  launch.function = function;
-  for (int i = 0; i < 3; ++i) {
-    launch.grid[i] = grid[i];
-    launch.block[i] = block[i];
-  }
-  launch.sharedBytes = sharedBytes;
-  launch.args = args.data();
-  return device.launch(launch);
-}
-
-/// The module of `source` on `device` and its kernels `names`.
-struct Loaded {
-  std::unique_ptr<CudaModule> module;
-  std::vector<void *> functions;
-};
-std::optional<Loaded> load(CudaDevice &device, const std::string &source,
-                           std::vector<std::string> names) {
-  Result<std::unique_ptr<CudaModule>> module = device.loadModule(sourceImage(source, "test"));
-  EXPECT_TRUE(module.isOk()) << module.status().message();
-  if (!module.isOk())
-    return std::nullopt;
-  Loaded loaded{module.takeValue(), {}};
-  for (const std::string &name : names) {
-    Result<void *> function = loaded.module->function(name);
-    EXPECT_TRUE(function.isOk()) << function.status().message();
-    if (!function.isOk())
-      return std::nullopt;
-    loaded.functions.push_back(function.value());
-  }
-  return loaded;
-}
 
 TEST(EmulatedKernels, AreValidCudaForNvrtc) {
   std::optional<CudaArch> sm90 = parseCudaArch("sm_90");
@@ -834,6 +764,7 @@ float bf16Value(uint16_t bits) {
 struct GemmProblem {
   GemmCall call; // sizes, transposes, lds, strides, alpha, beta, types; no pointers
   std::vector<std::vector<float>> a, b, c;
+  std::vector<float> bias; // m values, for an epilogue
 };
 
 size_t elementSize(GemmCall::Type type) { return type == GemmCall::Type::F32 ? 4 : 2; }
@@ -915,6 +846,13 @@ std::vector<std::vector<float>> referenceGemm(const GemmProblem &p) {
         double value = double(g.alpha) * sum;
         if (g.beta != 0)
           value += double(g.beta) * double(roundTo(g.type, p.c[q][i * g.n + j]));
+        if (g.epilogue != GemmCall::Epilogue::None)
+          value += double(roundTo(g.type, p.bias[size_t(i)]));
+        if (g.epilogue == GemmCall::Epilogue::BiasRelu)
+          value = std::max(value, 0.0);
+        if (g.epilogue == GemmCall::Epilogue::BiasGeluTanh)
+          value = 0.5 * value *
+                  (1 + std::tanh(std::sqrt(2 / M_PI) * (value + 0.044715 * value * value * value)));
         out[q][i * g.n + j] = roundTo(g.type, static_cast<float>(value));
       }
   }
@@ -940,10 +878,12 @@ GemmOutcome runGemm(CudaDevice &device, const GemmProblem &p) {
   std::vector<char> bytesC = encode(g.type, c);
   void *da = upload(device, encode(g.type, a)), *db = upload(device, encode(g.type, b));
   void *dc = upload(device, bytesC);
+  void *dbias = p.bias.empty() ? nullptr : upload(device, encode(g.type, p.bias));
   GemmCall call = g;
   call.a = da;
   call.b = db;
   call.c = dc;
+  call.bias = dbias;
   outcome.status = device.gemm(call);
   if (outcome.status.isOk())
     outcome.status = device.synchronize();
@@ -961,7 +901,7 @@ GemmOutcome runGemm(CudaDevice &device, const GemmProblem &p) {
   for (size_t i = 0; i < values.size(); ++i)
     if (!inside[i] && values[i] != kPadding)
       outcome.paddingKept = false;
-  for (void *memory : {da, db, dc})
+  for (void *memory : {da, db, dc, dbias})
     EXPECT_TRUE(device.free(memory).isOk());
   return outcome;
 }
@@ -1106,6 +1046,57 @@ TEST(EmulatedGemm, BetaAccumulatesIntoC) {
     for (float &x : c)
       x *= 0.75f;
   expectResults(runGemm(*device, empty), kZero, "k 0");
+}
+
+TEST(EmulatedGemm, EpiloguesAddTheBiasPerRowThenActivate) {
+  std::unique_ptr<CudaDevice> device = emulator();
+  ASSERT_TRUE(device);
+  for (GemmCall::Type type : {GemmCall::Type::F32, GemmCall::Type::F16}) {
+    for (GemmCall::Epilogue epilogue :
+         {GemmCall::Epilogue::Bias, GemmCall::Epilogue::BiasRelu,
+          GemmCall::Epilogue::BiasGeluTanh}) {
+      GemmProblem p;
+      p.call = descriptor(true, false, 5, 3, 4, 2); // batched: the bias is shared
+      p.call.type = type;
+      p.call.epilogue = epilogue;
+      p.call.alpha = 0.5f;
+      for (int q = 0; q < 2; ++q) {
+        p.a.push_back(dyadic(5 * 4, 10 + q));
+        p.b.push_back(dyadic(4 * 3, 20 + q));
+        p.c.push_back(std::vector<float>(5 * 3, 0.0f));
+      }
+      p.bias = dyadic(5, 30);
+      std::string name = std::string(gemmTypeName(type)) + " " + gemmEpilogueName(epilogue);
+      GemmOutcome got = runGemm(*device, p);
+      ASSERT_TRUE(got.status.isOk()) << name << ": " << got.status.message();
+      EXPECT_TRUE(got.paddingKept) << name;
+      std::vector<std::vector<float>> want = referenceGemm(p);
+      bool negative = false;
+      for (int q = 0; q < 2; ++q)
+        for (size_t e = 0; e < want[q].size(); ++e) {
+          // The GELU's tanh: f32 on the device, double here.
+          float tolerance = epilogue == GemmCall::Epilogue::BiasGeluTanh
+                                ? (type == GemmCall::Type::F16 ? 2e-3f : 1e-6f)
+                                : 0.0f;
+          EXPECT_NEAR(got.c[q][e], want[q][e], tolerance * (1 + std::fabs(want[q][e])))
+              << name << " problem " << q << " element " << e;
+          negative |= want[q][e] < 0;
+        }
+      if (epilogue == GemmCall::Epilogue::Bias)
+        EXPECT_TRUE(negative) << "the case must exercise the ReLU";
+    }
+  }
+  // A bias is required with an epilogue, and refused without one.
+  GemmProblem p;
+  p.call = descriptor(false, false, 2, 2, 2);
+  p.call.epilogue = GemmCall::Epilogue::Bias;
+  p.a = {dyadic(4, 1)};
+  p.b = {dyadic(4, 2)};
+  p.c = {std::vector<float>(4, 0.0f)};
+  GemmOutcome missing = runGemm(*device, p);
+  ASSERT_FALSE(missing.status.isOk());
+  EXPECT_NE(missing.status.message().find("the bias is null"), std::string::npos)
+      << missing.status.message();
 }
 
 TEST(EmulatedGemm, BetaZeroDoesNotReadC) {
@@ -1490,8 +1481,16 @@ TEST(DriverDevice, CublasHasTheEntryPointsTheDeviceUses) {
     GTEST_SKIP() << "no libcublas.so.13 on the loader's path: " << dlerror();
   for (const char *symbol :
        {"cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasSetMathMode",
-        "cublasGemmStridedBatchedEx", "cublasGemmStridedBatchedEx_64"})
+        "cublasGemmStridedBatchedEx", "cublasGemmStridedBatchedEx_64", "cublasSetWorkspace_v2"})
     EXPECT_NE(dlsym(cublas, symbol), nullptr) << symbol;
+  // cuBLASLt, for the GEMMs with an epilogue.
+  void *lt = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lt, nullptr) << "libcublas.so.13 loads but libcublasLt.so.13 does not: " << dlerror();
+  for (const char *symbol :
+       {"cublasLtCreate", "cublasLtDestroy", "cublasLtMatmulDescCreate", "cublasLtMatmulDescDestroy",
+        "cublasLtMatmulDescSetAttribute", "cublasLtMatrixLayoutCreate",
+        "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayoutSetAttribute", "cublasLtMatmul"})
+    EXPECT_NE(dlsym(lt, symbol), nullptr) << symbol;
   auto statusName = reinterpret_cast<const char *(*)(int)>(dlsym(cublas, "cublasGetStatusName"));
   ASSERT_NE(statusName, nullptr);
   const std::pair<int, const char *> names[] = {

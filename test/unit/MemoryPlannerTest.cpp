@@ -1,12 +1,12 @@
 //===- MemoryPlannerTest.cpp - liveness-based arena offsets ---------------===//
 
-#include "providers/cpu/blob/MemoryPlanner.h"
+#include "runtime/ep/MemoryPlanner.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-using namespace ortc::cpu;
+using namespace ortc;
 
 namespace {
 

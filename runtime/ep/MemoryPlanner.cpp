@@ -1,11 +1,11 @@
 //===- MemoryPlanner.cpp - liveness-based arena offsets -------------------===//
 
-#include "providers/cpu/blob/MemoryPlanner.h"
+#include "runtime/ep/MemoryPlanner.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace ortc::cpu {
+namespace ortc {
 
 static uint64_t alignUp(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) & ~(alignment - 1);
@@ -45,4 +45,4 @@ ArenaPlan planArena(std::vector<ArenaSlot> &slots, uint64_t alignment) {
   return plan;
 }
 
-} // namespace ortc::cpu
+} // namespace ortc

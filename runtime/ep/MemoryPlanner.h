@@ -7,14 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ORTC_PROVIDERS_CPU_BLOB_MEMORYPLANNER_H
-#define ORTC_PROVIDERS_CPU_BLOB_MEMORYPLANNER_H
+#ifndef ORTC_RUNTIME_EP_MEMORYPLANNER_H
+#define ORTC_RUNTIME_EP_MEMORYPLANNER_H
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace ortc::cpu {
+namespace ortc {
 
 struct ArenaSlot {
   uint64_t size = 0;   // bytes
@@ -54,6 +54,6 @@ void bufferLiveRanges(const Steps &steps, Io io, RootOf rootOf, size_t numBuffer
 /// largest first, each at the lowest offset that overlaps no live slot.
 ArenaPlan planArena(std::vector<ArenaSlot> &slots, uint64_t alignment);
 
-} // namespace ortc::cpu
+} // namespace ortc
 
-#endif // ORTC_PROVIDERS_CPU_BLOB_MEMORYPLANNER_H
+#endif // ORTC_RUNTIME_EP_MEMORYPLANNER_H
