@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -177,6 +178,15 @@ public:
   /// (loaded with dlopen on first use), a host reference that reads the same
   /// column-major descriptors on the emulator.
   virtual Status gemm(const GemmCall &call) = 0;
+
+  /// Held by whoever issues work on the stream, for as long as the work
+  /// must not interleave with another thread's: a partition's run from its
+  /// capture to its synchronize, a copy. (A capture takes in everything
+  /// queued on the stream meanwhile, from any thread.)
+  std::mutex &streamOrder() { return streamOrder_; }
+
+private:
+  std::mutex streamOrder_;
 };
 
 /// The GPU `ordinal` through the CUDA driver. Fails with one line when the

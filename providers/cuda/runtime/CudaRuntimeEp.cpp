@@ -120,6 +120,7 @@ Status CudaRuntimeEp::copy(const DeviceBuffer &src, DeviceBuffer &dst, size_t si
   if (!dev.isOk())
     return dev.status();
   CudaDevice &device = *dev.value().device;
+  std::lock_guard<std::mutex> order(device.streamOrder());
   if (fromDevice && toDevice)
     return device.copyOnDevice(dst.data(), src.data(), size);
   if (toDevice)
@@ -142,6 +143,7 @@ Result<std::unique_ptr<Fence>> CudaRuntimeEp::copyAsync(const DeviceBuffer &src,
   Result<Opened> dev = open();
   if (!dev.isOk())
     return dev.status();
+  std::lock_guard<std::mutex> order(dev.value().device->streamOrder());
   Result<std::unique_ptr<Fence>> fence = dev.value().staged->toDevice(dst.data(), src.data(), size);
   if (!fence.isOk())
     return Status::error(fence.status().code(), name() + ": " + fence.status().message());
@@ -150,7 +152,10 @@ Result<std::unique_ptr<Fence>> CudaRuntimeEp::copyAsync(const DeviceBuffer &src,
 
 Status CudaRuntimeEp::sync() {
   std::lock_guard<std::mutex> lock(mutex_);
-  return opened_.device ? opened_.device->synchronize() : Status::ok();
+  if (!opened_.device)
+    return Status::ok();
+  std::lock_guard<std::mutex> order(opened_.device->streamOrder());
+  return opened_.device->synchronize();
 }
 
 std::vector<std::string> CudaRuntimeEp::contextSourceKeys() const { return {kCudaContextSource}; }

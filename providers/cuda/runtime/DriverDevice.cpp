@@ -308,6 +308,32 @@ struct CublasApi {
       long long strideC, int64_t batchCount, int computeType, int algo);
 };
 
+/// dlopens the first of `names` that loads, and resolves symbols from it;
+/// `missing` names the first required symbol it lacks.
+struct LoadedLibrary {
+  void *handle = nullptr;
+  std::string name, firstError, missing;
+
+  LoadedLibrary(std::initializer_list<const char *> names) {
+    for (const char *candidate : names) {
+      handle = dlopen(candidate, RTLD_NOW | RTLD_LOCAL);
+      if (handle) {
+        name = candidate;
+        return;
+      }
+      const char *reason = dlerror();
+      if (firstError.empty())
+        firstError = reason ? reason : std::string(candidate) + ": cannot be loaded";
+    }
+  }
+  template <typename Slot> void resolve(Slot &slot, const char *symbol, bool required = true) {
+    void *address = dlsym(handle, symbol);
+    if (!address && required && missing.empty())
+      missing = symbol;
+    slot = reinterpret_cast<Slot>(address);
+  }
+};
+
 /// Loads cuBLAS once per process (never unloaded); a failure is tried
 /// again on the next call.
 Result<const CublasApi *> loadCublas() {
@@ -316,40 +342,21 @@ Result<const CublasApi *> loadCublas() {
   std::lock_guard<std::mutex> lock(mutex);
   if (loaded)
     return loaded;
-  const char *const libraries[] = {"libcublas.so.13", "libcublas.so"};
-  void *handle = nullptr;
-  std::string firstError, library;
-  for (const char *name : libraries) {
-    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle) {
-      library = name;
-      break;
-    }
-    const char *reason = dlerror();
-    if (firstError.empty())
-      firstError = reason ? reason : std::string(name) + ": cannot be loaded";
-  }
-  if (!handle)
-    return Status::error(StatusCode::NotFound, "cuBLAS not found (" + firstError + ")");
+  LoadedLibrary lib({"libcublas.so.13", "libcublas.so"});
+  if (!lib.handle)
+    return Status::error(StatusCode::NotFound, "cuBLAS not found (" + lib.firstError + ")");
   auto api = std::make_unique<CublasApi>();
-  api->library = library;
-  std::string missing;
-  auto resolve = [&](auto &slot, const char *symbol, bool required) {
-    void *address = dlsym(handle, symbol);
-    if (!address && required && missing.empty())
-      missing = symbol;
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
-  };
-  resolve(api->cublasCreate_v2, "cublasCreate_v2", true);
-  resolve(api->cublasDestroy_v2, "cublasDestroy_v2", true);
-  resolve(api->cublasSetStream_v2, "cublasSetStream_v2", true);
-  resolve(api->cublasSetMathMode, "cublasSetMathMode", true);
-  resolve(api->cublasSetWorkspace_v2, "cublasSetWorkspace_v2", true);
-  resolve(api->cublasGemmStridedBatchedEx, "cublasGemmStridedBatchedEx", true);
-  resolve(api->cublasGemmStridedBatchedEx_64, "cublasGemmStridedBatchedEx_64", false);
-  if (!missing.empty()) {
-    dlclose(handle);
-    return Status::error(StatusCode::NotFound, "cuBLAS " + library + " lacks " + missing +
+  api->library = lib.name;
+  lib.resolve(api->cublasCreate_v2, "cublasCreate_v2");
+  lib.resolve(api->cublasDestroy_v2, "cublasDestroy_v2");
+  lib.resolve(api->cublasSetStream_v2, "cublasSetStream_v2");
+  lib.resolve(api->cublasSetMathMode, "cublasSetMathMode");
+  lib.resolve(api->cublasSetWorkspace_v2, "cublasSetWorkspace_v2");
+  lib.resolve(api->cublasGemmStridedBatchedEx, "cublasGemmStridedBatchedEx");
+  lib.resolve(api->cublasGemmStridedBatchedEx_64, "cublasGemmStridedBatchedEx_64", false);
+  if (!lib.missing.empty()) {
+    dlclose(lib.handle);
+    return Status::error(StatusCode::NotFound, "cuBLAS " + lib.name + " lacks " + lib.missing +
                                                    " (not cuBLAS, or one older than CUDA 11)");
   }
   loaded = api.release();
@@ -400,43 +407,24 @@ Result<const CublasLtApi *> loadCublasLt() {
   std::lock_guard<std::mutex> lock(mutex);
   if (loaded)
     return loaded;
-  const char *const libraries[] = {"libcublasLt.so.13", "libcublasLt.so"};
-  void *handle = nullptr;
-  std::string firstError, library;
-  for (const char *name : libraries) {
-    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle) {
-      library = name;
-      break;
-    }
-    const char *reason = dlerror();
-    if (firstError.empty())
-      firstError = reason ? reason : std::string(name) + ": cannot be loaded";
-  }
-  if (!handle)
-    return Status::error(StatusCode::NotFound, "cuBLASLt not found (" + firstError + ")");
+  LoadedLibrary lib({"libcublasLt.so.13", "libcublasLt.so"});
+  if (!lib.handle)
+    return Status::error(StatusCode::NotFound, "cuBLASLt not found (" + lib.firstError + ")");
   auto api = std::make_unique<CublasLtApi>();
-  api->library = library;
-  std::string missing;
-  auto resolve = [&](auto &slot, const char *symbol) {
-    void *address = dlsym(handle, symbol);
-    if (!address && missing.empty())
-      missing = symbol;
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(address);
-  };
-  resolve(api->cublasLtCreate, "cublasLtCreate");
-  resolve(api->cublasLtDestroy, "cublasLtDestroy");
-  resolve(api->cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate");
-  resolve(api->cublasLtMatmulDescDestroy, "cublasLtMatmulDescDestroy");
-  resolve(api->cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
-  resolve(api->cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
-  resolve(api->cublasLtMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
-  resolve(api->cublasLtMatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
-  resolve(api->cublasLtMatmul, "cublasLtMatmul");
-  if (!missing.empty()) {
-    dlclose(handle);
-    return Status::error(StatusCode::NotFound,
-                         "cuBLASLt " + library + " lacks " + missing + " (not cuBLASLt 11 or newer)");
+  api->library = lib.name;
+  lib.resolve(api->cublasLtCreate, "cublasLtCreate");
+  lib.resolve(api->cublasLtDestroy, "cublasLtDestroy");
+  lib.resolve(api->cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate");
+  lib.resolve(api->cublasLtMatmulDescDestroy, "cublasLtMatmulDescDestroy");
+  lib.resolve(api->cublasLtMatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
+  lib.resolve(api->cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+  lib.resolve(api->cublasLtMatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
+  lib.resolve(api->cublasLtMatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
+  lib.resolve(api->cublasLtMatmul, "cublasLtMatmul");
+  if (!lib.missing.empty()) {
+    dlclose(lib.handle);
+    return Status::error(StatusCode::NotFound, "cuBLASLt " + lib.name + " lacks " + lib.missing +
+                                                   " (not cuBLASLt 11 or newer)");
   }
   loaded = api.release();
   return loaded;
@@ -663,10 +651,13 @@ public:
   Status beginCapture() override {
     if (Status s = gpu_->bind(); !s.isOk())
       return s;
-    // cuBLAS's handle and workspace exist before the capture starts.
+    // cuBLAS's and cuBLASLt's handles and the workspace exist before the
+    // capture starts: nothing is allocated while captured.
     {
       std::lock_guard<std::mutex> lock(gemmMutex_);
       if (Status s = cublasReady(); !s.isOk())
+        return s;
+      if (Status s = cublasLtReady(); !s.isOk())
         return s;
     }
     return gpu_->check(
@@ -703,6 +694,8 @@ public:
 private:
   /// A GEMM with an epilogue, through cuBLASLt; under gemmMutex_.
   Status gemmLt(const GemmCall &call, int type, int compute);
+  /// The cuBLASLt handle, created on first use; under gemmMutex_.
+  Status cublasLtReady();
 
   /// The device's cuBLAS handle, created on first use with the context
   /// current and bound to the stream; under gemmMutex_.
@@ -915,18 +908,23 @@ Status DriverDevice::gemm(const GemmCall &g) {
                      what("cublasGemmStridedBatchedEx_64"));
 }
 
+Status DriverDevice::cublasLtReady() {
+  if (cublasLtHandle_)
+    return Status::ok();
+  Result<const CublasLtApi *> loaded = loadCublasLt();
+  if (!loaded.isOk())
+    return loaded.status();
+  cublasLtHandle_t handle = nullptr;
+  if (Status s = checkCublas(loaded.value()->cublasLtCreate(&handle), "cublasLtCreate"); !s.isOk())
+    return s;
+  cublasLt_ = loaded.value();
+  cublasLtHandle_ = handle;
+  return Status::ok();
+}
+
 Status DriverDevice::gemmLt(const GemmCall &g, int type, int compute) {
-  if (!cublasLtHandle_) {
-    Result<const CublasLtApi *> loaded = loadCublasLt();
-    if (!loaded.isOk())
-      return loaded.status();
-    cublasLtHandle_t handle = nullptr;
-    if (Status s = checkCublas(loaded.value()->cublasLtCreate(&handle), "cublasLtCreate");
-        !s.isOk())
-      return s;
-    cublasLt_ = loaded.value();
-    cublasLtHandle_ = handle;
-  }
+  if (Status s = cublasLtReady(); !s.isOk())
+    return s;
   const CublasLtApi &lt = *cublasLt_;
   std::string what = std::string("cublasLtMatmul(") + gemmTypeName(g.type) + ", " +
                      gemmComputeName(g.compute) + ", " + gemmEpilogueName(g.epilogue) + ", m " +

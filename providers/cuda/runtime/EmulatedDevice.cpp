@@ -1102,13 +1102,8 @@ private:
 
   /// Whether [pointer, pointer + bytes) lies inside page-locked memory.
   bool insidePinned(const void *pointer, size_t bytes) {
-    uintptr_t begin = reinterpret_cast<uintptr_t>(pointer);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto next = pinned_.upper_bound(begin);
-    if (next == pinned_.begin())
-      return false;
-    auto owner = std::prev(next);
-    return begin - owner->first <= owner->second && bytes <= owner->second - (begin - owner->first);
+    return insideOne(pinned_, pointer, bytes);
   }
 
   Status queueCopy(const char *call, void *to, const void *from, size_t bytes, bool toDevice) {
@@ -1130,6 +1125,8 @@ private:
   }
 
   Status runLaunch(const KernelLaunch &launch);
+  /// checkGemmCall, then every operand's span inside one allocation.
+  Status checkGemm(const GemmCall &call);
 
   static std::string describePointer(const void *pointer) {
     char text[32];
@@ -1141,10 +1138,16 @@ private:
   bool inside(const void *pointer, size_t bytes) {
     if (bytes == 0)
       return true;
-    uintptr_t begin = reinterpret_cast<uintptr_t>(pointer);
     std::lock_guard<std::mutex> lock(mutex_);
-    auto next = allocations_.upper_bound(begin);
-    if (next == allocations_.begin())
+    return insideOne(allocations_, pointer, bytes);
+  }
+
+  /// Whether [pointer, pointer + bytes) lies inside one of `blocks` (start -> size).
+  static bool insideOne(const std::map<uintptr_t, size_t> &blocks, const void *pointer,
+                        size_t bytes) {
+    uintptr_t begin = reinterpret_cast<uintptr_t>(pointer);
+    auto next = blocks.upper_bound(begin);
+    if (next == blocks.begin())
       return false;
     auto owner = std::prev(next);
     return begin - owner->first <= owner->second && bytes <= owner->second - (begin - owner->first);
@@ -1245,6 +1248,25 @@ Result<std::unique_ptr<CudaModule>> EmulatedDevice::loadModule(const ModuleImage
       std::make_unique<EmulatedModule>(handle.value(), context, image.what));
 }
 
+/// What cuLaunchKernel would refuse of a launch's shape.
+Status checkLaunchShape(const KernelInfo &kernel, const KernelLaunch &launch) {
+  auto fail = [&](const std::string &why) {
+    return error(StatusCode::InvalidArgument, "emulated launch of " + kernel.name + ": " + why);
+  };
+  const unsigned *g = launch.grid, *b = launch.block;
+  uint64_t threads = uint64_t(b[0]) * b[1] * b[2];
+  if (!b[0] || !b[1] || !b[2] || threads > 1024 || b[0] > 1024 || b[1] > 1024 || b[2] > 64)
+    return fail("block " + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" +
+                std::to_string(b[2]) + " (at most 1024 threads, z at most 64)");
+  if (!g[0] || !g[1] || !g[2] || g[0] > 0x7fffffffu || g[1] > 65535 || g[2] > 65535)
+    return fail("grid " + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
+                std::to_string(g[2]));
+  if (launch.sharedBytes > kMaxSharedBytes)
+    return fail(std::to_string(launch.sharedBytes) + " bytes of dynamic shared memory (at most " +
+                std::to_string(kMaxSharedBytes) + ")");
+  return Status::ok();
+}
+
 Result<bool> EmulatedEvent::query() { return device_.completedUpTo(sequence_); }
 
 Status EmulatedEvent::wait() {
@@ -1295,6 +1317,8 @@ Status EmulatedDevice::launch(const KernelLaunch &launch) {
   if (!registry().live.count(kernel))
     return error(StatusCode::InvalidArgument,
                  "emulated launch: the function is not a kernel of a loaded module");
+  if (Status s = checkLaunchShape(*kernel, launch); !s.isOk())
+    return s;
   if (!kernel->knowsParams) {
     if (spoiled_.empty())
       spoiled_ = "kernel " + kernel->name + " has no " + kernel->name +
@@ -1322,17 +1346,10 @@ Status EmulatedDevice::runLaunch(const KernelLaunch &launch) {
   auto fail = [&](const std::string &why) {
     return error(StatusCode::InvalidArgument, "emulated launch of " + kernel->name + ": " + why);
   };
+  if (Status s = checkLaunchShape(*kernel, launch); !s.isOk())
+    return s;
   const unsigned *g = launch.grid, *b = launch.block;
   uint64_t threads = uint64_t(b[0]) * b[1] * b[2];
-  if (!b[0] || !b[1] || !b[2] || threads > 1024 || b[0] > 1024 || b[1] > 1024 || b[2] > 64)
-    return fail("block " + std::to_string(b[0]) + "x" + std::to_string(b[1]) + "x" +
-                std::to_string(b[2]) + " (at most 1024 threads, z at most 64)");
-  if (!g[0] || !g[1] || !g[2] || g[0] > 0x7fffffffu || g[1] > 65535 || g[2] > 65535)
-    return fail("grid " + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
-                std::to_string(g[2]));
-  if (launch.sharedBytes > kMaxSharedBytes)
-    return fail(std::to_string(launch.sharedBytes) + " bytes of dynamic shared memory (at most " +
-                std::to_string(kMaxSharedBytes) + ")");
 
   if (launch.sharedBytes > sharedCapacity_) {
     size_t bytes = (launch.sharedBytes + kAlignment - 1) / kAlignment * kAlignment;
@@ -1396,15 +1413,7 @@ float applyEpilogue(GemmCall::Epilogue epilogue, float x) {
 /// columns of C the f32 sums (products added in order of k), and C written
 /// as alpha * sum + beta * C (C not read when beta is 0, as cuBLAS does).
 /// An operand with stride 0 is packed once for every problem.
-Status EmulatedDevice::gemm(const GemmCall &g) {
-  if (capturing_) {
-    RecordedOp op;
-    op.kind = RecordedOp::Kind::Gemm;
-    op.gemm = g;
-    recorded_.push_back(std::move(op));
-    return Status::ok();
-  }
-  drain();
+Status EmulatedDevice::checkGemm(const GemmCall &g) {
   const std::string who = "emulated gemm";
   if (Status s = checkGemmCall(g, who); !s.isOk())
     return s;
@@ -1436,10 +1445,26 @@ Status EmulatedDevice::gemm(const GemmCall &g) {
   if (Status s = checkSpan("C", g.c, g.m, g.n, g.ldc, g.strideC); !s.isOk())
     return s;
   if (g.epilogue != GemmCall::Epilogue::None)
-    if (Status s = checkSpan("the bias", g.bias, g.m, 1, g.m, 0); !s.isOk())
-      return s;
+    return checkSpan("the bias", g.bias, g.m, 1, g.m, 0);
+  return Status::ok();
+}
+
+Status EmulatedDevice::gemm(const GemmCall &g) {
+  // Checked when called, also when captured, so that a wrong descriptor
+  // is reported where its step issues it.
+  if (Status s = checkGemm(g); !s.isOk())
+    return s;
+  if (capturing_) {
+    RecordedOp op;
+    op.kind = RecordedOp::Kind::Gemm;
+    op.gemm = g;
+    recorded_.push_back(std::move(op));
+    return Status::ok();
+  }
+  drain();
   if (g.m == 0 || g.n == 0)
     return Status::ok();
+  size_t elementBytes = gemmElementBytes(g.type);
 
   // alpha 0 or k 0: C = beta * C, A and B not read (as BLAS says).
   bool products = g.k > 0 && g.alpha != 0.0f;

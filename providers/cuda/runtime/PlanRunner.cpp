@@ -380,6 +380,7 @@ DimBinding::ValueReader PlanRunner::valueReader(const std::vector<TensorView> &i
       size_t count = size_t(view.numElements());
       std::vector<int64_t> values(count);
       Status s = Status::ok();
+      std::lock_guard<std::mutex> order(device_->streamOrder());
       if (view.type == ElementType::Int64) {
         s = device_->copyToHost(values.data(), view.data, count * 8);
       } else {
@@ -555,6 +556,7 @@ Status PlanRunner::run(const std::vector<TensorView> &inputs,
                                "' does not have the shape and type the inputs make");
 
   std::lock_guard<std::mutex> lock(runMutex_);
+  std::lock_guard<std::mutex> order(device_->streamOrder());
   Result<const Layout *> laidOut = layoutFor(values);
   if (!laidOut.isOk())
     return laidOut.status();

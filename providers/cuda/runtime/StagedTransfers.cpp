@@ -97,8 +97,15 @@ Result<std::unique_ptr<Fence>> StagedTransfers::toDevice(void *device, const voi
     return std::unique_ptr<Fence>(new ReadyFence());
   }
   Result<Buffer *> found = freeBuffer(bytes);
-  if (!found.isOk())
-    return found.status();
+  if (!found.isOk()) {
+    // No staging buffer (page-locked memory may be scarce, in a container):
+    // a blocking copy still gets the bytes there.
+    if (Status s = device_->copyToDevice(device, host, bytes); !s.isOk())
+      return Status::error(s.code(), s.message() + " (staging failed too: " +
+                                         found.status().message() + ")");
+    ++stats_.direct;
+    return std::unique_ptr<Fence>(new ReadyFence());
+  }
   Buffer &buffer = *found.value();
   std::memcpy(buffer.pinned, host, bytes);
   if (Status s = device_->copyToDeviceAsync(device, buffer.pinned, bytes); !s.isOk())

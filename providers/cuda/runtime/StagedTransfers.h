@@ -6,8 +6,9 @@
 // buffer at once and the device copies while the host goes on. A staging
 // buffer is written again only once the event of its last copy is done (a
 // free one is taken, or a new one made, or the oldest waited for). Copies
-// larger than a staging buffer go straight from the caller's memory,
-// blocking. Thread-safe.
+// larger than a staging buffer, or made when no page-locked memory can be
+// had, go straight from the caller's memory, blocking. The caller orders
+// these calls with the stream's other users (CudaDevice::streamOrder).
 //
 //===----------------------------------------------------------------------===//
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "providers/cuda/blob/CudaBlob.h"
+#include "test/unit/cuda/PlanSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -19,30 +20,8 @@ namespace fb = ortc::cuda::fb;
 
 /// A plan with one f32 input [n, 4], a kernel writing the output, one cubin.
 fb::PlanT samplePlan() {
-  fb::PlanT plan;
-  plan.format_version = ortc::cuda::kCudaPlanFormatVersion;
-  plan.kernel_abi = ortc::cuda::kCudaKernelAbi;
-  plan.ep_name = ortc::cuda::kCudaEpName;
-  plan.ep_version = ortc::cuda::kCudaEpVersion;
-  plan.partition_name = "cuda_ep_p0";
-  plan.symbols = {"n"};
-  plan.dims.push_back(fb::DimNode(1, 0, 0)); // symbol 0
-  auto sig = [](const char *name) {
-    auto s = std::make_unique<fb::TensorSignatureT>();
-    s->name = name;
-    s->element_type = 1;
-    s->shape = {-1, 4};
-    return s;
-  };
-  plan.inputs.push_back(sig("input0"));
-  plan.outputs.push_back(sig("output0"));
-  for (fb::BufferKind kind : {fb::BufferKind::Input, fb::BufferKind::Output}) {
-    auto b = std::make_unique<fb::BufferT>();
-    b->kind = kind;
-    b->element_type = 1;
-    b->shape = {-1, 4};
-    plan.buffers.push_back(std::move(b));
-  }
+  fb::PlanT plan = ortc::cuda::testing::nByFourPlan("cuda_ep_p0", {fb::BufferKind::Input,
+                                                                   fb::BufferKind::Output});
   auto kernel = std::make_unique<fb::KernelT>();
   kernel->name = "cuda_ep_p0_k0";
   plan.kernels.push_back(std::move(kernel));
@@ -57,7 +36,6 @@ fb::PlanT samplePlan() {
   cubin->arch = 90;
   cubin->size = 16;
   plan.cubins.push_back(std::move(cubin));
-  plan.memory = std::make_unique<fb::MemoryPlanT>();
   return plan;
 }
 

@@ -15,6 +15,7 @@
 #include "providers/cuda/runtime/PlanRunner.h"
 #include "providers/cuda/runtime/StagedTransfers.h"
 #include "test/unit/cuda/EmulatorSupport.h"
+#include "test/unit/cuda/PlanSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -244,32 +245,9 @@ ORTC_EMU_ENTRY(p0_k0)
 )";
 
 std::vector<char> twoStepBlob() {
-  fb::PlanT plan;
-  plan.format_version = kCudaPlanFormatVersion;
-  plan.kernel_abi = kCudaKernelAbi;
-  plan.ep_name = kCudaEpName;
-  plan.ep_version = kCudaEpVersion;
-  plan.partition_name = "p0";
-  plan.symbols = {"n"};
-  plan.dims.push_back(fb::DimNode(1, 0, 0)); // symbol 0
-  auto sig = [](const char *name) {
-    auto s = std::make_unique<fb::TensorSignatureT>();
-    s->name = name;
-    s->element_type = 1;
-    s->shape = {-1, 4};
-    return s;
-  };
-  plan.inputs.push_back(sig("input0"));
-  plan.outputs.push_back(sig("output0"));
-  for (fb::BufferKind kind : {fb::BufferKind::Input, fb::BufferKind::Arena,
-                              fb::BufferKind::Output}) {
-    auto b = std::make_unique<fb::BufferT>();
-    b->kind = kind;
-    b->element_type = 1;
-    b->shape = {-1, 4};
-    b->name = "t";
-    plan.buffers.push_back(std::move(b));
-  }
+  fb::PlanT plan =
+      nByFourPlan("p0", {fb::BufferKind::Input, fb::BufferKind::Arena, fb::BufferKind::Output});
+  plan.buffers[1]->name = "t";
   auto kernel = std::make_unique<fb::KernelT>();
   kernel->name = "p0_k0";
   plan.kernels.push_back(std::move(kernel));
@@ -283,7 +261,6 @@ std::vector<char> twoStepBlob() {
     step->max_blocks = 1 << 20;
     plan.steps.push_back(std::move(step));
   }
-  plan.memory = std::make_unique<fb::MemoryPlanT>();
   plan.memory->symbolic = true;
   CudaBlobParts parts;
   parts.source = kTwoSteps;
