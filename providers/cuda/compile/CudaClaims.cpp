@@ -250,8 +250,9 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
     if (Refusal r = checkValues(op, *shapes); r.any())
       return decline(r);
     return decline({RejectedKind::Attribute, why,
-                    "Transpose, Concat, Gather, Expand, and Slice with constant starts, ends, "
-                    "axes and steps over static sliced dims"});
+                    "Transpose, Concat, Gather, Expand, Slice with constant starts, ends, "
+                    "axes and steps over static sliced dims, and Split into pieces known at "
+                    "compile time over a static axis"});
   }
   if (std::string why; !isSpatialKernelOp(op, &why) && !why.empty()) {
     if (Refusal r = checkValues(op, *shapes); r.any())

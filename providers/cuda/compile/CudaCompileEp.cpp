@@ -443,6 +443,8 @@ std::string PartitionCompiler::planMemory() {
   plan.memory = std::make_unique<fb::MemoryPlanT>();
   plan.memory->alignment = uint32_t(kArenaAlignment);
   plan.memory->symbolic = symbolic;
+  if (slots.empty())
+    return "no arena";
   if (symbolic)
     return std::to_string(slots.size()) + " arena buffer(s), laid out per shape at run time";
   ArenaPlan arena = planArena(slots, kArenaAlignment);
@@ -466,6 +468,7 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
   // Attention as GEMMs and a softmax; biases in cuBLASLt's epilogue where
   // it takes them, else as elementwise adds.
   expandAttention(fn);
+  splitToSlices(fn);
   foldGemmEpilogue(fn);
   splitGemmBias(fn);
   shapes = std::make_unique<SymbolicShapes>(fn);

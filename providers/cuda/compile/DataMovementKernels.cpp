@@ -111,7 +111,68 @@ std::vector<Value> dataInputs(Operation *op) {
 
 } // namespace
 
+std::optional<SplitPieces> splitPieces(Operation *op, std::string *why) {
+  auto split = dyn_cast<onnx::SplitOp>(op);
+  auto refuse = [&](std::string text) -> std::optional<SplitPieces> {
+    if (why)
+      *why = std::move(text);
+    return std::nullopt;
+  };
+  if (!split)
+    return refuse("not a Split");
+  auto in = dyn_cast<RankedTensorType>(split.getInput().getType());
+  if (!in)
+    return refuse("an unranked input");
+  SplitPieces pieces;
+  pieces.axis = normalize(split.getAxis(), in.getRank());
+  if (pieces.axis < 0 || pieces.axis >= in.getRank())
+    return refuse("axis out of range");
+  if (in.isDynamicDim(pieces.axis))
+    return refuse("a dynamic dim on the split axis");
+  int64_t dim = in.getDimSize(pieces.axis), count = int64_t(split.getNumResults());
+  std::vector<int64_t> sizes;
+  if (!isAbsent(split.getSplit())) {
+    std::optional<SmallVector<int64_t>> given = constantInts(split.getSplit());
+    if (!given)
+      return refuse("split sizes that are not a constant");
+    sizes.assign(given->begin(), given->end());
+  } else {
+    // Equal pieces, the last smaller when they do not divide the dim.
+    int64_t n = split.getNumOutputs() ? int64_t(*split.getNumOutputs()) : count;
+    if (n < 1)
+      return refuse("no outputs");
+    int64_t piece = (dim + n - 1) / n;
+    for (int64_t i = 0; i < n; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(piece, dim - i * piece)));
+  }
+  int64_t start = 0;
+  for (int64_t size : sizes) {
+    if (size < 0)
+      return refuse("a negative split size");
+    pieces.bounds.push_back({start, start + size});
+    start += size;
+  }
+  if (int64_t(sizes.size()) != count || start != dim)
+    return refuse("split sizes that do not add up to the axis dim over the outputs");
+  for (auto [i, result] : llvm::enumerate(split.getResults())) {
+    auto t = dyn_cast<RankedTensorType>(result.getType());
+    if (!t || t.getRank() != in.getRank() || t.isDynamicDim(pieces.axis) ||
+        t.getDimSize(pieces.axis) != pieces.bounds[i].second - pieces.bounds[i].first)
+      return refuse("an output whose type does not match its piece");
+  }
+  return pieces;
+}
+
 bool isDataMovementKernelOp(Operation *op, std::string *why) {
+  if (isa<onnx::SplitOp>(op)) {
+    auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!out || !cudaElementType(out.getElementType())) {
+      if (why)
+        *why = "an output whose element type device buffers do not hold";
+      return false;
+    }
+    return splitPieces(op, why).has_value();
+  }
   if (!isa<onnx::TransposeOp, onnx::ConcatOp, onnx::SliceOp, onnx::GatherOp, onnx::ExpandOp>(op))
     return false;
   auto refuse = [&](std::string text) {

@@ -1,7 +1,8 @@
 //===- DataMovementKernels.h - CUDA kernels that move elements --*- C++ -*-===//
 //
 // The data-movement family: Transpose, Concat, Slice (constant starts, ends,
-// axes and steps over static sliced dims), Gather and Expand, each one
+// axes and steps over static sliced dims; a Split is made Slices first),
+// Gather and Expand, each one
 // kernel where every thread writes one output element, read from the
 // element its coordinates map to. Any element type the buffers hold; the
 // parameters follow KernelEmitter.h's convention (inputs, the output, one
@@ -27,6 +28,17 @@ namespace ortc::cuda {
 /// Whether the CUDA EP compiles `op` as a data-movement kernel; when it does
 /// not but the op is of this family, `why` says why.
 bool isDataMovementKernelOp(mlir::Operation *op, std::string *why = nullptr);
+
+/// A Split's pieces along its axis: the axis and each output's [start,
+/// end), when the axis dim is static and the sizes are known (a constant
+/// `split`, or num_outputs or the output count dividing the dim as ONNX
+/// says); nullopt with `why` otherwise. cuda-split-to-slices makes each
+/// piece a Slice, which this family compiles.
+struct SplitPieces {
+  int64_t axis = 0;
+  std::vector<std::pair<int64_t, int64_t>> bounds;
+};
+std::optional<SplitPieces> splitPieces(mlir::Operation *op, std::string *why = nullptr);
 
 struct DataMovementKernel {
   std::string source;

@@ -32,6 +32,9 @@ unsigned foldGemmEpilogue(mlir::func::FuncOp fn);
 /// What cuda-split-gemm-bias does to `fn`: the number of Gemm ops split.
 unsigned splitGemmBias(mlir::func::FuncOp fn);
 
+/// What cuda-split-to-slices does to `fn`: the number of Splits rewritten.
+unsigned splitToSlices(mlir::func::FuncOp fn);
+
 /// What cuda-expand-attention does to `fn`: the number of ops expanded.
 unsigned expandAttention(mlir::func::FuncOp fn);
 

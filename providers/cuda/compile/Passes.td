@@ -47,6 +47,22 @@ def CudaSplitGemmBias : Pass<"cuda-split-gemm-bias", "mlir::func::FuncOp"> {
   ];
 }
 
+def CudaSplitToSlices : Pass<"cuda-split-to-slices", "mlir::func::FuncOp"> {
+  let summary = "A Split with pieces known at compile time becomes one Slice per output";
+  let description = [{
+    `Split(x, split) {axis}` over a static axis dim, with constant sizes
+    (or none: num_outputs, else the output count, divides the dim as ONNX
+    says) becomes, for each output that is read, `Slice(x, [start], [end],
+    [axis])` of the output's type: each a data-movement kernel reading its
+    piece (DataMovementKernels.h's splitPieces is the claim's rule too).
+    A Split that does not qualify is left alone (the claim declines it).
+  }];
+  let dependentDialects = ["ortc::onnx_dialect::OnnxDialect"];
+  let statistics = [
+    Statistic<"numSplit", "num-split", "Number of Splits rewritten">
+  ];
+}
+
 def CudaExpandAttention : Pass<"cuda-expand-attention", "mlir::func::FuncOp"> {
   let summary = "ortc.attention becomes two cuBLAS GEMMs around a fused softmax";
   let description = [{

@@ -26,9 +26,9 @@ std::optional<Family> familyOf(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (name == "onnx.ReduceSum")
     return Family::Sum;
-  if (name == "onnx.ReduceMean")
+  if (name == "onnx.ReduceMean" || name == "onnx.GlobalAveragePool")
     return Family::Mean;
-  if (name == "onnx.ReduceMax")
+  if (name == "onnx.ReduceMax" || name == "onnx.GlobalMaxPool")
     return Family::Max;
   if (name == "onnx.ReduceMin")
     return Family::Min;
@@ -84,6 +84,14 @@ std::optional<std::pair<int64_t, int64_t>> reducedRun(Operation *op, Family fami
     return std::make_pair(axis, rank);
   }
   default: {
+    // A global pool reduces every spatial dim: [N, C, D1, ...] -> [N, C, 1, ...].
+    if (isa<onnx::GlobalAveragePoolOp, onnx::GlobalMaxPoolOp>(op)) {
+      if (rank < 3) {
+        why = "a global pool of a tensor without spatial dims";
+        return std::nullopt;
+      }
+      return std::make_pair(int64_t(2), rank);
+    }
     std::optional<SmallVector<bool>> mask = reduceAxesMask(op, why);
     if (!mask)
       return std::nullopt;

@@ -1,7 +1,8 @@
 //===- ReductionKernels.h - CUDA kernels that reduce along axes -*- C++ -*-===//
 //
 // The reduction family, one kernel per op: Reduce{Sum,Mean,Max,Min} over a
-// contiguous run of axes, Softmax and LogSoftmax along one axis,
+// contiguous run of axes, GlobalAveragePool and GlobalMaxPool (a mean or a
+// max over the spatial dims), Softmax and LogSoftmax along one axis,
 // LayerNormalization (ortc.layer_norm) and RMSNormalization over the trailing
 // dims. Each sees its input as [outer, R, inner] (R the reduced extent) and
 // gives one thread block to each (outer, inner) pair: the block's threads
