@@ -242,6 +242,7 @@ void Partitioner::mergeAdjacentPartitions() {
   // Partitions of one EP joined by an edge merge when no other path links
   // them: the greedy pass above joins a node to one producer's partition only,
   // so a node fed by two partitions of its EP would otherwise keep them apart.
+  // Then roots of one EP merge (below).
   bool merged = true;
   while (merged) {
     merged = false;
@@ -279,6 +280,30 @@ void Partitioner::mergeAdjacentPartitions() {
         for (int &part : partitionOf)
           if (part == b)
             part = a;
+        merged = true;
+        break;
+      }
+    }
+    if (merged)
+      continue;
+    // Roots of one EP (partitions that read only graph inputs and constants,
+    // such as shape arithmetic on the inputs' dims) merge: no path can reach
+    // a root, so the merge adds no cycle and links no other partitions.
+    std::vector<char> isRoot(numParts, 1), nonEmpty(numParts, 0);
+    for (size_t i = 0; i < nodes.size(); ++i)
+      nonEmpty[size_t(partitionOf[i])] = 1;
+    for (size_t part = 0; part < numParts; ++part)
+      for (int next : succ[part])
+        isRoot[size_t(next)] = 0;
+    for (size_t a = 0; a < numParts && !merged; ++a) {
+      if (partitionEp[a] < 0 || !isRoot[a] || !nonEmpty[a])
+        continue;
+      for (size_t b = a + 1; b < numParts; ++b) {
+        if (partitionEp[b] != partitionEp[a] || !isRoot[b] || !nonEmpty[b])
+          continue;
+        for (int &part : partitionOf)
+          if (part == int(b))
+            part = int(a);
         merged = true;
         break;
       }

@@ -37,6 +37,9 @@ mlir::LogicalResult inferShapesIn(mlir::func::FuncOp func, unsigned &numRefined,
 /// nodes it made typed.
 unsigned upgradeGenericOpsIn(mlir::func::FuncOp func);
 
+/// What onnx-shapes-from-inputs does to `func`: the number of Shapes rewritten.
+unsigned shapesFromInputsIn(mlir::func::FuncOp func);
+
 struct GenericPipelineOptions {
   /// Declared shapes that contradict inference are errors (--strict-shapes).
   bool strictShapes = false;

@@ -119,6 +119,24 @@ def OnnxPropagateShapes : Pass<"onnx-propagate-shapes", "mlir::func::FuncOp"> {
   ];
 }
 
+def OnnxShapesFromInputs : Pass<"onnx-shapes-from-inputs", "mlir::func::FuncOp"> {
+  let summary = "Shape(v) of dims that are graph-input dims reads the graph inputs' Shapes";
+  let description = [{
+    A `Shape(v)` (with its start and end) whose every element is a constant
+    or, by the symbolic shape analysis, a dim of a graph input becomes
+    `Concat` of `Shape(input) {start = k, end = k + 1}` and constants (the
+    one piece itself when there is one). The values are the same; the shape
+    arithmetic after it then depends on the graph inputs alone, so the
+    partitioner can run it on the host before any device partition rather
+    than split one around it. A Shape of a graph input, of dims that are
+    expressions (a product, a sum) or unknown, or of static dims only
+    (those fold) is left alone.
+  }];
+  let statistics = [
+    Statistic<"numRewritten", "num-rewritten", "Number of Shape ops rewritten">
+  ];
+}
+
 def OnnxFuseMatMulAdd : Pass<"onnx-fuse-matmul-add", "mlir::func::FuncOp"> {
   let summary = "Fold a bias Add into a 2-D MatMul or Gemm";
   let description = [{

@@ -19,6 +19,8 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm,
   // Scan/Loop lengths are known now; the unrolled copies need inference too.
   fn.addPass(createOnnxUnrollControlFlow(unroll));
   fn.addPass(createOnnxPropagateShapes(propagate));
+  // Shape arithmetic rooted at the graph inputs, not at intermediates.
+  fn.addPass(createOnnxShapesFromInputs());
   fn.addPass(createOnnxFoldConvBatchNorm());
   fn.addPass(createOnnxFuseMatMulAdd());
   fn.addPass(createOnnxRecognizeFusedOps());
