@@ -208,6 +208,7 @@ Result<std::unique_ptr<PlanRunner>> PlanRunner::load(const EpContextView &contex
       return Status::error(weights.status().code(),
                            what + ": weights: " + weights.status().message());
     runner->weights_ = weights.value();
+    std::lock_guard<std::mutex> order(device->streamOrder());
     if (Status s = device->copyToDevice(runner->weights_, blob.weights, blob.weightsSize);
         !s.isOk())
       return Status::error(s.code(), what + ": uploading the weights: " + s.message());
