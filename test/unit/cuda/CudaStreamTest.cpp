@@ -270,28 +270,54 @@ std::vector<char> twoStepBlob() {
   return blob.isOk() ? blob.takeValue() : std::vector<char>();
 }
 
-/// Runs the partition on x = [n, 4] of 0, 1, 2, ... at `dx` into `dy`.
-void runTwoSteps(PlanRunner &runner, CudaDevice &device, int64_t n, void *dx, void *dy) {
-  std::vector<float> x(size_t(n * 4));
+/// Runs the partition on x = [n, 4] of offset, offset + 1, ... at `dx` into
+/// `dy` and checks y = 4x + 3: "" or what went wrong (callable from threads;
+/// the copies take the stream-order lock as the EP's do).
+std::string twoStepsFailure(PlanRunner &runner, CudaDevice &device, int64_t n, void *dx, void *dy,
+                            float offset = 0) {
+  std::vector<float> x(size_t(n * 4)), y(x.size());
   for (size_t i = 0; i < x.size(); ++i)
-    x[i] = float(i);
-  ASSERT_OK(device.copyToDevice(dx, x.data(), x.size() * 4));
+    x[i] = float(i) + offset;
+  auto copy = [&](bool toDevice) {
+    std::lock_guard<std::mutex> order(device.streamOrder());
+    return toDevice ? device.copyToDevice(dx, x.data(), x.size() * 4)
+                    : device.copyToHost(y.data(), dy, y.size() * 4);
+  };
   TensorView in{dx, ElementType::Float, {n, 4}}, out{dy, ElementType::Float, {n, 4}};
-  ASSERT_OK(runner.run({in}, {out}));
-  std::vector<float> y = download<float>(device, dy, x.size());
+  for (Status s : {copy(true), runner.run({in}, {out}), copy(false)})
+    if (!s.isOk())
+      return s.message();
   for (size_t i = 0; i < x.size(); ++i)
-    ASSERT_EQ(y[i], 4.0f * x[i] + 3.0f) << "n " << n << " at " << i;
+    if (y[i] != 4.0f * x[i] + 3.0f)
+      return "n " + std::to_string(n) + " at " + std::to_string(i) + ": " + std::to_string(y[i]);
+  return "";
 }
 
-TEST(PlanRunner, CapturesEachShapeOnceAndReplaysIt) {
-  std::shared_ptr<CudaDevice> device(emulator());
-  ASSERT_TRUE(device);
-  auto pool = std::make_shared<DeviceMemoryPool>(device);
+void runTwoSteps(PlanRunner &runner, CudaDevice &device, int64_t n, void *dx, void *dy) {
+  ASSERT_EQ(twoStepsFailure(runner, device, n, dx, dy), "");
+}
+
+/// The emulated device, its pool, and the two-step partition's blob.
+struct TwoStepSetup {
+  std::shared_ptr<CudaDevice> device{emulator()};
+  std::shared_ptr<DeviceMemoryPool> pool =
+      device ? std::make_shared<DeviceMemoryPool>(device) : nullptr;
   std::vector<char> blob = twoStepBlob();
-  EpContextView context;
-  context.partitionName = "p0";
-  context.data = blob.data();
-  context.size = blob.size();
+  EpContextView context() const {
+    EpContextView view;
+    view.partitionName = "p0";
+    view.data = blob.data();
+    view.size = blob.size();
+    return view;
+  }
+};
+
+TEST(PlanRunner, CapturesEachShapeOnceAndReplaysIt) {
+  TwoStepSetup setup;
+  ASSERT_TRUE(setup.device);
+  std::shared_ptr<CudaDevice> device = setup.device;
+  EpContextView context = setup.context();
+  auto pool = setup.pool;
   for (bool graphs : {true, false}) {
     PlanRunner::Options options;
     options.graphs = graphs;
@@ -328,14 +354,11 @@ TEST(PlanRunner, RunsFromManyThreadsGiveTheSameOutputs) {
   // Four threads, each with its own buffers and shapes, 25 runs each on one
   // partition and one device: captures, replays and the stream never mix
   // (each check compares against the formula, as a single thread would get).
-  std::shared_ptr<CudaDevice> device(emulator());
-  ASSERT_TRUE(device);
-  auto pool = std::make_shared<DeviceMemoryPool>(device);
-  std::vector<char> blob = twoStepBlob();
-  EpContextView context;
-  context.partitionName = "p0";
-  context.data = blob.data();
-  context.size = blob.size();
+  TwoStepSetup setup;
+  ASSERT_TRUE(setup.device);
+  std::shared_ptr<CudaDevice> device = setup.device;
+  EpContextView context = setup.context();
+  auto pool = setup.pool;
   Result<std::unique_ptr<PlanRunner>> runner = PlanRunner::load(context, pool, {});
   ASSERT_TRUE(runner.isOk()) << runner.status().message();
   std::vector<std::thread> threads;
@@ -349,33 +372,8 @@ TEST(PlanRunner, RunsFromManyThreadsGiveTheSameOutputs) {
       }
       for (int run = 0; run < 25 && failures[size_t(t)].empty(); ++run) {
         int64_t n = 1 + (t * 7 + run) % 3 * 15; // 1, 16 or 31 rows
-        std::vector<float> x(size_t(n * 4));
-        for (size_t i = 0; i < x.size(); ++i)
-          x[i] = float(i) + float(t) * 1000;
-        std::vector<float> y(x.size());
-        {
-          std::lock_guard<std::mutex> order(device->streamOrder());
-          Status s = device->copyToDevice(dx.value(), x.data(), x.size() * 4);
-          if (!s.isOk())
-            failures[size_t(t)] = s.message();
-        }
-        TensorView in{dx.value(), ElementType::Float, {n, 4}};
-        TensorView out{dy.value(), ElementType::Float, {n, 4}};
-        Status s = runner.value()->run({in}, {out});
-        if (s.isOk()) {
-          std::lock_guard<std::mutex> order(device->streamOrder());
-          s = device->copyToHost(y.data(), dy.value(), y.size() * 4);
-        }
-        if (!s.isOk()) {
-          failures[size_t(t)] = s.message();
-          break;
-        }
-        for (size_t i = 0; i < x.size(); ++i)
-          if (y[i] != 4.0f * x[i] + 3.0f) {
-            failures[size_t(t)] = "run " + std::to_string(run) + " element " + std::to_string(i) +
-                                  ": " + std::to_string(y[i]);
-            break;
-          }
+        failures[size_t(t)] =
+            twoStepsFailure(*runner.value(), *device, n, dx.value(), dy.value(), float(t) * 1000);
       }
       (void)pool->free(dx.value());
       (void)pool->free(dy.value());
