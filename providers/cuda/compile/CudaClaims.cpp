@@ -250,7 +250,8 @@ KernelMatch matchCudaOp(const NodeQuery &query, const std::string &epName) {
     if (Refusal r = checkValues(op, *shapes); r.any())
       return decline(r);
     return decline({RejectedKind::Attribute, why,
-                    "Transpose, Concat, Gather, Expand, Slice with constant starts, ends, "
+                    "Transpose, Concat, Gather, GatherElements, GatherND (static index length), "
+                    "Expand, Slice with constant starts, ends, "
                     "axes and steps over static sliced dims, and Split into pieces known at "
                     "compile time over a static axis"});
   }

@@ -104,7 +104,7 @@ std::optional<SmallVector<int64_t>> transposePerm(onnx::TransposeOp op) {
 std::vector<Value> dataInputs(Operation *op) {
   if (isa<onnx::ConcatOp>(op))
     return std::vector<Value>(op->getOperands().begin(), op->getOperands().end());
-  if (isa<onnx::GatherOp>(op))
+  if (isa<onnx::GatherOp, onnx::GatherElementsOp, onnx::GatherNDOp>(op))
     return {op->getOperand(0), op->getOperand(1)};
   return {op->getOperand(0)};
 }
@@ -173,7 +173,8 @@ bool isDataMovementKernelOp(Operation *op, std::string *why) {
     }
     return splitPieces(op, why).has_value();
   }
-  if (!isa<onnx::TransposeOp, onnx::ConcatOp, onnx::SliceOp, onnx::GatherOp, onnx::ExpandOp>(op))
+  if (!isa<onnx::TransposeOp, onnx::ConcatOp, onnx::SliceOp, onnx::GatherOp,
+           onnx::GatherElementsOp, onnx::GatherNDOp, onnx::ExpandOp>(op))
     return false;
   auto refuse = [&](std::string text) {
     if (why)
@@ -207,6 +208,25 @@ bool isDataMovementKernelOp(Operation *op, std::string *why) {
       return refuse("axis out of range");
     if (!indices.getElementType().isInteger(64) && !indices.getElementType().isInteger(32))
       return refuse("indices that are not int32 or int64");
+  } else if (auto g = dyn_cast<onnx::GatherElementsOp>(op)) {
+    auto data = cast<RankedTensorType>(g.getData().getType());
+    auto indices = cast<RankedTensorType>(g.getIndices().getType());
+    int64_t axis = normalize(g.getAxis(), data.getRank());
+    if (axis < 0 || axis >= data.getRank() || indices.getRank() != data.getRank())
+      return refuse("axis out of range, or indices of another rank than the data");
+    if (!indices.getElementType().isInteger(64) && !indices.getElementType().isInteger(32))
+      return refuse("indices that are not int32 or int64");
+  } else if (auto g = dyn_cast<onnx::GatherNDOp>(op)) {
+    auto data = cast<RankedTensorType>(g.getData().getType());
+    auto indices = cast<RankedTensorType>(g.getIndices().getType());
+    int64_t batch = g.getBatchDims(), ir = indices.getRank();
+    if (ir < 1 || indices.isDynamicDim(ir - 1) || batch < 0 || batch >= ir ||
+        batch + indices.getDimSize(ir - 1) > data.getRank() ||
+        out.getRank() != ir - 1 + data.getRank() - batch - indices.getDimSize(ir - 1))
+      return refuse("indices whose last dim is dynamic or too long for the data, or batch_dims "
+                    "out of range");
+    if (!indices.getElementType().isInteger(64))
+      return refuse("indices that are not int64");
   } else if (auto e = dyn_cast<onnx::ExpandOp>(op)) {
     auto in = cast<RankedTensorType>(e.getInput().getType());
     if (in.getRank() > out.getRank())
@@ -289,6 +309,36 @@ FailureOr<DataMovementKernel> emitDataMovementKernel(Operation *op, const std::s
                 return std::string("idx");
               return c(q - 1 + indexRank);
             }) << "];\n";
+  } else if (auto g = dyn_cast<onnx::GatherElementsOp>(op)) {
+    // The index at the output's own coordinates replaces the axis coordinate.
+    int64_t axis = normalize(g.getAxis(), params[0].getRank());
+    body << "    long long idx = (long long)a1[" << offset(1, c) << "];\n"
+         << "    if (idx < 0) idx += " << dim(0, axis) << ";\n"
+         << "    if (idx < 0 || idx >= " << dim(0, axis) << ") { r0[i] = 0; return; }\n"
+         << "    r0[i] = a0[" << offset(0, [&](int64_t q) {
+              return q == axis ? std::string("idx") : c(q);
+            }) << "];\n";
+  } else if (auto g = dyn_cast<onnx::GatherNDOp>(op)) {
+    // Output coordinates: the batch dims, the index positions, then the data
+    // dims after the indexed ones; indices' last dim holds the index tuple.
+    int64_t batch = g.getBatchDims(), ir = params[1].getRank();
+    int64_t k = params[1].getDimSize(ir - 1);
+    for (int64_t j = 0; j < k; ++j) {
+      std::string name = "idx" + std::to_string(j);
+      body << "    long long " << name << " = (long long)a1[" << offset(1, [&](int64_t q) {
+        return q < ir - 1 ? c(q) : std::to_string(j) + "LL";
+      }) << "];\n"
+           << "    if (" << name << " < 0) " << name << " += " << dim(0, batch + j) << ";\n"
+           << "    if (" << name << " < 0 || " << name << " >= " << dim(0, batch + j)
+           << ") { r0[i] = 0; return; }\n";
+    }
+    body << "    r0[i] = a0[" << offset(0, [&](int64_t q) {
+      if (q < batch)
+        return c(q);
+      if (q < batch + k)
+        return "idx" + std::to_string(q - batch);
+      return c(ir - 1 + q - batch - k);
+    }) << "];\n";
   } else {
     int64_t inRank = params[0].getRank(), lead = rank - inRank;
     body << "    r0[i] = a0[" << offset(0, [&](int64_t q) {

@@ -2,7 +2,7 @@
 //
 // The data-movement family: Transpose, Concat, Slice (constant starts, ends,
 // axes and steps over static sliced dims; a Split is made Slices first),
-// Gather and Expand, each one
+// Gather, GatherElements, GatherND (a static index length) and Expand, each one
 // kernel where every thread writes one output element, read from the
 // element its coordinates map to. Any element type the buffers hold; the
 // parameters follow KernelEmitter.h's convention (inputs, the output, one
