@@ -447,37 +447,20 @@ int run(const RunnerOptions &options) {
             << " ms)\n";
 
   // The outputs, written if asked.
-  TensorFormat format = outputFormatFor(options.outputFormat, inputs.value().allPb);
-  if (!options.outputDir.empty())
-    if (Status made = createOutputDir(options.outputDir); !made.isOk()) {
-      printError(made.message());
-      return kExitFailed;
-    }
-  std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < s.outputs().size(); ++i) {
-    const std::string &name = s.outputs()[i].name;
-    TensorView view = outputs.value()[i].view();
-    std::vector<std::string> row = {name, elementTypeName(view.type) + shapeToString(view.shape)};
-    if (!options.outputDir.empty()) {
-      Result<std::string> path = writeOutput(options.outputDir, name, view, format);
-      if (!path.isOk()) {
-        printError(path.status().message());
-        return kExitFailed;
-      }
-      row.push_back(path.value());
-    }
-    row.push_back(summarizeValues(view));
-    rows.push_back(row);
+  if (Status printed =
+          printOutputs(std::cout, s.outputs(), outputs.value(), options.outputDir,
+                       outputFormatFor(options.outputFormat, inputs.value().allPb));
+      !printed.isOk()) {
+    printError(printed.message());
+    return kExitFailed;
   }
-  std::cout << "outputs:\n";
-  printTable(std::cout, rows);
 
   // The check.
   bool mismatch = false;
   if (!references.value().empty()) {
     std::cout << "check (rtol " << formatNumber(options.rtol) << ", atol "
               << formatNumber(options.atol) << "):\n";
-    rows.clear();
+    std::vector<std::vector<std::string>> rows;
     double maxAbs = 0, maxRel = 0;
     size_t bad = 0;
     for (Reference &reference : references.value()) {

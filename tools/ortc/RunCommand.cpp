@@ -85,25 +85,13 @@ int runRun(const std::vector<std::string> &args) {
     return kExitFailed;
   }
 
-  TensorFormat format = outputFormatFor(options.outputFormat, inputs.value().allPb);
-  if (Status made = createOutputDir(options.outputDir); !made.isOk()) {
-    printError(made.message());
+  if (Status printed =
+          printOutputs(std::cout, s.outputs(), outputs.value(), options.outputDir,
+                       outputFormatFor(options.outputFormat, inputs.value().allPb));
+      !printed.isOk()) {
+    printError(printed.message());
     return kExitFailed;
   }
-  std::vector<std::vector<std::string>> rows;
-  for (size_t i = 0; i < s.outputs().size(); ++i) {
-    const std::string &name = s.outputs()[i].name;
-    TensorView view = outputs.value()[i].view();
-    Result<std::string> path = writeOutput(options.outputDir, name, view, format);
-    if (!path.isOk()) {
-      printError(path.status().message());
-      return kExitFailed;
-    }
-    rows.push_back({name, elementTypeName(view.type) + shapeToString(view.shape), path.value(),
-                    summarizeValues(view)});
-  }
-  std::cout << "outputs:\n";
-  printTable(std::cout, rows);
   return kExitOk;
 }
 

@@ -430,6 +430,31 @@ void addOutputOptions(OptionParser &parser, std::string &dir, std::string &forma
   });
 }
 
+Status printOutputs(std::ostream &os, const std::vector<TensorSignature> &signatures,
+                    const std::vector<OwnedTensor> &outputs, const std::string &dir,
+                    TensorFormat format) {
+  if (!dir.empty())
+    if (Status made = createOutputDir(dir); !made.isOk())
+      return made;
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < signatures.size(); ++i) {
+    const std::string &name = signatures[i].name;
+    TensorView view = outputs[i].view();
+    std::vector<std::string> row = {name, elementTypeName(view.type) + shapeToString(view.shape)};
+    if (!dir.empty()) {
+      Result<std::string> path = writeOutput(dir, name, view, format);
+      if (!path.isOk())
+        return path.status();
+      row.push_back(path.value());
+    }
+    row.push_back(summarizeValues(view));
+    rows.push_back(std::move(row));
+  }
+  os << "outputs:\n";
+  printTable(os, rows);
+  return Status::ok();
+}
+
 Status createOutputDir(const std::string &dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -115,6 +115,14 @@ void addOutputOptions(OptionParser &parser, std::string &dir, std::string &forma
 /// names it.
 Status createOutputDir(const std::string &dir);
 
+/// Prints "outputs:" and a row per output: its name, dtype and shape, the
+/// file it was written to (when `dir` is set: the folder is made first, and
+/// the outputs are written as `format`), and summarizeValues. The error of a
+/// write that fails, before anything is printed.
+Status printOutputs(std::ostream &os, const std::vector<TensorSignature> &signatures,
+                    const std::vector<OwnedTensor> &outputs, const std::string &dir,
+                    TensorFormat format);
+
 /// "min -1 max 2.5 mean 0.3" for numbers (NaNs skipped and counted),
 /// "true 3 of 4" for bools, "" when empty.
 std::string summarizeValues(const TensorView &tensor);

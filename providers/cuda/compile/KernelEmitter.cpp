@@ -740,6 +740,18 @@ FailureOr<std::string> Emission::run() {
 
 std::optional<std::string> cudaElementType(Type type) { return cType(type); }
 
+std::string floatStorageType(Type t) { return t.isF32() ? "float" : "unsigned short"; }
+std::string loadAsFloat(Type t, const std::string &ref) {
+  if (t.isF32())
+    return ref;
+  return (t.isF16() ? "ortc_f16_to_f32(" : "ortc_bf16_to_f32(") + ref + ")";
+}
+std::string storeFromFloat(Type t, const std::string &value) {
+  if (t.isF32())
+    return value;
+  return (t.isF16() ? "ortc_f32_to_f16(" : "ortc_f32_to_bf16(") + value + ")";
+}
+
 FailureOr<std::string> emitElementwiseKernel(func::FuncOp kernel) {
   Emission emission(kernel);
   return emission.run();

@@ -55,6 +55,14 @@ constexpr int kElementwiseThreadsPerBlock = 256;
 /// short" for f16 and bf16, "bool", "long long", ...), or nullopt.
 std::optional<std::string> cudaElementType(mlir::Type type);
 
+/// For the kernels that compute f32, f16 and bf16 in f32 (reductions,
+/// windows): the storage type ("float", "unsigned short"), `ref` read as a
+/// float, and a float `value` converted for storing (through the prelude's
+/// ortc_f16_to_f32 and friends).
+std::string floatStorageType(mlir::Type type);
+std::string loadAsFloat(mlir::Type type, const std::string &ref);
+std::string storeFromFloat(mlir::Type type, const std::string &value);
+
 /// What every emitted translation unit starts with: the few definitions
 /// NVRTC needs without headers (and the host emulation replaces).
 std::string kernelPrelude();

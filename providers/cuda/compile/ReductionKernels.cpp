@@ -1,6 +1,7 @@
 //===- ReductionKernels.cpp - CUDA kernels that reduce along axes ---------===//
 
 #include "providers/cuda/compile/ReductionKernels.h"
+#include "providers/cuda/compile/KernelEmitter.h"
 
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "dialects/onnx/OnnxOps.h"
@@ -115,18 +116,6 @@ std::optional<std::pair<int64_t, int64_t>> reducedRun(Operation *op, Family fami
   }
 }
 
-std::string elementC(Type t) { return t.isF32() ? "float" : "unsigned short"; }
-std::string loadExpr(Type t, const std::string &ref) {
-  if (t.isF32())
-    return ref;
-  return (t.isF16() ? "ortc_f16_to_f32(" : "ortc_bf16_to_f32(") + ref + ")";
-}
-std::string storeExpr(Type t, const std::string &value) {
-  if (t.isF32())
-    return value;
-  return (t.isF16() ? "ortc_f32_to_f16(" : "ortc_f32_to_bf16(") + value + ")";
-}
-
 } // namespace
 
 bool isReductionKernelOp(Operation *op, std::string *why) {
@@ -220,7 +209,7 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
     slots += cast<RankedTensorType>(v.getType()).getRank();
   slots += cast<RankedTensorType>(op->getResult(0).getType()).getRank();
 
-  std::string T = elementC(e);
+  std::string T = floatStorageType(e);
   std::ostringstream out;
   out << "struct " << name << "_dims { long long v[" << std::max<int64_t>(slots, 1) << "]; };\n";
   out << "extern \"C\" __global__ void __launch_bounds__(" << kReductionThreadsPerBlock << ") "
@@ -233,7 +222,7 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
       << "  const long long inner = " << product(last, in.getRank()) << ";\n"
       << "  const long long o = (long long)blockIdx.x / inner, in = (long long)blockIdx.x % inner;\n"
       << "  const long long base = o * R * inner + in;\n";
-  auto x = [&](const std::string &r) { return loadExpr(e, "a0[base + (" + r + ") * inner]"); };
+  auto x = [&](const std::string &r) { return loadAsFloat(e, "a0[base + (" + r + ") * inner]"); };
   auto loop = [&](const std::string &body) {
     out << "  for (long long r = threadIdx.x; r < R; r += blockDim.x) {\n" << body << "  }\n";
   };
@@ -245,7 +234,7 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
     out << "  acc = ortc_block_sum(acc, ortc_shared);\n";
     if (family == Family::Mean)
       out << "  acc = acc / (float)R;\n";
-    out << "  if (threadIdx.x == 0) r0[o * inner + in] = " << storeExpr(e, "acc") << ";\n";
+    out << "  if (threadIdx.x == 0) r0[o * inner + in] = " << storeFromFloat(e, "acc") << ";\n";
     break;
   case Family::Max:
   case Family::Min: {
@@ -255,7 +244,7 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
         << ";\n";
     loop("    acc = " + fn + "(acc, " + x("r") + ");\n");
     out << "  acc = " << (max ? "ortc_block_max" : "ortc_block_min") << "(acc, ortc_shared);\n";
-    out << "  if (threadIdx.x == 0) r0[o * inner + in] = " << storeExpr(e, "acc") << ";\n";
+    out << "  if (threadIdx.x == 0) r0[o * inner + in] = " << storeFromFloat(e, "acc") << ";\n";
     break;
   }
   case Family::Softmax:
@@ -267,10 +256,10 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
     out << "  s = ortc_block_sum(s, ortc_shared);\n";
     if (family == Family::Softmax) {
       out << "  const float inv = 1.0f / s;\n";
-      loop("    r0[base + r * inner] = " + storeExpr(e, "expf(" + x("r") + " - m) * inv") + ";\n");
+      loop("    r0[base + r * inner] = " + storeFromFloat(e, "expf(" + x("r") + " - m) * inv") + ";\n");
     } else {
       out << "  const float ls = logf(s);\n";
-      loop("    r0[base + r * inner] = " + storeExpr(e, x("r") + " - m - ls") + ";\n");
+      loop("    r0[base + r * inner] = " + storeFromFloat(e, x("r") + " - m - ls") + ";\n");
     }
     break;
   case Family::LayerNorm:
@@ -288,7 +277,7 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
     std::string scale = hasScale ? "a" + std::to_string(next++) : "";
     std::string bias = hasBias ? "a" + std::to_string(next++) : "";
     auto param = [&](const std::string &p, int64_t count) {
-      return loadExpr(e, p + "[" + (count == 1 ? std::string("0") : std::string("r")) + "]");
+      return loadAsFloat(e, p + "[" + (count == 1 ? std::string("0") : std::string("r")) + "]");
     };
     std::string y;
     if (family == Family::LayerNorm) {
@@ -311,7 +300,7 @@ FailureOr<ReductionKernel> emitReductionKernel(Operation *op, const std::string 
       y = "(" + y + ") * " + param(scale, scaleCount);
     if (hasBias)
       y = "(" + y + ") + " + param(bias, biasCount);
-    loop("    r0[base + r * inner] = " + storeExpr(e, y) + ";\n");
+    loop("    r0[base + r * inner] = " + storeFromFloat(e, y) + ";\n");
     break;
   }
   }

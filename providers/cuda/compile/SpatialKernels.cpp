@@ -1,6 +1,7 @@
 //===- SpatialKernels.cpp - CUDA kernels for 2-D windows ------------------===//
 
 #include "providers/cuda/compile/SpatialKernels.h"
+#include "providers/cuda/compile/KernelEmitter.h"
 
 #include "dialects/onnx/OnnxOps.h"
 #include "runtime/ep/WindowGeometry.h"
@@ -31,18 +32,6 @@ bool readPair(Operation *op, StringRef name, int64_t dflt, int64_t out[2]) {
   out[0] = attr[0];
   out[1] = attr[1];
   return true;
-}
-
-std::string elementC(Type t) { return t.isF32() ? "float" : "unsigned short"; }
-std::string load(Type t, const std::string &ref) {
-  if (t.isF32())
-    return ref;
-  return (t.isF16() ? "ortc_f16_to_f32(" : "ortc_bf16_to_f32(") + ref + ")";
-}
-std::string store(Type t, const std::string &value) {
-  if (t.isF32())
-    return value;
-  return (t.isF16() ? "ortc_f32_to_f16(" : "ortc_f32_to_bf16(") + value + ")";
 }
 
 } // namespace
@@ -142,7 +131,7 @@ FailureOr<std::string> emitSpatialKernel(Operation *op, const std::string &name)
     return op->emitError("cuda spatial kernel: ") << why;
   WindowAttrs w = windowAttrs(op);
   Type e = cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
-  std::string T = elementC(e);
+  std::string T = floatStorageType(e);
   std::ostringstream out;
   if (isConv(op)) {
     if (w.pointwise())
@@ -183,10 +172,10 @@ FailureOr<std::string> emitSpatialKernel(Operation *op, const std::string &name)
           << "    for (long long j = 0; j < g.kw; ++j) {\n"
           << "      const long long wd = w0 + j * g.dw;\n"
           << "      if (wd < 0 || wd >= g.w) continue;\n"
-          << "      const float v = " << load(e, "plane[h * g.w + wd]") << ";\n"
+          << "      const float v = " << loadAsFloat(e, "plane[h * g.w + wd]") << ";\n"
           << "      if (v > m) m = v;\n"
           << "    }\n  }\n"
-          << "  y[t] = " << store(e, "m") << ";\n}\n";
+          << "  y[t] = " << storeFromFloat(e, "m") << ";\n}\n";
     } else {
       // The divisor: the window inside the padded input (count_include_pad)
       // or inside the input, as onnxruntime's AveragePool counts it.
@@ -198,10 +187,10 @@ FailureOr<std::string> emitSpatialKernel(Operation *op, const std::string &name)
           << "  float s = 0.0f;\n"
           << "  for (long long h = hs; h < he; ++h)\n"
           << "    for (long long wd = ws; wd < we; ++wd)\n"
-          << "      s += " << load(e, "plane[h * g.w + wd]") << ";\n"
+          << "      s += " << loadAsFloat(e, "plane[h * g.w + wd]") << ";\n"
           << "  const long long count = " << (includePad ? "padded" : "(he - hs) * (we - ws)")
           << ";\n"
-          << "  y[t] = " << store(e, "count > 0 ? s / (float)count : 0.0f") << ";\n}\n";
+          << "  y[t] = " << storeFromFloat(e, "count > 0 ? s / (float)count : 0.0f") << ";\n}\n";
     }
   }
   out << "#ifdef ORTC_HOST_EMULATION\nORTC_EMU_ENTRY(" << name << ")\n#endif\n";
