@@ -123,7 +123,9 @@ void Partitioner::queryEps() {
   matches.resize(nodes.size());
   assigned.assign(nodes.size(), -1);
   report.placements.resize(nodes.size());
-  shapes = std::make_unique<SymbolicShapes>(main);
+  // Regions too: an If's results follow from what its branches yield, and
+  // an EP that takes an If checks the ops inside.
+  shapes = std::make_unique<SymbolicShapes>(main, SymbolicShapes::Walk::WithRegions);
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeQuery query = NodeQuery::fromOp(nodes[i]);
     query.shapes = shapes.get();

@@ -158,6 +158,35 @@ const Dims *SymbolicShapes::operandDims(Value v) {
   return &out;
 }
 
+int32_t SymbolicShapes::dataSymbol(Operation *op, unsigned result, unsigned dim) {
+  std::string name = op->getName().stripDialect().str();
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (isa<NameLoc>(inner))
+        loc = inner;
+  if (auto named = dyn_cast<NameLoc>(loc))
+    name = named.getName().str();
+  name += "." + std::to_string(result) + "[" + std::to_string(dim) + "]";
+  int32_t id = symbolNamed(name);
+  dataSymbols_.insert(table_.node(id).a);
+  return id;
+}
+
+bool SymbolicShapes::readsDataSymbol(int32_t id) const {
+  if (id < 0 || dataSymbols_.empty())
+    return false;
+  const DimNode &n = table_.node(id);
+  switch (n.op) {
+  case DimOp::Const:
+    return false;
+  case DimOp::Symbol:
+    return dataSymbols_.count(n.a) != 0;
+  default:
+    return readsDataSymbol(int32_t(n.a)) || readsDataSymbol(int32_t(n.b));
+  }
+}
+
 int32_t SymbolicShapes::symbolNamed(const std::string &name) {
   auto found = std::find(symbolNames_.begin(), symbolNames_.end(), name);
   if (found != symbolNames_.end())

@@ -91,6 +91,16 @@ public:
   /// nullopt when a dynamic dim has no expression.
   std::optional<std::vector<int64_t>> planShape(mlir::Value value) const;
   const std::vector<std::string> &symbolNames() const { return symbolNames_; }
+  /// A fresh symbol for dim `dim` of `op`'s result `result` whose size
+  /// follows from the data (NonZero's count): the runtime binds it when the
+  /// op's step reports its output's shape. The same (op, result, dim) gives
+  /// the same symbol.
+  int32_t dataSymbol(mlir::Operation *op, unsigned result, unsigned dim);
+  /// Whether symbol `index` is bound by a step at run time (dataSymbol).
+  bool isDataSymbol(int64_t index) const { return dataSymbols_.count(index) != 0; }
+  /// Whether expression `id` reads a data symbol.
+  bool readsDataSymbol(int32_t id) const;
+  const std::set<int64_t> &dataSymbols() const { return dataSymbols_; }
   std::string print(int32_t dim) const;
   /// "[batch, 3, (height + -1) floordiv 2 + 1]"
   std::string print(mlir::Value value) const;
@@ -115,6 +125,7 @@ private:
   std::vector<std::string> symbolNames_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> dims_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> elements_;
+  std::set<int64_t> dataSymbols_;
 
   friend class ShapeRuleContext;
 };

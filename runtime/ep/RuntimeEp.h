@@ -19,6 +19,7 @@
 #include "runtime/ep/Tensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -62,6 +63,12 @@ struct EpContextView {
   std::vector<std::string> inputNames, outputNames;
 };
 
+/// Memory for output `output` of `shape`, asked for by a partition whose
+/// output shape follows from the data (NonZero's count, an If's branch): it
+/// knows the shape only once the step that makes the output has run.
+using OutputAllocator =
+    std::function<Result<void *>(size_t output, const std::vector<int64_t> &shape)>;
+
 /// A partition restored from its context, ready to run. Tensors are host
 /// views for CPU EPs; device EPs document what their views point to.
 class LoadedPartition {
@@ -80,6 +87,16 @@ public:
   /// outputShapes() said; inputs are checked again (cheaply).
   virtual Status run(const std::vector<TensorView> &inputs,
                      const std::vector<TensorView> &outputs) = 0;
+
+  /// As run(), where outputs() may have dims that outputShapes() gives as -1
+  /// (sized by the data): such an output is passed with data == nullptr and
+  /// the partition asks `allocate` for it when its shape is known. An EP
+  /// whose outputs are always known before the run keeps this default.
+  virtual Status run(const std::vector<TensorView> &inputs, const std::vector<TensorView> &outputs,
+                     const OutputAllocator &allocate) {
+    (void)allocate;
+    return run(inputs, outputs);
+  }
 };
 
 class RuntimeEp {

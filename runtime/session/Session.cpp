@@ -311,11 +311,22 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
       return Status::error(shapes.status().code(), path + ": " + shapes.status().message());
 
     // Outputs: a caller's buffer when a host partition makes a requested
-    // graph output, else fresh host or device memory.
+    // graph output, else fresh host or device memory. An output sized by
+    // the data (a dim of -1) is allocated when the partition asks.
     std::vector<TensorView> nodeOutputs;
+    bool anySizedByData = false;
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       const std::string &name = node.outputs[i];
       TensorView view{nullptr, partition.outputs()[i].type, shapes.value()[i]};
+      if (std::find(view.shape.begin(), view.shape.end(), -1) != view.shape.end()) {
+        if (!host)
+          return Status::error(StatusCode::Internal,
+                               path + ": node '" + node.name + "': output '" + name +
+                                   "' is sized by the data on device EP " + ep.name());
+        anySizedByData = true;
+        nodeOutputs.push_back(view);
+        continue;
+      }
       auto want = requested.find(name);
       if (host && want != requested.end() && want->second->into) {
         const TensorView &into = *want->second->into;
@@ -341,9 +352,37 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
       }
       nodeOutputs.push_back(view);
     }
-    Status status = partition.run(nodeInputs, nodeOutputs);
+    OutputAllocator allocate;
+    if (anySizedByData)
+      allocate = [&](size_t i, const std::vector<int64_t> &shape) -> Result<void *> {
+        if (i >= node.outputs.size())
+          return Status::error(StatusCode::Internal, "no output #" + std::to_string(i));
+        const std::string &name = node.outputs[i];
+        TensorView view{nullptr, partition.outputs()[i].type, shape};
+        auto want = requested.find(name);
+        if (want != requested.end() && want->second->into) {
+          if (Status s = checkCallerBuffer(name, *want->second->into, view); !s.isOk())
+            return invalid(s.message());
+          view.data = want->second->into->data;
+        } else {
+          OwnedTensor tensor = OwnedTensor::allocate(view.type, view.shape);
+          if (!tensor.data)
+            return outOfMemory("output '" + name + "' (" + std::to_string(view.byteSize()) +
+                               " bytes)");
+          view.data = tensor.data.get();
+          hostCopies[name] = std::move(tensor);
+        }
+        values[name] = Value{view, nullptr};
+        return view.data;
+      };
+    Status status = anySizedByData ? partition.run(nodeInputs, nodeOutputs, allocate)
+                                   : partition.run(nodeInputs, nodeOutputs);
     if (!status.isOk())
       return Status::error(status.code(), path + ": " + status.message());
+    for (const std::string &name : node.outputs)
+      if (!values.count(name))
+        return Status::error(StatusCode::Internal, path + ": node '" + node.name +
+                                                       "' did not produce output '" + name + "'");
   }
 
   // Requested outputs not yet in place: a value still on a device, one the

@@ -1,4 +1,4 @@
-//===- ControlFlowShapes.cpp - If -----------------------------------------===//
+//===- ControlFlowShapes.cpp - If and Loop --------------------------------===//
 
 #include "compiler/Transforms/ShapeRules/ShapeRuleModels.h"
 
@@ -11,7 +11,8 @@ namespace ortc {
 namespace {
 
 /// If: a result both branches yield with the same element type and rank
-/// has the dims the two agree on (unknown where they differ).
+/// has the dims the two agree on; where they differ, the branch taken at
+/// run time decides (a data symbol).
 LogicalResult inferIf(od::IfOp op, ShapeRuleContext &ctx) {
   SmallVector<Operation *, 2> yields;
   for (Region &r : op->getRegions()) {
@@ -36,8 +37,61 @@ LogicalResult inferIf(od::IfOp op, ShapeRuleContext &ctx) {
     }
     DimList out;
     for (size_t d = 0; d < da->size(); ++d)
-      out.push_back((*da)[d] == (*db)[d] ? (*da)[d] : kUnknownDim);
+      out.push_back((*da)[d] == (*db)[d] ? (*da)[d] : ctx.dataDim(op->getResult(i), unsigned(d)));
     ctx.setResult(op->getResult(i), element, out);
+  }
+  return success();
+}
+
+/// Loop: a carried value whose body yields it with the dims it came in with
+/// keeps its initial dims; one the body reshapes (a growing sequence) gets
+/// data symbols for the dims that change. A scan output stacks one value per
+/// iteration: its leading dim, and every dim the body does not fix, is data.
+LogicalResult inferLoop(od::LoopOp op, ShapeRuleContext &ctx) {
+  Region &body = op.getBody();
+  if (!body.hasOneBlock())
+    return success();
+  Block &block = body.front();
+  Operation *yield = block.getTerminator();
+  size_t carried = op.getVInitial().size();
+  // Body: (iter_num, cond, carried...) -> (cond, carried..., scans...).
+  if (!yield || block.getNumArguments() != carried + 2 ||
+      yield->getNumOperands() != op->getNumResults() + 1 || op->getNumResults() < carried)
+    return success();
+  for (size_t i = 0; i < carried; ++i) {
+    Value result = op->getResult(i), init = op.getVInitial()[i];
+    Type element = ctx.elementType(init);
+    const DimList *in = ctx.dims(init);
+    const DimList *arg = ctx.dims(block.getArgument(i + 2));
+    const DimList *out = ctx.dims(yield->getOperand(i + 1));
+    if (!element || !in) {
+      ctx.setUnranked(result, element);
+      continue;
+    }
+    if (!out || out->size() != in->size()) {
+      ctx.setUnranked(result, element);
+      continue;
+    }
+    DimList dims;
+    for (size_t d = 0; d < in->size(); ++d) {
+      bool invariant = (arg && (*arg)[d] == (*out)[d]) || (*in)[d] == (*out)[d];
+      dims.push_back(invariant ? (*in)[d] : ctx.dataDim(result, unsigned(d)));
+    }
+    ctx.setResult(result, element, dims);
+  }
+  for (size_t k = carried; k < op->getNumResults(); ++k) {
+    Value result = op->getResult(k), each = yield->getOperand(k + 1);
+    Type element = ctx.elementType(each);
+    const DimList *dims = ctx.dims(each);
+    if (!element || !dims) {
+      ctx.setUnranked(result, element);
+      continue;
+    }
+    DimList out{ctx.dataDim(result, 0)};
+    for (size_t d = 0; d < dims->size(); ++d)
+      out.push_back(ctx.constantValue((*dims)[d]) ? (*dims)[d]
+                                                   : ctx.dataDim(result, unsigned(d + 1)));
+    ctx.setResult(result, element, out);
   }
   return success();
 }
@@ -46,6 +100,7 @@ LogicalResult inferIf(od::IfOp op, ShapeRuleContext &ctx) {
 
 void attachControlFlowShapeRules(MLIRContext *context) {
   attachRule<inferIf, od::IfOp>(context);
+  attachRule<inferLoop, od::LoopOp>(context);
 }
 
 } // namespace ortc

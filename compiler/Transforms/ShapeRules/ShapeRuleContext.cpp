@@ -17,6 +17,9 @@ ShapeRuleContext::ShapeRuleContext(SymbolicShapes &shapes, Operation *op, bool r
     : shapes_(shapes), op_(op), reportErrors_(reportErrors), proposals_(op->getNumResults()) {}
 
 DimTable &ShapeRuleContext::table() const { return shapes_.table(); }
+int32_t ShapeRuleContext::dataDim(Value result, unsigned dim) {
+  return shapes_.dataSymbol(op_, cast<OpResult>(result).getResultNumber(), dim);
+}
 int32_t ShapeRuleContext::constant(int64_t value) const { return table().constant(value); }
 std::optional<int64_t> ShapeRuleContext::constantValue(int32_t id) const {
   return id == kUnknownDim ? std::nullopt : table().constantValue(id);

@@ -80,6 +80,9 @@ public:
   /// `result` has the type and dims of `like`.
   void setLike(mlir::Value result, mlir::Value like);
   void setElements(mlir::Value result, DimList elements);
+  /// A dim of `result` that the data decides (NonZero's count): a symbol
+  /// the runtime binds when the op's kernel reports the shape.
+  int32_t dataDim(mlir::Value result, unsigned dim);
   /// The inputs cannot be valid: with reporting on (shape inference), an
   /// error on the op. Returns failure for the rule to return.
   mlir::LogicalResult fail(const llvm::Twine &message);

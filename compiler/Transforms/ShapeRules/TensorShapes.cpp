@@ -655,6 +655,76 @@ template <typename LikeOp> LogicalResult inferLikeWithDtype(LikeOp op, ShapeRule
   return success();
 }
 
+//===--- Outputs sized by their data ----------------------------------------===//
+// The count is a data symbol (ShapeRuleContext::dataDim): the kernel reports
+// it, the runtime binds it, and what follows is shaped by it.
+
+LogicalResult inferNonZero(od::NonZeroOp op, ShapeRuleContext &ctx) {
+  Type i64 = IntegerType::get(op->getContext(), 64);
+  const DimList *in = ctx.dimsOrUnranked(op.getX(), op.getY(), i64);
+  if (!in)
+    return success();
+  ctx.setResult(op.getY(), i64,
+                {ctx.constant(int64_t(in->size())), ctx.dataDim(op.getY(), 1)});
+  return success();
+}
+
+LogicalResult inferCompress(od::CompressOp op, ShapeRuleContext &ctx) {
+  Type element = ctx.elementType(op.getInput());
+  const DimList *in = ctx.dimsOrUnranked(op.getInput(), op.getOutput(), element);
+  if (!in)
+    return success();
+  if (!op.getAxis()) {
+    ctx.setResult(op.getOutput(), element, {ctx.dataDim(op.getOutput(), 0)});
+    return success();
+  }
+  std::optional<int64_t> axis = normalizeAxis(*op.getAxis(), int64_t(in->size()));
+  if (!axis)
+    return ctx.fail("axis is out of range for rank " + Twine(in->size()));
+  DimList out = *in;
+  out[*axis] = ctx.dataDim(op.getOutput(), unsigned(*axis));
+  ctx.setResult(op.getOutput(), element, out);
+  return success();
+}
+
+LogicalResult inferNonMaxSuppression(od::NonMaxSuppressionOp op, ShapeRuleContext &ctx) {
+  ctx.setResult(op.getSelectedIndices(), IntegerType::get(op->getContext(), 64),
+                {ctx.dataDim(op.getSelectedIndices(), 0), ctx.constant(3)});
+  return success();
+}
+
+LogicalResult inferUnique(od::UniqueOp op, ShapeRuleContext &ctx) {
+  Type element = ctx.elementType(op.getX());
+  Type i64 = IntegerType::get(op->getContext(), 64);
+  const DimList *in = ctx.dimsOrUnranked(op.getX(), op.getY(), element);
+  if (!in)
+    return success();
+  // One count for Y's unique axis, indices and counts.
+  DimList y;
+  int32_t scanned;
+  if (op.getAxis()) {
+    std::optional<int64_t> axis = normalizeAxis(*op.getAxis(), int64_t(in->size()));
+    if (!axis)
+      return ctx.fail("axis is out of range for rank " + Twine(in->size()));
+    y = *in;
+    y[*axis] = ctx.dataDim(op.getY(), unsigned(*axis));
+    scanned = (*in)[*axis];
+    ctx.setResult(op.getY(), element, y);
+    y = {y[*axis]};
+  } else {
+    y = {ctx.dataDim(op.getY(), 0)};
+    scanned = ctx.product(*in);
+    ctx.setResult(op.getY(), element, y);
+  }
+  ctx.setResult(op.getIndices(), i64, y);
+  ctx.setResult(op.getCounts(), i64, y);
+  if (scanned != kUnknownDim)
+    ctx.setResult(op.getInverseIndices(), i64, {scanned});
+  else
+    ctx.setResult(op.getInverseIndices(), i64, {kUnknownDim});
+  return success();
+}
+
 } // namespace
 
 void attachTensorShapeRules(MLIRContext *context) {
@@ -666,6 +736,10 @@ void attachTensorShapeRules(MLIRContext *context) {
   attachRule<inferConcat, od::ConcatOp>(context);
   attachRule<inferShape, od::ShapeOp>(context);
   attachRule<inferSize, od::SizeOp>(context);
+  attachRule<inferNonZero, od::NonZeroOp>(context);
+  attachRule<inferCompress, od::CompressOp>(context);
+  attachRule<inferNonMaxSuppression, od::NonMaxSuppressionOp>(context);
+  attachRule<inferUnique, od::UniqueOp>(context);
   attachRule<inferGather, od::GatherOp>(context);
   attachRule<inferGatherElements, od::GatherElementsOp>(context);
   attachRule<inferGatherND, od::GatherNDOp>(context);

@@ -328,10 +328,67 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
   return Status::ok();
 }
 
+// Control flow nests at most this deep (sub-plans of sub-plans).
+constexpr int kMaxSubplanDepth = 32;
+
+const fb::IntsAttr *findInts(const fb::Step &step, const char *attr) {
+  if (const auto *ints = step.ints())
+    for (const fb::IntsAttr *a : *ints)
+      if (a->name()->str() == attr)
+        return a;
+  return nullptr;
+}
+
+// A control-flow step names sub-plans whose signatures take its operands.
+Status checkControlFlowStep(const fb::Plan &plan, const fb::Step &step, const std::string &name,
+                            const std::string &what) {
+  const fb::IntsAttr *subplans = findInts(step, "subplans");
+  size_t count = plan.subplans() ? plan.subplans()->size() : 0;
+  if (!subplans || subplans->values()->size() != 2)
+    return invalid(what, name + ": an If step needs two sub-plans (then, else)");
+  const auto &buffers = *plan.buffers();
+  const auto &ins = *step.inputs();
+  const auto &outs = *step.outputs();
+  if (ins.size() == 0 || ins[0] < 0)
+    return invalid(what, name + ": an If step needs its condition as input 0");
+  for (int64_t index : *subplans->values()) {
+    if (index < 0 || uint64_t(index) >= count)
+      return invalid(what, name + ": sub-plan " + std::to_string(index) + " of " +
+                               std::to_string(count));
+    const fb::Plan &sub = *plan.subplans()->Get(flatbuffers::uoffset_t(index));
+    std::string subName = name + ": sub-plan " + std::to_string(index);
+    if (sub.inputs()->size() != ins.size() - 1 || sub.outputs()->size() != outs.size())
+      return invalid(what, subName + " takes " + std::to_string(sub.inputs()->size()) +
+                               " inputs and gives " + std::to_string(sub.outputs()->size()) +
+                               " outputs, the step has " + std::to_string(ins.size() - 1) +
+                               " and " + std::to_string(outs.size()));
+    for (size_t i = 1; i < ins.size(); ++i)
+      if (ins[i] < 0 ||
+          buffers[ins[i]]->element_type() != sub.inputs()->Get(flatbuffers::uoffset_t(i - 1))->element_type())
+        return invalid(what, subName + " input " + std::to_string(i - 1) +
+                                 " differs in element type from the step's");
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (buffers[outs[i]]->element_type() != sub.outputs()->Get(flatbuffers::uoffset_t(i))->element_type())
+        return invalid(what, subName + " output " + std::to_string(i) +
+                                 " differs in element type from the step's");
+  }
+  return Status::ok();
+}
+
+Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::string &what,
+                        uint64_t &budget, int depth);
+
 // The plan's promises to the executor; see README.md for the list.
 Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSize,
                         const std::string &what) {
   uint64_t budget = metaSize / 4;
+  return checkConsistency(plan, weightsSize, what, budget, 0);
+}
+
+Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::string &what,
+                        uint64_t &budget, int depth) {
+  if (depth > kMaxSubplanDepth)
+    return invalid(what, "sub-plans nest deeper than " + std::to_string(kMaxSubplanDepth));
   const auto &inputs = *plan.inputs();
   const auto &outputs = *plan.outputs();
   const auto &buffers = *plan.buffers();
@@ -343,6 +400,21 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
     return s;
   if (Status s = checkValueSymbols(plan, what, budget); !s.isOk())
     return s;
+  if (const auto *data = plan.data_symbols()) {
+    size_t numSymbols = plan.symbols() ? plan.symbols()->size() : 0;
+    if (!spend(budget, data->size()))
+      return overBudget(what);
+    for (uint32_t k : *data)
+      if (k >= numSymbols)
+        return invalid(what, "data symbol " + std::to_string(k) + " of " +
+                                 std::to_string(numSymbols) + " symbols");
+  }
+  if (const auto *subplans = plan.subplans())
+    for (size_t k = 0; k < subplans->size(); ++k)
+      if (Status s = checkConsistency(*subplans->Get(flatbuffers::uoffset_t(k)), weightsSize,
+                                      what + " sub-plan " + std::to_string(k), budget, depth + 1);
+          !s.isOk())
+        return s;
   size_t numDims = plan.dims() ? plan.dims()->size() : 0;
   if (Status s = checkSignatures(inputs, "input", numDims, what, budget); !s.isOk())
     return s;
@@ -493,6 +565,9 @@ Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSiz
     }
     if (Status s = checkAttributes(step, name, what, budget); !s.isOk())
       return s;
+    if (step.kind() == fb::StepKind::If)
+      if (Status s = checkControlFlowStep(plan, step, name, what); !s.isOk())
+        return s;
   }
   return Status::ok();
 }

@@ -11,6 +11,7 @@
 #include "compiler/Transforms/HostTensor.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxDialect.h"
+#include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/OnnxSchema.h"
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "providers/cpu/kernels/Einsum.h"
@@ -1766,12 +1767,12 @@ const std::map<std::string, LibraryOp> &libraryOps() {
       {"NonMaxSuppression",
        {"NonMaxSuppression",
         [](Operation *op) -> Refusal {
-          if (auto r = requireF32(op, {0, 1, 3, 4}); r.any())
-            return r;
-          return requireStaticShapes(op);
+          return requireF32(op, {0, 1, 3, 4});
         }}},
-      {"Compress", {"Compress", requireStaticShapes}},
-      {"NonZero", {"NonZero", requireStaticShapes}},
+      // Sized by their data: the kernel reports the count (sizedOutput).
+      {"Compress", {"Compress", [](Operation *) { return Refusal(); }}},
+      {"NonZero", {"NonZero", [](Operation *) { return Refusal(); }}},
+      {"Unique", {"Unique", [](Operation *) { return Refusal(); }}},
       {"ConstantOfShape",
        {"ConstantOfShape",
         [](Operation *op) -> Refusal {
@@ -1961,7 +1962,8 @@ bool acceptsDynamicDimsAnywhere(Operation *op) {
       "LogSoftmax", "LayerNormalization", "layer_norm", "gelu",              "ReduceMean",
       "ReduceSum", "ReduceMax",      "ReduceMin",       "Cast",              "BatchNormalization",
       "Resize",    "RNN",            "GRU",             "LSTM",              "ConvTranspose",
-      "attention", "Gemm"};
+      "attention", "Gemm",           "NonZero",         "Compress",          "Unique",
+      "NonMaxSuppression", "If",     "Loop"};
   CpuOpClass kind = classifyCpuOp(op);
   return kind == CpuOpClass::Elementwise || ops.contains(onnxOpTypeAndDomain(op).first);
 }
@@ -2065,6 +2067,8 @@ const std::string &cpuOpTypeList() {
         types.insert(entry.first);
     for (const auto &entry : viewOps())
       types.insert(entry.getKey().str());
+    types.insert("If");
+    types.insert("Loop");
     std::string text;
     for (const std::string &t : types)
       text += (text.empty() ? "" : ", ") + t;
@@ -2121,8 +2125,70 @@ CpuOpClass classifyCpuOp(Operation *op) {
     return isRuntimeShapedView(op, type) ? CpuOpClass::Library : CpuOpClass::View;
   if (libraryOps().count(type))
     return CpuOpClass::Library;
+  if (type == "If")
+    return CpuOpClass::ControlFlow;
   return CpuOpClass::Unsupported;
 }
+
+namespace {
+/// The first node of `region` the CPU EP declines, as a refusal naming it.
+Refusal checkRegion(Region &region, const char *name, const SymbolicShapes &shapes,
+                    const std::string &epName) {
+  for (Operation &nested : region.getOps()) {
+    if (nested.hasTrait<OpTrait::IsTerminator>() || isFreeOnnxOp(&nested))
+      continue;
+    NodeQuery inner = NodeQuery::fromOp(&nested);
+    inner.shapes = &shapes;
+    KernelMatch match = matchCpuOp(inner, epName);
+    if (match.isSupported())
+      continue;
+    const DeclineReason &why = match.reason();
+    return refuse(why.kind,
+                  std::string(name) + " node '" + why.node + "' (" + why.op + "): " + why.rejected,
+                  "control flow whose bodies the CPU EP runs whole; there: " + why.accepts,
+                  why.remediation);
+  }
+  return {};
+}
+
+/// A one-element tensor (an If's or Loop's condition, a trip count), or an
+/// omitted one when `optional`.
+Refusal requireScalar(Value v, const char *what, bool optional) {
+  if (optional && isOmitted(v))
+    return {};
+  auto t = rankedType(v);
+  if (!t || !t.hasStaticShape() || t.getNumElements() != 1)
+    return refuse(RejectedKind::Shape, std::string(what) + " is " + typeText(v.getType()),
+                  std::string(what) + " of one element");
+  return {};
+}
+
+/// If and Loop run their bodies as sub-plans: claimed when the CPU EP
+/// claims every node of every body (nested ones too); the first node it
+/// declines is named.
+Refusal checkControlFlow(Operation *op, const SymbolicShapes &shapes, const std::string &epName) {
+  if (auto ifOp = dyn_cast<onnx_dialect::IfOp>(op)) {
+    if (auto r = requireScalar(ifOp.getCond(), "the condition", false); r.any())
+      return r;
+    if (auto r = checkRegion(ifOp.getThenBranch(), "then_branch", shapes, epName); r.any())
+      return r;
+    return checkRegion(ifOp.getElseBranch(), "else_branch", shapes, epName);
+  }
+  auto loop = cast<onnx_dialect::LoopOp>(op);
+  if (auto r = requireScalar(loop.getM(), "the trip count M", true); r.any())
+    return r;
+  if (auto r = requireScalar(loop.getCond(), "the condition", true); r.any())
+    return r;
+  Block &body = loop.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    if (!rankedType(arg))
+      return refuse(RejectedKind::Shape,
+                    "body input " + std::to_string(arg.getArgNumber()) + " is " +
+                        typeText(arg.getType()),
+                    "a Loop whose body takes ranked tensors");
+  return checkRegion(loop.getBody(), "body", shapes, epName);
+}
+} // namespace
 
 
 std::string libraryKernelFor(Operation *op) {
@@ -2179,6 +2245,10 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
     if (auto r = libraryOps().at(type).check(op); r.any())
       return decline(r);
     return KernelMatch::supported(estimateCost(op, type));
+  case CpuOpClass::ControlFlow:
+    if (auto r = checkControlFlow(op, *shapes, epName); r.any())
+      return decline(r);
+    return KernelMatch::supported(KernelCost{});
   case CpuOpClass::Unsupported:
     break;
   }

@@ -22,6 +22,7 @@ enum class CpuOpClass {
   Structured,  // a generated kernel of its own (Transpose, reductions, Softmax)
   View,        // shares its input's bytes (Reshape, Flatten, Squeeze, ...)
   Library,     // a call into kernels/ (KernelApi.h)
+  ControlFlow, // If, Loop: their bodies become sub-plans of the partition's plan
 };
 
 /// How the CPU EP runs `op` (an op it claimed).

@@ -5,6 +5,7 @@
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/SymbolicShapes.h"
+#include "dialects/onnx/OnnxOps.h"
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/blob/CpuPlan_generated.h"
 #include "runtime/ep/MemoryPlanner.h"
@@ -22,6 +23,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/IR/LLVMContext.h"
@@ -151,14 +153,29 @@ public:
   CpuPartitionSummary summary;
 };
 
+/// What a partition's plan and its sub-plans (If branches) build together:
+/// one module of generated kernels, one weights section.
+struct SharedOutputs {
+  ModuleOp kernels;
+  int kernelCount = 0;
+  std::vector<char> weights;
+};
+
 /// Builds one partition's plan, kernels and weights.
 class PartitionCompiler {
 public:
   /// `progress(what, done, total)`: ops planned, then kernels generated.
   using Progress = std::function<void(const std::string &, int, int)>;
-  PartitionCompiler(func::FuncOp fn, const CpuTarget &target, Progress progress)
-      : fn(fn), target(target), progress(std::move(progress)) {}
+  PartitionCompiler(func::FuncOp fn, const CpuTarget &target, Progress progress,
+                    SharedOutputs &shared)
+      : fn(fn), target(target), progress(std::move(progress)), shared(shared),
+        weights(shared.weights), kernels(shared.kernels), kernelCount(shared.kernelCount) {}
+  /// The plan of `fn`, its kernels added to the shared module.
+  LogicalResult buildPlan();
+  /// buildPlan, then the code and the blob (the root partition).
   FailureOr<std::unique_ptr<CpuCompiledPartition>> run();
+
+  fb::PlanT plan;
 
 private:
   /// A buffer of `element`s; its size is 0 when a dim is symbolic (< 0).
@@ -177,6 +194,11 @@ private:
   int packedGemmWeight(Value b, bool transB, float alpha);
   LogicalResult emitLibraryStep(Operation *op);
   LogicalResult emitView(Operation *op);
+  LogicalResult emitIf(Operation *op);
+  /// Region `region` of `op` as a function of the values it reads from
+  /// outside (`captured`), compiled into a sub-plan; its index.
+  FailureOr<int64_t> buildSubplan(Operation *op, Region &region, ArrayRef<Value> captured,
+                                  const std::string &suffix);
   LogicalResult closeKernel();
   int newStep(fb::StepKind kind, std::string callee, std::string node);
   int rootOf(int buffer) const;
@@ -184,16 +206,18 @@ private:
   func::FuncOp fn;
   const CpuTarget &target;
   Progress progress;
-  fb::PlanT plan;
-  std::vector<char> weights;
+  SharedOutputs &shared;
+  std::vector<char> &weights;
   llvm::DenseMap<Value, int> buffers;
   std::unique_ptr<SymbolicShapes> shapes;
+  int opsTotal = 0;
+  bool arenaAtRunTime = false;
 
   // The elementwise group being formed: its ops in order and its result.
   std::vector<Operation *> group;
   Value groupResult;
-  ModuleOp kernels;
-  int kernelCount = 0;
+  ModuleOp &kernels;
+  int &kernelCount;
 };
 
 int PartitionCompiler::addBuffer(fb::BufferKind kind, Type element, std::vector<int64_t> shape,
@@ -375,6 +399,98 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   return success();
 }
 
+FailureOr<int64_t> PartitionCompiler::buildSubplan(Operation *op, Region &region,
+                                                  ArrayRef<Value> captured,
+                                                  const std::string &suffix) {
+  // The branch as a function: the captured values are its arguments,
+  // constants it reads from outside are copied in, Yield is the return.
+  Block &block = region.front();
+  Operation *yield = block.getTerminator();
+  OpBuilder builder(op->getContext());
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(op->getLoc());
+  builder.setInsertionPointToEnd(scratch->getBody());
+  SmallVector<Type> argTypes;
+  for (Value v : captured)
+    argTypes.push_back(v.getType());
+  auto subFn = func::FuncOp::create(
+      builder, op->getLoc(), fn.getSymName().str() + "_" + suffix,
+      builder.getFunctionType(argTypes, TypeRange(yield->getOperandTypes())));
+  Block *entry = subFn.addEntryBlock();
+  IRMapping mapping;
+  for (auto [v, arg] : llvm::zip(captured, entry->getArguments()))
+    mapping.map(v, arg);
+  builder.setInsertionPointToStart(entry);
+  llvm::SetVector<Value> above;
+  getUsedValuesDefinedAbove(region, above);
+  for (Value v : above)
+    if (Operation *def = v.getDefiningOp(); def && (isConstantOp(def) || isNoValueOp(def)))
+      builder.clone(*def, mapping);
+  for (Operation &nested : block.without_terminator())
+    builder.clone(nested, mapping);
+  SmallVector<Value> returned;
+  for (Value v : yield->getOperands())
+    returned.push_back(mapping.lookupOrDefault(v));
+  func::ReturnOp::create(builder, op->getLoc(), returned);
+  // Its arguments' dims are the caller's expressions, as a partition's are.
+  annotateDimSymbols(subFn, captured, *shapes);
+
+  PartitionCompiler sub(subFn, target, [](const std::string &, int, int) {}, shared);
+  if (failed(sub.buildPlan()))
+    return op->emitError("cpu_ep: the ") << suffix << " of node '" << onnxNodeName(op)
+                                         << "' did not compile";
+  auto subplan = std::make_unique<fb::PlanT>(std::move(sub.plan));
+  plan.subplans.push_back(std::move(subplan));
+  return int64_t(plan.subplans.size()) - 1;
+}
+
+LogicalResult PartitionCompiler::emitIf(Operation *op) {
+  // What either branch reads from outside, other than constants.
+  llvm::SetVector<Value> above;
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, above);
+  SmallVector<Value> captured;
+  for (Value v : above) {
+    Operation *def = v.getDefiningOp();
+    if (!(def && (isConstantOp(def) || isNoValueOp(def))))
+      captured.push_back(v);
+  }
+  // The step names [then, else].
+  auto ifOp = cast<onnx_dialect::IfOp>(op);
+  std::vector<int64_t> subplans;
+  for (auto [region, name] : {std::pair<Region *, const char *>{&ifOp.getThenBranch(), "then_branch"},
+                              {&ifOp.getElseBranch(), "else_branch"}}) {
+    if (!region->hasOneBlock())
+      return op->emitError("cpu_ep: the ") << name << " of node '" << onnxNodeName(op)
+                                           << "' has no body";
+    FailureOr<int64_t> index = buildSubplan(op, *region, captured, name);
+    if (failed(index))
+      return failure();
+    subplans.push_back(*index);
+  }
+  int index = newStep(fb::StepKind::If, "If", onnxNodeName(op));
+  fb::StepT &step = *plan.steps[index];
+  auto a = std::make_unique<fb::IntsAttrT>();
+  a->name = "subplans";
+  a->values = subplans;
+  step.ints.push_back(std::move(a));
+  SmallVector<Value> operands{op->getOperand(0)};
+  operands.append(captured.begin(), captured.end());
+  for (Value v : operands) {
+    int id = bufferFor(v);
+    if (id < 0)
+      return op->emitError("cpu_ep: an input of node '") << onnxNodeName(op) << "' has no buffer";
+    step.inputs.push_back(id);
+  }
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
+    if (id < 0)
+      return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
+    buffers[result] = id;
+    step.outputs.push_back(id);
+  }
+  return success();
+}
+
 LogicalResult PartitionCompiler::closeKernel() {
   if (group.empty())
     return success();
@@ -467,12 +583,7 @@ LogicalResult PartitionCompiler::closeKernel() {
   return success();
 }
 
-FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
-  // The kernel functions are built with these before any pass loads them.
-  fn.getContext()->loadDialect<bufferization::BufferizationDialect, func::FuncDialect>();
-  OwningOpRef<ModuleOp> kernelModule = ModuleOp::create(fn.getLoc());
-  kernels = *kernelModule;
-
+LogicalResult PartitionCompiler::buildPlan() {
   plan.format_version = kCpuPlanFormatVersion;
   plan.ep_name = kCpuEpName;
   plan.ep_version = kCpuEpVersion;
@@ -483,8 +594,9 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   plan.partition_name = fn.getSymName().str();
   plan.memory = std::make_unique<fb::MemoryPlanT>();
 
-  // Signature and input buffers.
-  shapes = std::make_unique<SymbolicShapes>(fn);
+  // Signature and input buffers. Regions too: an If's results follow from
+  // what its branches yield.
+  shapes = std::make_unique<SymbolicShapes>(fn, SymbolicShapes::Walk::WithRegions);
   refineStaticResultTypes(fn, *shapes);
   // The signature of a partition input or output; null when a dim has no
   // expression.
@@ -548,7 +660,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   };
 
   Operation *terminator = fn.getBody().front().getTerminator();
-  int opsTotal = 0, opsDone = 0;
+  int opsDone = 0;
   for (Operation &op : fn.getBody().front().without_terminator())
     opsTotal += !isConstantOp(&op) && !isNoValueOp(&op);
   for (Operation &op : fn.getBody().front().without_terminator()) {
@@ -581,6 +693,9 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
         return failure();
     } else if (kind == CpuOpClass::Library) {
       if (failed(emitLibraryStep(&op)))
+        return failure();
+    } else if (kind == CpuOpClass::ControlFlow) {
+      if (failed(emitIf(&op)))
         return failure();
     } else {
       return op.emitError("cpu_ep: node '") << onnxNodeName(&op) << "' was placed on cpu_ep, "
@@ -619,6 +734,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
 
   // Every symbolic dim is an expression of the table; the plan carries it whole.
   plan.symbols = shapes->symbolNames();
+  plan.data_symbols.assign(shapes->dataSymbols().begin(), shapes->dataSymbols().end());
   for (const DimNode &n : shapes->table().nodes())
     plan.dims.push_back(fb::DimNode(uint8_t(n.op), n.a, n.b));
 
@@ -632,7 +748,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
       [&](int id) { return rootOf(id); }, plan.buffers.size(), first, last);
   std::vector<ArenaSlot> slots;
   std::vector<int> slotBuffer;
-  bool symbolicArena = false;
+  bool &symbolicArena = arenaAtRunTime;
   for (size_t id = 0; id < plan.buffers.size(); ++id) {
     fb::BufferT &b = *plan.buffers[id];
     if (b.kind != fb::BufferKind::Arena)
@@ -654,6 +770,18 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   plan.memory->alignment = kAlignment;
   plan.memory->fixed_bytes = arena.bytes;
   plan.memory->naive_fixed_bytes = arena.naiveBytes;
+  return success();
+}
+
+FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
+  // The kernel functions are built with these before any pass loads them.
+  fn.getContext()->loadDialect<bufferization::BufferizationDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> kernelModule = ModuleOp::create(fn.getLoc());
+  kernels = *kernelModule;
+  if (failed(buildPlan()))
+    return failure();
+  bool symbolicArena = arenaAtRunTime;
+  uint64_t arenaBytes = plan.memory->fixed_bytes, naiveBytes = plan.memory->naive_fixed_bytes;
 
   // Code: the kernels through MLIR and LLVM, linked into a shared object.
   llvm::LLVMContext llvmContext;
@@ -685,8 +813,8 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   compiled->blob = blob.takeValue();
   CpuPartitionSummary &summary = compiled->summary;
   summary.arenaPlannedAtRunTime = symbolicArena;
-  summary.arenaBytes = arena.bytes;
-  summary.naiveBytes = arena.naiveBytes;
+  summary.arenaBytes = arenaBytes;
+  summary.naiveBytes = naiveBytes;
   summary.weightBytes = weights.size();
   summary.codeBytes = code->size();
   for (auto &step : plan.steps)
@@ -706,9 +834,11 @@ public:
   std::vector<std::string> contextSourceKeys() const override { return {kCpuContextSource}; }
 
   FailureOr<std::unique_ptr<CompiledPartition>> compilePartition(func::FuncOp partition) override {
+    SharedOutputs shared;
     PartitionCompiler compiler(
         partition, target_,
-        [this](const std::string &what, int done, int total) { reportWork(what, done, total); });
+        [this](const std::string &what, int done, int total) { reportWork(what, done, total); },
+        shared);
     FailureOr<std::unique_ptr<CpuCompiledPartition>> compiled = compiler.run();
     if (failed(compiled))
       return failure();

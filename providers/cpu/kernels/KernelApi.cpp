@@ -49,6 +49,7 @@ Status blackmanWindow(const KernelCall &call);
 Status nonMaxSuppression(const KernelCall &call);
 Status compress(const KernelCall &call);
 Status nonZero(const KernelCall &call);
+Status unique(const KernelCall &call);
 Status det(const KernelCall &call);
 Status constantOfShape(const KernelCall &call);
 Status dft(const KernelCall &call);
@@ -230,6 +231,7 @@ const KernelEntry kKernels[] = {
     {"TopK", kernels::topK},
     {"Transpose", kernels::transpose},
     {"Trilu", kernels::trilu},
+    {"Unique", kernels::unique},
     {"Unsqueeze", kernels::unsqueeze},
 };
 

@@ -55,8 +55,19 @@ private:
   size_t size_ = 0;
 };
 
+/// Memory for the outputs whose size the kernel decides (NonZero's count):
+/// the executor binds the output's data-sized dims from `shape`.
+class OutputSizer {
+public:
+  virtual ~OutputSizer() = default;
+  /// Whether output `output` waits for the kernel to give its shape.
+  virtual bool pending(size_t output) const = 0;
+  virtual Result<void *> allocate(size_t output, const std::vector<int64_t> &shape) = 0;
+};
+
 /// One call of a library kernel. An omitted optional input has data == nullptr.
-/// Output views are preallocated by the executor with their final shapes.
+/// Output views are preallocated by the executor with their final shapes,
+/// except those `sizer` says are pending (KernelUtil's sizedOutput).
 struct KernelCall {
   const StepAttributes &attrs;
   const TensorView *inputs;
@@ -65,6 +76,7 @@ struct KernelCall {
   size_t numOutputs;
   Scratch &scratch;
   ThreadPool *pool = nullptr; // intra-op threads; null runs on the caller
+  OutputSizer *sizer = nullptr;
 
   const TensorView *input(size_t i) const {
     return i < numInputs && inputs[i].data ? &inputs[i] : nullptr;

@@ -42,6 +42,24 @@ Status checkOutputShape(const char *op, const TensorView &Y, const std::vector<i
   return Status::ok();
 }
 
+Result<TensorView> sizedOutput(const char *op, const KernelCall &call, size_t i,
+                               const std::vector<int64_t> &shape) {
+  if (i >= call.numOutputs)
+    return invalid(op, "missing output " + std::to_string(i));
+  TensorView out = call.outputs[i];
+  if (call.sizer && call.sizer->pending(i)) {
+    Result<void *> data = call.sizer->allocate(i, shape);
+    if (!data.isOk())
+      return data.status();
+    out.data = data.value();
+    out.shape = shape;
+    return out;
+  }
+  if (Status s = checkOutputShape(op, out, shape); !s.isOk())
+    return s;
+  return out;
+}
+
 const TensorView *dataInput(const KernelCall &call, size_t i) {
   if (i >= call.numInputs)
     return nullptr;

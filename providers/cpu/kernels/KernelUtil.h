@@ -43,6 +43,12 @@ Status checkOptionalFloat(const char *op, const TensorView *t, const char *role)
 /// Y has shape `expect`, or "output shape <Y> should be <expect>".
 Status checkOutputShape(const char *op, const TensorView &Y, const std::vector<int64_t> &expect);
 
+/// Output i with shape `shape`: allocated now when the executor left its size
+/// to the kernel (KernelCall::sizer), else the preallocated view, which
+/// must have that shape.
+Result<TensorView> sizedOutput(const char *op, const KernelCall &call, size_t i,
+                               const std::vector<int64_t> &shape);
+
 /// Input i, or nullptr if omitted. An empty tensor counts as present even when
 /// its data pointer is null (KernelCall::input would call it omitted).
 const TensorView *dataInput(const KernelCall &call, size_t i);

@@ -9,6 +9,7 @@
 
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
+#include "providers/cpu/kernels/NumericTypes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -209,11 +210,12 @@ Status nonMaxSuppression(const KernelCall &call) {
     }
   if (Status s = requireOutput(op, call); !s.isOk())
     return s;
-  const TensorView &Y = call.outputs[0];
-  if (Y.type != ElementType::Int64)
+  if (call.outputs[0].type != ElementType::Int64)
     return invalid(op, "output must be int64");
-  if (Status s = checkOutputShape(op, Y, {int64_t(selected.size() / 3), 3}); !s.isOk())
-    return s;
+  Result<TensorView> out = sizedOutput(op, call, 0, {int64_t(selected.size() / 3), 3});
+  if (!out.isOk())
+    return out.status();
+  const TensorView &Y = out.value();
   if (!selected.empty())
     std::memcpy(Y.data, selected.data(), selected.size() * sizeof(int64_t));
   return Status::ok();
@@ -250,11 +252,12 @@ Status compress(const KernelCall &call) {
   outShape[axis] = int64_t(keep.size());
   if (Status s = requireOutput(op, call); !s.isOk())
     return s;
-  const TensorView &Y = call.outputs[0];
-  if (Y.type != X->type)
+  if (call.outputs[0].type != X->type)
     return invalid(op, "output type differs from the input's");
-  if (Status s = checkOutputShape(op, Y, outShape); !s.isOk())
-    return s;
+  Result<TensorView> out = sizedOutput(op, call, 0, outShape);
+  if (!out.isOk())
+    return out.status();
+  const TensorView &Y = out.value();
   int64_t outer = product(shape, 0, axis), inner = product(shape, axis + 1, shape.size());
   size_t row = size_t(inner) * elem;
   const uint8_t *src = static_cast<const uint8_t *>(X->data);
@@ -283,17 +286,154 @@ Status nonZero(const KernelCall &call) {
       hits.push_back(i);
   if (Status s = requireOutput(op, call); !s.isOk())
     return s;
-  const TensorView &Y = call.outputs[0];
-  if (Y.type != ElementType::Int64)
+  if (call.outputs[0].type != ElementType::Int64)
     return invalid(op, "output must be int64");
   int64_t count = int64_t(hits.size());
-  if (Status s = checkOutputShape(op, Y, {rank, count}); !s.isOk())
-    return s;
-  int64_t *out = static_cast<int64_t *>(Y.data);
+  Result<TensorView> out = sizedOutput(op, call, 0, {rank, count});
+  if (!out.isOk())
+    return out.status();
+  const TensorView &Y = out.value();
+  int64_t *dst = static_cast<int64_t *>(Y.data);
   std::vector<int64_t> strides = denseStrides(in.shape);
   for (int64_t j = 0; j < count; ++j)
     for (int64_t d = 0; d < rank; ++d)
-      out[d * count + j] = (hits[j] / strides[d]) % in.shape[d];
+      dst[d * count + j] = (hits[j] / strides[d]) % in.shape[d];
+  return Status::ok();
+}
+
+namespace {
+/// Three-way comparison of element `i` of `a` and element `j` of `b`.
+int compareElements(ElementType type, const void *a, int64_t i, const void *b, int64_t j) {
+  auto cmp = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  switch (type) {
+  case ElementType::Float:
+    return cmp(static_cast<const float *>(a)[i], static_cast<const float *>(b)[j]);
+  case ElementType::Double:
+    return cmp(static_cast<const double *>(a)[i], static_cast<const double *>(b)[j]);
+  case ElementType::Float16:
+    return cmp(halfToFloat(static_cast<const uint16_t *>(a)[i]),
+               halfToFloat(static_cast<const uint16_t *>(b)[j]));
+  case ElementType::BFloat16:
+    return cmp(bf16ToFloat(static_cast<const uint16_t *>(a)[i]),
+               bf16ToFloat(static_cast<const uint16_t *>(b)[j]));
+  case ElementType::Int8:
+    return cmp(static_cast<const int8_t *>(a)[i], static_cast<const int8_t *>(b)[j]);
+  case ElementType::Int16:
+    return cmp(static_cast<const int16_t *>(a)[i], static_cast<const int16_t *>(b)[j]);
+  case ElementType::Int32:
+    return cmp(static_cast<const int32_t *>(a)[i], static_cast<const int32_t *>(b)[j]);
+  case ElementType::Int64:
+    return cmp(static_cast<const int64_t *>(a)[i], static_cast<const int64_t *>(b)[j]);
+  case ElementType::UInt16:
+    return cmp(static_cast<const uint16_t *>(a)[i], static_cast<const uint16_t *>(b)[j]);
+  case ElementType::UInt32:
+    return cmp(static_cast<const uint32_t *>(a)[i], static_cast<const uint32_t *>(b)[j]);
+  case ElementType::UInt64:
+    return cmp(static_cast<const uint64_t *>(a)[i], static_cast<const uint64_t *>(b)[j]);
+  default: // uint8, bool
+    return cmp(static_cast<const uint8_t *>(a)[i], static_cast<const uint8_t *>(b)[j]);
+  }
+}
+} // namespace
+
+Status unique(const KernelCall &call) {
+  const char *op = "Unique";
+  const TensorView *X = dataInput(call, 0);
+  if (!X)
+    return invalid(op, "missing input 0");
+  size_t elem = elementSize(X->type);
+  if (elem == 0)
+    return invalid(op, "unsupported element type " + elementTypeName(X->type));
+  // Slices along the axis (without one, the flattened elements) are the
+  // items compared: item k is `inner` elements at k * inner of each of the
+  // `outer` blocks.
+  std::vector<int64_t> shape = X->shape;
+  bool hasAxis = call.attrs.has("axis");
+  int64_t axis = 0;
+  if (hasAxis) {
+    axis = call.attrs.getInt("axis", 0);
+    if (!normalizeAxis(axis, shape.size()))
+      return invalid(op, "axis " + std::to_string(call.attrs.getInt("axis", 0)) +
+                             " is out of range for rank " + std::to_string(shape.size()));
+  } else {
+    shape = {X->numElements()};
+  }
+  int64_t items = shape[axis], outer = product(shape, 0, axis),
+          inner = product(shape, axis + 1, shape.size());
+  auto compareItems = [&](int64_t x, int64_t y) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t e = 0; e < inner; ++e) {
+        int64_t base = o * items * inner + e;
+        if (int c = compareElements(X->type, X->data, base + x * inner, X->data, base + y * inner))
+          return c;
+      }
+    return 0;
+  };
+  // Items in order (sorted, or by first occurrence), stably, so each group's
+  // first member is its first occurrence.
+  std::vector<int64_t> order(static_cast<size_t>(items));
+  for (int64_t i = 0; i < items; ++i)
+    order[size_t(i)] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return compareItems(x, y) < 0; });
+  std::vector<int64_t> firsts, counts, inverse(static_cast<size_t>(items));
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k == 0 || compareItems(order[k - 1], order[k]) != 0) {
+      firsts.push_back(order[k]);
+      counts.push_back(0);
+    }
+    counts.back()++;
+    inverse[size_t(order[k])] = int64_t(firsts.size()) - 1;
+  }
+  if (call.attrs.getInt("sorted", 1) == 0) {
+    // By first occurrence: renumber the groups.
+    std::vector<int64_t> byFirst(firsts.size());
+    for (size_t g = 0; g < firsts.size(); ++g)
+      byFirst[g] = int64_t(g);
+    std::sort(byFirst.begin(), byFirst.end(),
+              [&](int64_t a, int64_t b) { return firsts[size_t(a)] < firsts[size_t(b)]; });
+    std::vector<int64_t> rank(firsts.size()), f2(firsts.size()), c2(firsts.size());
+    for (size_t r = 0; r < byFirst.size(); ++r) {
+      rank[size_t(byFirst[r])] = int64_t(r);
+      f2[r] = firsts[size_t(byFirst[r])];
+      c2[r] = counts[size_t(byFirst[r])];
+    }
+    firsts = std::move(f2);
+    counts = std::move(c2);
+    for (int64_t &g : inverse)
+      g = rank[size_t(g)];
+  }
+  int64_t n = int64_t(firsts.size());
+  // The step lists the outputs present; output_slots maps them to ONNX's.
+  std::vector<int64_t> slots = call.attrs.getInts("output_slots");
+  for (size_t i = 0; i < call.numOutputs; ++i) {
+    int64_t slot = i < slots.size() ? slots[i] : int64_t(i);
+    std::vector<int64_t> outShape = slot == 0 ? shape : std::vector<int64_t>{slot == 2 ? items : n};
+    if (slot == 0)
+      outShape[axis] = n;
+    if (slot != 0 && call.outputs[i].type != ElementType::Int64)
+      return invalid(op, "output " + std::to_string(slot) + " must be int64");
+    Result<TensorView> out = sizedOutput(op, call, i, outShape);
+    if (!out.isOk())
+      return out.status();
+    const TensorView &Y = out.value();
+    if (slot == 0) {
+      if (Y.type != X->type)
+        return invalid(op, "output type differs from the input's");
+      size_t row = size_t(inner) * elem;
+      const char *src = static_cast<const char *>(X->data);
+      char *dst = static_cast<char *>(Y.data);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t first : firsts) {
+          std::memcpy(dst, src + size_t((o * items + first) * inner) * elem, row);
+          dst += row;
+        }
+    } else {
+      const std::vector<int64_t> &values = slot == 1 ? firsts : slot == 2 ? inverse : counts;
+      if (!values.empty())
+        std::memcpy(Y.data, values.data(), values.size() * sizeof(int64_t));
+    }
+  }
   return Status::ok();
 }
 

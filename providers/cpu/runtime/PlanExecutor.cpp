@@ -7,6 +7,7 @@
 #include "providers/cpu/runtime/HostCpu.h"
 #include "providers/cpu/runtime/SharedObjectLoader.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -22,6 +23,19 @@ std::vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *values) {
   return out;
 }
 
+/// The data symbols node `n` reads.
+void collectSymbols(const std::vector<DimNode> &dims, size_t n, const std::vector<char> &isData,
+                    std::vector<size_t> &out) {
+  const DimNode &node = dims[n];
+  if (node.op == DimOp::Symbol) {
+    if (isData[size_t(node.a)] && std::find(out.begin(), out.end(), size_t(node.a)) == out.end())
+      out.push_back(size_t(node.a));
+  } else if (node.op != DimOp::Const) {
+    collectSymbols(dims, size_t(node.a), isData, out);
+    collectSymbols(dims, size_t(node.b), isData, out);
+  }
+}
+
 std::string describe(const TensorView &view) {
   return elementTypeName(view.type) + shapeToString(view.shape);
 }
@@ -32,7 +46,11 @@ std::string describe(const TensorSignature &sig) {
 
 PlanExecutor::~PlanExecutor() = default;
 
-PlanExecutor::RunState::~RunState() { std::free(arena); }
+PlanExecutor::RunState::~RunState() {
+  std::free(arena);
+  for (Block &block : dynamicMemory)
+    std::free(block.data);
+}
 
 Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &context,
                                                          std::shared_ptr<ThreadPool> pool) {
@@ -50,17 +68,49 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
   if (!opened.isOk())
     return opened.status();
   const CpuBlobView &blob = opened.value();
-  const fb::Plan &plan = *blob.plan;
-
+  // The code: loaded once, every kernel symbol resolved by init().
+  Result<std::unique_ptr<LoadedSharedObject>> code =
+      LoadedSharedObject::load(blob.code, blob.codeSize, what);
+  if (!code.isOk())
+    return code.status();
+  exec->code_ = code.takeValue();
+  exec->weights_ = blob.weights;
+  exec->pool_ = std::move(pool);
   exec->what_ = what;
+  if (Status s = exec->init(*blob.plan, &context); !s.isOk())
+    return s;
+  return exec;
+}
+
+Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
+  PlanExecutor *exec = this;
+  const std::string &what = what_;
   exec->dims_ = cpuPlanDimNodes(plan);
-  if (plan.checks())
-    for (const fb::DimCheck *check : *plan.checks())
-      exec->checks_.push_back(
-          {check->a(), check->b(), check->what() ? check->what()->str() : std::string()});
   if (plan.symbols())
     for (const flatbuffers::String *name : *plan.symbols())
       exec->symbolNames_.push_back(name->str());
+  // Data symbols, and the dim nodes (operands precede users) that read one.
+  exec->isDataSymbol_.assign(exec->symbolNames_.size(), 0);
+  if (plan.data_symbols())
+    for (uint32_t k : *plan.data_symbols())
+      exec->isDataSymbol_[k] = 1;
+  exec->readsData_.assign(exec->dims_.size(), 0);
+  for (size_t n = 0; n < exec->dims_.size(); ++n) {
+    const DimNode &node = exec->dims_[n];
+    if (node.op == DimOp::Symbol)
+      exec->readsData_[n] = exec->isDataSymbol_[size_t(node.a)];
+    else if (node.op != DimOp::Const)
+      exec->readsData_[n] = exec->readsData_[size_t(node.a)] | exec->readsData_[size_t(node.b)];
+  }
+  auto readsData = [exec](int64_t d) { return d < 0 && exec->readsData_[size_t(-(d + 1))]; };
+  if (plan.checks())
+    for (const fb::DimCheck *check : *plan.checks()) {
+      DimCheck c{check->a(), check->b(), check->what() ? check->what()->str() : std::string(), {}};
+      for (int64_t d : {c.a, c.b})
+        if (readsData(d))
+          collectSymbols(exec->dims_, size_t(-(d + 1)), exec->isDataSymbol_, c.dataSymbols);
+      (c.dataSymbols.empty() ? exec->checks_ : exec->dataChecks_).push_back(c);
+    }
   // Signatures show a symbolic dim as -1, named by its symbol.
   auto readSignatures = [&](const auto *list, std::vector<TensorSignature> &out,
                             std::vector<std::vector<int64_t>> &dims) {
@@ -107,7 +157,7 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
       fromValue[v->symbol()] = true;
     }
   for (size_t k = 0; k < exec->symbolSources_.size(); ++k)
-    if (exec->symbolSources_[k].first < 0 && !fromValue[k])
+    if (exec->symbolSources_[k].first < 0 && !fromValue[k] && !exec->isDataSymbol_[k])
       return Status::error(StatusCode::InvalidArgument,
                            what + ": symbol '" + exec->symbolNames_[k] +
                                "' is no input's dim or value, so no run can bind it");
@@ -117,8 +167,10 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
       for (size_t i = 0; i < sigs.size(); ++i)
         sigs[i].name = names[i];
   };
-  rename(exec->inputs_, context.inputNames);
-  rename(exec->outputs_, context.outputNames);
+  if (context) {
+    rename(exec->inputs_, context->inputNames);
+    rename(exec->outputs_, context->outputNames);
+  }
 
   for (const fb::Buffer *b : *plan.buffers()) {
     BufferInfo info;
@@ -150,18 +202,28 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
       break;
     }
     }
+    for (int64_t d : info.shape)
+      info.dynamic |= readsData(d);
     exec->buffers_.push_back(std::move(info));
   }
   exec->symbolicArena_ = cpuPlanHasSymbolicArena(plan);
   exec->fixedBytes_ = plan.memory()->fixed_bytes();
 
-  // The code: loaded once, every kernel symbol resolved now.
-  Result<std::unique_ptr<LoadedSharedObject>> code =
-      LoadedSharedObject::load(blob.code, blob.codeSize, what);
-  if (!code.isOk())
-    return code.status();
-  exec->code_ = code.takeValue();
+  // Sub-plans share the code and the weights.
+  if (plan.subplans())
+    for (size_t k = 0; k < plan.subplans()->size(); ++k) {
+      std::unique_ptr<PlanExecutor> sub(new PlanExecutor());
+      sub->what_ = what + " sub-plan " + std::to_string(k);
+      sub->code_ = code_;
+      sub->weights_ = weights_;
+      sub->pool_ = pool_;
+      if (Status s = sub->init(*plan.subplans()->Get(flatbuffers::uoffset_t(k)), nullptr);
+          !s.isOk())
+        return s;
+      subplans_.push_back(std::move(sub));
+    }
 
+  std::vector<char> dataBound(exec->symbolNames_.size(), 0);
   for (const fb::Step *s : *plan.steps()) {
     StepInfo step;
     step.callee = s->callee()->str();
@@ -177,12 +239,41 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     if (s->strings())
       for (const fb::StringAttr *a : *s->strings())
         step.attrs.strings[a->name()->str()] = a->value()->str();
+    // A step binds a data symbol when an output dim is one alone and no
+    // earlier step bound it; every other one its outputs read must be bound
+    // by then.
+    for (int id : step.outputs)
+      for (int64_t d : exec->buffers_[size_t(id)].shape)
+        if (d < 0) {
+          const DimNode &node = exec->dims_[size_t(-(d + 1))];
+          if (node.op == DimOp::Symbol && exec->isDataSymbol_[size_t(node.a)] &&
+              !dataBound[size_t(node.a)]) {
+            dataBound[size_t(node.a)] = 1;
+            step.bindsData = true;
+          }
+        }
+    for (int id : step.outputs) {
+      std::vector<size_t> reads;
+      for (int64_t d : exec->buffers_[size_t(id)].shape)
+        if (readsData(d))
+          collectSymbols(exec->dims_, size_t(-(d + 1)), exec->isDataSymbol_, reads);
+      for (size_t k : reads)
+        if (!dataBound[k])
+          return Status::error(StatusCode::InvalidArgument,
+                               what + ": buffer '" + exec->buffers_[size_t(id)].name +
+                                   "' reads data symbol '" + exec->symbolNames_[k] +
+                                   "', which no step before it binds");
+    }
     if (s->kind() == fb::StepKind::Kernel) {
-      step.isKernel = true;
+      step.kind = StepKind::Kernel;
       Result<void *> symbol = exec->code_->symbol(step.callee);
       if (!symbol.isOk())
         return symbol.status();
       step.kernel = reinterpret_cast<void (*)(void **)>(symbol.value());
+    } else if (s->kind() == fb::StepKind::If) {
+      // The verifier checked the sub-plans' count and signatures.
+      step.kind = StepKind::If;
+      step.subplans.assign(step.attrs.ints["subplans"].begin(), step.attrs.ints["subplans"].end());
     } else {
       step.library = findLibraryKernel(step.callee);
       if (!step.library)
@@ -210,35 +301,37 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     }
   }
 
-  exec->weights_ = blob.weights;
-  exec->pool_ = std::move(pool);
   if (exec->symbolNames_.empty()) {
     Result<std::shared_ptr<const Layout>> layout = exec->computeLayout({});
     if (!layout.isOk())
       return layout.status();
     exec->staticLayout_ = layout.takeValue();
   }
-  return exec;
+  return Status::ok();
 }
 
 std::vector<int64_t> PlanExecutor::evaluate(const std::vector<int64_t> &shape,
-                                            const Layout &layout) const {
+                                            const std::vector<int64_t> &dimValues) const {
   std::vector<int64_t> out = shape;
   for (int64_t &d : out)
     if (d < 0)
-      d = layout.dimValues[size_t(-(d + 1))];
+      d = dimValues[size_t(-(d + 1))];
   return out;
+}
+
+std::string PlanExecutor::symbolText(const std::vector<int64_t> &symbols) const {
+  std::string text;
+  for (size_t k = 0; k < symbols.size(); ++k)
+    if (!isDataSymbol_[k])
+      text += (text.empty() ? "" : ", ") + symbolNames_[k] + " = " + std::to_string(symbols[k]);
+  return text;
 }
 
 Result<std::shared_ptr<const PlanExecutor::Layout>>
 PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
   auto layout = std::make_shared<Layout>();
-  auto symbolText = [&]() {
-    std::string text;
-    for (size_t k = 0; k < symbols.size(); ++k)
-      text += (k ? ", " : "") + symbolNames_[k] + " = " + std::to_string(symbols[k]);
-    return text;
-  };
+  layout->symbols = symbols;
+  auto symbolText = [&]() { return this->symbolText(symbols); };
   layout->dimValues.resize(dims_.size());
   std::string why;
   if (!evaluateDimNodes(dims_.data(), dims_.size(), symbols.data(), symbols.size(),
@@ -260,7 +353,9 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
   std::vector<size_t> slotBuffer;
   for (size_t id = 0; id < buffers_.size(); ++id) {
     const BufferInfo &b = buffers_[id];
-    std::vector<int64_t> &shape = layout->shapes[id] = evaluate(b.shape, *layout);
+    if (b.dynamic)
+      continue; // sized when its step runs
+    std::vector<int64_t> &shape = layout->shapes[id] = evaluate(b.shape, layout->dimValues);
     uint64_t count = 1;
     for (size_t d = 0; d < shape.size(); ++d) {
       if (shape[d] < 0)
@@ -410,20 +505,34 @@ PlanExecutor::outputShapes(const std::vector<TensorView> &inputs) const {
   if (!layout.isOk())
     return layout.status();
   std::vector<std::vector<int64_t>> shapes;
-  for (const std::vector<int64_t> &dims : outputDims_)
-    shapes.push_back(evaluate(dims, *layout.value()));
+  for (const std::vector<int64_t> &dims : outputDims_) {
+    shapes.push_back(evaluate(dims, layout.value()->dimValues));
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] < 0 && readsData_[size_t(-(dims[d] + 1))])
+        shapes.back()[d] = -1; // sized by the data
+  }
   return shapes;
 }
 
-Status PlanExecutor::checkOutputs(const std::vector<TensorView> &outputs,
-                                  const Layout &layout) const {
+Status PlanExecutor::checkOutputs(const std::vector<TensorView> &outputs, const Layout &layout,
+                                  const OutputAllocator *allocate) const {
   if (outputs.size() != outputs_.size())
     return Status::error(StatusCode::InvalidArgument,
                          what_ + ": expected " + std::to_string(outputs_.size()) +
                              " outputs, got " + std::to_string(outputs.size()));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorSignature &sig = outputs_[i];
-    std::vector<int64_t> shape = evaluate(outputDims_[i], layout);
+    // Allocated when its step runs.
+    if (allocate && !outputs[i].data && outputs[i].type == sig.type)
+      continue;
+    std::vector<int64_t> shape = evaluate(outputDims_[i], layout.dimValues);
+    bool sizedByData = false;
+    for (int64_t d : outputDims_[i])
+      sizedByData |= d < 0 && readsData_[size_t(-(d + 1))];
+    if (sizedByData)
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": output '" + sig.name +
+                               "' is sized by the data; run it with an output allocator");
     if (outputs[i].type != sig.type || outputs[i].shape != shape ||
         (!outputs[i].data && outputs[i].numElements() > 0))
       return Status::error(StatusCode::InvalidArgument,
@@ -453,11 +562,17 @@ void PlanExecutor::releaseState(std::unique_ptr<RunState> state) {
 
 Status PlanExecutor::run(const std::vector<TensorView> &inputs,
                          const std::vector<TensorView> &outputs) {
+  return run(inputs, outputs, OutputAllocator());
+}
+
+Status PlanExecutor::run(const std::vector<TensorView> &inputs,
+                         const std::vector<TensorView> &outputs, const OutputAllocator &allocate) {
   Result<std::shared_ptr<const Layout>> bound = bind(inputs);
   if (!bound.isOk())
     return bound.status();
   const Layout &layout = *bound.value();
-  if (Status checked = checkOutputs(outputs, layout); !checked.isOk())
+  const OutputAllocator *allocator = allocate ? &allocate : nullptr;
+  if (Status checked = checkOutputs(outputs, layout, allocator); !checked.isOk())
     return checked;
 
   // As many states exist as runs have overlapped; each keeps the largest
@@ -474,27 +589,183 @@ Status PlanExecutor::run(const std::vector<TensorView> &inputs,
                                                      std::to_string(needed) + "-byte arena");
     }
   }
-  Status status = runSteps(*state, inputs, outputs, layout);
+  Status status = runSteps(*state, inputs, outputs, layout, allocator);
   releaseState(std::move(state));
   return status;
 }
 
+/// What a library step's kernel calls to size its pending outputs.
+class PlanExecutor::StepSizer final : public OutputSizer {
+public:
+  StepSizer(const PlanExecutor &exec, RunState &state, const StepInfo &step,
+            const OutputAllocator *allocate)
+      : exec_(exec), state_(state), step_(step), allocate_(allocate) {}
+  bool pending(size_t output) const override {
+    return output < step_.outputs.size() && !state_.views[size_t(step_.outputs[output])].data &&
+           exec_.buffers_[size_t(step_.outputs[output])].dynamic;
+  }
+  Result<void *> allocate(size_t output, const std::vector<int64_t> &shape) override {
+    int id = step_.outputs[output];
+    if (Status s = exec_.sizeBuffer(state_, id, shape, allocate_); !s.isOk())
+      return s;
+    return state_.views[size_t(id)].data;
+  }
+
+private:
+  const PlanExecutor &exec_;
+  RunState &state_;
+  const StepInfo &step_;
+  const OutputAllocator *allocate_;
+};
+
+Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64_t> &shape,
+                                const OutputAllocator *allocate) const {
+  const BufferInfo &b = buffers_[size_t(id)];
+  auto refuse = [&](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument, what_ + ": '" + b.name + "' " +
+                                                          shapeToString(shape) + ": " + why);
+  };
+  if (shape.size() != b.shape.size())
+    return refuse("the plan gives it rank " + std::to_string(b.shape.size()));
+  // Bind the data symbols that are dims of it alone, then check every dim.
+  bool newlyBound = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0)
+      return refuse("a negative dim");
+    if (b.shape[d] >= 0)
+      continue;
+    const DimNode &node = dims_[size_t(-(b.shape[d] + 1))];
+    if (node.op == DimOp::Symbol && isDataSymbol_[size_t(node.a)] && !state.bound[size_t(node.a)]) {
+      state.symbols[size_t(node.a)] = shape[d];
+      state.bound[size_t(node.a)] = 1;
+      newlyBound = true;
+    }
+  }
+  if (newlyBound) {
+    std::string why;
+    if (!evaluateDimNodes(dims_.data(), dims_.size(), state.symbols.data(), state.symbols.size(),
+                          state.dimValues.data(), why))
+      return refuse(why);
+    for (const DimCheck &check : dataChecks_) {
+      auto value = [&](int64_t d) { return d >= 0 ? d : state.dimValues[size_t(-(d + 1))]; };
+      int64_t a = value(check.a), c = value(check.b);
+      // A check is made once all the symbols it reads are bound; until then
+      // an unbound one reads 0, which the plan never compares.
+      bool ready = true;
+      for (size_t k : check.dataSymbols)
+        ready &= state.bound[k] != 0;
+      if (ready && a != c)
+        return refuse(check.what + " are " + std::to_string(a) + " and " + std::to_string(c) +
+                      "; the compiled kernel needs them equal");
+    }
+  }
+  std::vector<int64_t> want = b.shape;
+  for (int64_t &d : want)
+    if (d < 0)
+      d = state.dimValues[size_t(-(d + 1))];
+  if (want != shape)
+    return refuse("the plan makes it " + shapeToString(want));
+  uint64_t count = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(count, uint64_t(d), &count) || count > (uint64_t(1) << 56))
+      return refuse("too large");
+  uint64_t bytes = tensorBytes(b.type, int64_t(count));
+  TensorView &v = state.views[size_t(id)];
+  v.shape = shape;
+  if (b.kind == Kind::Output) {
+    if (!allocate)
+      return refuse("an output sized by the data needs an output allocator");
+    Result<void *> data = (*allocate)(size_t(b.index), shape);
+    if (!data.isOk())
+      return data.status();
+    v.data = data.value();
+    return Status::ok();
+  }
+  // Kept for later runs: a repeated shape allocates nothing.
+  RunState::Block &block = state.dynamicMemory[size_t(id)];
+  if (bytes > block.capacity) {
+    std::free(block.data);
+    uint64_t rounded = (std::max<uint64_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+    block.data = static_cast<char *>(std::aligned_alloc(kAlignment, rounded));
+    block.capacity = block.data ? rounded : 0;
+    if (!block.data)
+      return Status::error(StatusCode::Internal, what_ + ": out of memory allocating " +
+                                                     std::to_string(bytes) + " bytes for '" +
+                                                     b.name + "'");
+  }
+  v.data = block.data ? block.data : state.arena;
+  return Status::ok();
+}
+
+Status PlanExecutor::runIf(RunState &state, const StepInfo &step,
+                           const OutputAllocator *outerAllocate) const {
+  const TensorView &cond = state.views[size_t(step.inputs[0])];
+  if (cond.numElements() != 1 || !cond.data)
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": node '" + step.node + "': the condition holds " +
+                             std::to_string(cond.numElements()) + " elements, not one");
+  bool taken = elementSize(cond.type) == 1 ? *static_cast<const uint8_t *>(cond.data) != 0
+                                            : *static_cast<const int64_t *>(cond.data) != 0;
+  PlanExecutor &branch = *subplans_[size_t(step.subplans[taken ? 0 : 1])];
+  std::vector<TensorView> inputs, outputs;
+  for (size_t i = 1; i < step.inputs.size(); ++i)
+    inputs.push_back(state.views[size_t(step.inputs[i])]);
+  // Every output is given when the branch has made it: a planned buffer
+  // must get the planned shape, a data-sized one takes the branch's.
+  for (int id : step.outputs)
+    outputs.push_back(TensorView{nullptr, buffers_[size_t(id)].type, {}});
+  std::vector<TensorView> planned;
+  for (int id : step.outputs)
+    planned.push_back(state.views[size_t(id)]);
+  Status failure = Status::ok();
+  OutputAllocator allocate = [&](size_t i, const std::vector<int64_t> &shape) -> Result<void *> {
+    int id = step.outputs[i];
+    if (buffers_[size_t(id)].dynamic) {
+      if (Status s = sizeBuffer(state, id, shape, outerAllocate); !s.isOk())
+        return s;
+      return state.views[size_t(id)].data;
+    }
+    if (shape != planned[i].shape)
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": node '" + step.node + "': the " +
+                               (taken ? "then" : "else") + " branch gives output " +
+                               std::to_string(i) + " as " + shapeToString(shape) +
+                               ", the plan makes it " + shapeToString(planned[i].shape));
+    return planned[i].data;
+  };
+  Status status = branch.run(inputs, outputs, allocate);
+  if (!status.isOk())
+    return Status::error(status.code(), what_ + ": node '" + step.node + "' (" +
+                                            (taken ? "then" : "else") +
+                                            " branch): " + status.message());
+  return Status::ok();
+}
+
 Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &inputs,
-                              const std::vector<TensorView> &outputs, const Layout &layout) const {
-  // Every buffer as a view with its concrete shape.
+                              const std::vector<TensorView> &outputs, const Layout &layout,
+                              const OutputAllocator *allocate) const {
+  // Every buffer as a view with its concrete shape; those sized by the data,
+  // and outputs the caller leaves to an allocator, wait for their step.
   std::vector<TensorView> &views = state.views;
   views.resize(buffers_.size());
+  bool anyLate = false;
   for (size_t i = 0; i < buffers_.size(); ++i) {
     const BufferInfo &b = buffers_[i];
     TensorView &v = views[i];
     v.type = b.type;
     v.shape = layout.shapes[i];
+    v.data = nullptr;
+    if (b.dynamic) {
+      anyLate = true;
+      continue;
+    }
     switch (b.kind) {
     case Kind::Input:
       v.data = inputs[b.index].data;
       break;
     case Kind::Output:
       v.data = outputs[b.index].data;
+      anyLate |= !v.data;
       break;
     case Kind::Weight:
       v.data = const_cast<char *>(weights_) + b.offset;
@@ -507,14 +778,53 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
       break;
     }
   }
+  if (anyLate) {
+    state.symbols = layout.symbols;
+    state.dimValues = layout.dimValues;
+    state.bound.assign(symbolNames_.size(), 1);
+    for (size_t k = 0; k < isDataSymbol_.size(); ++k)
+      if (isDataSymbol_[k])
+        state.bound[k] = 0;
+    state.dynamicMemory.resize(buffers_.size());
+  }
 
   std::vector<TensorView> &stepInputs = state.stepInputs, &stepOutputs = state.stepOutputs;
   std::vector<int64_t> &descriptorWords = state.descriptorWords;
   std::vector<void *> &descriptorPointers = state.descriptorPointers;
   std::vector<size_t> &starts = state.starts;
   for (const StepInfo &step : steps_) {
-    if (step.isKernel) {
-      // One memref descriptor per operand: {allocated, aligned, offset,
+    if (anyLate) {
+      // Views of buffers sized since; outputs whose shape is known by now.
+      for (int id : step.inputs) {
+        if (id < 0)
+          continue;
+        const BufferInfo &b = buffers_[size_t(id)];
+        if (b.kind == Kind::Alias) {
+          views[size_t(id)].data = views[size_t(b.index)].data;
+          if (b.dynamic)
+            views[size_t(id)].shape = evaluate(b.shape, state.dimValues);
+        }
+      }
+      for (int id : step.outputs) {
+        const BufferInfo &b = buffers_[size_t(id)];
+        bool pendingOutput = b.kind == Kind::Output && !views[size_t(id)].data;
+        if (!(b.dynamic || pendingOutput))
+          continue;
+        views[size_t(id)].data = nullptr;
+        if (step.bindsData && b.dynamic && step.kind != StepKind::Kernel)
+          continue; // the step sizes it
+        std::vector<int64_t> shape =
+            b.dynamic ? evaluate(b.shape, state.dimValues) : layout.shapes[size_t(id)];
+        if (Status s = sizeBuffer(state, id, shape, allocate); !s.isOk())
+          return s;
+      }
+    }
+    if (step.kind == StepKind::If) {
+      if (Status s = runIf(state, step, allocate); !s.isOk())
+        return s;
+      continue;
+    }
+    if (step.kind == StepKind::Kernel) {      // One memref descriptor per operand: {allocated, aligned, offset,
       // sizes[rank], strides[rank]}, inputs first, then outputs.
       descriptorWords.clear();
       starts.clear();
@@ -553,10 +863,19 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
     KernelCall call{step.attrs,         stepInputs.data(), stepInputs.size(),
                     stepOutputs.data(), stepOutputs.size(), state.scratch,
                     pool_.get()};
+    StepSizer sizer(*this, state, step, allocate);
+    if (step.bindsData)
+      call.sizer = &sizer;
     Status status = step.library(call);
     if (!status.isOk())
       return Status::error(status.code(), what_ + ": node '" + step.node + "' (" + step.callee +
                                               "): " + status.message());
+    if (step.bindsData)
+      for (size_t i = 0; i < step.outputs.size(); ++i)
+        if (sizer.pending(i))
+          return Status::error(StatusCode::Internal, what_ + ": node '" + step.node + "' (" +
+                                                         step.callee + ") did not size output " +
+                                                         std::to_string(i));
   }
   return Status::ok();
 }

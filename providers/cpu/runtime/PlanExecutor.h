@@ -3,7 +3,14 @@
 // A loaded CPU partition: the verified plan, the generated kernels loaded from
 // the blob's shared object, and the weights (in place when the blob's bytes
 // are 64-byte aligned, as a mapped sidecar is; otherwise the blob is copied
-// once to an aligned buffer).
+// once to an aligned buffer). The bodies of its control-flow steps are
+// PlanExecutors too (sub-plans), sharing the code and the weights.
+//
+// Outputs sized by their data: a step that reports an output's shape binds
+// the plan's data symbols in it; buffers whose shape reads one are allocated
+// when their step runs (per buffer, kept for later runs, so repeated shapes
+// allocate nothing), and partition outputs among them through the caller's
+// OutputAllocator.
 //
 // Everything that can be resolved once is resolved at load: kernel symbols,
 // library kernel functions, buffer placement rules. A run binds the plan's
@@ -22,6 +29,10 @@
 #include "runtime/ep/DimExpr.h"
 #include "runtime/ep/RuntimeEp.h"
 #include "runtime/support/BlobContainer.h"
+
+namespace ortc::cpu::fb {
+struct Plan;
+}
 
 #include <map>
 #include <memory>
@@ -49,6 +60,8 @@ public:
   outputShapes(const std::vector<TensorView> &inputs) const override;
   Status run(const std::vector<TensorView> &inputs,
              const std::vector<TensorView> &outputs) override;
+  Status run(const std::vector<TensorView> &inputs, const std::vector<TensorView> &outputs,
+             const OutputAllocator &allocate) override;
 
   /// Arena bytes a run with these inputs needs; whether the weights are used
   /// in place.
@@ -59,6 +72,9 @@ public:
 
 private:
   PlanExecutor() = default;
+  /// Everything one plan (the root or a sub-plan) needs; code_ and weights_
+  /// are set.
+  Status init(const fb::Plan &plan, const EpContextView *context);
 
   enum class Kind { Input, Output, Weight, Arena, Alias };
   struct BufferInfo {
@@ -68,17 +84,22 @@ private:
     uint64_t offset = 0;        // Weight: in weights; Arena: the plan's (static arenas)
     int index = 0;              // Input/Output: signature position; Alias: root buffer
     int firstStep = 0, lastStep = 0; // Arena, when symbolicArena_: live range
+    bool dynamic = false;            // the shape reads a data symbol
     std::string name;
   };
   /// Everything that follows from one set of symbol values.
   struct Layout {
+    std::vector<int64_t> symbols;             // data symbols: 0 until bound
     std::vector<int64_t> dimValues;           // one per dim node
     std::vector<std::vector<int64_t>> shapes; // one per buffer
     std::vector<uint64_t> offsets;            // Arena buffers: in the arena
     uint64_t arenaBytes = 0;
   };
+  enum class StepKind { Kernel, Library, If };
   struct StepInfo {
-    bool isKernel = false;
+    StepKind kind = StepKind::Library;
+    bool bindsData = false; // an output dim is a data symbol bound here
+    std::vector<int> subplans;
     void (*kernel)(void **) = nullptr;
     LibraryKernelFn library = nullptr;
     std::string callee, node;
@@ -95,18 +116,37 @@ private:
     std::vector<int64_t> descriptorWords;
     std::vector<void *> descriptorPointers;
     std::vector<size_t> starts;
+    // Plans with data symbols: this run's symbols and dims as steps bind them,
+    // and the memory of the buffers sized then (one block per buffer).
+    std::vector<int64_t> symbols, dimValues;
+    std::vector<char> bound;
+    struct Block {
+      char *data = nullptr;
+      uint64_t capacity = 0;
+    };
+    std::vector<Block> dynamicMemory;
     ~RunState();
   };
+  class StepSizer;
 
   /// Checks the inputs against the signatures and returns their layout.
   Result<std::shared_ptr<const Layout>> bind(const std::vector<TensorView> &inputs) const;
   Result<std::shared_ptr<const Layout>> computeLayout(const std::vector<int64_t> &symbols) const;
-  Status checkOutputs(const std::vector<TensorView> &outputs, const Layout &layout) const;
-  std::vector<int64_t> evaluate(const std::vector<int64_t> &shape, const Layout &layout) const;
+  Status checkOutputs(const std::vector<TensorView> &outputs, const Layout &layout,
+                      const OutputAllocator *allocate) const;
+  std::vector<int64_t> evaluate(const std::vector<int64_t> &shape,
+                                const std::vector<int64_t> &dimValues) const;
   std::unique_ptr<RunState> acquireState();
   void releaseState(std::unique_ptr<RunState> state);
   Status runSteps(RunState &state, const std::vector<TensorView> &inputs,
-                  const std::vector<TensorView> &outputs, const Layout &layout) const;
+                  const std::vector<TensorView> &outputs, const Layout &layout,
+                  const OutputAllocator *allocate) const;
+  /// Binds the data symbols among buffer `id`'s dims from `shape`, checks
+  /// the others, and gives the buffer its memory.
+  Status sizeBuffer(RunState &state, int id, const std::vector<int64_t> &shape,
+                    const OutputAllocator *allocate) const;
+  Status runIf(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
+  std::string symbolText(const std::vector<int64_t> &symbols) const;
 
   std::string what_;
   std::vector<TensorSignature> inputs_, outputs_;            // symbolic dims as -1
@@ -119,6 +159,7 @@ private:
   struct DimCheck {
     int64_t a, b;
     std::string what;
+    std::vector<size_t> dataSymbols; // made once a step has bound these
   };
   std::vector<DimCheck> checks_;
   // Symbols bound from input data (Plan.value_symbols).
@@ -126,6 +167,11 @@ private:
     uint32_t symbol, input, element;
   };
   std::vector<ValueSymbol> valueSymbols_;
+  // Symbols steps bind (Plan.data_symbols), dim nodes that read one, and
+  // the checks that then wait for them.
+  std::vector<char> isDataSymbol_, readsData_;
+  std::vector<DimCheck> dataChecks_;
+  std::vector<std::unique_ptr<PlanExecutor>> subplans_;
   // Where each symbol is bound from: the first input dim that is it alone.
   std::vector<std::pair<int, int>> symbolSources_;
   // Input dims that are expressions rather than one symbol: (input, dim),
@@ -136,7 +182,7 @@ private:
   std::shared_ptr<const Layout> staticLayout_; // a plan without symbols
   mutable std::mutex layoutMutex_;
   mutable std::map<std::vector<int64_t>, std::shared_ptr<const Layout>> layouts_;
-  std::unique_ptr<LoadedSharedObject> code_;
+  std::shared_ptr<LoadedSharedObject> code_;
   const char *weights_ = nullptr;
   OwnedBlobBytes ownedBlob_; // the verified, page-aligned copy of an unaligned blob
   std::shared_ptr<ThreadPool> pool_;

@@ -74,13 +74,14 @@ func.func @slice_and_range(%e: tensor<?x?x16xf32> {onnx.dim_params = ["b", "s", 
 
 // A Reshape target from an input's data: each element may be 0 (copy) or
 // -1 (infer), which the dims select with [e == 0] and [e == -1]. Negative:
-// no rule reaches the others, so they have no expression ("?"): a Slice
-// bound that may be negative (it would count from the end), and NonZero,
-// whose size is data.
+// no rule reaches a Slice bound that may be negative (it would count from
+// the end), so it has no expression ("?"). NonZero's count is data: a data
+// symbol named by the op, its result and its dim, which the runtime binds
+// when the kernel reports it.
 // CHECK-LABEL: func.func @unknown
 // CHECK: "onnx.Reshape"{{.*}}ortc.dims = ["[(ge(-1, arg1[0]) * ge(arg1[0], -1)) + (n * ge(0, arg1[0]) * ge(arg1[0], 0)) + {{.*}}, 4]"]
 // CHECK: "onnx.Slice"{{.*}}ortc.dims = ["[?]"]
-// CHECK: "onnx.NonZero"{{.*}}ortc.dims = ["[1, ?]"]
+// CHECK: "onnx.NonZero"{{.*}}ortc.dims = ["[1, NonZero.0[1]]"]
 func.func @unknown(%x: tensor<?xf32> {onnx.dim_params = ["n"]}, %t: tensor<2xi64>, %k: tensor<1xi64>) {
   %0 = "onnx.Reshape"(%x, %t) : (tensor<?xf32>, tensor<2xi64>) -> tensor<?x4xf32>
   %zero = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>

@@ -719,7 +719,7 @@ TEST(CpuBlobTest, RefusesAnotherEpOrVersion) {
       {"ep", [](fb::PlanT &p) { p.ep_name = "cuda_ep"; }, {"blob belongs to EP 'cuda_ep'"}},
       {"format",
        [](fb::PlanT &p) { p.format_version = kCpuPlanFormatVersion + 1; },
-       {"plan format_version 4 is not supported (this build reads 3)"},
+       {"plan format_version 5 is not supported (this build reads 4)"},
        StatusCode::Unsupported},
       {"format 0",
        [](fb::PlanT &p) { p.format_version = 0; },

@@ -1,0 +1,249 @@
+"""Control flow and outputs sized by their data, end to end against onnxruntime.
+
+Each model is built with onnx.helper, compiled once with `ortc compile` (every
+node must end up in an EPContext node: If runs as sub-plans of the CPU EP's
+plan, NonZero/Compress/Unique/NonMaxSuppression report their sizes), then run
+with `ortc run` on several inputs whose data changes the shapes (which branch
+an If takes, how many elements NonZero finds, how many boxes survive NMS), and
+compared with onnxruntime's CPU EP on the same model.
+
+Usage: control_flow.py --ortc build/tools/ortc/ortc [--work DIR] [--model NAME ...]
+Prints a row per model, input set and output, then `N passed, M failed`; exit
+status 1 on any failure.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+from e2e_util import check_only_epcontext, compare_run, save_and_compile  # noqa: E402
+
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def make_model(name, nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                              ir_version=8)
+    onnx.checker.check_model(model)
+    return model
+
+
+def vi(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def const(name, array):
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(array, name))
+
+
+# Each builder returns (model, [feeds, ...]).
+
+
+def nonzero_chain(rng):
+    # Positive elements found by NonZero, gathered, scaled, summed: a
+    # data-sized intermediate feeding generated kernels and reductions, and
+    # data-sized graph outputs.
+    nodes = [
+        const("zero", np.array(0, np.float32)),
+        helper.make_node("Greater", ["x", "zero"], ["pos"]),
+        helper.make_node("NonZero", ["pos"], ["nz"]),
+        const("axis0", np.array([0], np.int64)),
+        helper.make_node("Squeeze", ["nz", "axis0"], ["idx"]),
+        helper.make_node("Gather", ["x", "idx"], ["g"], axis=0),
+        const("two", np.array(2, np.float32)),
+        helper.make_node("Mul", ["g", "two"], ["m"]),
+        helper.make_node("Sigmoid", ["m"], ["y"]),
+        helper.make_node("Shape", ["y"], ["ys"]),
+        helper.make_node("ReduceSum", ["m"], ["s"], keepdims=0),
+    ]
+    model = make_model("nonzero_chain", nodes, [vi("x", F, ["n"])],
+                       [vi("y", F, [None]), vi("ys", I64, [1]), vi("s", F, []),
+                        vi("nz", I64, [1, None])])
+    feeds = [{"x": rng.standard_normal(n).astype(np.float32)} for n in (7, 16, 1)]
+    feeds.append({"x": -np.ones(5, np.float32)})  # none found: empty outputs
+    return model, feeds
+
+
+def if_on_data(rng):
+    # The branch taken depends on an input's data, and the branches give
+    # different shapes: then x * 2 ([n]), else x concatenated with itself
+    # ([2n]); what follows reads whichever came.
+    then_branch = helper.make_graph(
+        [const("t2", np.array(2, np.float32)), helper.make_node("Mul", ["x", "t2"], ["tout"])],
+        "then", [], [vi("tout", F, ["n"])])
+    else_branch = helper.make_graph(
+        [helper.make_node("Concat", ["x", "x"], ["eout"], axis=0)],
+        "else", [], [vi("eout", F, [None])])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["sum"], keepdims=0),
+        helper.make_node("Greater", ["sum", "limit"], ["cond"]),
+        helper.make_node("If", ["cond"], ["chosen"], then_branch=then_branch,
+                         else_branch=else_branch),
+        helper.make_node("Relu", ["chosen"], ["y"]),
+        helper.make_node("ReduceMax", ["chosen"], ["peak"], keepdims=0),
+    ]
+    model = make_model("if_on_data", nodes, [vi("x", F, ["n"]), vi("limit", F, [])],
+                       [vi("y", F, [None]), vi("peak", F, [])])
+    x = rng.standard_normal(6).astype(np.float32)
+    feeds = [{"x": x, "limit": np.array(-100, np.float32)},
+             {"x": x, "limit": np.array(100, np.float32)},
+             {"x": rng.standard_normal(3).astype(np.float32), "limit": np.array(0, np.float32)}]
+    return model, feeds
+
+
+def nested_if(rng):
+    # An If inside an If's branch; branches read outer values (x, w) and an
+    # inner one finds elements with NonZero.
+    inner_then = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["it"])], "inner_then", [],
+        [vi("it", F, ["b", 4])])
+    inner_else = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["xn"]), helper.make_node("MatMul", ["xn", "w"], ["ie"])],
+        "inner_else", [], [vi("ie", F, ["b", 4])])
+    outer_then = helper.make_graph(
+        [helper.make_node("If", ["c2"], ["ot"], then_branch=inner_then, else_branch=inner_else)],
+        "outer_then", [], [vi("ot", F, ["b", 4])])
+    outer_else = helper.make_graph(
+        [const("z", np.array(0, np.float32)),
+         helper.make_node("Greater", ["x", "z"], ["xp"]),
+         helper.make_node("NonZero", ["xp"], ["nzi"]),
+         helper.make_node("Cast", ["nzi"], ["nzf"], to=F),
+         helper.make_node("ReduceSum", ["nzf"], ["rs"], axes=[1], keepdims=1),
+         helper.make_node("Expand", ["rs", "shape_b4"], ["oe0"]),
+         helper.make_node("Slice", ["oe0", "s0", "s1", "s2"], ["oe"])],
+        "outer_else", [], [vi("oe", F, [None, 4])])
+    nodes = [
+        const("shape_b4", np.array([2, 4], np.int64)),
+        const("s0", np.array([0], np.int64)),
+        const("s1", np.array([1], np.int64)),
+        const("s2", np.array([0], np.int64)),
+        helper.make_node("If", ["c1"], ["y"], then_branch=outer_then, else_branch=outer_else),
+    ]
+    w = numpy_helper.from_array(rng.standard_normal((3, 4)).astype(np.float32), "w")
+    model = make_model("nested_if", nodes,
+                       [vi("x", F, ["b", 3]), vi("c1", B, []), vi("c2", B, [])],
+                       [vi("y", F, [None, 4])], [w], opset=12)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    feeds = [{"x": x, "c1": np.array(c1), "c2": np.array(c2)}
+             for c1, c2 in ((True, True), (True, False), (False, True))]
+    return model, feeds
+
+
+def nms_postprocess(rng):
+    # YOLO-style post-processing: boxes decoded from the raw predictions
+    # (centre and size to corners), scores thresholded, NMS, and the kept
+    # boxes gathered: the detections' count follows from the scores.
+    nodes = [
+        const("s_lo", np.array([0], np.int64)), const("s_mid", np.array([2], np.int64)),
+        const("s_hi", np.array([4], np.int64)), const("ax2", np.array([2], np.int64)),
+        helper.make_node("Slice", ["pred", "s_lo", "s_mid", "ax2"], ["xy"]),
+        helper.make_node("Slice", ["pred", "s_mid", "s_hi", "ax2"], ["wh"]),
+        const("half", np.array(0.5, np.float32)),
+        helper.make_node("Mul", ["wh", "half"], ["hwh"]),
+        helper.make_node("Sub", ["xy", "hwh"], ["lo"]),
+        helper.make_node("Add", ["xy", "hwh"], ["hi"]),
+        helper.make_node("Concat", ["lo", "hi"], ["boxes"], axis=2),
+        helper.make_node("Transpose", ["scores"], ["scores_t"], perm=[0, 2, 1]),
+        const("max_out", np.array([5], np.int64)),
+        const("iou", np.array([0.4], np.float32)),
+        const("thr", np.array([0.3], np.float32)),
+        helper.make_node("NonMaxSuppression", ["boxes", "scores_t", "max_out", "iou", "thr"],
+                         ["selected"]),
+        const("col2", np.array([2], np.int64)),
+        helper.make_node("Gather", ["selected", "col2"], ["box_idx2"], axis=1),
+        const("flat", np.array([-1], np.int64)),
+        helper.make_node("Reshape", ["box_idx2", "flat"], ["box_idx"]),
+        const("b0", np.array(0, np.int64)),
+        helper.make_node("Gather", ["boxes", "b0"], ["boxes0"], axis=0),
+        helper.make_node("Gather", ["boxes0", "box_idx"], ["kept"], axis=0),
+    ]
+    model = make_model("nms_postprocess", nodes,
+                       [vi("pred", F, [1, "anchors", 4]), vi("scores", F, [1, "anchors", 2])],
+                       [vi("selected", I64, [None, 3]), vi("kept", F, [None, 4])])
+    feeds = []
+    for anchors in (12, 30, 4):
+        centres = rng.random((1, anchors, 2)).astype(np.float32) * 10
+        sizes = rng.random((1, anchors, 2)).astype(np.float32) * 3 + 0.5
+        feeds.append({"pred": np.concatenate([centres, sizes], axis=2),
+                      "scores": rng.random((1, anchors, 2)).astype(np.float32)})
+    return model, feeds
+
+
+def unique_counts(rng):
+    # Unique's four outputs (sorted, along an axis), then arithmetic on them.
+    nodes = [
+        helper.make_node("Unique", ["x"], ["u", "first", "inverse", "counts"], axis=0, sorted=1),
+        helper.make_node("Cast", ["counts"], ["cf"], to=F),
+        helper.make_node("ReduceSum", ["u"], ["usum"], axes=[1], keepdims=0),
+        helper.make_node("Mul", ["usum", "cf"], ["weighted"]),
+    ]
+    model = make_model("unique_counts", nodes, [vi("x", F, ["n", 2])],
+                       [vi("u", F, [None, 2]), vi("first", I64, [None]),
+                        vi("inverse", I64, ["n"]), vi("weighted", F, [None])], opset=12)
+    feeds = []
+    for n in (6, 10, 1):
+        x = rng.integers(0, 3, size=(n, 2)).astype(np.float32)
+        feeds.append({"x": x})
+    return model, feeds
+
+
+MODELS = {
+    "nonzero_chain": nonzero_chain,
+    "if_on_data": if_on_data,
+    "nested_if": nested_if,
+    "nms_postprocess": nms_postprocess,
+    "unique_counts": unique_counts,
+}
+
+
+def check_model(name, ortc, work):
+    rng = np.random.default_rng(7)
+    model, feeds = MODELS[name](rng)
+    folder = os.path.join(work, name)
+    model_path, ctx_path = save_and_compile(ortc, model, name, folder, "--quiet")
+    check_only_epcontext(ctx_path)
+    session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    rows = []
+    for k, feed in enumerate(feeds):
+        for out, shape, err, ok in compare_run(ortc, ctx_path, session, feed,
+                                               os.path.join(folder, f"run{k}")):
+            rows.append((name, k, out, shape, err, ok))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ortc", required=True)
+    parser.add_argument("--work", default=None)
+    parser.add_argument("--model", action="append", choices=sorted(MODELS))
+    args = parser.parse_args()
+    names = args.model or list(MODELS)
+    work = args.work or tempfile.mkdtemp(prefix="ortc_control_flow_")
+
+    passed = failed = 0
+    print(f"{'model':16} {'set':3} {'output':9} {'result':18} {'max |err|':>10}  ok")
+    for name in names:
+        try:
+            rows = check_model(name, args.ortc, work)
+        except Exception as error:  # report and go on to the next model
+            print(f"{name:16} FAILED: {error}")
+            failed += 1
+            continue
+        for model, k, out, shape, err, ok in rows:
+            print(f"{model:16} {k:3} {out:9} {shape:18} {err:10.2e}  {'yes' if ok else 'NO'}")
+            passed += ok
+            failed += not ok
+    print(f"{passed} passed, {failed} failed; work dir {work}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
