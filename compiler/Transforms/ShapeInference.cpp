@@ -119,7 +119,45 @@ public:
 
 } // namespace
 
+namespace {
+/// A Loop body's arguments that the model leaves unranked take the rank of
+/// what flows in: the iteration number and condition are scalars, a carried
+/// value has its initial value's rank (dims dynamic, as they may change per
+/// iteration; a scalar stays static).
+unsigned refineLoopBodyArguments(func::FuncOp func) {
+  unsigned refined = 0;
+  func.walk([&](Operation *op) {
+    if (op->getName().getStringRef() != "onnx.Loop" || op->getNumRegions() != 1 ||
+        op->getRegion(0).empty())
+      return;
+    Block &body = op->getRegion(0).front();
+    if (body.getNumArguments() != op->getNumOperands())
+      return;
+    for (BlockArgument arg : body.getArguments()) {
+      auto have = dyn_cast<UnrankedTensorType>(arg.getType());
+      if (!have)
+        continue;
+      Type element = have.getElementType();
+      Type want;
+      if (arg.getArgNumber() < 2) {
+        want = RankedTensorType::get({}, element);
+      } else if (auto init = dyn_cast<RankedTensorType>(op->getOperand(arg.getArgNumber()).getType());
+                 init && init.getElementType() == element) {
+        want = RankedTensorType::get(SmallVector<int64_t>(init.getRank(), ShapedType::kDynamic),
+                                     element);
+      }
+      if (want) {
+        arg.setType(want);
+        ++refined;
+      }
+    }
+  });
+  return refined;
+}
+} // namespace
+
 LogicalResult ortc::inferShapesIn(func::FuncOp func, unsigned &numRefined, bool strictShapes) {
+  numRefined += refineLoopBodyArguments(func);
   TypeRefiner refiner(strictShapes);
   SymbolicShapes walk(func, SymbolicShapes::Walk::WithRegions, &refiner);
   numRefined += refiner.numRefined;

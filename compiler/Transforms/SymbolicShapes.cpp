@@ -79,6 +79,32 @@ SymbolicShapes::SymbolicShapes(func::FuncOp fn, Walk walk, ResultTypeRefiner *re
   for (int64_t k : valueSymbols)
     if (!dimSymbols.count(k))
       table_.markSigned(k);
+  // A region's arguments (a Loop body's iteration number, condition and
+  // carried values) are bound per run of the region, as a function's are
+  // per call: fresh symbols for their dynamic dims, and the elements of a
+  // small integer one (the iteration number) are values.
+  if (withRegions_)
+    fn.walk([&](Block *block) {
+      if (block->getParentOp() == fn.getOperation())
+        return;
+      for (BlockArgument arg : block->getArguments()) {
+        auto type = dyn_cast<RankedTensorType>(arg.getType());
+        if (!type || dims_.count(arg))
+          continue;
+        operandDims(arg);
+        if (!isValueSymbolCarrier(type))
+          continue;
+        // A Loop's iteration number counts from 0: a size, not a signed value.
+        bool iteration = arg.getArgNumber() == 0 &&
+                         block->getParentOp()->getName().getStringRef() == "onnx.Loop";
+        Dims &elements = elements_[arg];
+        for (int64_t k = 0; k < type.getNumElements(); ++k) {
+          elements.push_back(symbolNamed("?" + std::to_string(symbolNames_.size()) + "[]"));
+          if (!iteration)
+            table_.markSigned(table_.node(elements.back()).a);
+        }
+      }
+    });
   // Post-order: a region's ops before the op that holds it (If reads what
   // its branches yield).
   fn.walk([&](Operation *op) {
@@ -245,7 +271,9 @@ void SymbolicShapes::seedArgument(func::FuncOp fn, unsigned index, std::set<int6
       continue;
     }
     elements.push_back(symbolNamed(text));
-    valueSymbols.insert(table_.node(elements.back()).a);
+    // A Loop body's iteration number (ortc.nonnegative) is a count.
+    if (!fn.getArgAttr(index, "ortc.nonnegative"))
+      valueSymbols.insert(table_.node(elements.back()).a);
   }
 }
 

@@ -2,9 +2,11 @@
 
 Each model is built with onnx.helper, compiled once with `ortc compile` (every
 node must end up in an EPContext node: If runs as sub-plans of the CPU EP's
-plan, NonZero/Compress/Unique/NonMaxSuppression report their sizes), then run
-with `ortc run` on several inputs whose data changes the shapes (which branch
-an If takes, how many elements NonZero finds, how many boxes survive NMS), and
+plan, Loop runs its body as one with carried values whose shapes change per
+iteration, NonZero/Compress/Unique/NonMaxSuppression report their sizes), then
+run with `ortc run` on several inputs whose data changes the shapes (which
+branch an If takes, how many tokens a decoder Loop appends, how many elements
+NonZero finds, how many boxes survive NMS), and
 compared with onnxruntime's CPU EP on the same model.
 
 Usage: control_flow.py --ortc build/tools/ortc/ortc [--work DIR] [--model NAME ...]
@@ -195,12 +197,85 @@ def unique_counts(rng):
     return model, feeds
 
 
+def greedy_decoder(rng):
+    # Greedy decoding with a GPT-style step in a Loop: the carried token
+    # sequence grows by one per iteration (its shape changes every time), a
+    # causal self-attention over the embedded sequence gives the next token
+    # by ArgMax, the scan output collects the tokens, and the loop ends early
+    # when the end token (an input) comes. The trip count is an input too.
+    vocab, width = 11, 8
+    body_nodes = [
+        helper.make_node("Gather", ["embed", "seq"], ["h0"], axis=0),          # [1, t, D]
+        helper.make_node("Shape", ["seq"], ["seq_shape"]),
+        const("one_i", np.array([1], np.int64)), const("two_i", np.array([2], np.int64)),
+        helper.make_node("Slice", ["seq_shape", "one_i", "two_i"], ["t"]),     # [1]
+        const("zero_i", np.array([0], np.int64)),
+        helper.make_node("Slice", ["pos", "zero_i", "t"], ["pos_t"]),          # [t, D]
+        helper.make_node("Add", ["h0", "pos_t"], ["h"]),
+        helper.make_node("MatMul", ["h", "wq"], ["q"]),
+        helper.make_node("Transpose", ["h"], ["ht"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["q", "ht"], ["scores0"]),                  # [1, t, t]
+        const("scale", np.array(1 / np.sqrt(width), np.float32)),
+        helper.make_node("Mul", ["scores0", "scale"], ["scores1"]),
+        helper.make_node("Shape", ["scores1"], ["sshape"]),
+        helper.make_node("ConstantOfShape", ["sshape"], ["ones"],
+                         value=numpy_helper.from_array(np.array([1], np.float32))),
+        helper.make_node("Trilu", ["ones"], ["lower"], upper=0),
+        const("one_f", np.array(1, np.float32)), const("big", np.array(1e4, np.float32)),
+        helper.make_node("Sub", ["lower", "one_f"], ["masked0"]),
+        helper.make_node("Mul", ["masked0", "big"], ["mask"]),
+        helper.make_node("Add", ["scores1", "mask"], ["scores"]),
+        helper.make_node("Softmax", ["scores"], ["attn"], axis=-1),
+        helper.make_node("MatMul", ["attn", "h"], ["ctx"]),                    # [1, t, D]
+        const("last", np.array(-1, np.int64)),
+        helper.make_node("Gather", ["ctx", "last"], ["ctx_last"], axis=1),     # [1, D]
+        helper.make_node("MatMul", ["ctx_last", "unembed"], ["logits"]),       # [1, V]
+        helper.make_node("ArgMax", ["logits"], ["next"], axis=-1, keepdims=1),  # [1, 1]
+        helper.make_node("Concat", ["seq", "next"], ["seq_out"], axis=1),
+        helper.make_node("Equal", ["next", "eos"], ["is_eos"]),
+        helper.make_node("Not", ["is_eos"], ["go_on1"]),
+        helper.make_node("Squeeze", ["go_on1", "zero_i"], ["go_on0"]),
+        helper.make_node("Squeeze", ["go_on0", "zero_i"], ["go_on"]),
+        helper.make_node("Identity", ["logits"], ["step_logits"]),
+    ]
+    body = helper.make_graph(
+        body_nodes, "step",
+        [vi("i", I64, []), vi("c", B, []), vi("seq", I64, [1, "t"])],
+        [vi("go_on", B, []), vi("seq_out", I64, [1, "t1"]),
+         vi("step_logits", F, [1, vocab])])
+    nodes = [
+        const("keep_going", np.array(True)),
+        helper.make_node("Loop", ["steps", "keep_going", "prompt"], ["tokens", "all_logits"],
+                         body=body),
+    ]
+    inits = [numpy_helper.from_array(a, n) for n, a in [
+        ("embed", rng.standard_normal((vocab, width)).astype(np.float32)),
+        ("pos", rng.standard_normal((32, width)).astype(np.float32) * 0.1),
+        ("wq", rng.standard_normal((width, width)).astype(np.float32)),
+        ("unembed", rng.standard_normal((width, vocab)).astype(np.float32))]]
+    model = make_model("greedy_decoder", nodes,
+                       [vi("prompt", I64, [1, "p"]), vi("steps", I64, []), vi("eos", I64, [])],
+                       [vi("tokens", I64, [1, None]), vi("all_logits", F, [None, 1, vocab])],
+                       inits)
+    feeds = [{"prompt": rng.integers(0, vocab, size=(1, p)).astype(np.int64),
+              "steps": np.array(steps, np.int64), "eos": np.array(-1, np.int64)}
+             for p, steps in ((1, 6), (4, 9), (7, 3), (2, 0))]
+    # The same prompt again, with the third token the decoder makes (as
+    # onnxruntime makes it) as the end token: the loop stops on the data,
+    # at that token's first appearance.
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    tokens = session.run(None, feeds[1])[0]
+    feeds.append(dict(feeds[1], eos=np.array(tokens[0, 4 + 2], np.int64)))
+    return model, feeds
+
+
 MODELS = {
     "nonzero_chain": nonzero_chain,
     "if_on_data": if_on_data,
     "nested_if": nested_if,
     "nms_postprocess": nms_postprocess,
     "unique_counts": unique_counts,
+    "greedy_decoder": greedy_decoder,
 }
 
 

@@ -339,9 +339,49 @@ const fb::IntsAttr *findInts(const fb::Step &step, const char *attr) {
   return nullptr;
 }
 
+// A Loop step's one sub-plan takes (iteration, condition, carried...,
+// read...) and gives (condition, carried..., scans...).
+Status checkLoopStep(const fb::Plan &plan, const fb::Step &step, const std::string &name,
+                     const std::string &what) {
+  const fb::IntsAttr *subplans = findInts(step, "subplans");
+  const fb::IntsAttr *carriedAttr = findInts(step, "carried");
+  size_t count = plan.subplans() ? plan.subplans()->size() : 0;
+  if (!subplans || subplans->values()->size() != 1 || !carriedAttr ||
+      carriedAttr->values()->size() != 1)
+    return invalid(what, name + ": a Loop step needs one sub-plan and its carried count");
+  int64_t index = subplans->values()->Get(0), carried = carriedAttr->values()->Get(0);
+  if (index < 0 || uint64_t(index) >= count)
+    return invalid(what, name + ": sub-plan " + std::to_string(index) + " of " +
+                             std::to_string(count));
+  const auto &buffers = *plan.buffers();
+  const auto &ins = *step.inputs();
+  const auto &outs = *step.outputs();
+  const fb::Plan &body = *plan.subplans()->Get(flatbuffers::uoffset_t(index));
+  if (carried < 0 || uint64_t(carried) > outs.size() || uint64_t(carried) + 2 > ins.size() ||
+      body.inputs()->size() != ins.size() || body.outputs()->size() != outs.size() + 1)
+    return invalid(what, name + ": its body takes " + std::to_string(body.inputs()->size()) +
+                             " inputs and gives " + std::to_string(body.outputs()->size()) +
+                             " outputs; the step has " + std::to_string(ins.size()) + " and " +
+                             std::to_string(outs.size()) + " with " + std::to_string(carried) +
+                             " carried");
+  for (size_t i = 2; i < ins.size(); ++i)
+    if (ins[i] < 0 || buffers[ins[i]]->element_type() !=
+                          body.inputs()->Get(flatbuffers::uoffset_t(i))->element_type())
+      return invalid(what, name + ": body input " + std::to_string(i) +
+                               " differs in element type from the step's");
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (buffers[outs[i]]->element_type() !=
+        body.outputs()->Get(flatbuffers::uoffset_t(i + 1))->element_type())
+      return invalid(what, name + ": body output " + std::to_string(i + 1) +
+                               " differs in element type from the step's");
+  return Status::ok();
+}
+
 // A control-flow step names sub-plans whose signatures take its operands.
 Status checkControlFlowStep(const fb::Plan &plan, const fb::Step &step, const std::string &name,
                             const std::string &what) {
+  if (step.kind() == fb::StepKind::Loop)
+    return checkLoopStep(plan, step, name, what);
   const fb::IntsAttr *subplans = findInts(step, "subplans");
   size_t count = plan.subplans() ? plan.subplans()->size() : 0;
   if (!subplans || subplans->values()->size() != 2)
@@ -565,7 +605,7 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
     }
     if (Status s = checkAttributes(step, name, what, budget); !s.isOk())
       return s;
-    if (step.kind() == fb::StepKind::If)
+    if (step.kind() == fb::StepKind::If || step.kind() == fb::StepKind::Loop)
       if (Status s = checkControlFlowStep(plan, step, name, what); !s.isOk())
         return s;
   }

@@ -2125,7 +2125,7 @@ CpuOpClass classifyCpuOp(Operation *op) {
     return isRuntimeShapedView(op, type) ? CpuOpClass::Library : CpuOpClass::View;
   if (libraryOps().count(type))
     return CpuOpClass::Library;
-  if (type == "If")
+  if (type == "If" || type == "Loop")
     return CpuOpClass::ControlFlow;
   return CpuOpClass::Unsupported;
 }

@@ -195,6 +195,11 @@ private:
   LogicalResult emitLibraryStep(Operation *op);
   LogicalResult emitView(Operation *op);
   LogicalResult emitIf(Operation *op);
+  LogicalResult emitLoop(Operation *op);
+  /// A step of `kind` running `subplans`, reading `operands`; its outputs
+  /// are `op`'s results.
+  LogicalResult emitControlFlowStep(Operation *op, fb::StepKind kind,
+                                    std::vector<int64_t> subplans, ArrayRef<Value> operands);
   /// Region `region` of `op` as a function of the values it reads from
   /// outside (`captured`), compiled into a sub-plan; its index.
   FailureOr<int64_t> buildSubplan(Operation *op, Region &region, ArrayRef<Value> captured,
@@ -402,22 +407,26 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
 FailureOr<int64_t> PartitionCompiler::buildSubplan(Operation *op, Region &region,
                                                   ArrayRef<Value> captured,
                                                   const std::string &suffix) {
-  // The branch as a function: the captured values are its arguments,
-  // constants it reads from outside are copied in, Yield is the return.
+  // The body as a function: its block's arguments (a Loop body's
+  // iteration number, condition and carried values), then the captured
+  // values are its arguments; constants it reads from outside are copied
+  // in, Yield is the return.
   Block &block = region.front();
   Operation *yield = block.getTerminator();
   OpBuilder builder(op->getContext());
   OwningOpRef<ModuleOp> scratch = ModuleOp::create(op->getLoc());
   builder.setInsertionPointToEnd(scratch->getBody());
+  SmallVector<Value> arguments(block.getArguments().begin(), block.getArguments().end());
+  arguments.append(captured.begin(), captured.end());
   SmallVector<Type> argTypes;
-  for (Value v : captured)
+  for (Value v : arguments)
     argTypes.push_back(v.getType());
   auto subFn = func::FuncOp::create(
       builder, op->getLoc(), fn.getSymName().str() + "_" + suffix,
       builder.getFunctionType(argTypes, TypeRange(yield->getOperandTypes())));
   Block *entry = subFn.addEntryBlock();
   IRMapping mapping;
-  for (auto [v, arg] : llvm::zip(captured, entry->getArguments()))
+  for (auto [v, arg] : llvm::zip(arguments, entry->getArguments()))
     mapping.map(v, arg);
   builder.setInsertionPointToStart(entry);
   llvm::SetVector<Value> above;
@@ -431,8 +440,11 @@ FailureOr<int64_t> PartitionCompiler::buildSubplan(Operation *op, Region &region
   for (Value v : yield->getOperands())
     returned.push_back(mapping.lookupOrDefault(v));
   func::ReturnOp::create(builder, op->getLoc(), returned);
-  // Its arguments' dims are the caller's expressions, as a partition's are.
-  annotateDimSymbols(subFn, captured, *shapes);
+  // Its arguments' dims are the caller's expressions, as a partition's are
+  // (a block argument's are symbols of its own, bound per iteration).
+  annotateDimSymbols(subFn, arguments, *shapes);
+  if (isa<onnx_dialect::LoopOp>(op))
+    subFn.setArgAttr(0, "ortc.nonnegative", builder.getUnitAttr());
 
   PartitionCompiler sub(subFn, target, [](const std::string &, int, int) {}, shared);
   if (failed(sub.buildPlan()))
@@ -443,8 +455,9 @@ FailureOr<int64_t> PartitionCompiler::buildSubplan(Operation *op, Region &region
   return int64_t(plan.subplans.size()) - 1;
 }
 
-LogicalResult PartitionCompiler::emitIf(Operation *op) {
-  // What either branch reads from outside, other than constants.
+/// What `op`'s regions read from outside, other than constants (which the
+/// sub-plans copy in).
+SmallVector<Value> capturedValues(Operation *op) {
   llvm::SetVector<Value> above;
   for (Region &region : op->getRegions())
     getUsedValuesDefinedAbove(region, above);
@@ -454,6 +467,53 @@ LogicalResult PartitionCompiler::emitIf(Operation *op) {
     if (!(def && (isConstantOp(def) || isNoValueOp(def))))
       captured.push_back(v);
   }
+  return captured;
+}
+
+LogicalResult PartitionCompiler::emitControlFlowStep(Operation *op, fb::StepKind kind,
+                                                     std::vector<int64_t> subplans,
+                                                     ArrayRef<Value> operands) {
+  int index = newStep(kind, kind == fb::StepKind::If ? "If" : "Loop", onnxNodeName(op));
+  fb::StepT &step = *plan.steps[index];
+  auto a = std::make_unique<fb::IntsAttrT>();
+  a->name = "subplans";
+  a->values = std::move(subplans);
+  step.ints.push_back(std::move(a));
+  for (Value v : operands) {
+    int id = bufferFor(v);
+    if (id == -2)
+      return op->emitError("cpu_ep: an input of node '") << onnxNodeName(op) << "' has no buffer";
+    step.inputs.push_back(id);
+  }
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
+    if (id < 0)
+      return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
+    buffers[result] = id;
+    step.outputs.push_back(id);
+  }
+  return success();
+}
+
+LogicalResult PartitionCompiler::emitLoop(Operation *op) {
+  // Step inputs: M, cond (-1 when left out), the initial carried values,
+  // then what the body reads from outside; the body takes (iteration
+  // number, condition, carried..., captured...).
+  auto loop = cast<onnx_dialect::LoopOp>(op);
+  SmallVector<Value> captured = capturedValues(op);
+  FailureOr<int64_t> body = buildSubplan(op, loop.getBody(), captured, "body");
+  if (failed(body))
+    return failure();
+  SmallVector<Value> operands(op->getOperands().begin(), op->getOperands().end());
+  operands.append(captured.begin(), captured.end());
+  if (failed(emitControlFlowStep(op, fb::StepKind::Loop, {*body}, operands)))
+    return failure();
+  setInt(*plan.steps.back(), "carried", int64_t(loop.getVInitial().size()));
+  return success();
+}
+
+LogicalResult PartitionCompiler::emitIf(Operation *op) {
+  SmallVector<Value> captured = capturedValues(op);
   // The step names [then, else].
   auto ifOp = cast<onnx_dialect::IfOp>(op);
   std::vector<int64_t> subplans;
@@ -467,28 +527,9 @@ LogicalResult PartitionCompiler::emitIf(Operation *op) {
       return failure();
     subplans.push_back(*index);
   }
-  int index = newStep(fb::StepKind::If, "If", onnxNodeName(op));
-  fb::StepT &step = *plan.steps[index];
-  auto a = std::make_unique<fb::IntsAttrT>();
-  a->name = "subplans";
-  a->values = subplans;
-  step.ints.push_back(std::move(a));
   SmallVector<Value> operands{op->getOperand(0)};
   operands.append(captured.begin(), captured.end());
-  for (Value v : operands) {
-    int id = bufferFor(v);
-    if (id < 0)
-      return op->emitError("cpu_ep: an input of node '") << onnxNodeName(op) << "' has no buffer";
-    step.inputs.push_back(id);
-  }
-  for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
-    if (id < 0)
-      return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
-    buffers[result] = id;
-    step.outputs.push_back(id);
-  }
-  return success();
+  return emitControlFlowStep(op, fb::StepKind::If, subplans, operands);
 }
 
 LogicalResult PartitionCompiler::closeKernel() {
@@ -695,7 +736,7 @@ LogicalResult PartitionCompiler::buildPlan() {
       if (failed(emitLibraryStep(&op)))
         return failure();
     } else if (kind == CpuOpClass::ControlFlow) {
-      if (failed(emitIf(&op)))
+      if (failed(isa<onnx_dialect::LoopOp>(op) ? emitLoop(&op) : emitIf(&op)))
         return failure();
     } else {
       return op.emitError("cpu_ep: node '") << onnxNodeName(&op) << "' was placed on cpu_ep, "

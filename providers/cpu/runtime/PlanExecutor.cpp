@@ -50,6 +50,28 @@ PlanExecutor::RunState::~RunState() {
   std::free(arena);
   for (Block &block : dynamicMemory)
     std::free(block.data);
+  for (auto &[step, loop] : loops) {
+    for (auto &slots : loop.carried)
+      for (Block &block : slots)
+        std::free(block.data);
+    for (Block &block : loop.scans)
+      std::free(block.data);
+  }
+}
+
+bool PlanExecutor::RunState::Block::reserve(uint64_t bytes, uint64_t keep) {
+  if (bytes <= capacity)
+    return true;
+  uint64_t rounded = (std::max(bytes, capacity * 2) + kAlignment - 1) / kAlignment * kAlignment;
+  char *grown = static_cast<char *>(std::aligned_alloc(kAlignment, rounded));
+  if (!grown)
+    return false;
+  if (keep && data)
+    std::memcpy(grown, data, std::min(keep, capacity));
+  std::free(data);
+  data = grown;
+  capacity = rounded;
+  return true;
 }
 
 Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &context,
@@ -156,11 +178,23 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       exec->valueSymbols_.push_back({v->symbol(), v->input(), v->element()});
       fromValue[v->symbol()] = true;
     }
+  // A symbol no input binds (the compiler's analysis of a body the plan runs
+  // as a sub-plan) may be listed; no buffer may read one.
+  std::vector<char> unbindable(exec->symbolNames_.size(), 0);
   for (size_t k = 0; k < exec->symbolSources_.size(); ++k)
-    if (exec->symbolSources_[k].first < 0 && !fromValue[k] && !exec->isDataSymbol_[k])
+    unbindable[k] = exec->symbolSources_[k].first < 0 && !fromValue[k] && !exec->isDataSymbol_[k];
+  auto checkBindable = [&](const std::vector<int64_t> &shape,
+                           const std::string &name) -> Status {
+    std::vector<size_t> reads;
+    for (int64_t d : shape)
+      if (d < 0)
+        collectSymbols(exec->dims_, size_t(-(d + 1)), unbindable, reads);
+    if (!reads.empty())
       return Status::error(StatusCode::InvalidArgument,
-                           what + ": symbol '" + exec->symbolNames_[k] +
-                               "' is no input's dim or value, so no run can bind it");
+                           what + ": " + name + " reads symbol '" + exec->symbolNames_[reads[0]] +
+                               "', which is no input's dim or value, so no run can bind it");
+    return Status::ok();
+  };
   // Messages name the graph's values, not the blob's internal "input0".
   auto rename = [](std::vector<TensorSignature> &sigs, const std::vector<std::string> &names) {
     if (names.size() == sigs.size())
@@ -204,6 +238,8 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     }
     for (int64_t d : info.shape)
       info.dynamic |= readsData(d);
+    if (Status st = checkBindable(info.shape, "buffer '" + info.name + "'"); !st.isOk())
+      return st;
     exec->buffers_.push_back(std::move(info));
   }
   exec->symbolicArena_ = cpuPlanHasSymbolicArena(plan);
@@ -270,10 +306,11 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       if (!symbol.isOk())
         return symbol.status();
       step.kernel = reinterpret_cast<void (*)(void **)>(symbol.value());
-    } else if (s->kind() == fb::StepKind::If) {
+    } else if (s->kind() == fb::StepKind::If || s->kind() == fb::StepKind::Loop) {
       // The verifier checked the sub-plans' count and signatures.
-      step.kind = StepKind::If;
+      step.kind = s->kind() == fb::StepKind::If ? StepKind::If : StepKind::Loop;
       step.subplans.assign(step.attrs.ints["subplans"].begin(), step.attrs.ints["subplans"].end());
+      step.carried = size_t(step.attrs.getInt("carried", 0));
     } else {
       step.library = findLibraryKernel(step.callee);
       if (!step.library)
@@ -683,17 +720,146 @@ Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64
   }
   // Kept for later runs: a repeated shape allocates nothing.
   RunState::Block &block = state.dynamicMemory[size_t(id)];
-  if (bytes > block.capacity) {
-    std::free(block.data);
-    uint64_t rounded = (std::max<uint64_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
-    block.data = static_cast<char *>(std::aligned_alloc(kAlignment, rounded));
-    block.capacity = block.data ? rounded : 0;
-    if (!block.data)
-      return Status::error(StatusCode::Internal, what_ + ": out of memory allocating " +
-                                                     std::to_string(bytes) + " bytes for '" +
-                                                     b.name + "'");
+  if (!block.reserve(std::max<uint64_t>(bytes, 1)))
+    return Status::error(StatusCode::Internal, what_ + ": out of memory allocating " +
+                                                   std::to_string(bytes) + " bytes for '" +
+                                                   b.name + "'");
+  v.data = block.data;
+  return Status::ok();
+}
+
+Status PlanExecutor::produce(RunState &state, const StepInfo &step, int id,
+                             const TensorView &value, const OutputAllocator *allocate) const {
+  TensorView &out = state.views[size_t(id)];
+  if (buffers_[size_t(id)].dynamic || !out.data) {
+    if (Status s = sizeBuffer(state, id, value.shape, allocate); !s.isOk())
+      return s;
+  } else if (out.shape != value.shape) {
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": node '" + step.node + "': output '" +
+                             buffers_[size_t(id)].name + "' is " + shapeToString(value.shape) +
+                             ", the plan makes it " + shapeToString(out.shape));
   }
-  v.data = block.data ? block.data : state.arena;
+  if (size_t bytes = value.byteSize())
+    std::memcpy(out.data, value.data, bytes);
+  return Status::ok();
+}
+
+Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
+                             const OutputAllocator *allocate) const {
+  auto refuse = [&](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": node '" + step.node + "' (Loop): " + why);
+  };
+  auto scalar = [&](int id, int64_t fallback) -> Result<int64_t> {
+    if (id < 0)
+      return fallback;
+    const TensorView &v = state.views[size_t(id)];
+    if (v.numElements() != 1 || !v.data)
+      return refuse("the trip count and the condition hold one element each");
+    switch (v.type) {
+    case ElementType::Int64:
+      return *static_cast<const int64_t *>(v.data);
+    case ElementType::Int32:
+      return int64_t(*static_cast<const int32_t *>(v.data));
+    default:
+      return int64_t(*static_cast<const uint8_t *>(v.data) != 0);
+    }
+  };
+  Result<int64_t> trips = scalar(step.inputs[0], INT64_MAX);
+  Result<int64_t> initialCond = scalar(step.inputs[1], 1);
+  if (!trips.isOk())
+    return trips.status();
+  if (!initialCond.isOk())
+    return initialCond.status();
+  PlanExecutor &body = *subplans_[size_t(step.subplans[0])];
+  size_t carried = step.carried, scans = step.outputs.size() - carried;
+  RunState::LoopMemory &memory = state.loops[size_t(&step - steps_.data())];
+  for (auto &slots : memory.carried)
+    slots.resize(carried);
+  memory.scans.resize(scans);
+
+  // Body inputs: (iteration, condition, carried..., read...).
+  int64_t iteration = 0;
+  uint8_t cond = initialCond.value() != 0, condOut = 0;
+  std::vector<TensorView> inputs;
+  inputs.push_back(TensorView{&iteration, ElementType::Int64, {}});
+  inputs.push_back(TensorView{&cond, ElementType::Bool, {}});
+  for (size_t i = 2; i < step.inputs.size(); ++i)
+    inputs.push_back(state.views[size_t(step.inputs[i])]);
+  // Body outputs: (condition, carried..., scans...), sized as it makes them.
+  std::vector<TensorView> outputs;
+  for (size_t i = 0; i < body.outputs_.size(); ++i)
+    outputs.push_back(TensorView{nullptr, body.outputs_[i].type, {}});
+  std::vector<TensorView> next(carried);
+  std::vector<std::vector<int64_t>> scanShapes(scans);
+  std::vector<uint64_t> scanBytes(scans, 0);
+  Status failure = Status::ok();
+  OutputAllocator allocateBody = [&](size_t i,
+                                     const std::vector<int64_t> &shape) -> Result<void *> {
+    TensorView probe{nullptr, body.outputs_[i].type, shape};
+    uint64_t bytes = probe.byteSize();
+    if (i == 0) {
+      if (probe.numElements() != 1)
+        return refuse("the body's condition " + shapeToString(shape) + " is not one element");
+      return static_cast<void *>(&condOut);
+    }
+    if (i <= carried) {
+      // Written into the slot the previous iteration did not use.
+      RunState::Block &block = memory.carried[iteration % 2][i - 1];
+      if (!block.reserve(std::max<uint64_t>(bytes, 1)))
+        return refuse("out of memory for carried value " + std::to_string(i - 1));
+      next[i - 1] = TensorView{block.data, probe.type, shape};
+      return static_cast<void *>(block.data);
+    }
+    size_t k = i - 1 - carried;
+    if (iteration == 0) {
+      scanShapes[k] = shape;
+      scanBytes[k] = bytes;
+    } else if (shape != scanShapes[k]) {
+      return refuse("scan output " + std::to_string(k) + " is " + shapeToString(shape) +
+                    " at iteration " + std::to_string(iteration) + ", " +
+                    shapeToString(scanShapes[k]) + " before; ONNX stacks values of one shape");
+    }
+    RunState::Block &block = memory.scans[k];
+    uint64_t offset = uint64_t(iteration) * bytes;
+    if (!block.reserve(std::max<uint64_t>(offset + bytes, 1), offset))
+      return refuse("out of memory for scan output " + std::to_string(k));
+    return static_cast<void *>(block.data + offset);
+  };
+  constexpr int64_t kMaxIterations = int64_t(1) << 31;
+  while (iteration < trips.value() && cond) {
+    if (iteration >= kMaxIterations)
+      return refuse("ran " + std::to_string(kMaxIterations) + " iterations without ending");
+    Status status = body.run(inputs, outputs, allocateBody);
+    if (!status.isOk())
+      return Status::error(status.code(), what_ + ": node '" + step.node + "' (Loop) iteration " +
+                                              std::to_string(iteration) + ": " + status.message());
+    cond = condOut != 0;
+    for (size_t i = 0; i < carried; ++i)
+      inputs[2 + i] = next[i];
+    ++iteration;
+  }
+  // The last carried values (the initial ones when no iteration ran), then
+  // the scans stacked along a new leading axis.
+  for (size_t i = 0; i < carried; ++i)
+    if (Status s = produce(state, step, step.outputs[i], inputs[2 + i], allocate); !s.isOk())
+      return s;
+  for (size_t k = 0; k < scans; ++k) {
+    int id = step.outputs[carried + k];
+    std::vector<int64_t> shape{iteration};
+    if (iteration > 0) {
+      shape.insert(shape.end(), scanShapes[k].begin(), scanShapes[k].end());
+    } else {
+      // No value came: the dims the plan fixes, 0 for those the data decides.
+      const std::vector<int64_t> &planned = buffers_[size_t(id)].shape;
+      for (size_t d = 1; d < planned.size(); ++d)
+        shape.push_back(planned[d] >= 0 ? planned[d] : 0);
+    }
+    TensorView stacked{memory.scans[k].data, buffers_[size_t(id)].type, shape};
+    if (Status s = produce(state, step, id, stacked, allocate); !s.isOk())
+      return s;
+  }
   return Status::ok();
 }
 
@@ -811,7 +977,7 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
         if (!(b.dynamic || pendingOutput))
           continue;
         views[size_t(id)].data = nullptr;
-        if (step.bindsData && b.dynamic && step.kind != StepKind::Kernel)
+        if (b.dynamic && (step.kind == StepKind::Loop || (step.bindsData && step.kind != StepKind::Kernel)))
           continue; // the step sizes it
         std::vector<int64_t> shape =
             b.dynamic ? evaluate(b.shape, state.dimValues) : layout.shapes[size_t(id)];
@@ -819,8 +985,10 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
           return s;
       }
     }
-    if (step.kind == StepKind::If) {
-      if (Status s = runIf(state, step, allocate); !s.isOk())
+    if (step.kind == StepKind::If || step.kind == StepKind::Loop) {
+      Status s = step.kind == StepKind::If ? runIf(state, step, allocate)
+                                           : runLoop(state, step, allocate);
+      if (!s.isOk())
         return s;
       continue;
     }

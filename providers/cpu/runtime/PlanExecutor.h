@@ -95,11 +95,12 @@ private:
     std::vector<uint64_t> offsets;            // Arena buffers: in the arena
     uint64_t arenaBytes = 0;
   };
-  enum class StepKind { Kernel, Library, If };
+  enum class StepKind { Kernel, Library, If, Loop };
   struct StepInfo {
     StepKind kind = StepKind::Library;
     bool bindsData = false; // an output dim is a data symbol bound here
     std::vector<int> subplans;
+    size_t carried = 0; // Loop: carried values
     void (*kernel)(void **) = nullptr;
     LibraryKernelFn library = nullptr;
     std::string callee, node;
@@ -123,8 +124,18 @@ private:
     struct Block {
       char *data = nullptr;
       uint64_t capacity = 0;
+      /// At least `bytes`, 64-byte aligned, the first `keep` bytes kept; false
+      /// when out of memory.
+      bool reserve(uint64_t bytes, uint64_t keep = 0);
     };
     std::vector<Block> dynamicMemory;
+    // Per Loop step: the carried values of two iterations (one read, one
+    // written) and the stacked scan outputs, kept for later runs.
+    struct LoopMemory {
+      std::vector<Block> carried[2];
+      std::vector<Block> scans;
+    };
+    std::map<size_t, LoopMemory> loops;
     ~RunState();
   };
   class StepSizer;
@@ -146,6 +157,11 @@ private:
   Status sizeBuffer(RunState &state, int id, const std::vector<int64_t> &shape,
                     const OutputAllocator *allocate) const;
   Status runIf(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
+  Status runLoop(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
+  /// Writes `value` into step output `id`: sized now when the data sizes it,
+  /// else checked against the plan's shape.
+  Status produce(RunState &state, const StepInfo &step, int id, const TensorView &value,
+                 const OutputAllocator *allocate) const;
   std::string symbolText(const std::vector<int64_t> &symbols) const;
 
   std::string what_;
