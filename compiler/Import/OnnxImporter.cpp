@@ -707,12 +707,33 @@ LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
                               what + " attribute '" + graphs[i].first + "'", bodyHints)))
       return failure();
   }
-  // An If whose outputs have no declared type takes its branches' types.
-  if (schema && node.op_type() == "If" && op->getNumRegions() == 2 && !op->getRegion(0).empty()) {
-    Operation *yield = op->getRegion(0).front().getTerminator();
-    for (unsigned i = 0; i < op->getNumResults() && i < yield->getNumOperands(); ++i)
-      if (isa<od::UnknownType>(op->getResult(i).getType()))
-        op->getResult(i).setType(yield->getOperand(i).getType());
+  // An If whose outputs have no declared type takes its branches' types
+  // where they agree: a dim of the same size, else dynamic; a rank they
+  // disagree on is left unknown (the branch taken decides it).
+  if (schema && node.op_type() == "If" && op->getNumRegions() == 2 &&
+      !op->getRegion(0).empty() && !op->getRegion(1).empty()) {
+    Operation *yields[2] = {op->getRegion(0).front().getTerminator(),
+                            op->getRegion(1).front().getTerminator()};
+    for (unsigned i = 0; i < op->getNumResults(); ++i) {
+      if (!isa<od::UnknownType>(op->getResult(i).getType()) ||
+          i >= yields[0]->getNumOperands() || i >= yields[1]->getNumOperands())
+        continue;
+      Type a = yields[0]->getOperand(i).getType(), b = yields[1]->getOperand(i).getType();
+      auto ta = dyn_cast<TensorType>(a), tb = dyn_cast<TensorType>(b);
+      if (a == b || !ta || !tb || ta.getElementType() != tb.getElementType()) {
+        op->getResult(i).setType(a); // sequences, optionals: the first branch's
+        continue;
+      }
+      if (!ta.hasRank() || !tb.hasRank() || ta.getRank() != tb.getRank()) {
+        op->getResult(i).setType(UnrankedTensorType::get(ta.getElementType()));
+        continue;
+      }
+      SmallVector<int64_t> dims;
+      for (int64_t d = 0; d < ta.getRank(); ++d)
+        dims.push_back(ta.getDimSize(d) == tb.getDimSize(d) ? ta.getDimSize(d)
+                                                            : ShapedType::kDynamic);
+      op->getResult(i).setType(RankedTensorType::get(dims, ta.getElementType()));
+    }
   }
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())

@@ -2,6 +2,8 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -18,6 +20,10 @@ bool isRemovableOnnxOp(Operation *op) {
   // ONNX ops and the fused ortc ops have no side effects; terminators keep
   // their operands live.
   StringRef dialect = op->getDialect() ? op->getDialect()->getNamespace() : "";
+  // An op that declares a write (ortc.check_condition) stays.
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op))
+    if (effects.hasEffect<MemoryEffects::Write>())
+      return false;
   return (dialect == "onnx" || dialect == "ortc") && op->getName().getStringRef() != "onnx.Yield" &&
          op->use_empty();
 }

@@ -119,6 +119,34 @@ def OnnxPropagateShapes : Pass<"onnx-propagate-shapes", "mlir::func::FuncOp"> {
   ];
 }
 
+def OnnxSpecializeBranches : Pass<"onnx-specialize-branches", "mlir::func::FuncOp"> {
+  let summary = "An If whose branches yield different ranks becomes the one branch under which the graph type-checks, with a run-time check of its condition";
+  let description = [{
+    A plan gives every value one rank. For an If with a condition not known
+    at compile time whose branches yield some value in different ranks
+    (torch's `x.squeeze(d)` on a dynamic dim: Squeeze if dim d is 1, else
+    Identity), each branch is tried on a copy of the function: inlined,
+    then shape inference, folding and upgrades to a fixed point, as
+    onnx-propagate-shapes runs them. A branch comes through clean when
+    inference reports no error (a later op given a rank it cannot take) and
+    no If is left whose condition folded but whose branch contradicts its
+    declared types. When exactly one branch is clean the If becomes it, and
+    `ortc.check_condition` of the condition, expecting that branch, refuses
+    at run time an input that would take the other (its message names the
+    node and the other branch's error). One If at a time, outermost first,
+    with shapes propagated after each; Ifs where both or neither branch is
+    clean are left alone (their results stay unranked and EPs decline them).
+  }];
+  let dependentDialects = ["ortc::fused::OrtcDialect"];
+  let options = [
+    Option<"maxSpecializations", "max-specializations", "unsigned", /*default=*/"64",
+           "Ifs specialized at most">
+  ];
+  let statistics = [
+    Statistic<"numSpecialized", "num-specialized", "Number of Ifs specialized to one branch">
+  ];
+}
+
 def OnnxShapesFromInputs : Pass<"onnx-shapes-from-inputs", "mlir::func::FuncOp"> {
   let summary = "Shape(v) of dims that are graph-input dims reads the graph inputs' Shapes";
   let description = [{

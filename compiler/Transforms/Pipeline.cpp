@@ -19,6 +19,9 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm,
   // Scan/Loop lengths are known now; the unrolled copies need inference too.
   fn.addPass(createOnnxUnrollControlFlow(unroll));
   fn.addPass(createOnnxPropagateShapes(propagate));
+  // An If whose branches differ in rank becomes the branch the graph
+  // type-checks with, its condition checked at run time.
+  fn.addPass(createOnnxSpecializeBranches());
   // Shape arithmetic rooted at the graph inputs, not at intermediates.
   fn.addPass(createOnnxShapesFromInputs());
   fn.addPass(createOnnxFoldConvBatchNorm());

@@ -80,4 +80,17 @@ def Ortc_MatMulBiasOp : Ortc_Op<"matmul_bias", [Pure]> {
   }];
 }
 
+def Ortc_CheckConditionOp : Ortc_Op<"check_condition", [MemoryEffects<[MemWrite]>]> {
+  let summary = "refuse the run when a condition is not the value the compile assumed";
+  let description = [{
+    An If whose branches give different ranks cannot be compiled for both;
+    onnx-specialize-branches compiles the branch under which the rest of
+    the graph type-checks and leaves this check of its condition: a run
+    whose `condition` (one element) differs from `expected` fails with
+    `message`. It writes nothing the graph reads, so it is never removed.
+  }];
+  let arguments = (ins AnyTensor:$condition, BoolAttr:$expected, StrAttr:$message);
+  let assemblyFormat = [{ $condition attr-dict `:` type($condition) }];
+}
+
 #endif // ORTC_ORTC_OPS

@@ -8,7 +8,9 @@ versions, sha256-checked) into --cache, which is reused between runs; they are
 never part of the tree. Inputs follow each model's "gen" entries with a fixed
 seed. A model that does not compile yet is reported with ortc's error; the test
 fails unless it is in --expect-fail, and fails too when an expected failure
-starts compiling, so the list stays true. One line per model and shape.
+starts compiling, so the list stays true. One line per model and shape. A
+model that carries state between calls (STREAMS) is also run chunk after chunk
+with its state fed back, against onnxruntime fed the same way.
 """
 
 import argparse
@@ -36,6 +38,64 @@ def generate(spec, dtype, shape, rng):
     if kind == "const":
         return np.full(shape, spec["value"], dtype=dtype)
     raise ValueError(f"unknown input generator {kind!r}")
+
+
+# Models that carry state from one call to the next, fed as their users feed
+# them: chunk after chunk of one signal, each output state the next call's
+# input. Per model: the runs (fixed inputs, chunk length, context samples
+# kept from the previous chunk), the state pairs (output -> input) and the
+# state's initial shape. One compile serves every run.
+STREAMS = {
+    "silero_vad": {
+        "chunks": 30,
+        "signal": "input",
+        "state": {"stateN": ("state", (2, 1, 128))},
+        "runs": [{"sr": np.array(16000, np.int64), "chunk": 512, "context": 64},
+                 {"sr": np.array(8000, np.int64), "chunk": 256, "context": 32}],
+    },
+}
+
+
+def check_stream(name, spec, session, ortc, ctx, work, run_args, failures):
+    """Runs the compiled model and onnxruntime over spec's chunks, the state
+    fed back in both; one line per run with the largest difference."""
+    outputs = [o.name for o in session.get_outputs()]
+    for r, run in enumerate(spec["runs"]):
+        fixed = {k: v for k, v in run.items() if k not in ("chunk", "context")}
+        rng = np.random.default_rng(1)
+        total = spec["chunks"] * run["chunk"]
+        t = np.arange(total, dtype=np.float32)
+        signal = (0.3 * np.sin(t * 0.05) * (t % 4000 < 2000) +
+                  0.05 * rng.standard_normal(total)).astype(np.float32)
+        states = {inp: np.zeros(shape, np.float32) for inp, shape in spec["state"].values()}
+        ours = dict(states)
+        context = np.zeros(run["context"], np.float32)
+        worst, where = 0.0, ""
+        for k in range(spec["chunks"]):
+            chunk = signal[k * run["chunk"]:(k + 1) * run["chunk"]]
+            x = np.concatenate([context, chunk])[None, :]
+            context = chunk[-run["context"]:]
+            want = dict(zip(outputs, session.run(outputs, {spec["signal"]: x, **fixed, **states})))
+            try:
+                got = run_compiled(ortc, ctx, {spec["signal"]: x, **fixed, **ours},
+                                   os.path.join(work, f"{name}_stream{r}"), outputs, run_args)
+            except RuntimeError as error:
+                print(f"{name} stream {fixed}: chunk {k} fails: "
+                      f"{str(error).splitlines()[-1][:300]}")
+                failures.append(f"{name} stream {r}")
+                break
+            for out in outputs:
+                err, ok = compare(got[out], want[out])
+                if err >= worst:
+                    worst, where = err, f"{out} at chunk {k}"
+                if not ok:
+                    failures.append(f"{name} stream {r} chunk {k} {out}")
+            states = {inp: want[out] for out, (inp, _) in spec["state"].items()}
+            ours = {inp: got[out] for out, (inp, _) in spec["state"].items()}
+        else:
+            print(f"{name} stream {', '.join(f'{k}={v}' for k, v in fixed.items())}: "
+                  f"{spec['chunks']} chunks of {run['chunk']} with the state carried, "
+                  f"max|err| vs onnxruntime {worst:.2e} ({where})")
 
 
 def model_path(cache, entry):
@@ -106,6 +166,9 @@ def main():
                       f"max|err| vs onnxruntime {err:.2e}: {'ok' if ok else 'MISMATCH'}")
                 if not ok:
                     failures.append(f"{name} {shapes} {out}")
+        if name in STREAMS:
+            check_stream(name, STREAMS[name], session, args.ortc, ctx, args.work, run_args,
+                         failures)
     return finish(failures)
 
 

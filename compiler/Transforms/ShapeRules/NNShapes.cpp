@@ -169,8 +169,10 @@ LogicalResult inferNormalization(Operation *op, ShapeRuleContext &ctx) {
 template <typename RecurrentOp>
 LogicalResult inferRecurrent(RecurrentOp op, ShapeRuleContext &ctx) {
   const DimList *x = ctx.dims(op.getX()), *r = ctx.dims(op.getR());
-  if (!x || x->size() != 3)
+  if (!x)
     return success();
+  if (x->size() != 3)
+    return ctx.fail("X has rank " + Twine(x->size()) + "; it must be [seq, batch, input] (rank 3)");
   bool batchFirst = op.getLayout() == 1;
   int32_t seq = (*x)[batchFirst ? 1 : 0], batch = (*x)[batchFirst ? 0 : 1];
   int32_t dirs = ctx.constant(op.getDirection() == "bidirectional" ? 2 : 1);

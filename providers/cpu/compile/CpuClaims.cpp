@@ -1619,6 +1619,16 @@ const std::map<std::string, LibraryOp> &libraryOps() {
             return r;
           return requireUnusedResultsAfter(op, 3);
         }}},
+      {"check_condition",
+       {"CheckCondition",
+        [](Operation *op) -> Refusal {
+          auto t = rankedType(op->getOperand(0));
+          if (!t || !t.hasStaticShape() || t.getNumElements() != 1)
+            return refuse(RejectedKind::Shape,
+                          "the condition is " + typeText(op->getOperand(0).getType()),
+                          "a condition of one element");
+          return {};
+        }}},
       {"layer_norm",
        {"LayerNormalization",
         [](Operation *op) {
@@ -1906,6 +1916,39 @@ bool isRuntimeShapedView(Operation *op, const std::string &type) {
          !getConstantIntValues(op->getOperand(1));
 }
 
+} // namespace
+
+std::optional<SmallVector<int32_t>> squeezedDynamicDims(Operation *op,
+                                                        const SymbolicShapes &shapes) {
+  if (onnxOpTypeAndDomain(op).first != "Squeeze" || op->getNumOperands() < 2 ||
+      isOmitted(op->getOperand(1)))
+    return std::nullopt;
+  auto axes = getConstantIntValues(op->getOperand(1));
+  const SmallVector<int32_t> *in = shapes.dims(op->getOperand(0));
+  const SmallVector<int32_t> *out = shapes.dims(op->getResult(0));
+  if (!axes || !in || !out)
+    return std::nullopt;
+  int64_t rank = int64_t(in->size());
+  SmallVector<bool> removed(in->size(), false);
+  for (int64_t axis : *axes) {
+    if (axis < -rank || axis >= rank)
+      return std::nullopt;
+    removed[size_t(axis < 0 ? axis + rank : axis)] = true;
+  }
+  SmallVector<int32_t> kept, squeezed;
+  for (size_t d = 0; d < in->size(); ++d)
+    (removed[d] ? squeezed : kept).push_back((*in)[d]);
+  if (kept != *out)
+    return std::nullopt;
+  SmallVector<int32_t> dynamic;
+  for (int32_t d : squeezed)
+    if (shapes.table().constantValue(d) != std::optional<int64_t>(1))
+      dynamic.push_back(d);
+  return dynamic;
+}
+
+namespace {
+
 Refusal checkView(Operation *op, const std::string &type, const SymbolicShapes &shapes) {
   if (type == "Dropout") {
     if (op->getNumOperands() > 2 && !isOmitted(op->getOperand(2))) {
@@ -1921,6 +1964,9 @@ Refusal checkView(Operation *op, const std::string &type, const SymbolicShapes &
   // The view's bytes are its input's: the element counts must be one
   // expression (equal expressions share an id).
   int32_t count = shapes.numElements(op->getOperand(0));
+  // A Squeeze of dims the compiler cannot prove 1: the plan checks them.
+  if (auto squeezed = squeezedDynamicDims(op, shapes); squeezed && !squeezed->empty())
+    return {};
   if (!in || !out || count == kUnknownDim || count != shapes.numElements(op->getResult(0)))
     return refuse(RejectedKind::Shape,
                   "the element count of " + shapes.print(op->getResult(0)) +

@@ -12,6 +12,9 @@
 
 #include "compiler/EP/CompileEp.h"
 
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
 #include <string>
 
 namespace ortc::cpu {
@@ -27,6 +30,12 @@ enum class CpuOpClass {
 
 /// How the CPU EP runs `op` (an op it claimed).
 CpuOpClass classifyCpuOp(mlir::Operation *op);
+
+/// A Squeeze whose output is its input without the squeezed dims: those of
+/// them the compiler cannot prove are 1 (the plan checks them at run time);
+/// nullopt for any other op or form.
+std::optional<llvm::SmallVector<int32_t>> squeezedDynamicDims(mlir::Operation *op,
+                                                              const SymbolicShapes &shapes);
 
 /// The library kernel name for a Library op ("Conv", "LayerNormalization").
 std::string libraryKernelFor(mlir::Operation *op);

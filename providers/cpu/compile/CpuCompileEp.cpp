@@ -346,6 +346,16 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
   plan.buffers[id]->alias_of = rootOf(source);
   plan.buffers[id]->size = plan.buffers[rootOf(source)]->size;
   buffers[op->getResult(0)] = id;
+  // Squeezed dims the compiler cannot prove 1 are checked per run.
+  if (auto squeezed = squeezedDynamicDims(op, *shapes))
+    for (int32_t d : *squeezed) {
+      auto check = std::make_unique<fb::DimCheckT>();
+      check->a = planDim(d);
+      check->b = 1;
+      check->what = "node '" + onnxNodeName(op) + "' squeezes a dim (" + shapes->print(d) +
+                    ") that must be 1; it and 1";
+      plan.checks.push_back(std::move(check));
+    }
   return success();
 }
 

@@ -50,6 +50,7 @@ Status nonMaxSuppression(const KernelCall &call);
 Status compress(const KernelCall &call);
 Status nonZero(const KernelCall &call);
 Status unique(const KernelCall &call);
+Status checkCondition(const KernelCall &call);
 Status det(const KernelCall &call);
 Status constantOfShape(const KernelCall &call);
 Status dft(const KernelCall &call);
@@ -144,6 +145,7 @@ const KernelEntry kKernels[] = {
     {"Cast", kernels::cast},
     {"CausalConvWithState", kernels::causalConvWithState},
     {"CenterCropPad", kernels::centerCropPad},
+    {"CheckCondition", kernels::checkCondition},
     {"Col2Im", kernels::col2Im},
     {"Compress", kernels::compress},
     {"Concat", kernels::concat},

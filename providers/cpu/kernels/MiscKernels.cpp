@@ -437,6 +437,21 @@ Status unique(const KernelCall &call) {
   return Status::ok();
 }
 
+Status checkCondition(const KernelCall &call) {
+  const char *op = "CheckCondition";
+  const TensorView *c = dataInput(call, 0);
+  if (!c || c->numElements() != 1 || !c->data)
+    return invalid(op, "the condition must hold one element");
+  size_t elem = elementSize(c->type);
+  bool value = false;
+  for (size_t b = 0; b < elem; ++b)
+    value |= static_cast<const uint8_t *>(c->data)[b] != 0;
+  if (value != (call.attrs.getInt("expected", 1) != 0))
+    return Status::error(StatusCode::InvalidArgument,
+                         call.attrs.getString("message", "a condition the compile assumed fails"));
+  return Status::ok();
+}
+
 Status det(const KernelCall &call) {
   const char *op = "Det";
   const TensorView *X = dataInput(call, 0);
