@@ -452,9 +452,14 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
   if (const auto *subplans = plan.subplans())
     for (size_t k = 0; k < subplans->size(); ++k)
       if (Status s = checkConsistency(*subplans->Get(flatbuffers::uoffset_t(k)), weightsSize,
-                                      what + " sub-plan " + std::to_string(k), budget, depth + 1);
-          !s.isOk())
-        return s;
+                                      what, budget, depth + 1);
+          !s.isOk()) {
+        // "<what>: <why>" becomes "<what>: sub-plan k: <why>".
+        std::string why = s.message();
+        if (why.rfind(what + ": ", 0) == 0)
+          why = why.substr(what.size() + 2);
+        return Status::error(s.code(), what + ": sub-plan " + std::to_string(k) + ": " + why);
+      }
   size_t numDims = plan.dims() ? plan.dims()->size() : 0;
   if (Status s = checkSignatures(inputs, "input", numDims, what, budget); !s.isOk())
     return s;
@@ -472,6 +477,7 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
   bool symbolicArena = cpuPlanHasSymbolicArena(plan);
   // The buffer whose bytes each buffer is, following aliases.
   std::vector<int32_t> root(buffers.size());
+  std::vector<char> symbolicBuffer(buffers.size(), 0);
   for (int32_t id = 0; id < numBuffers; ++id) {
     const fb::Buffer &buffer = *buffers[id];
     if (!spendString(budget, buffer.name()))
@@ -501,6 +507,7 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
                                layout + " needs " + std::to_string(bytes) +
                                (symbolic ? " (0: its size is known at run time)" : ""));
     root[id] = id;
+    symbolicBuffer[size_t(id)] = symbolic;
     switch (kind) {
     case fb::BufferKind::Input:
     case fb::BufferKind::Output: {
@@ -553,8 +560,10 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
         return invalid(what,
                        name + ": alias_of " + std::to_string(target) + " is not an earlier buffer");
       const fb::Buffer &of = *buffers[target];
-      // Symbolic sizes are compared at run time, once per set of symbols.
-      if (of.size() != buffer.size())
+      // Symbolic sizes are compared at run time, once per set of symbols
+      // (a Squeeze of a dim not provably 1 is a static view of a symbolic
+      // buffer).
+      if (!symbolicBuffer[size_t(target)] && of.size() != buffer.size())
         return invalid(what, name + ": " + std::to_string(buffer.size()) +
                                  " bytes differs from buffer " + std::to_string(target) +
                                  ", its alias_of, with " + std::to_string(of.size()));

@@ -2197,6 +2197,26 @@ Refusal checkRegion(Region &region, const char *name, const SymbolicShapes &shap
   return {};
 }
 
+/// The branches of an If yield each result in one rank.
+Refusal checkBranchRanks(onnx_dialect::IfOp op) {
+  if (!op.getThenBranch().hasOneBlock() || !op.getElseBranch().hasOneBlock())
+    return {};
+  Operation *a = op.getThenBranch().front().getTerminator();
+  Operation *b = op.getElseBranch().front().getTerminator();
+  for (unsigned i = 0; i < a->getNumOperands() && i < b->getNumOperands(); ++i) {
+    auto ta = rankedType(a->getOperand(i)), tb = rankedType(b->getOperand(i));
+    if (ta && tb && ta.getRank() != tb.getRank())
+      return refuse(RejectedKind::Shape,
+                    "output " + std::to_string(i) + " is rank " + std::to_string(ta.getRank()) +
+                        " from the then_branch, rank " + std::to_string(tb.getRank()) +
+                        " from the else_branch",
+                    "an If whose branches agree in rank, or one whose other branch the rest of "
+                    "the graph rules out (onnx-specialize-branches)",
+                    "make both branches give one rank, or let what follows the If need one");
+  }
+  return {};
+}
+
 /// A one-element tensor (an If's or Loop's condition, a trip count), or an
 /// omitted one when `optional`.
 Refusal requireScalar(Value v, const char *what, bool optional) {
@@ -2275,6 +2295,10 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
     ownShapes = std::make_unique<SymbolicShapes>(op->getParentOfType<func::FuncOp>());
     shapes = ownShapes.get();
   }
+  // An If whose branches disagree in rank has an unranked result; say so.
+  if (auto ifOp = dyn_cast<onnx_dialect::IfOp>(op))
+    if (auto r = checkBranchRanks(ifOp); r.any())
+      return decline(r);
   if (auto r = checkTypes(op, *shapes); r.any())
     return decline(r);
 

@@ -344,7 +344,6 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
   if (id < 0)
     return op->emitError("cpu_ep: a dim of the view has no expression (a claim bug)");
   plan.buffers[id]->alias_of = rootOf(source);
-  plan.buffers[id]->size = plan.buffers[rootOf(source)]->size;
   buffers[op->getResult(0)] = id;
   // Squeezed dims the compiler cannot prove 1 are checked per run.
   if (auto squeezed = squeezedDynamicDims(op, *shapes))

@@ -759,6 +759,108 @@ TEST(CpuBlobTest, RefusesAnotherArchitectureOrMissingFeatures) {
   EXPECT_FALSE(openCpuStatus(rawCpuBlob(packMeta(plan)), {"avx512f", "avx2"}, "aarch64").isOk());
 }
 
+/// A sub-plan taking an f32 [2,2] and giving an i64 [3] (what the If step
+/// below reads and writes); its header fields as the compiler fills them.
+std::unique_ptr<fb::PlanT> branchPlan() {
+  auto sub = std::make_unique<fb::PlanT>(validPlan());
+  sub->inputs.clear();
+  sub->outputs.clear();
+  sub->buffers.clear();
+  sub->steps.clear();
+  sub->symbols.clear();
+  sub->dims.clear();
+  sub->inputs.push_back(signature("a", kF32, {2, 2}));
+  sub->outputs.push_back(signature("b", kI64, {3}));
+  using K = fb::BufferKind;
+  sub->buffers.push_back(buffer(K::Input, kF32, {2, 2}, 16, "a"));
+  sub->buffers.push_back(buffer(K::Output, kI64, {3}, 24, "b"));
+  auto copy = std::make_unique<fb::StepT>();
+  copy->kind = fb::StepKind::Library;
+  copy->callee = "Copy";
+  copy->inputs = {0};
+  copy->outputs = {1};
+  sub->steps.push_back(std::move(copy));
+  sub->memory->fixed_bytes = 0;
+  sub->memory->naive_fixed_bytes = 0;
+  return sub;
+}
+
+/// validPlan with an If step after the Gemm: condition `ids`, reading t0,
+/// writing t1, its branches two sub-plans.
+fb::PlanT planWithIf() {
+  fb::PlanT plan = validPlan();
+  plan.subplans.push_back(branchPlan());
+  plan.subplans.push_back(branchPlan());
+  auto step = std::make_unique<fb::StepT>();
+  step->kind = fb::StepKind::If;
+  step->callee = "If";
+  step->node = "if0";
+  step->inputs = {1, 4};
+  step->outputs = {5};
+  auto subplans = std::make_unique<fb::IntsAttrT>();
+  subplans->name = "subplans";
+  subplans->values = {0, 1};
+  step->ints.push_back(std::move(subplans));
+  plan.steps.insert(plan.steps.begin() + 1, std::move(step));
+  return plan;
+}
+
+TEST(CpuBlobTest, RefusesBadControlFlowSteps) {
+  auto refuses = [](const char *name, std::function<void(fb::PlanT &)> breakIt,
+                    const std::string &needle) {
+    SCOPED_TRACE(name);
+    fb::PlanT plan = planWithIf();
+    breakIt(plan);
+    Status status = openCpuStatus(rawCpuBlob(packMeta(plan)));
+    ASSERT_FALSE(status.isOk());
+    expectError(status, needle);
+  };
+  // The unbroken plan passes, or the cases prove nothing.
+  ASSERT_TRUE(openCpuStatus(rawCpuBlob(packMeta(planWithIf()))).isOk());
+  refuses("no sub-plans attribute", [](fb::PlanT &p) { p.steps[1]->ints.clear(); },
+          "an If step needs two sub-plans (then, else)");
+  refuses("sub-plan out of range", [](fb::PlanT &p) { p.steps[1]->ints[0]->values = {0, 5}; },
+          "sub-plan 5 of 2");
+  refuses("no condition", [](fb::PlanT &p) { p.steps[1]->inputs = {-1, 4}; },
+          "needs its condition as input 0");
+  refuses("arity",
+          [](fb::PlanT &p) { p.subplans[1]->inputs.push_back(signature("z", kF32, {1})); },
+          "sub-plan 1 takes 2 inputs and gives 1 outputs, the step has 1 and 1");
+  refuses("input type",
+          [](fb::PlanT &p) {
+            p.subplans[0]->inputs[0]->element_type = kI64;
+            p.subplans[0]->buffers[0]->element_type = kI64;
+            p.subplans[0]->buffers[0]->size = 32;
+          },
+          "sub-plan 0 input 0 differs in element type from the step's");
+  refuses("output type",
+          [](fb::PlanT &p) {
+            p.subplans[0]->outputs[0]->element_type = kF32;
+            p.subplans[0]->buffers[1]->element_type = kF32;
+            p.subplans[0]->buffers[1]->size = 12;
+          },
+          "sub-plan 0 output 0 differs in element type from the step's");
+  refuses("bad sub-plan buffer", [](fb::PlanT &p) { p.subplans[1]->buffers[1]->index = 3; },
+          "sub-plan 1: buffer 1 'b' (Output): index 3 is out of range");
+  refuses("data symbol", [](fb::PlanT &p) { p.data_symbols = {7}; },
+          "data symbol 7 of 1 symbols");
+  refuses("loop without carried count",
+          [](fb::PlanT &p) {
+            p.steps[1]->kind = fb::StepKind::Loop;
+            p.steps[1]->ints[0]->values = {0};
+          },
+          "a Loop step needs one sub-plan and its carried count");
+  refuses("nested too deep",
+          [](fb::PlanT &p) {
+            fb::PlanT *at = p.subplans[0].get();
+            for (int depth = 0; depth < 40; ++depth) {
+              at->subplans.push_back(branchPlan());
+              at = at->subplans.back().get();
+            }
+          },
+          "sub-plans nest deeper than 32");
+}
+
 TEST(CpuBlobTest, RefusesBadSignatures) {
   runBreakCases({
       {"input type",
