@@ -3,7 +3,7 @@
 Each model is built with onnx.helper, compiled once with `ortc compile` (every
 node must end up in an EPContext node: If runs as sub-plans of the CPU EP's
 plan, Loop runs its body as one with carried values whose shapes change per
-iteration, NonZero/Compress/Unique/NonMaxSuppression report their sizes), then
+iteration, Scan runs its body once per step of a dynamic sequence, NonZero/Compress/Unique/NonMaxSuppression report their sizes), then
 run with `ortc run` on several inputs whose data changes the shapes (which
 branch an If takes, how many tokens a decoder Loop appends, how many elements
 NonZero finds, how many boxes survive NMS), and
@@ -269,6 +269,35 @@ def greedy_decoder(rng):
     return model, feeds
 
 
+def scan_rnn(rng):
+    # A hand-written RNN as a Scan over a dynamic number of steps: the state
+    # h' = tanh(h W + x_t) is carried, the second scan input is read
+    # backwards, and the per-step states are stacked along axis 1.
+    width = 4
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h", "w"], ["hw"]),
+         helper.make_node("Add", ["hw", "xt"], ["pre"]),
+         helper.make_node("Add", ["pre", "rt"], ["pre2"]),
+         helper.make_node("Tanh", ["pre2"], ["h_out"]),
+         helper.make_node("Identity", ["h_out"], ["each"])],
+        "step", [vi("h", F, ["b", width]), vi("xt", F, ["b", width]), vi("rt", F, ["b", width])],
+        [vi("h_out", F, ["b", width]), vi("each", F, ["b", width])])
+    nodes = [helper.make_node("Scan", ["h0", "x", "r"], ["h_last", "hs"], body=body,
+                              num_scan_inputs=2, scan_input_directions=[0, 1],
+                              scan_output_axes=[1])]
+    w = numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32) * 0.5, "w")
+    model = make_model("scan_rnn", nodes,
+                       [vi("h0", F, ["b", width]), vi("x", F, ["t", "b", width]),
+                        vi("r", F, ["t", "b", width])],
+                       [vi("h_last", F, ["b", width]), vi("hs", F, ["b", "t", width])], [w])
+    feeds = []
+    for steps, batch in ((5, 2), (1, 3), (9, 1)):
+        feeds.append({"h0": rng.standard_normal((batch, width)).astype(np.float32),
+                      "x": rng.standard_normal((steps, batch, width)).astype(np.float32),
+                      "r": rng.standard_normal((steps, batch, width)).astype(np.float32)})
+    return model, feeds
+
+
 MODELS = {
     "nonzero_chain": nonzero_chain,
     "if_on_data": if_on_data,
@@ -276,6 +305,7 @@ MODELS = {
     "nms_postprocess": nms_postprocess,
     "unique_counts": unique_counts,
     "greedy_decoder": greedy_decoder,
+    "scan_rnn": scan_rnn,
 }
 
 

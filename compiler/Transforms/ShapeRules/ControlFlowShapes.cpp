@@ -1,4 +1,4 @@
-//===- ControlFlowShapes.cpp - If and Loop --------------------------------===//
+//===- ControlFlowShapes.cpp - If, Loop and Scan ---------------------------===//
 
 #include "compiler/Transforms/ShapeRules/ShapeRuleModels.h"
 
@@ -96,9 +96,78 @@ LogicalResult inferLoop(od::LoopOp op, ShapeRuleContext &ctx) {
   return success();
 }
 
+/// Scan (opset 9+): a state keeps its initial dims where the body yields it
+/// unchanged, else data symbols (as Loop's carried values); a scan output is
+/// the body's per-step value with the sequence length (scan input 0's dim at
+/// its axis) inserted at its scan_output_axes entry.
+LogicalResult inferScan(od::ScanOp op, ShapeRuleContext &ctx) {
+  Region &body = op.getBody();
+  if (!body.hasOneBlock())
+    return success();
+  Block &block = body.front();
+  Operation *yield = block.getTerminator();
+  int64_t numScan = op.getNumScanInputs();
+  auto operands = op.getInitialStateAndScanInputs();
+  if (numScan < 1 || int64_t(operands.size()) < numScan || !yield)
+    return success();
+  size_t states = operands.size() - size_t(numScan);
+  if (block.getNumArguments() != operands.size() ||
+      yield->getNumOperands() != op->getNumResults() || op->getNumResults() < states)
+    return success();
+  for (size_t i = 0; i < states; ++i) {
+    Value result = op->getResult(i), init = operands[i];
+    Type element = ctx.elementType(init);
+    const DimList *in = ctx.dims(init), *arg = ctx.dims(block.getArgument(i));
+    const DimList *out = ctx.dims(yield->getOperand(i));
+    if (!element || !in || !out || out->size() != in->size()) {
+      ctx.setUnranked(result, element);
+      continue;
+    }
+    DimList dims;
+    for (size_t d = 0; d < in->size(); ++d) {
+      bool invariant = (arg && (*arg)[d] == (*out)[d]) || (*in)[d] == (*out)[d];
+      dims.push_back(invariant ? (*in)[d] : ctx.dataDim(result, unsigned(d)));
+    }
+    ctx.setResult(result, element, dims);
+  }
+  // The sequence length: scan input 0's dim at its axis.
+  const DimList *first = ctx.dims(operands[states]);
+  int32_t length = kUnknownDim;
+  if (first) {
+    int64_t axis = 0;
+    if (auto axes = op.getScanInputAxes(); axes && !axes->empty())
+      axis = (*axes)[0];
+    if (std::optional<int64_t> a = normalizeAxis(axis, int64_t(first->size())))
+      length = (*first)[*a];
+  }
+  for (size_t k = states; k < op->getNumResults(); ++k) {
+    Value result = op->getResult(k), each = yield->getOperand(k);
+    Type element = ctx.elementType(each);
+    const DimList *dims = ctx.dims(each);
+    if (!element || !dims) {
+      ctx.setUnranked(result, element);
+      continue;
+    }
+    DimList out;
+    for (size_t d = 0; d < dims->size(); ++d)
+      out.push_back(ctx.constantValue((*dims)[d]) ? (*dims)[d]
+                                                   : ctx.dataDim(result, unsigned(d)));
+    int64_t axis = 0;
+    if (auto axes = op.getScanOutputAxes(); axes && size_t(k - states) < axes->size())
+      axis = (*axes)[k - states];
+    std::optional<int64_t> a = normalizeAxis(axis, int64_t(out.size()) + 1);
+    if (!a)
+      return ctx.fail("scan_output_axes entry " + Twine(axis) + " is out of range");
+    out.insert(out.begin() + *a, length == kUnknownDim ? ctx.dataDim(result, unsigned(*a)) : length);
+    ctx.setResult(result, element, out);
+  }
+  return success();
+}
+
 } // namespace
 
 void attachControlFlowShapeRules(MLIRContext *context) {
+  attachRule<inferScan, od::ScanOp>(context);
   attachRule<inferIf, od::IfOp>(context);
   attachRule<inferLoop, od::LoopOp>(context);
 }

@@ -377,11 +377,55 @@ Status checkLoopStep(const fb::Plan &plan, const fb::Step &step, const std::stri
   return Status::ok();
 }
 
+// A Scan step's one sub-plan takes (states..., slices..., read...) and gives
+// (states..., scan values...).
+Status checkScanStep(const fb::Plan &plan, const fb::Step &step, const std::string &name,
+                     const std::string &what) {
+  const fb::IntsAttr *subplans = findInts(step, "subplans");
+  const fb::IntsAttr *carriedAttr = findInts(step, "carried");
+  const fb::IntsAttr *scansAttr = findInts(step, "num_scan_inputs");
+  size_t count = plan.subplans() ? plan.subplans()->size() : 0;
+  if (!subplans || subplans->values()->size() != 1 || !carriedAttr ||
+      carriedAttr->values()->size() != 1 || !scansAttr || scansAttr->values()->size() != 1)
+    return invalid(what, name + ": a Scan step needs one sub-plan, its state count and "
+                                "num_scan_inputs");
+  int64_t index = subplans->values()->Get(0), states = carriedAttr->values()->Get(0),
+          scans = scansAttr->values()->Get(0);
+  if (index < 0 || uint64_t(index) >= count)
+    return invalid(what, name + ": sub-plan " + std::to_string(index) + " of " +
+                             std::to_string(count));
+  const auto &buffers = *plan.buffers();
+  const auto &ins = *step.inputs();
+  const auto &outs = *step.outputs();
+  const fb::Plan &body = *plan.subplans()->Get(flatbuffers::uoffset_t(index));
+  if (states < 0 || scans < 1 || uint64_t(states) > outs.size() ||
+      uint64_t(states + scans) > ins.size() || body.inputs()->size() != ins.size() ||
+      body.outputs()->size() != outs.size())
+    return invalid(what, name + ": its body takes " + std::to_string(body.inputs()->size()) +
+                             " inputs and gives " + std::to_string(body.outputs()->size()) +
+                             " outputs; the step has " + std::to_string(ins.size()) + " and " +
+                             std::to_string(outs.size()) + " with " + std::to_string(states) +
+                             " states and " + std::to_string(scans) + " scan inputs");
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (ins[i] < 0 || buffers[ins[i]]->element_type() !=
+                          body.inputs()->Get(flatbuffers::uoffset_t(i))->element_type())
+      return invalid(what, name + ": body input " + std::to_string(i) +
+                               " differs in element type from the step's");
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (buffers[outs[i]]->element_type() !=
+        body.outputs()->Get(flatbuffers::uoffset_t(i))->element_type())
+      return invalid(what, name + ": body output " + std::to_string(i) +
+                               " differs in element type from the step's");
+  return Status::ok();
+}
+
 // A control-flow step names sub-plans whose signatures take its operands.
 Status checkControlFlowStep(const fb::Plan &plan, const fb::Step &step, const std::string &name,
                             const std::string &what) {
   if (step.kind() == fb::StepKind::Loop)
     return checkLoopStep(plan, step, name, what);
+  if (step.kind() == fb::StepKind::Scan)
+    return checkScanStep(plan, step, name, what);
   const fb::IntsAttr *subplans = findInts(step, "subplans");
   size_t count = plan.subplans() ? plan.subplans()->size() : 0;
   if (!subplans || subplans->values()->size() != 2)
@@ -614,7 +658,8 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
     }
     if (Status s = checkAttributes(step, name, what, budget); !s.isOk())
       return s;
-    if (step.kind() == fb::StepKind::If || step.kind() == fb::StepKind::Loop)
+    if (step.kind() == fb::StepKind::If || step.kind() == fb::StepKind::Loop ||
+        step.kind() == fb::StepKind::Scan)
       if (Status s = checkControlFlowStep(plan, step, name, what); !s.isOk())
         return s;
   }

@@ -2009,7 +2009,7 @@ bool acceptsDynamicDimsAnywhere(Operation *op) {
       "ReduceSum", "ReduceMax",      "ReduceMin",       "Cast",              "BatchNormalization",
       "Resize",    "RNN",            "GRU",             "LSTM",              "ConvTranspose",
       "attention", "Gemm",           "NonZero",         "Compress",          "Unique",
-      "NonMaxSuppression", "If",     "Loop"};
+      "NonMaxSuppression", "If",     "Loop",            "Scan"};
   CpuOpClass kind = classifyCpuOp(op);
   return kind == CpuOpClass::Elementwise || ops.contains(onnxOpTypeAndDomain(op).first);
 }
@@ -2115,6 +2115,7 @@ const std::string &cpuOpTypeList() {
       types.insert(entry.getKey().str());
     types.insert("If");
     types.insert("Loop");
+    types.insert("Scan");
     std::string text;
     for (const std::string &t : types)
       text += (text.empty() ? "" : ", ") + t;
@@ -2171,7 +2172,7 @@ CpuOpClass classifyCpuOp(Operation *op) {
     return isRuntimeShapedView(op, type) ? CpuOpClass::Library : CpuOpClass::View;
   if (libraryOps().count(type))
     return CpuOpClass::Library;
-  if (type == "If" || type == "Loop")
+  if (type == "If" || type == "Loop" || type == "Scan")
     return CpuOpClass::ControlFlow;
   return CpuOpClass::Unsupported;
 }
@@ -2239,6 +2240,22 @@ Refusal checkControlFlow(Operation *op, const SymbolicShapes &shapes, const std:
     if (auto r = checkRegion(ifOp.getThenBranch(), "then_branch", shapes, epName); r.any())
       return r;
     return checkRegion(ifOp.getElseBranch(), "else_branch", shapes, epName);
+  }
+  if (auto scan = dyn_cast<onnx_dialect::ScanOp>(op)) {
+    int64_t numScan = scan.getNumScanInputs();
+    size_t operands = scan.getInitialStateAndScanInputs().size();
+    if (numScan < 1 || uint64_t(numScan) > operands)
+      return refuse(RejectedKind::Attribute,
+                    "num_scan_inputs " + std::to_string(numScan) + " of " +
+                        std::to_string(operands) + " inputs",
+                    "a Scan with at least one scan input");
+    for (BlockArgument arg : scan.getBody().front().getArguments())
+      if (!rankedType(arg))
+        return refuse(RejectedKind::Shape,
+                      "body input " + std::to_string(arg.getArgNumber()) + " is " +
+                          typeText(arg.getType()),
+                      "a Scan whose body takes ranked tensors");
+    return checkRegion(scan.getBody(), "body", shapes, epName);
   }
   auto loop = cast<onnx_dialect::LoopOp>(op);
   if (auto r = requireScalar(loop.getM(), "the trip count M", true); r.any())

@@ -196,6 +196,7 @@ private:
   LogicalResult emitView(Operation *op);
   LogicalResult emitIf(Operation *op);
   LogicalResult emitLoop(Operation *op);
+  LogicalResult emitScan(Operation *op);
   /// A step of `kind` running `subplans`, reading `operands`; its outputs
   /// are `op`'s results.
   LogicalResult emitControlFlowStep(Operation *op, fb::StepKind kind,
@@ -482,7 +483,7 @@ SmallVector<Value> capturedValues(Operation *op) {
 LogicalResult PartitionCompiler::emitControlFlowStep(Operation *op, fb::StepKind kind,
                                                      std::vector<int64_t> subplans,
                                                      ArrayRef<Value> operands) {
-  int index = newStep(kind, kind == fb::StepKind::If ? "If" : "Loop", onnxNodeName(op));
+  int index = newStep(kind, fb::EnumNameStepKind(kind), onnxNodeName(op));
   fb::StepT &step = *plan.steps[index];
   auto a = std::make_unique<fb::IntsAttrT>();
   a->name = "subplans";
@@ -518,6 +519,26 @@ LogicalResult PartitionCompiler::emitLoop(Operation *op) {
   if (failed(emitControlFlowStep(op, fb::StepKind::Loop, {*body}, operands)))
     return failure();
   setInt(*plan.steps.back(), "carried", int64_t(loop.getVInitial().size()));
+  return success();
+}
+
+LogicalResult PartitionCompiler::emitScan(Operation *op) {
+  // Step inputs: the initial states, the scan inputs, then what the body
+  // reads from outside; the body takes (states..., one slice of each scan
+  // input..., captured...). The axes and directions travel as attributes.
+  auto scan = cast<onnx_dialect::ScanOp>(op);
+  SmallVector<Value> captured = capturedValues(op);
+  FailureOr<int64_t> body = buildSubplan(op, scan.getBody(), captured, "body");
+  if (failed(body))
+    return failure();
+  SmallVector<Value> operands(op->getOperands().begin(), op->getOperands().end());
+  operands.append(captured.begin(), captured.end());
+  if (failed(emitControlFlowStep(op, fb::StepKind::Scan, {*body}, operands)))
+    return failure();
+  fb::StepT &step = *plan.steps.back();
+  addAttributes(op, step);
+  int64_t numScan = scan.getNumScanInputs();
+  setInt(step, "carried", int64_t(scan.getInitialStateAndScanInputs().size()) - numScan);
   return success();
 }
 
@@ -745,7 +766,10 @@ LogicalResult PartitionCompiler::buildPlan() {
       if (failed(emitLibraryStep(&op)))
         return failure();
     } else if (kind == CpuOpClass::ControlFlow) {
-      if (failed(isa<onnx_dialect::LoopOp>(op) ? emitLoop(&op) : emitIf(&op)))
+      LogicalResult emitted = isa<onnx_dialect::LoopOp>(op)   ? emitLoop(&op)
+                              : isa<onnx_dialect::ScanOp>(op) ? emitScan(&op)
+                                                              : emitIf(&op);
+      if (failed(emitted))
         return failure();
     } else {
       return op.emitError("cpu_ep: node '") << onnxNodeName(&op) << "' was placed on cpu_ep, "

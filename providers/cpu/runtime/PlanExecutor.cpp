@@ -54,8 +54,9 @@ PlanExecutor::RunState::~RunState() {
     for (auto &slots : loop.carried)
       for (Block &block : slots)
         std::free(block.data);
-    for (Block &block : loop.scans)
-      std::free(block.data);
+    for (auto *blocks : {&loop.scans, &loop.slices, &loop.stacked})
+      for (Block &block : *blocks)
+        std::free(block.data);
   }
 }
 
@@ -306,9 +307,12 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       if (!symbol.isOk())
         return symbol.status();
       step.kernel = reinterpret_cast<void (*)(void **)>(symbol.value());
-    } else if (s->kind() == fb::StepKind::If || s->kind() == fb::StepKind::Loop) {
+    } else if (s->kind() == fb::StepKind::If || s->kind() == fb::StepKind::Loop ||
+               s->kind() == fb::StepKind::Scan) {
       // The verifier checked the sub-plans' count and signatures.
-      step.kind = s->kind() == fb::StepKind::If ? StepKind::If : StepKind::Loop;
+      step.kind = s->kind() == fb::StepKind::If     ? StepKind::If
+                  : s->kind() == fb::StepKind::Loop ? StepKind::Loop
+                                                    : StepKind::Scan;
       step.subplans.assign(step.attrs.ints["subplans"].begin(), step.attrs.ints["subplans"].end());
       step.carried = size_t(step.attrs.getInt("carried", 0));
     } else {
@@ -907,6 +911,160 @@ Status PlanExecutor::runIf(RunState &state, const StepInfo &step,
   return Status::ok();
 }
 
+Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
+                             const OutputAllocator *allocate) const {
+  auto refuse = [&](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": node '" + step.node + "' (Scan): " + why);
+  };
+  PlanExecutor &body = *subplans_[size_t(step.subplans[0])];
+  size_t states = step.carried, scanIns = size_t(step.attrs.getInt("num_scan_inputs", 1));
+  size_t scanOuts = step.outputs.size() - states;
+  auto attr = [&](const char *name, size_t k, int64_t fallback) {
+    std::vector<int64_t> values = step.attrs.getInts(name);
+    return k < values.size() ? values[k] : fallback;
+  };
+  RunState::LoopMemory &memory = state.loops[size_t(&step - steps_.data())];
+  for (auto &slots : memory.carried)
+    slots.resize(states);
+  memory.scans.resize(scanOuts);
+  memory.stacked.resize(scanOuts);
+  memory.slices.resize(scanIns);
+
+  // The sequence: every scan input's dim at its axis, which must agree.
+  int64_t length = -1;
+  std::vector<int64_t> axes(scanIns);
+  for (size_t j = 0; j < scanIns; ++j) {
+    const TensorView &in = state.views[size_t(step.inputs[states + j])];
+    int64_t axis = attr("scan_input_axes", j, 0), rank = int64_t(in.shape.size());
+    if (axis < -rank || axis >= rank)
+      return refuse("scan_input_axes entry " + std::to_string(axis) + " is out of range for " +
+                    "scan input " + std::to_string(j) + " " + shapeToString(in.shape));
+    axes[j] = axis < 0 ? axis + rank : axis;
+    if (length >= 0 && in.shape[size_t(axes[j])] != length)
+      return refuse("scan input " + std::to_string(j) + " has " +
+                    std::to_string(in.shape[size_t(axes[j])]) + " steps, scan input 0 has " +
+                    std::to_string(length));
+    length = in.shape[size_t(axes[j])];
+  }
+
+  std::vector<TensorView> inputs;
+  for (size_t i = 0; i < states; ++i)
+    inputs.push_back(state.views[size_t(step.inputs[i])]);
+  for (size_t j = 0; j < scanIns; ++j) {
+    const TensorView &in = state.views[size_t(step.inputs[states + j])];
+    std::vector<int64_t> shape = in.shape;
+    shape.erase(shape.begin() + axes[j]);
+    inputs.push_back(TensorView{nullptr, in.type, shape});
+  }
+  for (size_t i = states + scanIns; i < step.inputs.size(); ++i)
+    inputs.push_back(state.views[size_t(step.inputs[i])]);
+  std::vector<TensorView> outputs;
+  for (const TensorSignature &sig : body.outputs_)
+    outputs.push_back(TensorView{nullptr, sig.type, {}});
+  std::vector<TensorView> next(states);
+  std::vector<std::vector<int64_t>> scanShapes(scanOuts);
+  std::vector<uint64_t> scanBytes(scanOuts, 0);
+  int64_t t = 0;
+  OutputAllocator allocateBody = [&](size_t i,
+                                     const std::vector<int64_t> &shape) -> Result<void *> {
+    TensorView probe{nullptr, body.outputs_[i].type, shape};
+    uint64_t bytes = probe.byteSize();
+    if (i < states) {
+      RunState::Block &block = memory.carried[t % 2][i];
+      if (!block.reserve(std::max<uint64_t>(bytes, 1)))
+        return refuse("out of memory for state " + std::to_string(i));
+      next[i] = TensorView{block.data, probe.type, shape};
+      return static_cast<void *>(block.data);
+    }
+    size_t k = i - states;
+    if (t == 0) {
+      scanShapes[k] = shape;
+      scanBytes[k] = bytes;
+    } else if (shape != scanShapes[k]) {
+      return refuse("scan output " + std::to_string(k) + " is " + shapeToString(shape) +
+                    " at step " + std::to_string(t) + ", " + shapeToString(scanShapes[k]) +
+                    " before; ONNX stacks values of one shape");
+    }
+    RunState::Block &block = memory.scans[k];
+    uint64_t offset = uint64_t(t) * bytes;
+    if (!block.reserve(std::max<uint64_t>(offset + bytes, 1), offset))
+      return refuse("out of memory for scan output " + std::to_string(k));
+    return static_cast<void *>(block.data + offset);
+  };
+  for (t = 0; t < length; ++t) {
+    // One step of each scan input, copied out (backwards for direction 1).
+    for (size_t j = 0; j < scanIns; ++j) {
+      const TensorView &in = state.views[size_t(step.inputs[states + j])];
+      int64_t at = attr("scan_input_directions", j, 0) ? length - 1 - t : t;
+      size_t elem = elementSize(in.type);
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < axes[j]; ++d)
+        outer *= in.shape[size_t(d)];
+      for (size_t d = size_t(axes[j]) + 1; d < in.shape.size(); ++d)
+        inner *= in.shape[d];
+      size_t row = size_t(inner) * elem;
+      RunState::Block &block = memory.slices[j];
+      if (!block.reserve(std::max<uint64_t>(uint64_t(outer) * row, 1)))
+        return refuse("out of memory for a step of scan input " + std::to_string(j));
+      const char *src = static_cast<const char *>(in.data);
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(block.data + size_t(o) * row, src + (size_t(o * length + at)) * row, row);
+      inputs[states + j].data = block.data;
+    }
+    Status status = body.run(inputs, outputs, allocateBody);
+    if (!status.isOk())
+      return Status::error(status.code(), what_ + ": node '" + step.node + "' (Scan) step " +
+                                              std::to_string(t) + ": " + status.message());
+    for (size_t i = 0; i < states; ++i)
+      inputs[i] = next[i];
+  }
+  for (size_t i = 0; i < states; ++i)
+    if (Status s = produce(state, step, step.outputs[i], inputs[i], allocate); !s.isOk())
+      return s;
+  // Each scan output: the steps' values stacked at its axis, in order (or
+  // backwards for direction 1).
+  for (size_t k = 0; k < scanOuts; ++k) {
+    int id = step.outputs[states + k];
+    ElementType type = buffers_[size_t(id)].type;
+    std::vector<int64_t> each = scanShapes[k];
+    if (length == 0) {
+      // No value came: the dims the plan fixes, 0 for those the data decides.
+      each.clear();
+      const std::vector<int64_t> &planned = buffers_[size_t(id)].shape;
+      for (size_t d = 0; d + 1 < planned.size(); ++d)
+        each.push_back(planned[d] >= 0 ? planned[d] : 0);
+    }
+    int64_t axis = attr("scan_output_axes", k, 0), rank = int64_t(each.size()) + 1;
+    if (axis < -rank || axis >= rank)
+      return refuse("scan_output_axes entry " + std::to_string(axis) + " is out of range");
+    if (axis < 0)
+      axis += rank;
+    std::vector<int64_t> shape = each;
+    shape.insert(shape.begin() + axis, length);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= each[size_t(d)];
+    for (size_t d = size_t(axis); d < each.size(); ++d)
+      inner *= each[d];
+    size_t row = size_t(inner) * elementSize(type);
+    RunState::Block &block = memory.stacked[k];
+    if (!block.reserve(std::max<uint64_t>(uint64_t(outer) * uint64_t(length) * row, 1)))
+      return refuse("out of memory for scan output " + std::to_string(k));
+    bool backwards = attr("scan_output_directions", k, 0) != 0;
+    for (int64_t s = 0; s < length; ++s) {
+      int64_t at = backwards ? length - 1 - s : s;
+      const char *value = memory.scans[k].data + size_t(s) * size_t(scanBytes[k]);
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(block.data + size_t(o * length + at) * row, value + size_t(o) * row, row);
+    }
+    if (Status s = produce(state, step, id, TensorView{block.data, type, shape}, allocate);
+        !s.isOk())
+      return s;
+  }
+  return Status::ok();
+}
+
 Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &inputs,
                               const std::vector<TensorView> &outputs, const Layout &layout,
                               const OutputAllocator *allocate) const {
@@ -977,7 +1135,8 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
         if (!(b.dynamic || pendingOutput))
           continue;
         views[size_t(id)].data = nullptr;
-        if (b.dynamic && (step.kind == StepKind::Loop || (step.bindsData && step.kind != StepKind::Kernel)))
+        if (b.dynamic && (step.kind == StepKind::Loop || step.kind == StepKind::Scan ||
+                          (step.bindsData && step.kind != StepKind::Kernel)))
           continue; // the step sizes it
         std::vector<int64_t> shape =
             b.dynamic ? evaluate(b.shape, state.dimValues) : layout.shapes[size_t(id)];
@@ -985,9 +1144,11 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
           return s;
       }
     }
-    if (step.kind == StepKind::If || step.kind == StepKind::Loop) {
-      Status s = step.kind == StepKind::If ? runIf(state, step, allocate)
-                                           : runLoop(state, step, allocate);
+    if (step.kind == StepKind::If || step.kind == StepKind::Loop ||
+        step.kind == StepKind::Scan) {
+      Status s = step.kind == StepKind::If     ? runIf(state, step, allocate)
+                 : step.kind == StepKind::Loop ? runLoop(state, step, allocate)
+                                               : runScan(state, step, allocate);
       if (!s.isOk())
         return s;
       continue;

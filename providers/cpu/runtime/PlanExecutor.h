@@ -95,7 +95,7 @@ private:
     std::vector<uint64_t> offsets;            // Arena buffers: in the arena
     uint64_t arenaBytes = 0;
   };
-  enum class StepKind { Kernel, Library, If, Loop };
+  enum class StepKind { Kernel, Library, If, Loop, Scan };
   struct StepInfo {
     StepKind kind = StepKind::Library;
     bool bindsData = false; // an output dim is a data symbol bound here
@@ -134,6 +134,7 @@ private:
     struct LoopMemory {
       std::vector<Block> carried[2];
       std::vector<Block> scans;
+      std::vector<Block> slices, stacked; // Scan: one step of each input; outputs in order
     };
     std::map<size_t, LoopMemory> loops;
     ~RunState();
@@ -158,6 +159,7 @@ private:
                     const OutputAllocator *allocate) const;
   Status runIf(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
   Status runLoop(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
+  Status runScan(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
   /// Writes `value` into step output `id`: sized now when the data sizes it,
   /// else checked against the plan's shape.
   Status produce(RunState &state, const StepInfo &step, int id, const TensorView &value,
