@@ -9,6 +9,8 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "compiler/Transforms/RegionInlining.h"
+
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
@@ -796,12 +798,7 @@ unsigned foldConstantIfs(func::FuncOp func) {
     }
     if (!typesAgree)
       continue;
-    SmallVector<Value> values(yield->getOperands());
-    yield->erase();
-    op->getBlock()->getOperations().splice(op->getIterator(), block.getOperations());
-    for (auto [result, value] : llvm::zip(op->getResults(), values))
-      result.replaceAllUsesWith(value);
-    op->erase();
+    ortc::inlineRegionInPlaceOf(op, branch);
     ++folded;
   }
   return folded;

@@ -11,10 +11,12 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <string>
 
 namespace ortc {
 
@@ -35,6 +37,18 @@ inline int64_t intAttrOr(mlir::Operation *op, llvm::StringRef name, int64_t fall
   return fallback;
 }
 
+/// The ONNX node name in `op`'s location (a NameLoc, alone or in a FusedLoc),
+/// or `fallback` when there is none.
+inline std::string nodeNameOf(mlir::Operation *op, std::string fallback) {
+  mlir::Location loc = op->getLoc();
+  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location inner : fused.getLocations())
+      if (mlir::isa<mlir::NameLoc>(inner))
+        loc = inner;
+  if (auto named = mlir::dyn_cast<mlir::NameLoc>(loc))
+    return named.getName().str();
+  return fallback;
+}
 } // namespace ortc
 
 #endif // ORTC_COMPILER_TRANSFORMS_OPQUERIES_H

@@ -18,6 +18,8 @@
 
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "compiler/Transforms/OpQueries.h"
+#include "compiler/Transforms/RegionInlining.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/ortc/OrtcDialect.h"
 
@@ -41,17 +43,6 @@ namespace {
 
 constexpr int64_t kFoldElements = 65536;
 constexpr unsigned kMaxRounds = 100;
-
-std::string nodeName(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (isa<NameLoc>(inner))
-        loc = inner;
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return named.getName().str();
-  return "If";
-}
 
 bool hasConstantCondition(od::IfOp op) {
   return ortc::readHostTensor(op.getCond(), 1).has_value();
@@ -84,14 +75,7 @@ SmallVector<od::IfOp> ifsOf(func::FuncOp fn) {
 
 /// Replaces `op` by the ops of one branch.
 void inlineBranch(od::IfOp op, bool thenBranch) {
-  Block &block = (thenBranch ? op.getThenBranch() : op.getElseBranch()).front();
-  Operation *yield = block.getTerminator();
-  SmallVector<Value> values(yield->getOperands());
-  yield->erase();
-  op->getBlock()->getOperations().splice(op->getIterator(), block.getOperations());
-  for (auto [result, value] : llvm::zip(op->getResults(), values))
-    result.replaceAllUsesWith(value);
-  op->erase();
+  ortc::inlineRegionInPlaceOf(op, thenBranch ? op.getThenBranch() : op.getElseBranch());
 }
 
 /// Shape inference, folding and upgrades to a fixed point, as
@@ -203,7 +187,7 @@ struct OnnxSpecializeBranches
       std::string why = !other.typeChecks && !other.firstError.empty()
                             ? other.firstError
                             : "an If whose condition then folds contradicts its declared types";
-      std::string message = "node '" + nodeName(op) + "' was compiled for its " + taken +
+      std::string message = "node '" + ortc::nodeNameOf(op, "If") + "' was compiled for its " + taken +
                             ", its branches giving different ranks (under the " + refused +
                             " the graph does not type-check: " + why + "); this input's " +
                             "condition takes the " + refused;

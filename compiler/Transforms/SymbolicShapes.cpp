@@ -10,6 +10,7 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "compiler/Transforms/OpQueries.h"
 #include "compiler/Transforms/ShapeRules/ShapeInferenceOpInterface.h"
 #include "compiler/Transforms/ShapeRules/ShapeRuleContext.h"
 #include "compiler/Transforms/ShapeRules/ShapeRules.h"
@@ -185,15 +186,8 @@ const Dims *SymbolicShapes::operandDims(Value v) {
 }
 
 int32_t SymbolicShapes::dataSymbol(Operation *op, unsigned result, unsigned dim) {
-  std::string name = op->getName().stripDialect().str();
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (isa<NameLoc>(inner))
-        loc = inner;
-  if (auto named = dyn_cast<NameLoc>(loc))
-    name = named.getName().str();
-  name += "." + std::to_string(result) + "[" + std::to_string(dim) + "]";
+  std::string name = nodeNameOf(op, op->getName().stripDialect().str()) + "." +
+                     std::to_string(result) + "[" + std::to_string(dim) + "]";
   int32_t id = symbolNamed(name);
   dataSymbols_.insert(table_.node(id).a);
   return id;

@@ -43,6 +43,41 @@ LogicalResult inferIf(od::IfOp op, ShapeRuleContext &ctx) {
   return success();
 }
 
+/// A value carried through a body (a Loop's carried value, a Scan's state):
+/// it keeps the dims it came in with where the body yields them unchanged,
+/// and gets data symbols for the dims that change (a growing sequence).
+void setCarried(ShapeRuleContext &ctx, Value result, Value init, Value arg, Value yielded) {
+  Type element = ctx.elementType(init);
+  const DimList *in = ctx.dims(init), *inArg = ctx.dims(arg), *out = ctx.dims(yielded);
+  if (!element || !in || !out || out->size() != in->size()) {
+    ctx.setUnranked(result, element);
+    return;
+  }
+  DimList dims;
+  for (size_t d = 0; d < in->size(); ++d) {
+    bool invariant = (inArg && (*inArg)[d] == (*out)[d]) || (*in)[d] == (*out)[d];
+    dims.push_back(invariant ? (*in)[d] : ctx.dataDim(result, unsigned(d)));
+  }
+  ctx.setResult(result, element, dims);
+}
+
+/// A per-iteration value as its body yields it, each dim the body does not
+/// fix a data symbol; nullopt (and the result unranked) without a rank.
+std::optional<DimList> stackedDims(ShapeRuleContext &ctx, Value result, Value each,
+                                   unsigned offset) {
+  Type element = ctx.elementType(each);
+  const DimList *dims = ctx.dims(each);
+  if (!element || !dims) {
+    ctx.setUnranked(result, element);
+    return std::nullopt;
+  }
+  DimList out;
+  for (size_t d = 0; d < dims->size(); ++d)
+    out.push_back(ctx.constantValue((*dims)[d]) ? (*dims)[d]
+                                                 : ctx.dataDim(result, unsigned(d) + offset));
+  return out;
+}
+
 /// Loop: a carried value whose body yields it with the dims it came in with
 /// keeps its initial dims; one the body reshapes (a growing sequence) gets
 /// data symbols for the dims that change. A scan output stacks one value per
@@ -58,40 +93,16 @@ LogicalResult inferLoop(od::LoopOp op, ShapeRuleContext &ctx) {
   if (!yield || block.getNumArguments() != carried + 2 ||
       yield->getNumOperands() != op->getNumResults() + 1 || op->getNumResults() < carried)
     return success();
-  for (size_t i = 0; i < carried; ++i) {
-    Value result = op->getResult(i), init = op.getVInitial()[i];
-    Type element = ctx.elementType(init);
-    const DimList *in = ctx.dims(init);
-    const DimList *arg = ctx.dims(block.getArgument(i + 2));
-    const DimList *out = ctx.dims(yield->getOperand(i + 1));
-    if (!element || !in) {
-      ctx.setUnranked(result, element);
-      continue;
-    }
-    if (!out || out->size() != in->size()) {
-      ctx.setUnranked(result, element);
-      continue;
-    }
-    DimList dims;
-    for (size_t d = 0; d < in->size(); ++d) {
-      bool invariant = (arg && (*arg)[d] == (*out)[d]) || (*in)[d] == (*out)[d];
-      dims.push_back(invariant ? (*in)[d] : ctx.dataDim(result, unsigned(d)));
-    }
-    ctx.setResult(result, element, dims);
-  }
+  for (size_t i = 0; i < carried; ++i)
+    setCarried(ctx, op->getResult(i), op.getVInitial()[i], block.getArgument(i + 2),
+               yield->getOperand(i + 1));
   for (size_t k = carried; k < op->getNumResults(); ++k) {
     Value result = op->getResult(k), each = yield->getOperand(k + 1);
-    Type element = ctx.elementType(each);
-    const DimList *dims = ctx.dims(each);
-    if (!element || !dims) {
-      ctx.setUnranked(result, element);
+    std::optional<DimList> dims = stackedDims(ctx, result, each, 1);
+    if (!dims)
       continue;
-    }
-    DimList out{ctx.dataDim(result, 0)};
-    for (size_t d = 0; d < dims->size(); ++d)
-      out.push_back(ctx.constantValue((*dims)[d]) ? (*dims)[d]
-                                                   : ctx.dataDim(result, unsigned(d + 1)));
-    ctx.setResult(result, element, out);
+    dims->insert(dims->begin(), ctx.dataDim(result, 0));
+    ctx.setResult(result, ctx.elementType(each), *dims);
   }
   return success();
 }
@@ -114,22 +125,8 @@ LogicalResult inferScan(od::ScanOp op, ShapeRuleContext &ctx) {
   if (block.getNumArguments() != operands.size() ||
       yield->getNumOperands() != op->getNumResults() || op->getNumResults() < states)
     return success();
-  for (size_t i = 0; i < states; ++i) {
-    Value result = op->getResult(i), init = operands[i];
-    Type element = ctx.elementType(init);
-    const DimList *in = ctx.dims(init), *arg = ctx.dims(block.getArgument(i));
-    const DimList *out = ctx.dims(yield->getOperand(i));
-    if (!element || !in || !out || out->size() != in->size()) {
-      ctx.setUnranked(result, element);
-      continue;
-    }
-    DimList dims;
-    for (size_t d = 0; d < in->size(); ++d) {
-      bool invariant = (arg && (*arg)[d] == (*out)[d]) || (*in)[d] == (*out)[d];
-      dims.push_back(invariant ? (*in)[d] : ctx.dataDim(result, unsigned(d)));
-    }
-    ctx.setResult(result, element, dims);
-  }
+  for (size_t i = 0; i < states; ++i)
+    setCarried(ctx, op->getResult(i), operands[i], block.getArgument(i), yield->getOperand(i));
   // The sequence length: scan input 0's dim at its axis.
   const DimList *first = ctx.dims(operands[states]);
   int32_t length = kUnknownDim;
@@ -142,16 +139,11 @@ LogicalResult inferScan(od::ScanOp op, ShapeRuleContext &ctx) {
   }
   for (size_t k = states; k < op->getNumResults(); ++k) {
     Value result = op->getResult(k), each = yield->getOperand(k);
-    Type element = ctx.elementType(each);
-    const DimList *dims = ctx.dims(each);
-    if (!element || !dims) {
-      ctx.setUnranked(result, element);
+    std::optional<DimList> dims = stackedDims(ctx, result, each, 0);
+    if (!dims)
       continue;
-    }
-    DimList out;
-    for (size_t d = 0; d < dims->size(); ++d)
-      out.push_back(ctx.constantValue((*dims)[d]) ? (*dims)[d]
-                                                   : ctx.dataDim(result, unsigned(d)));
+    DimList &out = *dims;
+    Type element = ctx.elementType(each);
     int64_t axis = 0;
     if (auto axes = op.getScanOutputAxes(); axes && size_t(k - states) < axes->size())
       axis = (*axes)[k - states];

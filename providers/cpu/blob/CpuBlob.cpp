@@ -339,6 +339,29 @@ const fb::IntsAttr *findInts(const fb::Step &step, const char *attr) {
   return nullptr;
 }
 
+// Step inputs from `firstInput` and outputs match the body's signature
+// (from `bodyInput`, `bodyOutput`) element type for element type; a step
+// input must be present.
+Status checkBodyTypes(const fb::Plan &plan, const fb::Step &step, const fb::Plan &body,
+                      size_t firstInput, size_t bodyInput, size_t bodyOutput,
+                      const std::string &name, const std::string &what) {
+  const auto &buffers = *plan.buffers();
+  const auto &ins = *step.inputs();
+  const auto &outs = *step.outputs();
+  for (size_t i = firstInput; i < ins.size(); ++i)
+    if (ins[i] < 0 || buffers[ins[i]]->element_type() !=
+                          body.inputs()->Get(flatbuffers::uoffset_t(i - firstInput + bodyInput))
+                              ->element_type())
+      return invalid(what, name + ": body input " + std::to_string(i - firstInput + bodyInput) +
+                               " differs in element type from the step's");
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (buffers[outs[i]]->element_type() !=
+        body.outputs()->Get(flatbuffers::uoffset_t(i + bodyOutput))->element_type())
+      return invalid(what, name + ": body output " + std::to_string(i + bodyOutput) +
+                               " differs in element type from the step's");
+  return Status::ok();
+}
+
 // A Loop step's one sub-plan takes (iteration, condition, carried...,
 // read...) and gives (condition, carried..., scans...).
 Status checkLoopStep(const fb::Plan &plan, const fb::Step &step, const std::string &name,
@@ -353,7 +376,6 @@ Status checkLoopStep(const fb::Plan &plan, const fb::Step &step, const std::stri
   if (index < 0 || uint64_t(index) >= count)
     return invalid(what, name + ": sub-plan " + std::to_string(index) + " of " +
                              std::to_string(count));
-  const auto &buffers = *plan.buffers();
   const auto &ins = *step.inputs();
   const auto &outs = *step.outputs();
   const fb::Plan &body = *plan.subplans()->Get(flatbuffers::uoffset_t(index));
@@ -364,17 +386,7 @@ Status checkLoopStep(const fb::Plan &plan, const fb::Step &step, const std::stri
                              " outputs; the step has " + std::to_string(ins.size()) + " and " +
                              std::to_string(outs.size()) + " with " + std::to_string(carried) +
                              " carried");
-  for (size_t i = 2; i < ins.size(); ++i)
-    if (ins[i] < 0 || buffers[ins[i]]->element_type() !=
-                          body.inputs()->Get(flatbuffers::uoffset_t(i))->element_type())
-      return invalid(what, name + ": body input " + std::to_string(i) +
-                               " differs in element type from the step's");
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (buffers[outs[i]]->element_type() !=
-        body.outputs()->Get(flatbuffers::uoffset_t(i + 1))->element_type())
-      return invalid(what, name + ": body output " + std::to_string(i + 1) +
-                               " differs in element type from the step's");
-  return Status::ok();
+  return checkBodyTypes(plan, step, body, 2, 2, 1, name, what);
 }
 
 // A Scan step's one sub-plan takes (states..., slices..., read...) and gives
@@ -394,7 +406,6 @@ Status checkScanStep(const fb::Plan &plan, const fb::Step &step, const std::stri
   if (index < 0 || uint64_t(index) >= count)
     return invalid(what, name + ": sub-plan " + std::to_string(index) + " of " +
                              std::to_string(count));
-  const auto &buffers = *plan.buffers();
   const auto &ins = *step.inputs();
   const auto &outs = *step.outputs();
   const fb::Plan &body = *plan.subplans()->Get(flatbuffers::uoffset_t(index));
@@ -406,17 +417,7 @@ Status checkScanStep(const fb::Plan &plan, const fb::Step &step, const std::stri
                              " outputs; the step has " + std::to_string(ins.size()) + " and " +
                              std::to_string(outs.size()) + " with " + std::to_string(states) +
                              " states and " + std::to_string(scans) + " scan inputs");
-  for (size_t i = 0; i < ins.size(); ++i)
-    if (ins[i] < 0 || buffers[ins[i]]->element_type() !=
-                          body.inputs()->Get(flatbuffers::uoffset_t(i))->element_type())
-      return invalid(what, name + ": body input " + std::to_string(i) +
-                               " differs in element type from the step's");
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (buffers[outs[i]]->element_type() !=
-        body.outputs()->Get(flatbuffers::uoffset_t(i))->element_type())
-      return invalid(what, name + ": body output " + std::to_string(i) +
-                               " differs in element type from the step's");
-  return Status::ok();
+  return checkBodyTypes(plan, step, body, 0, 0, 0, name, what);
 }
 
 // A control-flow step names sub-plans whose signatures take its operands.

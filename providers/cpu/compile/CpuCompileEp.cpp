@@ -891,8 +891,16 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   summary.naiveBytes = naiveBytes;
   summary.weightBytes = weights.size();
   summary.codeBytes = code->size();
-  for (auto &step : plan.steps)
-    (step->kind == fb::StepKind::Kernel ? summary.kernelSteps : summary.librarySteps)++;
+  std::function<void(const fb::PlanT &)> count = [&](const fb::PlanT &p) {
+    for (auto &step : p.steps)
+      if (step->kind == fb::StepKind::Kernel || step->kind == fb::StepKind::Library)
+        (step->kind == fb::StepKind::Kernel ? summary.kernelSteps : summary.librarySteps)++;
+    for (auto &sub : p.subplans) {
+      ++summary.subplans;
+      count(*sub);
+    }
+  };
+  count(plan);
   return compiled;
 }
 
@@ -943,9 +951,11 @@ std::string CpuPartitionSummary::describe() const {
                           ? std::string("arena planned at run time per input shape")
                           : "arena " + formatBytes(arenaBytes) +
                                 " (one buffer per value: " + formatBytes(naiveBytes) + ")";
+  std::string bodies =
+      subplans ? " (" + std::to_string(subplans) + " control-flow bodies included)" : "";
   return arena + "; " + std::to_string(kernelSteps) + " generated kernels, " +
-         std::to_string(librarySteps) + " library calls; weights " + formatBytes(weightBytes) +
-         "; code " + formatBytes(codeBytes);
+         std::to_string(librarySteps) + " library calls" + bodies + "; weights " +
+         formatBytes(weightBytes) + "; code " + formatBytes(codeBytes);
 }
 
 std::unique_ptr<CompileEp> createCpuCompileEp(const CpuCompileOptions &options,

@@ -44,7 +44,8 @@ struct CpuPartitionSummary {
   bool arenaPlannedAtRunTime = false; // a symbolic dim: laid out per input shape
   uint64_t arenaBytes = 0, naiveBytes = 0;
   uint64_t weightBytes = 0, codeBytes = 0;
-  int kernelSteps = 0, librarySteps = 0;
+  int kernelSteps = 0, librarySteps = 0; // the sub-plans' included
+  int subplans = 0;                        // bodies of If, Loop and Scan steps
   std::string describe() const;
 };
 
