@@ -1377,22 +1377,25 @@ TEST(CpuBlobTest, RefusesSharedVectorsThatOutgrowMeta) {
 // Random edits to META, checksum recomputed: the reader must answer, never
 // crash (run under ASan/UBSan to see more than a crash).
 TEST(CpuBlobTest, SurvivesRandomlyEditedMeta) {
-  std::vector<char> meta = packMeta(validPlan());
-  std::mt19937 rng(1234);
-  int refused = 0;
-  for (int iteration = 0; iteration < 3000; ++iteration) {
-    std::vector<char> edited = meta;
-    int edits = 1 + int(rng() % 4);
-    for (int e = 0; e < edits; ++e)
-      edited[rng() % edited.size()] = char(rng());
-    Status status = openCpuStatus(rawCpuBlob(edited));
-    if (!status.isOk()) {
-      ++refused;
-      EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
-      EXPECT_EQ(status.message().rfind(kWhat + ": ", 0), 0u) << status.message();
+  // A plan with sub-plans too: the recursion must hold up as well.
+  for (const fb::PlanT &plan : {validPlan(), planWithIf()}) {
+    std::vector<char> meta = packMeta(plan);
+    std::mt19937 rng(1234);
+    int refused = 0;
+    for (int iteration = 0; iteration < 3000; ++iteration) {
+      std::vector<char> edited = meta;
+      int edits = 1 + int(rng() % 4);
+      for (int e = 0; e < edits; ++e)
+        edited[rng() % edited.size()] = char(rng());
+      Status status = openCpuStatus(rawCpuBlob(edited));
+      if (!status.isOk()) {
+        ++refused;
+        EXPECT_EQ(status.message().find('\n'), std::string::npos) << status.message();
+        EXPECT_EQ(status.message().rfind(kWhat + ": ", 0), 0u) << status.message();
+      }
     }
+    EXPECT_GT(refused, 1000);
   }
-  EXPECT_GT(refused, 1000);
 }
 
 } // namespace

@@ -48,11 +48,11 @@ func.func @cpu_ep_p0(%x: tensor<?x3xf32>) -> tensor<?x4xf32> attributes {ortc.ep
 const float kW[3][4] = {{1, 2, 3, 4}, {-1, 0.5f, 0, 2}, {0.25f, -2, 1, -1}};
 const float kB[4] = {0.5f, -0.5f, 0, 1};
 
-std::vector<char> compileBlob() {
+std::vector<char> compileBlob(const char *source = kPartition) {
   MLIRContext context;
   ortc::loadImportDialects(context);
   context.loadDialect<func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kPartition, &context);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
   EXPECT_TRUE(module);
   if (!module)
     return {};
@@ -200,6 +200,91 @@ TEST(CpuPartition, RefusesABlobOfAnotherEpOrACorruptedOne) {
   auto flipped = ortc::cpu::PlanExecutor::load(view);
   ASSERT_FALSE(flipped.isOk());
   EXPECT_NE(flipped.status().message().find("partition 'cpu_ep_p0'"), std::string::npos);
+}
+
+// The positive elements' positions, and the count times 2 summed by a Loop
+// that runs n times: a data-sized output, and a Loop whose carried value is
+// the loop-invariant sum.
+constexpr const char *kDataSized = R"mlir(
+func.func @cpu_ep_p0(%x: tensor<?xf32> {onnx.dim_params = ["n"]}, %n: tensor<i64>) -> (tensor<1x?xi64>, tensor<f32>) attributes {ortc.ep = "cpu_ep"} {
+  %zero = "onnx.Constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %none = "onnx.NoValue"() : () -> none
+  %pos = "onnx.Greater"(%x, %zero) : (tensor<?xf32>, tensor<f32>) -> tensor<?xi1> loc("pos")
+  %nz = "onnx.NonZero"(%pos) : (tensor<?xi1>) -> tensor<1x?xi64> loc("nz")
+  %sum = "onnx.Loop"(%n, %none, %zero) ({
+  ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: tensor<f32>):
+    %two = "onnx.Constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+    %next = "onnx.Add"(%acc, %two) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+    "onnx.Yield"(%c, %next) : (tensor<i1>, tensor<f32>) -> ()
+  }) : (tensor<i64>, none, tensor<f32>) -> tensor<f32> loc("loop")
+  return %nz, %sum : tensor<1x?xi64>, tensor<f32>
+}
+)mlir";
+
+TEST(CpuPartition, DataSizedOutputsAreAllocatedWhenTheirStepHasRun) {
+  std::vector<char> blob = compileBlob(kDataSized);
+  ASSERT_FALSE(blob.empty());
+  ortc::EpContextView view;
+  view.source = "ortc_cpu";
+  view.partitionName = "cpu_ep_p0";
+  view.data = blob.data();
+  view.size = blob.size();
+  auto loaded = ortc::cpu::PlanExecutor::load(view);
+  ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+  ortc::LoadedPartition &partition = *loaded.value();
+
+  std::vector<float> x{1, -2, 3, 0, 5, -1};
+  int64_t trips = 4;
+  std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Float, {6}},
+                                   {&trips, ortc::ElementType::Int64, {}}};
+  // The count is known only once NonZero has run.
+  auto shapes = partition.outputShapes(in);
+  ASSERT_TRUE(shapes.isOk()) << shapes.status().message();
+  EXPECT_EQ(shapes.value()[0], (std::vector<int64_t>{1, -1}));
+  EXPECT_EQ(shapes.value()[1], (std::vector<int64_t>{}));
+
+  float sum = -1;
+  std::vector<ortc::TensorView> out{{nullptr, ortc::ElementType::Int64, {1, -1}},
+                                    {&sum, ortc::ElementType::Float, {}}};
+  ortc::Status refused = partition.run(in, out);
+  ASSERT_FALSE(refused.isOk());
+  EXPECT_NE(refused.message().find("is sized by the data; run it with an output allocator"),
+            std::string::npos)
+      << refused.message();
+
+  std::vector<int64_t> found(8, -7);
+  std::vector<std::vector<int64_t>> asked;
+  ortc::OutputAllocator allocate = [&](size_t i, const std::vector<int64_t> &shape)
+      -> ortc::Result<void *> {
+    EXPECT_EQ(i, 0u);
+    asked.push_back(shape);
+    return static_cast<void *>(found.data());
+  };
+  ortc::Status status = partition.run(in, out, allocate);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  ASSERT_EQ(asked, (std::vector<std::vector<int64_t>>{{1, 3}}));
+  EXPECT_EQ(std::vector<int64_t>(found.begin(), found.begin() + 3),
+            (std::vector<int64_t>{0, 2, 4}));
+  EXPECT_EQ(sum, 8.0f); // four iterations of + 2
+
+  // None found and no iteration: an empty output, the initial value.
+  std::vector<float> negative{-1, -2};
+  trips = 0;
+  std::vector<ortc::TensorView> in2{{negative.data(), ortc::ElementType::Float, {2}},
+                                    {&trips, ortc::ElementType::Int64, {}}};
+  asked.clear();
+  status = partition.run(in2, out, allocate);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_EQ(asked, (std::vector<std::vector<int64_t>>{{1, 0}}));
+  EXPECT_EQ(sum, 0.0f);
+
+  // The allocator's refusal is the run's.
+  ortc::OutputAllocator refuse = [](size_t, const std::vector<int64_t> &) -> ortc::Result<void *> {
+    return ortc::Status::error(ortc::StatusCode::InvalidArgument, "no room for it");
+  };
+  status = partition.run(in, out, refuse);
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("no room for it"), std::string::npos) << status.message();
 }
 
 } // namespace
