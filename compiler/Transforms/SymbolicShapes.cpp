@@ -207,6 +207,18 @@ bool SymbolicShapes::readsDataSymbol(int32_t id) const {
   }
 }
 
+void SymbolicShapes::collectDataSymbols(int32_t id, std::set<int64_t> &out) const {
+  if (id < 0 || !readsDataSymbol(id))
+    return;
+  const DimNode &n = table_.node(id);
+  if (n.op == DimOp::Symbol) {
+    out.insert(n.a);
+    return;
+  }
+  collectDataSymbols(int32_t(n.a), out);
+  collectDataSymbols(int32_t(n.b), out);
+}
+
 int32_t SymbolicShapes::symbolNamed(const std::string &name) {
   auto found = std::find(symbolNames_.begin(), symbolNames_.end(), name);
   if (found != symbolNames_.end())

@@ -100,6 +100,8 @@ public:
   bool isDataSymbol(int64_t index) const { return dataSymbols_.count(index) != 0; }
   /// Whether expression `id` reads a data symbol.
   bool readsDataSymbol(int32_t id) const;
+  /// The data symbols expression `id` reads, added to `out`.
+  void collectDataSymbols(int32_t id, std::set<int64_t> &out) const;
   const std::set<int64_t> &dataSymbols() const { return dataSymbols_; }
   std::string print(int32_t dim) const;
   /// "[batch, 3, (height + -1) floordiv 2 + 1]"

@@ -3,13 +3,15 @@
 Each model is built with onnx.helper, compiled once with `ortc compile` (every
 node must end up in an EPContext node: If runs as sub-plans of the CPU EP's
 plan, Loop runs its body as one with carried values whose shapes change per
-iteration, Scan runs its body once per step of a dynamic sequence, NonZero/Compress/Unique/NonMaxSuppression report their sizes), then
+iteration, Scan runs its body once per step of a dynamic sequence, NonZero/Compress/Unique/NonMaxSuppression, and TopK and Range with bounds
+computed from data, report their sizes), then
 run with `ortc run` on several inputs whose data changes the shapes (which
 branch an If takes, how many tokens a decoder Loop appends, how many elements
 NonZero finds, how many boxes survive NMS), and
 compared with onnxruntime's CPU EP on the same model.
 
 Usage: control_flow.py --ortc build/tools/ortc/ortc [--work DIR] [--model NAME ...]
+                       [--ep cpu|cuda]
 Prints a row per model, input set and output, then `N passed, M failed`; exit
 status 1 on any failure.
 """
@@ -25,7 +27,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from e2e_util import check_only_epcontext, compare_run, save_and_compile  # noqa: E402
+from e2e_util import EP_ARGS, check_only_epcontext, compare_run, save_and_compile  # noqa: E402
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
@@ -298,6 +300,30 @@ def scan_rnn(rng):
     return model, feeds
 
 
+def computed_bounds(rng):
+    # TopK whose K is computed from the data (how many scores pass a
+    # threshold) and a Range whose limit is (the largest index found): both
+    # sized by the data at run time.
+    nodes = [
+        const("thr", np.array(0.5, np.float32)),
+        helper.make_node("Greater", ["scores", "thr"], ["keep"]),
+        helper.make_node("Cast", ["keep"], ["keep_f"], to=F),
+        helper.make_node("ReduceSum", ["keep_f"], ["k_f"], keepdims=1),        # [1]
+        helper.make_node("Cast", ["k_f"], ["k"], to=I64),
+        helper.make_node("TopK", ["scores", "k"], ["top", "top_idx"], axis=0),
+        helper.make_node("ReduceMax", ["top_idx"], ["limit"], keepdims=0),
+        const("zero", np.array(0, np.int64)), const("one", np.array(1, np.int64)),
+        helper.make_node("Range", ["zero", "limit", "one"], ["ramp"]),
+        helper.make_node("Cast", ["ramp"], ["ramp_f"], to=F),
+        helper.make_node("ReduceSum", ["ramp_f"], ["ramp_sum"], keepdims=0),
+    ]
+    model = make_model("computed_bounds", nodes, [vi("scores", F, ["n"])],
+                       [vi("top", F, [None]), vi("top_idx", I64, [None]), vi("ramp", I64, [None]),
+                        vi("ramp_sum", F, [])], opset=18)
+    feeds = [{"scores": rng.random(n).astype(np.float32)} for n in (8, 20, 3)]
+    return model, feeds
+
+
 MODELS = {
     "nonzero_chain": nonzero_chain,
     "if_on_data": if_on_data,
@@ -306,20 +332,22 @@ MODELS = {
     "unique_counts": unique_counts,
     "greedy_decoder": greedy_decoder,
     "scan_rnn": scan_rnn,
+    "computed_bounds": computed_bounds,
 }
 
 
-def check_model(name, ortc, work):
+def check_model(name, ortc, work, ep):
     rng = np.random.default_rng(7)
     model, feeds = MODELS[name](rng)
     folder = os.path.join(work, name)
-    model_path, ctx_path = save_and_compile(ortc, model, name, folder, "--quiet")
+    compile_args, run_args = EP_ARGS[ep]
+    model_path, ctx_path = save_and_compile(ortc, model, name, folder, "--quiet", *compile_args)
     check_only_epcontext(ctx_path)
     session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
     rows = []
     for k, feed in enumerate(feeds):
         for out, shape, err, ok in compare_run(ortc, ctx_path, session, feed,
-                                               os.path.join(folder, f"run{k}")):
+                                               os.path.join(folder, f"run{k}"), run_args):
             rows.append((name, k, out, shape, err, ok))
     return rows
 
@@ -329,6 +357,10 @@ def main():
     parser.add_argument("--ortc", required=True)
     parser.add_argument("--work", default=None)
     parser.add_argument("--model", action="append", choices=sorted(MODELS))
+    parser.add_argument("--ep", choices=sorted(EP_ARGS), default="cpu",
+                        help="cuda: compile with --ep=cuda,cpu (the CUDA EP takes what it can, "
+                             "the CPU EP the control flow and data-sized ops) and run the CUDA "
+                             "partitions on the host emulation")
     args = parser.parse_args()
     names = args.model or list(MODELS)
     work = args.work or tempfile.mkdtemp(prefix="ortc_control_flow_")
@@ -337,7 +369,7 @@ def main():
     print(f"{'model':16} {'set':3} {'output':9} {'result':18} {'max |err|':>10}  ok")
     for name in names:
         try:
-            rows = check_model(name, args.ortc, work)
+            rows = check_model(name, args.ortc, work, args.ep)
         except Exception as error:  # report and go on to the next model
             print(f"{name:16} FAILED: {error}")
             failed += 1

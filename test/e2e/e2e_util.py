@@ -74,12 +74,13 @@ def save_and_compile(ortc, model, name, folder, *flags):
     return model_path, ctx_path
 
 
-def compare_run(ortc, ctx_path, session, feeds, run_dir):
-    """Runs the compiled model and onnxruntime's `session` on `feeds`; per
-    output: (name, "dtype[shape]" of ortc's, max |error|, within tolerance)."""
+def compare_run(ortc, ctx_path, session, feeds, run_dir, extra=()):
+    """Runs the compiled model (`ortc run` with `extra` arguments) and
+    onnxruntime's `session` on `feeds`; per output: (name, "dtype[shape]" of
+    ortc's, max |error|, within tolerance)."""
     names = [o.name for o in session.get_outputs()]
     expected = session.run(None, feeds)
-    outputs = run_compiled(ortc, ctx_path, feeds, run_dir, names)
+    outputs = run_compiled(ortc, ctx_path, feeds, run_dir, names, extra)
     rows = []
     for name, want in zip(names, expected):
         got = outputs[name]

@@ -176,17 +176,17 @@ template <typename ArgOp> LogicalResult inferArgReduce(ArgOp op, ShapeRuleContex
 }
 
 /// TopK: values and int64 indices, `axis` cut to K (a constant or a shape
-/// value).
+/// value; else computed from data, a data symbol the kernel reports).
 LogicalResult inferTopK(od::TopKOp op, ShapeRuleContext &ctx) {
   const DimList *in = ctx.dims(op.getX());
   const DimList *k = ctx.bounds(op.getK());
-  if (!in || !k || k->size() != 1)
+  if (!in || (k && k->size() != 1))
     return success();
   std::optional<int64_t> axis = normalizeAxis(int64_t(op.getAxis()), int64_t(in->size()));
   if (!axis)
     return ctx.fail("axis is out of range for rank " + Twine(in->size()));
   DimList out = *in;
-  out[*axis] = (*k)[0];
+  out[*axis] = k ? (*k)[0] : ctx.dataDim(op.getValues(), unsigned(*axis));
   ctx.setResult(op.getValues(), ctx.elementType(op.getX()), out);
   ctx.setResult(op.getIndices(), IntegerType::get(op->getContext(), 64), out);
   return success();

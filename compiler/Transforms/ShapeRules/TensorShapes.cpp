@@ -634,10 +634,11 @@ LogicalResult inferRange(od::RangeOp op, ShapeRuleContext &ctx) {
   }
   const DimList *s = ctx.elements(op.getStart()), *l = ctx.elements(op.getLimit()),
                 *d = ctx.elements(op.getDelta());
-  // A step that is not a positive constant gives no expression (0 here).
+  // Bounds computed from data, or a step that is not a positive constant:
+  // the kernel reports the length (a data symbol).
   int64_t by = d && d->size() == 1 ? ctx.constantValue((*d)[0]).value_or(0) : 0;
   if (!s || !l || s->size() != 1 || l->size() != 1 || by <= 0) {
-    ctx.setResult(op.getOutput(), element, {kUnknownDim});
+    ctx.setResult(op.getOutput(), element, {ctx.dataDim(op.getOutput(), 0)});
     return success();
   }
   SymDim span = ctx.dim((*l)[0]) - ctx.dim((*s)[0]);

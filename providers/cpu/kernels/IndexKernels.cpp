@@ -52,11 +52,16 @@ Status needOutput(const char *op, const KernelCall &call, size_t i, ElementType 
                   const std::vector<int64_t> &shape, const TensorView *&Y) {
   if (i >= call.numOutputs)
     return invalid(op, "missing output " + std::to_string(i));
+  if (call.outputs[i].type != type)
+    return invalid(op, "output " + std::to_string(i) + " is " +
+                           elementTypeName(call.outputs[i].type) + ", should be " +
+                           elementTypeName(type));
+  // Sized by the data (a K or a range bound computed at run time): the
+  // executor allocates it now and updates call.outputs[i].
+  if (Result<TensorView> sized = sizedOutput(op, call, i, shape); !sized.isOk())
+    return sized.status();
   Y = &call.outputs[i];
-  if (Y->type != type)
-    return invalid(op, "output " + std::to_string(i) + " is " + elementTypeName(Y->type) +
-                           ", should be " + elementTypeName(type));
-  return checkOutputShape(op, *Y, shape);
+  return Status::ok();
 }
 
 bool isIndexType(ElementType t) { return t == ElementType::Int64 || t == ElementType::Int32; }

@@ -62,6 +62,8 @@ public:
   virtual ~OutputSizer() = default;
   /// Whether output `output` waits for the kernel to give its shape.
   virtual bool pending(size_t output) const = 0;
+  /// The output's memory; afterwards KernelCall::outputs[output] is the
+  /// sized view too.
   virtual Result<void *> allocate(size_t output, const std::vector<int64_t> &shape) = 0;
 };
 

@@ -649,6 +649,7 @@ public:
     int id = step_.outputs[output];
     if (Status s = exec_.sizeBuffer(state_, id, shape, allocate_); !s.isOk())
       return s;
+    state_.stepOutputs[output] = state_.views[size_t(id)]; // what KernelCall::outputs shows
     return state_.views[size_t(id)].data;
   }
 

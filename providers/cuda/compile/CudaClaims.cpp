@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <memory>
+#include <set>
 
 using namespace mlir;
 
@@ -72,12 +73,28 @@ Refusal checkValues(Operation *op, const SymbolicShapes &shapes) {
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
     if (Refusal r = check(v, "input " + std::to_string(i)); r.any())
       return r;
+  // A size only the op's own run decides (a data symbol no input's dim
+  // reads: NonZero's count, a computed TopK K) has no binding in a CUDA plan.
+  std::set<int64_t> known;
+  for (Value v : op->getOperands())
+    if (const SmallVector<int32_t> *dims = shapes.dims(v))
+      for (int32_t d : *dims)
+        shapes.collectDataSymbols(d, known);
   for (auto [i, v] : llvm::enumerate(op->getResults())) {
     // An optional output left out or unused (MaxPool's Indices).
     if (i > 0 && (isa<NoneType>(v.getType()) || v.use_empty()))
       continue;
     if (Refusal r = check(v, "output " + std::to_string(i)); r.any())
       return r;
+    std::set<int64_t> reads;
+    for (int32_t d : *shapes.dims(v))
+      shapes.collectDataSymbols(d, reads);
+    for (int64_t k : reads)
+      if (!known.count(k))
+        return {RejectedKind::Shape,
+                "output " + std::to_string(i) + " " + shapes.print(v) +
+                    " is sized by the data when the op runs",
+                "ops whose output sizes follow from their inputs' dims"};
   }
   return {};
 }
