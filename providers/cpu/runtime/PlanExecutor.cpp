@@ -342,6 +342,28 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     }
   }
 
+  // The symbols some shape or check reads; the others key no layout.
+  {
+    std::vector<char> any(exec->symbolNames_.size(), 1);
+    std::vector<size_t> read;
+    auto collect = [&](const std::vector<int64_t> &dims) {
+      for (int64_t d : dims)
+        if (d < 0)
+          collectSymbols(exec->dims_, size_t(-(d + 1)), any, read);
+    };
+    for (const BufferInfo &b : exec->buffers_)
+      collect(b.shape);
+    for (const auto &dims : exec->inputDims_)
+      collect(dims);
+    for (const auto &dims : exec->outputDims_)
+      collect(dims);
+    for (const auto *checks : {&exec->checks_, &exec->dataChecks_})
+      for (const DimCheck &c : *checks)
+        collect({c.a, c.b});
+    exec->shapeSymbols_.assign(exec->symbolNames_.size(), 0);
+    for (size_t k : read)
+      exec->shapeSymbols_[k] = 1;
+  }
   if (exec->symbolNames_.empty()) {
     Result<std::shared_ptr<const Layout>> layout = exec->computeLayout({});
     if (!layout.isOk())
@@ -445,8 +467,12 @@ PlanExecutor::bind(const std::vector<TensorView> &inputs) const {
     return Status::error(StatusCode::InvalidArgument,
                          what_ + ": expected " + std::to_string(inputs_.size()) +
                              " inputs, got " + std::to_string(inputs.size()));
-  std::vector<int64_t> symbols(symbolNames_.size(), 0);
-  std::vector<char> isBound(symbolNames_.size(), 0);
+  // Reused by every bind on this thread (a Loop's body binds per
+  // iteration); bind never calls itself.
+  thread_local std::vector<int64_t> symbols;
+  thread_local std::vector<char> isBound;
+  symbols.assign(symbolNames_.size(), 0);
+  isBound.assign(symbolNames_.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSignature &sig = inputs_[i];
     const std::vector<int64_t> &dims = inputDims_[i];
@@ -499,6 +525,12 @@ PlanExecutor::bind(const std::vector<TensorView> &inputs) const {
     symbols[v.symbol] = value;
     isBound[v.symbol] = 1;
   }
+  // A symbol no shape reads (a Loop body's iteration number) does not
+  // change the layout: it is left out of the key, so that one layout
+  // serves every iteration.
+  for (size_t k = 0; k < symbols.size(); ++k)
+    if (!shapeSymbols_[k])
+      symbols[k] = 0;
   std::shared_ptr<const Layout> layout = staticLayout_;
   if (!layout) {
     std::lock_guard<std::mutex> lock(layoutMutex_);
@@ -701,7 +733,8 @@ Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64
                       "; the compiled kernel needs them equal");
     }
   }
-  std::vector<int64_t> want = b.shape;
+  std::vector<int64_t> &want = state.shapeScratch;
+  want = b.shape;
   for (int64_t &d : want)
     if (d < 0)
       d = state.dimValues[size_t(-(d + 1))];
@@ -802,10 +835,13 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
   Status failure = Status::ok();
   OutputAllocator allocateBody = [&](size_t i,
                                      const std::vector<int64_t> &shape) -> Result<void *> {
-    TensorView probe{nullptr, body.outputs_[i].type, shape};
-    uint64_t bytes = probe.byteSize();
+    ElementType type = body.outputs_[i].type;
+    int64_t count = 1;
+    for (int64_t d : shape)
+      count *= d;
+    uint64_t bytes = tensorBytes(type, count);
     if (i == 0) {
-      if (probe.numElements() != 1)
+      if (count != 1)
         return refuse("the body's condition " + shapeToString(shape) + " is not one element");
       return static_cast<void *>(&condOut);
     }
@@ -814,7 +850,10 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
       RunState::Block &block = memory.carried[iteration % 2][i - 1];
       if (!block.reserve(std::max<uint64_t>(bytes, 1)))
         return refuse("out of memory for carried value " + std::to_string(i - 1));
-      next[i - 1] = TensorView{block.data, probe.type, shape};
+      // Assigned in place: no allocation once the shape has been seen.
+      next[i - 1].data = block.data;
+      next[i - 1].type = type;
+      next[i - 1].shape = shape;
       return static_cast<void *>(block.data);
     }
     size_t k = i - 1 - carried;
@@ -878,33 +917,49 @@ Status PlanExecutor::runIf(RunState &state, const StepInfo &step,
   bool taken = elementSize(cond.type) == 1 ? *static_cast<const uint8_t *>(cond.data) != 0
                                             : *static_cast<const int64_t *>(cond.data) != 0;
   PlanExecutor &branch = *subplans_[size_t(step.subplans[taken ? 0 : 1])];
-  std::vector<TensorView> inputs, outputs;
+  // Views kept per step, so a repeated run assigns them without allocating.
+  RunState::LoopMemory &memory = state.loops[size_t(&step - steps_.data())];
+  memory.inputs.resize(step.inputs.size() - 1);
   for (size_t i = 1; i < step.inputs.size(); ++i)
-    inputs.push_back(state.views[size_t(step.inputs[i])]);
+    memory.inputs[i - 1] = state.views[size_t(step.inputs[i])];
   // Every output is given when the branch has made it: a planned buffer
   // must get the planned shape, a data-sized one takes the branch's.
-  for (int id : step.outputs)
-    outputs.push_back(TensorView{nullptr, buffers_[size_t(id)].type, {}});
-  std::vector<TensorView> planned;
-  for (int id : step.outputs)
-    planned.push_back(state.views[size_t(id)]);
-  Status failure = Status::ok();
-  OutputAllocator allocate = [&](size_t i, const std::vector<int64_t> &shape) -> Result<void *> {
+  memory.outputs.resize(step.outputs.size());
+  memory.planned.resize(step.outputs.size());
+  for (size_t i = 0; i < step.outputs.size(); ++i) {
     int id = step.outputs[i];
-    if (buffers_[size_t(id)].dynamic) {
-      if (Status s = sizeBuffer(state, id, shape, outerAllocate); !s.isOk())
+    memory.outputs[i].data = nullptr;
+    memory.outputs[i].type = buffers_[size_t(id)].type;
+    memory.outputs[i].shape.clear();
+    memory.planned[i] = state.views[size_t(id)];
+  }
+  // One pointer captured: the std::function holds it without allocating.
+  struct Context {
+    const PlanExecutor &exec;
+    RunState &state;
+    const StepInfo &step;
+    RunState::LoopMemory &memory;
+    const OutputAllocator *outerAllocate;
+    bool taken;
+  } context{*this, state, step, memory, outerAllocate, taken};
+  OutputAllocator allocate = [c = &context](size_t i,
+                                            const std::vector<int64_t> &shape) -> Result<void *> {
+    int id = c->step.outputs[i];
+    if (c->exec.buffers_[size_t(id)].dynamic) {
+      if (Status s = c->exec.sizeBuffer(c->state, id, shape, c->outerAllocate); !s.isOk())
         return s;
-      return state.views[size_t(id)].data;
+      return c->state.views[size_t(id)].data;
     }
-    if (shape != planned[i].shape)
+    const TensorView &planned = c->memory.planned[i];
+    if (shape != planned.shape)
       return Status::error(StatusCode::InvalidArgument,
-                           what_ + ": node '" + step.node + "': the " +
-                               (taken ? "then" : "else") + " branch gives output " +
+                           c->exec.what_ + ": node '" + c->step.node + "': the " +
+                               (c->taken ? "then" : "else") + " branch gives output " +
                                std::to_string(i) + " as " + shapeToString(shape) +
-                               ", the plan makes it " + shapeToString(planned[i].shape));
-    return planned[i].data;
+                               ", the plan makes it " + shapeToString(planned.shape));
+    return planned.data;
   };
-  Status status = branch.run(inputs, outputs, allocate);
+  Status status = branch.run(memory.inputs, memory.outputs, allocate);
   if (!status.isOk())
     return Status::error(status.code(), what_ + ": node '" + step.node + "' (" +
                                             (taken ? "then" : "else") +
@@ -969,13 +1024,18 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
   int64_t t = 0;
   OutputAllocator allocateBody = [&](size_t i,
                                      const std::vector<int64_t> &shape) -> Result<void *> {
-    TensorView probe{nullptr, body.outputs_[i].type, shape};
-    uint64_t bytes = probe.byteSize();
+    ElementType type = body.outputs_[i].type;
+    int64_t count = 1;
+    for (int64_t d : shape)
+      count *= d;
+    uint64_t bytes = tensorBytes(type, count);
     if (i < states) {
       RunState::Block &block = memory.carried[t % 2][i];
       if (!block.reserve(std::max<uint64_t>(bytes, 1)))
         return refuse("out of memory for state " + std::to_string(i));
-      next[i] = TensorView{block.data, probe.type, shape};
+      next[i].data = block.data;
+      next[i].type = type;
+      next[i].shape = shape;
       return static_cast<void *>(block.data);
     }
     size_t k = i - states;
@@ -1126,8 +1186,13 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
         const BufferInfo &b = buffers_[size_t(id)];
         if (b.kind == Kind::Alias) {
           views[size_t(id)].data = views[size_t(b.index)].data;
-          if (b.dynamic)
-            views[size_t(id)].shape = evaluate(b.shape, state.dimValues);
+          if (b.dynamic) {
+            std::vector<int64_t> &shape = views[size_t(id)].shape;
+            shape = b.shape;
+            for (int64_t &d : shape)
+              if (d < 0)
+                d = state.dimValues[size_t(-(d + 1))];
+          }
         }
       }
       for (int id : step.outputs) {
@@ -1139,8 +1204,11 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
         if (b.dynamic && (step.kind == StepKind::Loop || step.kind == StepKind::Scan ||
                           (step.bindsData && step.kind != StepKind::Kernel)))
           continue; // the step sizes it
-        std::vector<int64_t> shape =
-            b.dynamic ? evaluate(b.shape, state.dimValues) : layout.shapes[size_t(id)];
+        std::vector<int64_t> &shape = state.pendingShape;
+        shape = b.dynamic ? b.shape : layout.shapes[size_t(id)];
+        for (int64_t &d : shape)
+          if (d < 0)
+            d = state.dimValues[size_t(-(d + 1))];
         if (Status s = sizeBuffer(state, id, shape, allocate); !s.isOk())
           return s;
       }
@@ -1184,12 +1252,22 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
       step.kernel(descriptorPointers.data());
       continue;
     }
-    stepInputs.clear();
-    stepOutputs.clear();
-    for (int id : step.inputs)
-      stepInputs.push_back(id < 0 ? TensorView{} : views[id]);
-    for (int id : step.outputs)
-      stepOutputs.push_back(views[id]);
+    // Assigned in place: the views' shape vectors keep their capacity, so a
+    // run whose shapes repeat copies them without allocating.
+    stepInputs.resize(step.inputs.size());
+    stepOutputs.resize(step.outputs.size());
+    for (size_t k = 0; k < step.inputs.size(); ++k) {
+      int id = step.inputs[k];
+      if (id < 0) {
+        stepInputs[k].data = nullptr;
+        stepInputs[k].type = ElementType::Undefined;
+        stepInputs[k].shape.clear();
+      } else {
+        stepInputs[k] = views[size_t(id)];
+      }
+    }
+    for (size_t k = 0; k < step.outputs.size(); ++k)
+      stepOutputs[k] = views[size_t(step.outputs[k])];
     KernelCall call{step.attrs,         stepInputs.data(), stepInputs.size(),
                     stepOutputs.data(), stepOutputs.size(), state.scratch,
                     pool_.get()};

@@ -121,6 +121,7 @@ private:
     // and the memory of the buffers sized then (one block per buffer).
     std::vector<int64_t> symbols, dimValues;
     std::vector<char> bound;
+    std::vector<int64_t> shapeScratch, pendingShape; // reused shapes
     struct Block {
       char *data = nullptr;
       uint64_t capacity = 0;
@@ -129,9 +130,13 @@ private:
       bool reserve(uint64_t bytes, uint64_t keep = 0);
     };
     std::vector<Block> dynamicMemory;
-    // Per Loop step: the carried values of two iterations (one read, one
-    // written) and the stacked scan outputs, kept for later runs.
+    /// Per control-flow step: the views a body runs with, and for Loop and
+    /// Scan the carried values of two iterations (one read, one written) and
+    /// the stacked scan outputs, kept for later runs.
     struct LoopMemory {
+      std::vector<TensorView> inputs, outputs, planned, next;
+      std::vector<std::vector<int64_t>> scanShapes;
+      std::vector<uint64_t> scanBytes;
       std::vector<Block> carried[2];
       std::vector<Block> scans;
       std::vector<Block> slices, stacked; // Scan: one step of each input; outputs in order
@@ -188,6 +193,7 @@ private:
   // Symbols steps bind (Plan.data_symbols), dim nodes that read one, and
   // the checks that then wait for them.
   std::vector<char> isDataSymbol_, readsData_;
+  std::vector<char> shapeSymbols_; // read by a shape or a check: they key the layouts
   std::vector<DimCheck> dataChecks_;
   std::vector<std::unique_ptr<PlanExecutor>> subplans_;
   // Where each symbol is bound from: the first input dim that is it alone.
