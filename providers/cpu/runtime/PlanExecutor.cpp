@@ -75,6 +75,49 @@ bool PlanExecutor::RunState::Block::reserve(uint64_t bytes, uint64_t keep) {
   return true;
 }
 
+void PlanExecutor::RunState::LoopMemory::begin(size_t carriedValues, size_t scanOutputs) {
+  for (auto &slots : carried)
+    slots.resize(carriedValues);
+  next.resize(carriedValues);
+  scans.resize(scanOutputs);
+  scanShapes.resize(scanOutputs);
+  scanBytes.assign(scanOutputs, 0);
+}
+
+void *PlanExecutor::RunState::LoopMemory::carry(size_t i, int64_t index, ElementType type,
+                                                const std::vector<int64_t> &shape,
+                                                uint64_t bytes) {
+  Block &block = carried[index % 2][i];
+  if (!block.reserve(std::max<uint64_t>(bytes, 1)))
+    return nullptr;
+  // Assigned in place: no allocation once the shape has been seen.
+  next[i].data = block.data;
+  next[i].type = type;
+  next[i].shape = shape;
+  return block.data;
+}
+
+void *PlanExecutor::RunState::LoopMemory::appendScan(size_t k, int64_t index,
+                                                     const std::vector<int64_t> &shape,
+                                                     uint64_t bytes, const char *unit,
+                                                     std::string &why) {
+  if (index == 0) {
+    scanShapes[k] = shape;
+    scanBytes[k] = bytes;
+  } else if (shape != scanShapes[k]) {
+    why = "scan output " + std::to_string(k) + " is " + shapeToString(shape) + " at " + unit +
+          " " + std::to_string(index) + ", " + shapeToString(scanShapes[k]) +
+          " before; ONNX stacks values of one shape";
+    return nullptr;
+  }
+  uint64_t offset = uint64_t(index) * bytes;
+  if (!scans[k].reserve(std::max<uint64_t>(offset + bytes, 1), offset)) {
+    why = "out of memory for scan output " + std::to_string(k);
+    return nullptr;
+  }
+  return scans[k].data + offset;
+}
+
 Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &context,
                                                          std::shared_ptr<ThreadPool> pool) {
   std::string what = "partition '" + context.partitionName + "'";
@@ -813,9 +856,7 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
   PlanExecutor &body = *subplans_[size_t(step.subplans[0])];
   size_t carried = step.carried, scans = step.outputs.size() - carried;
   RunState::LoopMemory &memory = state.loops[size_t(&step - steps_.data())];
-  for (auto &slots : memory.carried)
-    slots.resize(carried);
-  memory.scans.resize(scans);
+  memory.begin(carried, scans);
 
   // Body inputs: (iteration, condition, carried..., read...).
   int64_t iteration = 0;
@@ -829,10 +870,6 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
   std::vector<TensorView> outputs;
   for (size_t i = 0; i < body.outputs_.size(); ++i)
     outputs.push_back(TensorView{nullptr, body.outputs_[i].type, {}});
-  std::vector<TensorView> next(carried);
-  std::vector<std::vector<int64_t>> scanShapes(scans);
-  std::vector<uint64_t> scanBytes(scans, 0);
-  Status failure = Status::ok();
   OutputAllocator allocateBody = [&](size_t i,
                                      const std::vector<int64_t> &shape) -> Result<void *> {
     ElementType type = body.outputs_[i].type;
@@ -846,30 +883,14 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
       return static_cast<void *>(&condOut);
     }
     if (i <= carried) {
-      // Written into the slot the previous iteration did not use.
-      RunState::Block &block = memory.carried[iteration % 2][i - 1];
-      if (!block.reserve(std::max<uint64_t>(bytes, 1)))
-        return refuse("out of memory for carried value " + std::to_string(i - 1));
-      // Assigned in place: no allocation once the shape has been seen.
-      next[i - 1].data = block.data;
-      next[i - 1].type = type;
-      next[i - 1].shape = shape;
-      return static_cast<void *>(block.data);
+      if (void *data = memory.carry(i - 1, iteration, type, shape, bytes))
+        return data;
+      return refuse("out of memory for carried value " + std::to_string(i - 1));
     }
-    size_t k = i - 1 - carried;
-    if (iteration == 0) {
-      scanShapes[k] = shape;
-      scanBytes[k] = bytes;
-    } else if (shape != scanShapes[k]) {
-      return refuse("scan output " + std::to_string(k) + " is " + shapeToString(shape) +
-                    " at iteration " + std::to_string(iteration) + ", " +
-                    shapeToString(scanShapes[k]) + " before; ONNX stacks values of one shape");
-    }
-    RunState::Block &block = memory.scans[k];
-    uint64_t offset = uint64_t(iteration) * bytes;
-    if (!block.reserve(std::max<uint64_t>(offset + bytes, 1), offset))
-      return refuse("out of memory for scan output " + std::to_string(k));
-    return static_cast<void *>(block.data + offset);
+    std::string why;
+    if (void *data = memory.appendScan(i - 1 - carried, iteration, shape, bytes, "iteration", why))
+      return data;
+    return refuse(why);
   };
   constexpr int64_t kMaxIterations = int64_t(1) << 31;
   while (iteration < trips.value() && cond) {
@@ -881,7 +902,7 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
                                               std::to_string(iteration) + ": " + status.message());
     cond = condOut != 0;
     for (size_t i = 0; i < carried; ++i)
-      inputs[2 + i] = next[i];
+      inputs[2 + i] = memory.next[i];
     ++iteration;
   }
   // The last carried values (the initial ones when no iteration ran), then
@@ -893,7 +914,7 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
     int id = step.outputs[carried + k];
     std::vector<int64_t> shape{iteration};
     if (iteration > 0) {
-      shape.insert(shape.end(), scanShapes[k].begin(), scanShapes[k].end());
+      shape.insert(shape.end(), memory.scanShapes[k].begin(), memory.scanShapes[k].end());
     } else {
       // No value came: the dims the plan fixes, 0 for those the data decides.
       const std::vector<int64_t> &planned = buffers_[size_t(id)].shape;
@@ -981,9 +1002,7 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
     return k < values.size() ? values[k] : fallback;
   };
   RunState::LoopMemory &memory = state.loops[size_t(&step - steps_.data())];
-  for (auto &slots : memory.carried)
-    slots.resize(states);
-  memory.scans.resize(scanOuts);
+  memory.begin(states, scanOuts);
   memory.stacked.resize(scanOuts);
   memory.slices.resize(scanIns);
 
@@ -1018,9 +1037,6 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
   std::vector<TensorView> outputs;
   for (const TensorSignature &sig : body.outputs_)
     outputs.push_back(TensorView{nullptr, sig.type, {}});
-  std::vector<TensorView> next(states);
-  std::vector<std::vector<int64_t>> scanShapes(scanOuts);
-  std::vector<uint64_t> scanBytes(scanOuts, 0);
   int64_t t = 0;
   OutputAllocator allocateBody = [&](size_t i,
                                      const std::vector<int64_t> &shape) -> Result<void *> {
@@ -1030,28 +1046,14 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
       count *= d;
     uint64_t bytes = tensorBytes(type, count);
     if (i < states) {
-      RunState::Block &block = memory.carried[t % 2][i];
-      if (!block.reserve(std::max<uint64_t>(bytes, 1)))
-        return refuse("out of memory for state " + std::to_string(i));
-      next[i].data = block.data;
-      next[i].type = type;
-      next[i].shape = shape;
-      return static_cast<void *>(block.data);
+      if (void *data = memory.carry(i, t, type, shape, bytes))
+        return data;
+      return refuse("out of memory for state " + std::to_string(i));
     }
-    size_t k = i - states;
-    if (t == 0) {
-      scanShapes[k] = shape;
-      scanBytes[k] = bytes;
-    } else if (shape != scanShapes[k]) {
-      return refuse("scan output " + std::to_string(k) + " is " + shapeToString(shape) +
-                    " at step " + std::to_string(t) + ", " + shapeToString(scanShapes[k]) +
-                    " before; ONNX stacks values of one shape");
-    }
-    RunState::Block &block = memory.scans[k];
-    uint64_t offset = uint64_t(t) * bytes;
-    if (!block.reserve(std::max<uint64_t>(offset + bytes, 1), offset))
-      return refuse("out of memory for scan output " + std::to_string(k));
-    return static_cast<void *>(block.data + offset);
+    std::string why;
+    if (void *data = memory.appendScan(i - states, t, shape, bytes, "step", why))
+      return data;
+    return refuse(why);
   };
   for (t = 0; t < length; ++t) {
     // One step of each scan input, copied out (backwards for direction 1).
@@ -1078,7 +1080,7 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
       return Status::error(status.code(), what_ + ": node '" + step.node + "' (Scan) step " +
                                               std::to_string(t) + ": " + status.message());
     for (size_t i = 0; i < states; ++i)
-      inputs[i] = next[i];
+      inputs[i] = memory.next[i];
   }
   for (size_t i = 0; i < states; ++i)
     if (Status s = produce(state, step, step.outputs[i], inputs[i], allocate); !s.isOk())
@@ -1088,7 +1090,7 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
   for (size_t k = 0; k < scanOuts; ++k) {
     int id = step.outputs[states + k];
     ElementType type = buffers_[size_t(id)].type;
-    std::vector<int64_t> each = scanShapes[k];
+    std::vector<int64_t> each = memory.scanShapes[k];
     if (length == 0) {
       // No value came: the dims the plan fixes, 0 for those the data decides.
       each.clear();
@@ -1115,7 +1117,7 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
     bool backwards = attr("scan_output_directions", k, 0) != 0;
     for (int64_t s = 0; s < length; ++s) {
       int64_t at = backwards ? length - 1 - s : s;
-      const char *value = memory.scans[k].data + size_t(s) * size_t(scanBytes[k]);
+      const char *value = memory.scans[k].data + size_t(s) * size_t(memory.scanBytes[k]);
       for (int64_t o = 0; o < outer; ++o)
         std::memcpy(block.data + size_t(o * length + at) * row, value + size_t(o) * row, row);
     }

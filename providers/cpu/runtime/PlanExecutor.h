@@ -140,6 +140,17 @@ private:
       std::vector<Block> carried[2];
       std::vector<Block> scans;
       std::vector<Block> slices, stacked; // Scan: one step of each input; outputs in order
+      /// Sizes the per-run record for `carried` values and `scans` outputs.
+      void begin(size_t carriedValues, size_t scanOutputs);
+      /// Memory for carried value `i` as iteration `index` makes it: the
+      /// block the previous iteration did not write; next[i] becomes it.
+      /// nullptr when out of memory.
+      void *carry(size_t i, int64_t index, ElementType type, const std::vector<int64_t> &shape,
+                  uint64_t bytes);
+      /// Memory for scan value `k` of iteration `index`, appended to the
+      /// others; nullptr with `why` set when the shape changed or memory ran out.
+      void *appendScan(size_t k, int64_t index, const std::vector<int64_t> &shape, uint64_t bytes,
+                       const char *unit, std::string &why);
     };
     std::map<size_t, LoopMemory> loops;
     ~RunState();
