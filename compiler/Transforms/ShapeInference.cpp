@@ -13,6 +13,7 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "compiler/Transforms/FunctionTypes.h"
+#include "compiler/Transforms/ShapeRules/SequenceTypes.h"
 #include "compiler/Transforms/ShapeRules/ShapeRuleContext.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxDialect.h"
@@ -36,6 +37,8 @@ constexpr int64_t kDyn = ShapedType::kDynamic;
 /// The type a proposal stands for: a constant dim is static. Null when the
 /// rule has no opinion (no element type).
 Type proposedType(const ortc::ShapeRuleContext &rule, const ortc::ShapeRuleContext::Proposal &p) {
+  if (p.whole)
+    return p.whole;
   if (!p.element)
     return nullptr;
   if (!p.dims)
@@ -52,6 +55,21 @@ FailureOr<Type> join(Type have, Type proposed) {
     return have;
   if (isa<od::UnknownType>(have))
     return proposed;
+  // A sequence or an optional: the more precise of the element types.
+  auto haveSeq = dyn_cast<od::SeqType>(have), newSeq = dyn_cast<od::SeqType>(proposed);
+  auto haveOpt = dyn_cast<od::OptType>(have), newOpt = dyn_cast<od::OptType>(proposed);
+  if ((haveSeq && newSeq) || (haveOpt && newOpt)) {
+    Type a = haveSeq ? haveSeq.getElementType() : haveOpt.getElementType();
+    Type b = newSeq ? newSeq.getElementType() : newOpt.getElementType();
+    FailureOr<Type> element = join(a, b);
+    if (failed(element))
+      return failure();
+    return haveSeq ? Type(od::SeqType::get(have.getContext(), *element))
+                   : Type(od::OptType::get(have.getContext(), *element));
+  }
+  if (haveSeq || newSeq || haveOpt || newOpt)
+    return isa<TensorType>(have) || isa<TensorType>(proposed) ? FailureOr<Type>(failure())
+                                                              : FailureOr<Type>(have);
   auto haveTensor = dyn_cast<TensorType>(have), newTensor = dyn_cast<TensorType>(proposed);
   if (!haveTensor || !newTensor)
     return have;
@@ -134,6 +152,21 @@ unsigned refineLoopBodyArguments(func::FuncOp func) {
     if (body.getNumArguments() != op->getNumOperands())
       return;
     for (BlockArgument arg : body.getArguments()) {
+      // A carried sequence whose declared elements have no rank takes the
+      // Loop result's type, which covers its initial value and what every
+      // iteration yields.
+      if (TensorType held = ortc::containerElementType(arg.getType());
+          held && !held.hasRank() && !isa<TensorType>(arg.getType()) && arg.getArgNumber() >= 2 &&
+          arg.getArgNumber() - 2 < op->getNumResults()) {
+        Type result = op->getResult(arg.getArgNumber() - 2).getType();
+        TensorType resultHeld = ortc::containerElementType(result);
+        if (resultHeld && resultHeld.hasRank() &&
+            ortc::containerKindOf(result) == ortc::containerKindOf(arg.getType())) {
+          arg.setType(result);
+          ++refined;
+        }
+        continue;
+      }
       auto have = dyn_cast<UnrankedTensorType>(arg.getType());
       if (!have)
         continue;

@@ -2,6 +2,9 @@
 
 #include "runtime/ep/Tensor.h"
 
+#include <cstdlib>
+#include <cstring>
+
 namespace ortc {
 
 size_t elementSize(ElementType type) {
@@ -115,6 +118,38 @@ std::string shapeToString(const std::vector<int64_t> &shape) {
     s += shape[i] < 0 ? "?" : std::to_string(shape[i]);
   }
   return s + "]";
+}
+
+OwnedTensor OwnedTensor::allocate(ElementType type, std::vector<int64_t> shape) {
+  OwnedTensor t;
+  t.type = type;
+  t.shape = std::move(shape);
+  size_t bytes = (t.view().byteSize() + 63) / 64 * 64;
+  char *data = static_cast<char *>(std::aligned_alloc(64, bytes ? bytes : 64));
+  if (data)
+    t.data = std::shared_ptr<char>(data, [](char *p) { std::free(p); });
+  return t;
+}
+
+OwnedTensor OwnedTensor::copyOf(const TensorView &view) {
+  OwnedTensor t = allocate(view.type, view.shape);
+  if (t.data && view.byteSize())
+    std::memcpy(t.data.get(), view.data, view.byteSize());
+  return t;
+}
+
+std::string valueKindText(ValueKind kind, ElementType element) {
+  switch (kind) {
+  case ValueKind::Tensor:
+    return "a " + elementTypeName(element) + " tensor";
+  case ValueKind::Sequence:
+    return "a sequence of " + elementTypeName(element) + " tensors";
+  case ValueKind::OptionalTensor:
+    return "an optional " + elementTypeName(element) + " tensor";
+  case ValueKind::OptionalSequence:
+    return "an optional sequence of " + elementTypeName(element) + " tensors";
+  }
+  return "a value of unknown kind";
 }
 
 } // namespace ortc

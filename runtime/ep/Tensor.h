@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -77,15 +78,44 @@ struct TensorView {
   size_t byteSize() const { return tensorBytes(type, numElements()); }
 };
 
+/// What a value at a boundary is: a tensor, or a container of tensors
+/// (SequenceValue.h) passed as a view whose data is the container. The codes
+/// are the CPU plan's ContainerKind.
+enum class ValueKind : int8_t {
+  Tensor = 0,
+  Sequence = 1,         // seq(tensor)
+  OptionalTensor = 2,   // optional(tensor)
+  OptionalSequence = 3, // optional(seq(tensor))
+};
+/// "a sequence of float32", "an optional float32 tensor", ...
+std::string valueKindText(ValueKind kind, ElementType element);
+
 /// A tensor at a partition's boundary. A dim of -1 is the batch dimension,
-/// bound when the partition runs.
+/// bound when the partition runs. A container has the element type of its
+/// tensors and an empty shape.
 struct TensorSignature {
   std::string name;
   ElementType type = ElementType::Undefined;
   std::vector<int64_t> shape;
+  ValueKind kind = ValueKind::Tensor;
   /// A graph input's dim_param per dim ("" for none); dims of one name are
   /// one symbol, bound once per run. Empty when no dim is named.
   std::vector<std::string> dimNames;
+};
+
+/// A host tensor with its own bytes (64-byte aligned), shared by copies: what
+/// a session allocates for an output, an element of a sequence.
+struct OwnedTensor {
+  std::shared_ptr<char> data; // null when allocate() ran out of memory
+  ElementType type = ElementType::Undefined;
+  std::vector<int64_t> shape;
+
+  /// Uninitialized bytes for `shape` (at least 64, so data is set for an
+  /// empty tensor too).
+  static OwnedTensor allocate(ElementType type, std::vector<int64_t> shape);
+  /// A copy of `view`'s bytes; data is null when memory ran out.
+  static OwnedTensor copyOf(const TensorView &view);
+  TensorView view() const { return TensorView{data.get(), type, shape}; }
 };
 
 /// "[?,3,224,224]" style text for messages.

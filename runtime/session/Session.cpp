@@ -18,17 +18,6 @@
 
 namespace ortc {
 
-OwnedTensor OwnedTensor::allocate(ElementType type, std::vector<int64_t> shape) {
-  OwnedTensor t;
-  t.type = type;
-  t.shape = std::move(shape);
-  size_t bytes = (t.view().byteSize() + 63) / 64 * 64;
-  char *data = static_cast<char *>(std::aligned_alloc(64, bytes ? bytes : 64));
-  if (data)
-    t.data = std::shared_ptr<char>(data, [](char *p) { std::free(p); });
-  return t;
-}
-
 Result<std::unique_ptr<Session>> Session::load(const std::string &path, EpRegistry registry,
                                                const SessionOptions &options) {
   Result<ContextModel> model = loadContextModel(path);

@@ -20,16 +20,6 @@
 
 namespace ortc {
 
-/// A host tensor the session allocated (64-byte aligned).
-struct OwnedTensor {
-  std::shared_ptr<char> data;
-  ElementType type = ElementType::Undefined;
-  std::vector<int64_t> shape;
-
-  static OwnedTensor allocate(ElementType type, std::vector<int64_t> shape);
-  TensorView view() const { return TensorView{data.get(), type, shape}; }
-};
-
 struct SessionOptions {
   /// Threads one run may use inside an operator: 0 = one per core, 1 = none extra.
   int intraOpThreads = 0;

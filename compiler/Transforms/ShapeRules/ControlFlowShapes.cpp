@@ -1,7 +1,9 @@
 //===- ControlFlowShapes.cpp - If, Loop and Scan ---------------------------===//
 
 #include "compiler/Transforms/ShapeRules/ShapeRuleModels.h"
+#include "compiler/Transforms/ShapeRules/SequenceTypes.h"
 
+#include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 
 using namespace mlir;
@@ -27,6 +29,16 @@ LogicalResult inferIf(od::IfOp op, ShapeRuleContext &ctx) {
     return success();
   for (unsigned i = 0; i < op->getNumResults(); ++i) {
     Value a = yields[0]->getOperand(i), b = yields[1]->getOperand(i);
+    // A branch that yields an empty sequence or optional bounds nothing.
+    Type covering = coveringContainerType(a.getType(), b.getType());
+    if (covering && isEmptyContainer(a))
+      covering = b.getType();
+    else if (covering && isEmptyContainer(b))
+      covering = a.getType();
+    if (covering) {
+      ctx.setType(op->getResult(i), covering);
+      continue;
+    }
     Type element = ctx.elementType(a);
     if (!element || element != ctx.elementType(b))
       continue;
@@ -93,9 +105,20 @@ LogicalResult inferLoop(od::LoopOp op, ShapeRuleContext &ctx) {
   if (!yield || block.getNumArguments() != carried + 2 ||
       yield->getNumOperands() != op->getNumResults() + 1 || op->getNumResults() < carried)
     return success();
-  for (size_t i = 0; i < carried; ++i)
-    setCarried(ctx, op->getResult(i), op.getVInitial()[i], block.getArgument(i + 2),
-               yield->getOperand(i + 1));
+  for (size_t i = 0; i < carried; ++i) {
+    Value init = op.getVInitial()[i], yielded = yield->getOperand(i + 1);
+    // A carried sequence holds what it starts with and what the body makes
+    // of it (only the latter when it starts empty).
+    if (containerKindOf(init.getType()) && *containerKindOf(init.getType()) != ContainerKind::None) {
+      Type covering = isEmptySequence(init) && isa<od::SeqType>(yielded.getType())
+                          ? yielded.getType()
+                          : coveringContainerType(init.getType(), yielded.getType());
+      if (covering)
+        ctx.setType(op->getResult(i), covering);
+      continue;
+    }
+    setCarried(ctx, op->getResult(i), init, block.getArgument(i + 2), yielded);
+  }
   for (size_t k = carried; k < op->getNumResults(); ++k) {
     Value result = op->getResult(k), each = yield->getOperand(k + 1);
     std::optional<DimList> dims = stackedDims(ctx, result, each, 1);

@@ -7,6 +7,7 @@
 
 #include "compiler/Transforms/ShapeRules/ShapeRuleModels.h"
 
+#include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/onnx/OnnxSchema.h"
 
@@ -24,6 +25,12 @@ namespace {
 
 /// Identity also passes a shape value on.
 LogicalResult inferIdentity(od::IdentityOp op, ShapeRuleContext &ctx) {
+  // A sequence or an optional is passed on as it is.
+  if (!isa<TensorType>(op.getInput().getType())) {
+    if (!isa<od::UnknownType>(op.getInput().getType()))
+      ctx.setType(op.getOutput(), op.getInput().getType());
+    return success();
+  }
   ctx.setLike(op.getOutput(), op.getInput());
   if (const DimList *e = ctx.elements(op.getInput()))
     ctx.setElements(op.getOutput(), *e);

@@ -87,6 +87,23 @@ void ShapeRuleContext::setUnranked(Value result, Type element) {
   }
 }
 
+void ShapeRuleContext::setType(Value result, Type type) {
+  if (Proposal *p = proposalFor(result))
+    p->whole = type;
+}
+
+void ShapeRuleContext::setTakenFrom(Value result, TensorType type) {
+  if (!type.hasRank()) {
+    setUnranked(result, type.getElementType());
+    return;
+  }
+  DimList dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    dims.push_back(type.isDynamicDim(d) ? dataDim(result, unsigned(d))
+                                        : constant(type.getDimSize(d)));
+  setResult(result, type.getElementType(), dims);
+}
+
 void ShapeRuleContext::setDimsOf(Value result, Type element, Value like) {
   if (const DimList *d = dims(like))
     setResult(result, element, *d);

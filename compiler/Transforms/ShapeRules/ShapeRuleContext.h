@@ -24,6 +24,10 @@
 #include <deque>
 #include <optional>
 
+namespace mlir {
+class TensorType;
+}
+
 namespace ortc {
 
 class SymbolicShapes;
@@ -41,6 +45,8 @@ public:
     mlir::Type element;
     std::optional<DimList> dims;
     std::optional<DimList> elements;
+    /// A result that is no tensor (a sequence, an optional): its whole type.
+    mlir::Type whole;
   };
 
   ShapeRuleContext(SymbolicShapes &shapes, mlir::Operation *op, bool reportErrors);
@@ -80,6 +86,11 @@ public:
   /// `result` has the type and dims of `like`.
   void setLike(mlir::Value result, mlir::Value like);
   void setElements(mlir::Value result, DimList elements);
+  /// `result` is `type`, a sequence or an optional (no dims to track).
+  void setType(mlir::Value result, mlir::Type type);
+  /// `result` is the tensor `type` (an element taken out of a container):
+  /// its static dims, a data symbol for each dynamic one; unranked stays so.
+  void setTakenFrom(mlir::Value result, mlir::TensorType type);
   /// A dim of `result` that the data decides (NonZero's count): a symbol
   /// the runtime binds when the op's kernel reports the shape.
   int32_t dataDim(mlir::Value result, unsigned dim);

@@ -58,6 +58,7 @@ void attachMathShapeRules(mlir::MLIRContext *context);
 void attachNNShapeRules(mlir::MLIRContext *context);
 void attachTensorShapeRules(mlir::MLIRContext *context);
 void attachQuantizationShapeRules(mlir::MLIRContext *context);
+void attachSequenceShapeRules(mlir::MLIRContext *context);
 void attachControlFlowShapeRules(mlir::MLIRContext *context);
 void attachFusedShapeRules(mlir::MLIRContext *context);
 

@@ -22,6 +22,7 @@ void registerShapeRules(DialectRegistry &registry) {
     attachNNShapeRules(context);
     attachTensorShapeRules(context);
     attachQuantizationShapeRules(context);
+    attachSequenceShapeRules(context);
     attachControlFlowShapeRules(context);
   });
   registry.addExtension(

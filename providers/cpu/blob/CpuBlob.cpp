@@ -191,6 +191,23 @@ Status checkCode(const char *code, size_t codeSize, const std::string &what) {
   return Status::ok();
 }
 
+// A container (format 5) has no bytes of its own: an empty shape, and
+// elements of whole bytes (the sequence steps copy them bytewise).
+Status checkContainer(const std::string &what, const std::string &name, fb::ContainerKind kind,
+                      int32_t elementType, const flatbuffers::Vector<int64_t> &shape) {
+  if (kind < fb::ContainerKind::MIN || kind > fb::ContainerKind::MAX)
+    return invalid(what, name + ": unknown container kind " + std::to_string(int(kind)));
+  if (kind == fb::ContainerKind::None)
+    return Status::ok();
+  if (shape.size() != 0)
+    return invalid(what, name + ": a container (" + fb::EnumNameContainerKind(kind) +
+                             ") has an empty shape, not " + shapeText(shape));
+  if (elementSize(ElementType(elementType)) == 0)
+    return invalid(what, name + ": a container's elements are whole-byte tensors, not " +
+                             typeText(elementType));
+  return Status::ok();
+}
+
 Status checkSignatures(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorSignature>> &sigs,
                        const char *side, size_t numDims, const std::string &what,
                        uint64_t &budget) {
@@ -204,6 +221,9 @@ Status checkSignatures(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorS
     bool symbolic;
     if (Status s = checkTensor(what, name, sig->element_type(), *sig->shape(), numDims, bytes,
                                symbolic, budget);
+        !s.isOk())
+      return s;
+    if (Status s = checkContainer(what, name, sig->container(), sig->element_type(), *sig->shape());
         !s.isOk())
       return s;
   }
@@ -339,6 +359,13 @@ const fb::IntsAttr *findInts(const fb::Step &step, const char *attr) {
   return nullptr;
 }
 
+bool sameValueType(const fb::Buffer &buffer, const fb::TensorSignature &sig) {
+  return buffer.element_type() == sig.element_type() && buffer.container() == sig.container();
+}
+template <typename BufferOrSignature> bool isContainer(const BufferOrSignature &value) {
+  return value.container() != fb::ContainerKind::None;
+}
+
 // Step inputs from `firstInput` and outputs match the body's signature
 // (from `bodyInput`, `bodyOutput`) element type for element type; a step
 // input must be present.
@@ -349,16 +376,16 @@ Status checkBodyTypes(const fb::Plan &plan, const fb::Step &step, const fb::Plan
   const auto &ins = *step.inputs();
   const auto &outs = *step.outputs();
   for (size_t i = firstInput; i < ins.size(); ++i)
-    if (ins[i] < 0 || buffers[ins[i]]->element_type() !=
-                          body.inputs()->Get(flatbuffers::uoffset_t(i - firstInput + bodyInput))
-                              ->element_type())
+    if (ins[i] < 0 || !sameValueType(*buffers[ins[i]],
+                                     *body.inputs()->Get(
+                                         flatbuffers::uoffset_t(i - firstInput + bodyInput))))
       return invalid(what, name + ": body input " + std::to_string(i - firstInput + bodyInput) +
-                               " differs in element type from the step's");
+                               " differs in element type or container kind from the step's");
   for (size_t i = 0; i < outs.size(); ++i)
-    if (buffers[outs[i]]->element_type() !=
-        body.outputs()->Get(flatbuffers::uoffset_t(i + bodyOutput))->element_type())
+    if (!sameValueType(*buffers[outs[i]],
+                       *body.outputs()->Get(flatbuffers::uoffset_t(i + bodyOutput))))
       return invalid(what, name + ": body output " + std::to_string(i + bodyOutput) +
-                               " differs in element type from the step's");
+                               " differs in element type or container kind from the step's");
   return Status::ok();
 }
 
@@ -386,6 +413,16 @@ Status checkLoopStep(const fb::Plan &plan, const fb::Step &step, const std::stri
                              " outputs; the step has " + std::to_string(ins.size()) + " and " +
                              std::to_string(outs.size()) + " with " + std::to_string(carried) +
                              " carried");
+  const auto &buffers = *plan.buffers();
+  for (size_t i = 0; i < 2; ++i)
+    if (ins[i] >= 0 && isContainer(*buffers[ins[i]]))
+      return invalid(what, name + ": the trip count and the condition are tensors");
+  for (size_t i = size_t(carried); i < outs.size(); ++i)
+    if (isContainer(*buffers[outs[i]]))
+      return invalid(what, name + ": scan output " + std::to_string(i - size_t(carried)) +
+                               " is a container; scan outputs are tensors");
+  if (isContainer(*body.outputs()->Get(0)))
+    return invalid(what, name + ": the body's condition is a container");
   return checkBodyTypes(plan, step, body, 2, 2, 1, name, what);
 }
 
@@ -417,6 +454,13 @@ Status checkScanStep(const fb::Plan &plan, const fb::Step &step, const std::stri
                              " outputs; the step has " + std::to_string(ins.size()) + " and " +
                              std::to_string(outs.size()) + " with " + std::to_string(states) +
                              " states and " + std::to_string(scans) + " scan inputs");
+  // Scan slices and stacks tensors; containers do not travel through it.
+  for (int32_t id : ins)
+    if (id >= 0 && isContainer(*plan.buffers()->Get(flatbuffers::uoffset_t(id))))
+      return invalid(what, name + ": a Scan step takes tensors only");
+  for (int32_t id : outs)
+    if (isContainer(*plan.buffers()->Get(flatbuffers::uoffset_t(id))))
+      return invalid(what, name + ": a Scan step gives tensors only");
   return checkBodyTypes(plan, step, body, 0, 0, 0, name, what);
 }
 
@@ -434,8 +478,8 @@ Status checkControlFlowStep(const fb::Plan &plan, const fb::Step &step, const st
   const auto &buffers = *plan.buffers();
   const auto &ins = *step.inputs();
   const auto &outs = *step.outputs();
-  if (ins.size() == 0 || ins[0] < 0)
-    return invalid(what, name + ": an If step needs its condition as input 0");
+  if (ins.size() == 0 || ins[0] < 0 || isContainer(*buffers[ins[0]]))
+    return invalid(what, name + ": an If step needs its condition (a tensor) as input 0");
   for (int64_t index : *subplans->values()) {
     if (index < 0 || uint64_t(index) >= count)
       return invalid(what, name + ": sub-plan " + std::to_string(index) + " of " +
@@ -448,16 +492,128 @@ Status checkControlFlowStep(const fb::Plan &plan, const fb::Step &step, const st
                                " outputs, the step has " + std::to_string(ins.size() - 1) +
                                " and " + std::to_string(outs.size()));
     for (size_t i = 1; i < ins.size(); ++i)
-      if (ins[i] < 0 ||
-          buffers[ins[i]]->element_type() != sub.inputs()->Get(flatbuffers::uoffset_t(i - 1))->element_type())
+      if (ins[i] < 0 || !sameValueType(*buffers[ins[i]], *sub.inputs()->Get(flatbuffers::uoffset_t(i - 1))))
         return invalid(what, subName + " input " + std::to_string(i - 1) +
-                                 " differs in element type from the step's");
+                                 " differs in element type or container kind from the step's");
     for (size_t i = 0; i < outs.size(); ++i)
-      if (buffers[outs[i]]->element_type() != sub.outputs()->Get(flatbuffers::uoffset_t(i))->element_type())
+      if (!sameValueType(*buffers[outs[i]], *sub.outputs()->Get(flatbuffers::uoffset_t(i))))
         return invalid(what, subName + " output " + std::to_string(i) +
-                                 " differs in element type from the step's");
+                                 " differs in element type or container kind from the step's");
   }
   return Status::ok();
+}
+
+// A Sequence step: its callee is one the executor runs, with containers
+// exactly where that op takes and gives them (the executor relies on it),
+// and positions and splits as int32 or int64 tensors.
+Status checkSequenceStep(const fb::Plan &plan, const fb::Step &step, const std::string &name,
+                         const std::string &what) {
+  using K = fb::ContainerKind;
+  const auto &buffers = *plan.buffers();
+  const auto &ins = *step.inputs();
+  const auto &outs = *step.outputs();
+  std::string op = step.callee()->str();
+  auto kindIn = [&](size_t k) { return ins[k] < 0 ? K::None : buffers[ins[k]]->container(); };
+  auto kindOut = [&](size_t k) { return buffers[outs[k]]->container(); };
+  auto bad = [&](const std::string &why) { return invalid(what, name + ": " + why); };
+  auto arity = [&](size_t minIn, size_t maxIn, size_t numOut) -> Status {
+    if (ins.size() < minIn || ins.size() > maxIn || outs.size() != numOut)
+      return bad(op + " takes " + std::to_string(minIn) +
+                 (maxIn != minIn ? "-" + (maxIn == SIZE_MAX ? std::string("N")
+                                                           : std::to_string(maxIn))
+                                 : std::string()) +
+                 " inputs and gives " + std::to_string(numOut) + "; the step has " +
+                 std::to_string(ins.size()) + " and " + std::to_string(outs.size()));
+    return Status::ok();
+  };
+  // Input k is required (present) and of `want` kind.
+  auto needIn = [&](size_t k, K want, bool required = true) -> Status {
+    if (k >= ins.size() || ins[k] < 0)
+      return required ? bad(op + " input " + std::to_string(k) + " is required") : Status::ok();
+    if (kindIn(k) != want)
+      return bad(op + " input " + std::to_string(k) + " is " +
+                 fb::EnumNameContainerKind(kindIn(k)) + ", not " + fb::EnumNameContainerKind(want));
+    return Status::ok();
+  };
+  auto needOut = [&](size_t k, K want) -> Status {
+    if (kindOut(k) != want)
+      return bad(op + " output " + std::to_string(k) + " is " +
+                 fb::EnumNameContainerKind(kindOut(k)) + ", not " + fb::EnumNameContainerKind(want));
+    return Status::ok();
+  };
+  auto needIndex = [&](size_t k) -> Status {
+    if (k >= ins.size() || ins[k] < 0)
+      return Status::ok();
+    if (Status s = needIn(k, K::None); !s.isOk())
+      return s;
+    auto type = ElementType(buffers[ins[k]]->element_type());
+    if (type != ElementType::Int32 && type != ElementType::Int64)
+      return bad(op + " input " + std::to_string(k) + " is " + elementTypeName(type) +
+                 "; positions and splits are int32 or int64");
+    return Status::ok();
+  };
+  auto all = [](std::initializer_list<Status> checks) {
+    for (const Status &s : checks)
+      if (!s.isOk())
+        return s;
+    return Status::ok();
+  };
+  if (op == "SequenceEmpty")
+    return all({arity(0, 0, 1), needOut(0, K::Sequence)});
+  if (op == "SequenceConstruct") {
+    if (Status s = arity(1, SIZE_MAX, 1); !s.isOk())
+      return s;
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (Status s = needIn(k, K::None); !s.isOk())
+        return s;
+    return needOut(0, K::Sequence);
+  }
+  if (op == "SequenceInsert")
+    return all({arity(2, 3, 1), needIn(0, K::Sequence), needIn(1, K::None), needIndex(2),
+                needOut(0, K::Sequence)});
+  if (op == "SequenceErase")
+    return all({arity(1, 2, 1), needIn(0, K::Sequence), needIndex(1), needOut(0, K::Sequence)});
+  if (op == "SequenceAt")
+    return all({arity(2, 2, 1), needIn(0, K::Sequence), needIn(1, K::None), needIndex(1),
+                needOut(0, K::None)});
+  if (op == "SequenceLength" || op == "ConcatFromSequence")
+    return all({arity(1, 1, 1), needIn(0, K::Sequence), needOut(0, K::None)});
+  if (op == "SplitToSequence")
+    return all({arity(1, 2, 1), needIn(0, K::None), needIndex(1), needOut(0, K::Sequence)});
+  if (op == "Optional") {
+    if (Status s = arity(0, 1, 1); !s.isOk())
+      return s;
+    K in = ins.size() ? kindIn(0) : K::None;
+    bool absent = ins.size() == 0 || ins[0] < 0;
+    if (in == K::OptionalTensor || in == K::OptionalSequence)
+      return bad("Optional input 0 is already an optional");
+    if (absent)
+      return kindOut(0) == K::OptionalTensor || kindOut(0) == K::OptionalSequence
+                 ? Status::ok()
+                 : bad("Optional output 0 is " + std::string(fb::EnumNameContainerKind(kindOut(0))) +
+                       ", not an optional");
+    return needOut(0, in == K::Sequence ? K::OptionalSequence : K::OptionalTensor);
+  }
+  if (op == "OptionalHasElement")
+    return all({arity(0, 1, 1), needOut(0, K::None)});
+  if (op == "OptionalGetElement") {
+    if (Status s = arity(1, 1, 1); !s.isOk())
+      return s;
+    if (ins[0] < 0)
+      return bad("OptionalGetElement input 0 is required");
+    K in = kindIn(0);
+    return needOut(0, in == K::OptionalTensor   ? K::None
+                      : in == K::OptionalSequence ? K::Sequence
+                                                  : in);
+  }
+  if (op == "Identity") {
+    if (Status s = arity(1, 1, 1); !s.isOk())
+      return s;
+    if (ins[0] < 0 || kindIn(0) == K::None)
+      return bad("a sequence step's Identity copies a container");
+    return needOut(0, kindIn(0));
+  }
+  return bad("no sequence step '" + printable(step.callee()) + "'");
 }
 
 Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::string &what,
@@ -510,6 +666,16 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
     return s;
   if (Status s = checkSignatures(outputs, "output", numDims, what, budget); !s.isOk())
     return s;
+  // Containers cross sub-plan boundaries only: a partition's own inputs and
+  // outputs are tensors.
+  if (depth == 0)
+    for (const auto *sigs : {&inputs, &outputs})
+      for (const fb::TensorSignature *sig : *sigs)
+        if (sig->container() != fb::ContainerKind::None)
+          return invalid(what, "partition " + std::string(sigs == &inputs ? "input" : "output") +
+                                   " '" + printable(sig->name()) +
+                                   "' is a container; a partition's inputs and outputs are "
+                                   "tensors");
 
   uint64_t alignment = memory.alignment();
   if (!isPowerOfTwo(alignment) || alignment > kMaxAlignment)
@@ -538,6 +704,8 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
                                symbolic, budget);
         !s.isOk())
       return s;
+    if (buffer.container() != fb::ContainerKind::None)
+      bytes = 0; // a container's tensors are the run state's, not the plan's
     std::string layout;
     if (buffer.packing() && buffer.packing()->size()) {
       if (!spendString(budget, buffer.packing()))
@@ -551,6 +719,13 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
                                typeText(buffer.element_type()) + " " + shapeText(*buffer.shape()) +
                                layout + " needs " + std::to_string(bytes) +
                                (symbolic ? " (0: its size is known at run time)" : ""));
+    if (Status s = checkContainer(what, name, buffer.container(), buffer.element_type(),
+                                  *buffer.shape());
+        !s.isOk())
+      return s;
+    if (isContainer(buffer) && kind != fb::BufferKind::Input && kind != fb::BufferKind::Output &&
+        kind != fb::BufferKind::Arena)
+      return invalid(what, name + ": a container is an Input, an Output or an Arena buffer");
     root[id] = id;
     symbolicBuffer[size_t(id)] = symbolic;
     switch (kind) {
@@ -564,7 +739,7 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
                                  " is out of range (the partition has " +
                                  std::to_string(sigs.size()) + " " + side + "s)");
       const fb::TensorSignature &sig = *sigs[buffer.index()];
-      if (sig.element_type() != buffer.element_type() || !sameShape(*sig.shape(), *buffer.shape()))
+      if (!sameValueType(buffer, sig) || !sameShape(*sig.shape(), *buffer.shape()))
         return invalid(what, name + ": " + typeText(buffer.element_type()) + " " +
                                  shapeText(*buffer.shape()) + " differs from " + side + " " +
                                  std::to_string(buffer.index()) + " '" + printable(sig.name()) +
@@ -660,9 +835,22 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
     if (Status s = checkAttributes(step, name, what, budget); !s.isOk())
       return s;
     if (step.kind() == fb::StepKind::If || step.kind() == fb::StepKind::Loop ||
-        step.kind() == fb::StepKind::Scan)
+        step.kind() == fb::StepKind::Scan) {
       if (Status s = checkControlFlowStep(plan, step, name, what); !s.isOk())
         return s;
+    } else if (step.kind() == fb::StepKind::Sequence) {
+      if (Status s = checkSequenceStep(plan, step, name, what); !s.isOk())
+        return s;
+    } else {
+      // Kernels read and write bytes: a container is no operand of theirs.
+      for (const auto *ids : {&ins, &outs})
+        for (int32_t id : *ids)
+          if (id >= 0 && isContainer(*buffers[id]))
+            return invalid(what, name + ": buffer " + std::to_string(id) + " '" +
+                                     printable(buffers[id]->name()) +
+                                     "' is a container, which only sequence and control-flow "
+                                     "steps take");
+    }
   }
   return Status::ok();
 }

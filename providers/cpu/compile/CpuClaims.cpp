@@ -9,6 +9,7 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "compiler/Transforms/ShapeRules/SequenceTypes.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxDialect.h"
 #include "dialects/onnx/OnnxOps.h"
@@ -2009,18 +2010,56 @@ bool acceptsDynamicDimsAnywhere(Operation *op) {
       "ReduceSum", "ReduceMax",      "ReduceMin",       "Cast",              "BatchNormalization",
       "Resize",    "RNN",            "GRU",             "LSTM",              "ConvTranspose",
       "attention", "Gemm",           "NonZero",         "Compress",          "Unique",
-      "NonMaxSuppression", "If",     "Loop",            "Scan"};
+      "NonMaxSuppression", "If",     "Loop",            "Scan",              "SequenceAt",
+      "ConcatFromSequence", "SplitToSequence", "SequenceConstruct", "SequenceInsert",
+      "OptionalGetElement"};
   CpuOpClass kind = classifyCpuOp(op);
   return kind == CpuOpClass::Elementwise || ops.contains(onnxOpTypeAndDomain(op).first);
+}
+
+/// A sequence or optional the CPU EP keeps: of whole-byte numeric or bool
+/// tensors, made and read inside one partition.
+Refusal checkContainer(Operation *op, Value v, const std::string &what) {
+  std::string text = typeText(v.getType());
+  if (!containerKindOf(v.getType()))
+    return refuse(RejectedKind::DType, what + " is " + text,
+                  "tensors, sequences of tensors, and optionals of either (not maps or "
+                  "sequences of sequences)");
+  Type e = containerElementType(v.getType()).getElementType();
+  if (!(e.isF32() || e.isF64() || e.isF16() || e.isBF16() || e.isInteger(1) || e.isInteger(8) ||
+        e.isInteger(16) || e.isInteger(32) || e.isInteger(64)))
+    return refuse(RejectedKind::DType, what + " is " + text,
+                  "sequences and optionals of numeric or bool tensors");
+  // The runtime passes tensors across partition boundaries; a container
+  // stays in the partition that makes it.
+  bool graphInput = isa<BlockArgument>(v) && isa<func::FuncOp>(v.getParentBlock()->getParentOp());
+  bool graphOutput = llvm::any_of(v.getUsers(), [](Operation *user) {
+    return isa<func::ReturnOp>(user) && isa<func::FuncOp>(user->getParentOp());
+  });
+  if (graphInput || graphOutput)
+    return refuse(RejectedKind::DType,
+                  what + " is " + text + ", a graph " + (graphInput ? "input" : "output") +
+                      ": a sequence or optional would cross the partition boundary",
+                  "sequences and optionals made and used inside one partition (graph inputs "
+                  "and outputs are tensors)",
+                  "return the tensors (ConcatFromSequence, OptionalGetElement) rather than "
+                  "the sequence or optional");
+  (void)op;
+  return {};
 }
 
 /// The rules every claimed node meets, whatever its class.
 Refusal checkTypes(Operation *op, const SymbolicShapes &shapes) {
   bool takesNarrow = narrowTypeOps().contains(onnxOpTypeAndDomain(op).first);
   bool anyDynamicDim = acceptsDynamicDimsAnywhere(op);
+  CpuOpClass opClass = classifyCpuOp(op);
+  bool takesContainers = opClass == CpuOpClass::Sequence || opClass == CpuOpClass::ControlFlow;
   auto checkValue = [&](Value v, const std::string &what) -> Refusal {
     if (isa<NoneType>(v.getType()))
       return {};
+    if (takesContainers && !isa<TensorType>(v.getType()) &&
+        !isa<onnx_dialect::UnknownType>(v.getType()))
+      return checkContainer(op, v, what);
     auto t = rankedType(v);
     if (!t) {
       // No rank (or no type at all) is a shape the compiler could not infer,
@@ -2160,6 +2199,15 @@ KernelCost estimateCost(Operation *op, const std::string &type) {
 
 } // namespace
 
+/// The sequence and optional ops the executor runs (SequenceSteps.cpp).
+const llvm::StringSet<> &sequenceOps() {
+  static const llvm::StringSet<> ops = {
+      "SequenceEmpty",   "SequenceConstruct",  "SequenceInsert", "SequenceErase",
+      "SequenceAt",      "SequenceLength",     "SplitToSequence", "ConcatFromSequence",
+      "Optional",        "OptionalHasElement", "OptionalGetElement"};
+  return ops;
+}
+
 CpuOpClass classifyCpuOp(Operation *op) {
   if (isLowerableElementwiseOp(op))
     return CpuOpClass::Elementwise;
@@ -2168,6 +2216,10 @@ CpuOpClass classifyCpuOp(Operation *op) {
   std::string type = onnxOpTypeAndDomain(op).first;
   if (op->getName().getStringRef() == "onnx.Generic")
     return CpuOpClass::Unsupported;
+  if (sequenceOps().contains(type) ||
+      (type == "Identity" && op->getNumOperands() == 1 &&
+       !isa<TensorType>(op->getOperand(0).getType())))
+    return CpuOpClass::Sequence;
   if (viewOps().contains(type))
     return isRuntimeShapedView(op, type) ? CpuOpClass::Library : CpuOpClass::View;
   if (libraryOps().count(type))
@@ -2264,11 +2316,13 @@ Refusal checkControlFlow(Operation *op, const SymbolicShapes &shapes, const std:
     return r;
   Block &body = loop.getBody().front();
   for (BlockArgument arg : body.getArguments())
-    if (!rankedType(arg))
+    if (!rankedType(arg) &&
+        !(arg.getArgNumber() >= 2 && containerKindOf(arg.getType()) &&
+          *containerKindOf(arg.getType()) != ContainerKind::None))
       return refuse(RejectedKind::Shape,
                     "body input " + std::to_string(arg.getArgNumber()) + " is " +
                         typeText(arg.getType()),
-                    "a Loop whose body takes ranked tensors");
+                    "a Loop whose body takes ranked tensors (and carries sequences or optionals)");
   return checkRegion(loop.getBody(), "body", shapes, epName);
 }
 } // namespace
@@ -2336,6 +2390,8 @@ KernelMatch matchCpuOp(const NodeQuery &query, const std::string &epName) {
     if (auto r = checkControlFlow(op, *shapes, epName); r.any())
       return decline(r);
     return KernelMatch::supported(KernelCost{});
+  case CpuOpClass::Sequence:
+    return KernelMatch::supported(estimateCost(op, type));
   case CpuOpClass::Unsupported:
     break;
   }

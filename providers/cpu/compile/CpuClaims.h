@@ -26,6 +26,7 @@ enum class CpuOpClass {
   View,        // shares its input's bytes (Reshape, Flatten, Squeeze, ...)
   Library,     // a call into kernels/ (KernelApi.h)
   ControlFlow, // If, Loop: their bodies become sub-plans of the partition's plan
+  Sequence,    // makes or reads a sequence or optional: a step the executor runs
 };
 
 /// How the CPU EP runs `op` (an op it claimed).

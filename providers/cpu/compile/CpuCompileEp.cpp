@@ -4,6 +4,7 @@
 
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Transforms/ConstantValues.h"
+#include "compiler/Transforms/ShapeRules/SequenceTypes.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "providers/cpu/blob/CpuBlob.h"
@@ -195,6 +196,8 @@ private:
   LogicalResult emitLibraryStep(Operation *op);
   LogicalResult emitView(Operation *op);
   LogicalResult emitIf(Operation *op);
+  /// A sequence or optional op as a Sequence step the executor runs.
+  LogicalResult emitSequenceStep(Operation *op);
   LogicalResult emitLoop(Operation *op);
   LogicalResult emitScan(Operation *op);
   /// A step of `kind` running `subplans`, reading `operands`; its outputs
@@ -218,6 +221,7 @@ private:
   std::unique_ptr<SymbolicShapes> shapes;
   int opsTotal = 0;
   bool arenaAtRunTime = false;
+  bool isSubplan = false; // a body: its inputs and outputs may be containers
 
   // The elementwise group being formed: its ops in order and its result.
   std::vector<Operation *> group;
@@ -253,6 +257,15 @@ int PartitionCompiler::addBuffer(fb::BufferKind kind, Type staticType, std::stri
 }
 
 int PartitionCompiler::addBuffer(fb::BufferKind kind, Value value, std::string name) {
+  // A container: its tensors' element type, no shape, no bytes.
+  if (std::optional<ContainerKind> container = containerKindOf(value.getType());
+      container && *container != ContainerKind::None) {
+    int id = addBuffer(kind, containerElementType(value.getType()).getElementType(), {},
+                       std::move(name));
+    plan.buffers[id]->size = 0;
+    plan.buffers[id]->container = fb::ContainerKind(*container);
+    return id;
+  }
   std::optional<std::vector<int64_t>> shape = planShape(value);
   if (!shape)
     return -1;
@@ -457,6 +470,7 @@ FailureOr<int64_t> PartitionCompiler::buildSubplan(Operation *op, Region &region
     subFn.setArgAttr(0, "ortc.nonnegative", builder.getUnitAttr());
 
   PartitionCompiler sub(subFn, target, [](const std::string &, int, int) {}, shared);
+  sub.isSubplan = true;
   if (failed(sub.buildPlan()))
     return op->emitError("cpu_ep: the ") << suffix << " of node '" << onnxNodeName(op)
                                          << "' did not compile";
@@ -560,6 +574,30 @@ LogicalResult PartitionCompiler::emitIf(Operation *op) {
   SmallVector<Value> operands{op->getOperand(0)};
   operands.append(captured.begin(), captured.end());
   return emitControlFlowStep(op, fb::StepKind::If, subplans, operands);
+}
+
+LogicalResult PartitionCompiler::emitSequenceStep(Operation *op) {
+  int index = newStep(fb::StepKind::Sequence, onnxOpTypeAndDomain(op).first, onnxNodeName(op));
+  fb::StepT &step = *plan.steps[index];
+  addAttributes(op, step);
+  // Inputs a node leaves out are -1 (an Optional or OptionalHasElement of
+  // nothing, SequenceInsert at the end).
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    int id = bufferFor(operand);
+    if (id == -2)
+      return op->emitError("cpu_ep: operand ") << i << " has no buffer";
+    step.inputs.push_back(id);
+  }
+  while (!step.inputs.empty() && step.inputs.back() == -1)
+    step.inputs.pop_back();
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
+    if (id < 0)
+      return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
+    buffers[result] = id;
+    step.outputs.push_back(id);
+  }
+  return success();
 }
 
 LogicalResult PartitionCompiler::closeKernel() {
@@ -672,6 +710,15 @@ LogicalResult PartitionCompiler::buildPlan() {
   // The signature of a partition input or output; null when a dim has no
   // expression.
   auto signatureOf = [&](Value value, std::string name) -> std::unique_ptr<fb::TensorSignatureT> {
+    if (std::optional<ContainerKind> container = containerKindOf(value.getType());
+        container && *container != ContainerKind::None) {
+      auto sig = std::make_unique<fb::TensorSignatureT>();
+      sig->name = std::move(name);
+      sig->element_type =
+          onnxElementCode(containerElementType(value.getType()).getElementType());
+      sig->container = fb::ContainerKind(*container);
+      return sig;
+    }
     std::optional<std::vector<int64_t>> shape = planShape(value);
     if (!shape)
       return nullptr;
@@ -681,8 +728,12 @@ LogicalResult PartitionCompiler::buildPlan() {
     sig->shape = std::move(*shape);
     return sig;
   };
+  auto isContainer = [](Value v) {
+    std::optional<ContainerKind> kind = containerKindOf(v.getType());
+    return kind && *kind != ContainerKind::None;
+  };
   for (BlockArgument arg : fn.getArguments()) {
-    if (!isa<RankedTensorType>(arg.getType()))
+    if (!isa<RankedTensorType>(arg.getType()) && !(isSubplan && isContainer(arg)))
       return fn.emitError("cpu_ep: partition input ") << arg.getArgNumber() << " is not a tensor";
     std::string name = "input" + std::to_string(arg.getArgNumber());
     plan.inputs.push_back(signatureOf(arg, name));
@@ -765,6 +816,9 @@ LogicalResult PartitionCompiler::buildPlan() {
     } else if (kind == CpuOpClass::Library) {
       if (failed(emitLibraryStep(&op)))
         return failure();
+    } else if (kind == CpuOpClass::Sequence) {
+      if (failed(emitSequenceStep(&op)))
+        return failure();
     } else if (kind == CpuOpClass::ControlFlow) {
       LogicalResult emitted = isa<onnx_dialect::LoopOp>(op)   ? emitLoop(&op)
                               : isa<onnx_dialect::ScanOp>(op) ? emitScan(&op)
@@ -784,7 +838,7 @@ LogicalResult PartitionCompiler::buildPlan() {
   // value returned twice) a Copy step fills it.
   llvm::SmallPtrSet<Value, 8> returned;
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
-    if (!isa<RankedTensorType>(value.getType()))
+    if (!isa<RankedTensorType>(value.getType()) && !(isSubplan && isContainer(value)))
       return fn.emitError("cpu_ep: partition output ") << i << " is not a ranked tensor";
     std::string name = "output" + std::to_string(i);
     plan.outputs.push_back(signatureOf(value, name));
@@ -801,7 +855,10 @@ LogicalResult PartitionCompiler::buildPlan() {
     }
     int out = addBuffer(fb::BufferKind::Output, value, name);
     plan.buffers[out]->index = i;
-    int step = newStep(fb::StepKind::Library, "Copy", "output" + std::to_string(i));
+    // A container is copied by the executor (its elements shared).
+    int step = isContainer(value)
+                   ? newStep(fb::StepKind::Sequence, "Identity", "output" + std::to_string(i))
+                   : newStep(fb::StepKind::Library, "Copy", "output" + std::to_string(i));
     plan.steps[step]->inputs.push_back(id);
     plan.steps[step]->outputs.push_back(out);
   }

@@ -183,6 +183,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     for (const fb::TensorSignature *sig : *list) {
       TensorSignature t{sig->name()->str(), ElementType(sig->element_type()),
                         toVector(sig->shape())};
+      t.kind = ValueKind(sig->container());
       dims.push_back(t.shape);
       bool named = false;
       std::vector<std::string> names(t.shape.size());
@@ -257,6 +258,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     info.offset = b->offset();
     info.index = int(b->index());
     info.name = b->name() ? b->name()->str() : std::string();
+    info.container = ValueKind(b->container());
     switch (b->kind()) {
     case fb::BufferKind::Input:
       info.kind = Kind::Input;
@@ -350,6 +352,9 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       if (!symbol.isOk())
         return symbol.status();
       step.kernel = reinterpret_cast<void (*)(void **)>(symbol.value());
+    } else if (s->kind() == fb::StepKind::Sequence) {
+      // The verifier checked the callee and which operands are containers.
+      step.kind = StepKind::Sequence;
     } else if (s->kind() == fb::StepKind::If || s->kind() == fb::StepKind::Loop ||
                s->kind() == fb::StepKind::Scan) {
       // The verifier checked the sub-plans' count and signatures.
@@ -459,8 +464,8 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
   std::vector<size_t> slotBuffer;
   for (size_t id = 0; id < buffers_.size(); ++id) {
     const BufferInfo &b = buffers_[id];
-    if (b.dynamic)
-      continue; // sized when its step runs
+    if (b.dynamic || b.container != ValueKind::Tensor)
+      continue; // sized when its step runs; a container has no bytes of its own
     std::vector<int64_t> &shape = layout->shapes[id] = evaluate(b.shape, layout->dimValues);
     uint64_t count = 1;
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -638,6 +643,13 @@ Status PlanExecutor::checkOutputs(const std::vector<TensorView> &outputs, const 
                              " outputs, got " + std::to_string(outputs.size()));
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorSignature &sig = outputs_[i];
+    if (sig.kind != ValueKind::Tensor) {
+      if (!outputs[i].data || outputs[i].type != sig.type)
+        return Status::error(StatusCode::InvalidArgument,
+                             what_ + ": output '" + sig.name + "' must be " +
+                                 valueKindText(sig.kind, sig.type) + " the caller gives");
+      continue;
+    }
     // Allocated when its step runs.
     if (allocate && !outputs[i].data && outputs[i].type == sig.type)
       continue;
@@ -809,20 +821,42 @@ Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64
   return Status::ok();
 }
 
+Result<void *> PlanExecutor::outputTensor(RunState &state, const StepInfo &step, int id,
+                                          ElementType type, const std::vector<int64_t> &shape,
+                                          const OutputAllocator *allocate) const {
+  const BufferInfo &b = buffers_[size_t(id)];
+  TensorView &out = state.views[size_t(id)];
+  if (type != b.type)
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": node '" + step.node + "': output '" + b.name + "' is " +
+                             elementTypeName(type) + ", the plan makes it " +
+                             elementTypeName(b.type));
+  if (b.dynamic || !out.data) {
+    if (Status s = sizeBuffer(state, id, shape, allocate); !s.isOk())
+      return s;
+  } else if (out.shape != shape) {
+    return Status::error(StatusCode::InvalidArgument,
+                         what_ + ": node '" + step.node + "': output '" + b.name + "' is " +
+                             shapeToString(shape) + ", the plan makes it " +
+                             shapeToString(out.shape));
+  }
+  return out.data;
+}
+
 Status PlanExecutor::produce(RunState &state, const StepInfo &step, int id,
                              const TensorView &value, const OutputAllocator *allocate) const {
-  TensorView &out = state.views[size_t(id)];
-  if (buffers_[size_t(id)].dynamic || !out.data) {
-    if (Status s = sizeBuffer(state, id, value.shape, allocate); !s.isOk())
-      return s;
-  } else if (out.shape != value.shape) {
-    return Status::error(StatusCode::InvalidArgument,
-                         what_ + ": node '" + step.node + "': output '" +
-                             buffers_[size_t(id)].name + "' is " + shapeToString(value.shape) +
-                             ", the plan makes it " + shapeToString(out.shape));
+  if (buffers_[size_t(id)].container != ValueKind::Tensor) {
+    auto *to = static_cast<SequenceValue *>(state.views[size_t(id)].data);
+    auto *from = static_cast<const SequenceValue *>(value.data);
+    if (to != from)
+      *to = *from; // the elements are shared, not copied
+    return Status::ok();
   }
+  Result<void *> out = outputTensor(state, step, id, value.type, value.shape, allocate);
+  if (!out.isOk())
+    return out.status();
   if (size_t bytes = value.byteSize())
-    std::memcpy(out.data, value.data, bytes);
+    std::memcpy(out.value(), value.data, bytes);
   return Status::ok();
 }
 
@@ -892,17 +926,28 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
       return data;
     return refuse(why);
   };
+  // Carried containers alternate between two per value, as tensors do.
+  for (std::vector<SequenceValue> &slots : memory.sequences)
+    slots.resize(carried);
+  auto isContainer = [&](size_t i) { return body.outputs_[1 + i].kind != ValueKind::Tensor; };
   constexpr int64_t kMaxIterations = int64_t(1) << 31;
   while (iteration < trips.value() && cond) {
     if (iteration >= kMaxIterations)
       return refuse("ran " + std::to_string(kMaxIterations) + " iterations without ending");
+    for (size_t i = 0; i < carried; ++i)
+      if (isContainer(i))
+        outputs[1 + i].data = &memory.sequences[iteration & 1][i];
     Status status = body.run(inputs, outputs, allocateBody);
     if (!status.isOk())
       return Status::error(status.code(), what_ + ": node '" + step.node + "' (Loop) iteration " +
                                               std::to_string(iteration) + ": " + status.message());
     cond = condOut != 0;
-    for (size_t i = 0; i < carried; ++i)
-      inputs[2 + i] = memory.next[i];
+    for (size_t i = 0; i < carried; ++i) {
+      if (isContainer(i))
+        inputs[2 + i].data = outputs[1 + i].data;
+      else
+        inputs[2 + i] = memory.next[i];
+    }
     ++iteration;
   }
   // The last carried values (the initial ones when no iteration ran), then
@@ -949,7 +994,9 @@ Status PlanExecutor::runIf(RunState &state, const StepInfo &step,
   memory.planned.resize(step.outputs.size());
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     int id = step.outputs[i];
-    memory.outputs[i].data = nullptr;
+    // A container output is the step's own: the branch writes it in place.
+    memory.outputs[i].data =
+        buffers_[size_t(id)].container != ValueKind::Tensor ? state.views[size_t(id)].data : nullptr;
     memory.outputs[i].type = buffers_[size_t(id)].type;
     memory.outputs[i].shape.clear();
     memory.planned[i] = state.views[size_t(id)];
@@ -1158,7 +1205,13 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
       v.data = const_cast<char *>(weights_) + b.offset;
       break;
     case Kind::Arena:
-      v.data = state.arena + layout.offsets[i];
+      if (b.container != ValueKind::Tensor) {
+        if (state.containers.size() < buffers_.size())
+          state.containers.resize(buffers_.size());
+        v.data = &state.containers[i];
+      } else {
+        v.data = state.arena + layout.offsets[i];
+      }
       break;
     case Kind::Alias:
       v.data = views[b.index].data;
@@ -1204,6 +1257,7 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
           continue;
         views[size_t(id)].data = nullptr;
         if (b.dynamic && (step.kind == StepKind::Loop || step.kind == StepKind::Scan ||
+                          step.kind == StepKind::Sequence ||
                           (step.bindsData && step.kind != StepKind::Kernel)))
           continue; // the step sizes it
         std::vector<int64_t> &shape = state.pendingShape;
@@ -1214,6 +1268,11 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
         if (Status s = sizeBuffer(state, id, shape, allocate); !s.isOk())
           return s;
       }
+    }
+    if (step.kind == StepKind::Sequence) {
+      if (Status s = runSequence(state, step, allocate); !s.isOk())
+        return s;
+      continue;
     }
     if (step.kind == StepKind::If || step.kind == StepKind::Loop ||
         step.kind == StepKind::Scan) {

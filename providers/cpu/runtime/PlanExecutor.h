@@ -12,6 +12,11 @@
 // allocate nothing), and partition outputs among them through the caller's
 // OutputAllocator.
 //
+// Sequences and optionals (format 5): a container buffer is a SequenceValue
+// the run state owns (or, at a sub-plan's boundary, the caller's, passed as
+// the view's data); Sequence steps (SequenceSteps.cpp) make and read them,
+// If branches and Loop bodies take and give them.
+//
 // Everything that can be resolved once is resolved at load: kernel symbols,
 // library kernel functions, buffer placement rules. A run binds the plan's
 // symbols from the inputs' dims, finds the layout for those values (every
@@ -28,6 +33,7 @@
 #include "providers/cpu/kernels/KernelApi.h"
 #include "runtime/ep/DimExpr.h"
 #include "runtime/ep/RuntimeEp.h"
+#include "runtime/ep/SequenceValue.h"
 #include "runtime/support/BlobContainer.h"
 
 namespace ortc::cpu::fb {
@@ -85,6 +91,7 @@ private:
     int index = 0;              // Input/Output: signature position; Alias: root buffer
     int firstStep = 0, lastStep = 0; // Arena, when symbolicArena_: live range
     bool dynamic = false;            // the shape reads a data symbol
+    ValueKind container = ValueKind::Tensor; // a container: the view's data is its SequenceValue
     std::string name;
   };
   /// Everything that follows from one set of symbol values.
@@ -95,7 +102,7 @@ private:
     std::vector<uint64_t> offsets;            // Arena buffers: in the arena
     uint64_t arenaBytes = 0;
   };
-  enum class StepKind { Kernel, Library, If, Loop, Scan };
+  enum class StepKind { Kernel, Library, If, Loop, Scan, Sequence };
   struct StepInfo {
     StepKind kind = StepKind::Library;
     bool bindsData = false; // an output dim is a data symbol bound here
@@ -130,6 +137,7 @@ private:
       bool reserve(uint64_t bytes, uint64_t keep = 0);
     };
     std::vector<Block> dynamicMemory;
+    std::vector<SequenceValue> containers; // per buffer: the Arena containers
     /// Per control-flow step: the views a body runs with, and for Loop and
     /// Scan the carried values of two iterations (one read, one written) and
     /// the stacked scan outputs, kept for later runs.
@@ -140,6 +148,7 @@ private:
       std::vector<Block> carried[2];
       std::vector<Block> scans;
       std::vector<Block> slices, stacked; // Scan: one step of each input; outputs in order
+      std::vector<SequenceValue> sequences[2]; // Loop: carried containers, as `carried`
       /// Sizes the per-run record for `carried` values and `scans` outputs.
       void begin(size_t carriedValues, size_t scanOutputs);
       /// Memory for carried value `i` as iteration `index` makes it: the
@@ -177,9 +186,16 @@ private:
   Status runLoop(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
   Status runScan(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
   /// Writes `value` into step output `id`: sized now when the data sizes it,
-  /// else checked against the plan's shape.
+  /// else checked against the plan's shape. A container is assigned.
   Status produce(RunState &state, const StepInfo &step, int id, const TensorView &value,
                  const OutputAllocator *allocate) const;
+  /// The memory of tensor output `id` of `shape`: sized now when the data
+  /// sizes it, else checked against the plan's; refuses another element type.
+  Result<void *> outputTensor(RunState &state, const StepInfo &step, int id, ElementType type,
+                              const std::vector<int64_t> &shape,
+                              const OutputAllocator *allocate) const;
+  /// A Sequence step (SequenceSteps.cpp).
+  Status runSequence(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
   std::string symbolText(const std::vector<int64_t> &symbols) const;
 
   std::string what_;
