@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 using namespace mlir;
+namespace od = ortc::onnx_dialect;
 
 namespace ortc {
 
@@ -47,9 +48,21 @@ std::string typeText(Type type) {
 // Fills `proto` with a tensor type; `dimParams` names the `?` dims when it has
 // one entry per dim. Returns false with the reason in `why`.
 bool setTensorType(Type type, ArrayAttr dimParams, onnx::TypeProto &proto, std::string &why) {
+  // A sequence or an optional (of a tensor or a sequence of tensors).
+  if (auto seq = dyn_cast<od::SeqType>(type))
+    return isa<TensorType>(seq.getElementType())
+               ? setTensorType(seq.getElementType(), nullptr,
+                               *proto.mutable_sequence_type()->mutable_elem_type(), why)
+               : (why = "has type " + typeText(type) +
+                        ", which an EPContext model cannot declare (sequences of tensors only)",
+                  false);
+  if (auto opt = dyn_cast<od::OptType>(type))
+    return setTensorType(opt.getElementType(), nullptr,
+                         *proto.mutable_optional_type()->mutable_elem_type(), why);
   auto tensor = dyn_cast<TensorType>(type);
   if (!tensor) {
-    why = "has type " + typeText(type) + ", which an EPContext model cannot declare (tensors only)";
+    why = "has type " + typeText(type) +
+          ", which an EPContext model cannot declare (tensors, sequences and optionals only)";
     return false;
   }
   int code = onnxElementCode(tensor.getElementType());

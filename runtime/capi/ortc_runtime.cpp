@@ -30,12 +30,32 @@ struct OrtcSession {
 };
 
 struct OrtcTensor {
-  TensorView view;
+  TensorView view; // a container: data is `sequence`, the shape empty
   /// The storage when the library allocated it; empty for a wrapped buffer.
   std::shared_ptr<char> owned;
+  /// A sequence or optional: its value, and a handle per tensor it holds.
+  ValueKind kind = ValueKind::Tensor;
+  std::shared_ptr<SequenceValue> sequence;
+  std::vector<std::unique_ptr<OrtcTensor>> tensors;
 };
 
 namespace {
+
+/// A handle over a container (its tensors' handles made once, here).
+std::unique_ptr<OrtcTensor> containerHandle(ValueKind kind, ElementType type,
+                                            std::shared_ptr<SequenceValue> value) {
+  auto handle = std::make_unique<OrtcTensor>();
+  handle->kind = kind;
+  handle->sequence = std::move(value);
+  handle->view = TensorView{handle->sequence.get(), type, {}};
+  for (const OwnedTensor &t : handle->sequence->elements) {
+    auto element = std::make_unique<OrtcTensor>();
+    element->view = t.view();
+    element->owned = t.data;
+    handle->tensors.push_back(std::move(element));
+  }
+  return handle;
+}
 
 thread_local std::string lastError;
 
@@ -377,6 +397,75 @@ OrtcStatus ortc_tensor_wrap(int32_t element_type, const int64_t *shape, size_t r
 
 void ortc_tensor_release(OrtcTensor *tensor) { delete tensor; }
 
+int32_t ortc_session_input_kind(const OrtcSession *session, size_t index) {
+  if (!session || index >= session->session->inputs().size())
+    return -1;
+  return int32_t(session->session->inputs()[index].kind);
+}
+
+int32_t ortc_session_output_kind(const OrtcSession *session, size_t index) {
+  if (!session || index >= session->session->outputs().size())
+    return -1;
+  return int32_t(session->session->outputs()[index].kind);
+}
+
+OrtcStatus ortc_value_create(int32_t kind, int32_t element_type, int present,
+                             const OrtcTensor *const *tensors, size_t count, OrtcTensor **out) {
+  return guarded(__func__, [&](const char *fn) {
+    if (!out)
+      return nullArgument(fn, "out");
+    if (!tensors && count > 0)
+      return nullArgument(fn, "tensors");
+    if (kind < int32_t(ValueKind::Sequence) || kind > int32_t(ValueKind::OptionalSequence))
+      return invalidArgument(fn, "kind " + std::to_string(kind) +
+                                     " is not a sequence or optional kind (1, 2 or 3)");
+    ElementType type = ElementType(element_type);
+    if (elementSize(type) == 0)
+      return invalidArgument(fn, "element type " + std::to_string(element_type) +
+                                     " is not a whole-byte tensor type");
+    ValueKind k = ValueKind(kind);
+    auto value = std::make_shared<SequenceValue>();
+    value->present = k == ValueKind::Sequence || present != 0;
+    if (!value->present && count > 0)
+      return invalidArgument(fn, "an empty optional holds no tensors (count " +
+                                     std::to_string(count) + ")");
+    if (k == ValueKind::OptionalTensor && value->present && count != 1)
+      return invalidArgument(fn, "an optional tensor holds one tensor, not " +
+                                     std::to_string(count));
+    for (size_t i = 0; i < count; ++i) {
+      const OrtcTensor *t = tensors[i];
+      if (!t)
+        return invalidArgument(fn, "tensors[" + std::to_string(i) + "] is NULL");
+      if (t->kind != ValueKind::Tensor || t->view.type != type)
+        return invalidArgument(fn, "tensors[" + std::to_string(i) + "] is not a " +
+                                       elementTypeName(type) + " tensor");
+      OwnedTensor copy = OwnedTensor::copyOf(t->view);
+      if (!copy.data)
+        return fail(ORTC_INTERNAL, std::string(fn) + ": out of memory copying tensors[" +
+                                       std::to_string(i) + "]");
+      value->elements.push_back(std::move(copy));
+    }
+    *out = containerHandle(k, type, std::move(value)).release();
+    return ORTC_OK;
+  });
+}
+
+int32_t ortc_value_kind(const OrtcTensor *value) { return value ? int32_t(value->kind) : -1; }
+
+int ortc_value_present(const OrtcTensor *value) {
+  if (!value)
+    return 0;
+  return value->kind == ValueKind::Tensor || value->sequence->present ? 1 : 0;
+}
+
+size_t ortc_value_count(const OrtcTensor *value) { return value ? value->tensors.size() : 0; }
+
+const OrtcTensor *ortc_value_tensor(const OrtcTensor *value, size_t index) {
+  if (!value || index >= value->tensors.size())
+    return nullptr;
+  return value->tensors[index].get();
+}
+
 int32_t ortc_tensor_element_type(const OrtcTensor *tensor) {
   return tensor ? int32_t(tensor->view.type) : 0;
 }
@@ -387,10 +476,12 @@ const int64_t *ortc_tensor_shape(const OrtcTensor *tensor) {
   return tensor ? tensor->view.shape.data() : nullptr;
 }
 
-void *ortc_tensor_data(OrtcTensor *tensor) { return tensor ? tensor->view.data : nullptr; }
+void *ortc_tensor_data(OrtcTensor *tensor) {
+  return tensor && tensor->kind == ValueKind::Tensor ? tensor->view.data : nullptr;
+}
 
 size_t ortc_tensor_byte_size(const OrtcTensor *tensor) {
-  return tensor ? tensor->view.byteSize() : 0;
+  return tensor && tensor->kind == ValueKind::Tensor ? tensor->view.byteSize() : 0;
 }
 
 OrtcStatus ortc_session_run(OrtcSession *session, const char *const *input_names,
@@ -428,6 +519,11 @@ OrtcStatus ortc_session_run(OrtcSession *session, const char *const *input_names
       if (!ordered[i])
         return fail(ORTC_INVALID_ARGUMENT,
                     model + ": input '" + inputSigs[i].name + "' is missing");
+      if (ordered[i]->kind != inputSigs[i].kind)
+        return fail(ORTC_INVALID_ARGUMENT,
+                    model + ": input '" + inputSigs[i].name + "' must be " +
+                        valueKindText(inputSigs[i].kind, inputSigs[i].type) + ", got " +
+                        valueKindText(ordered[i]->kind, ordered[i]->view.type));
       views.push_back(ordered[i]->view);
     }
 
@@ -457,6 +553,11 @@ OrtcStatus ortc_session_run(OrtcSession *session, const char *const *input_names
     for (size_t i = 0; i < num_outputs; ++i) {
       if (outputs[i])
         continue;
+      const TensorSignature &sig = outputSigs[requests[i].index];
+      if (sig.kind != ValueKind::Tensor) {
+        created[i] = containerHandle(sig.kind, sig.type, std::move(requests[i].sequence));
+        continue;
+      }
       OwnedTensor &result = requests[i].result;
       created[i] = std::make_unique<OrtcTensor>();
       created[i]->view = result.view();

@@ -38,7 +38,8 @@ extern "C" {
 #endif
 
 /* Bumped when a signature in this header changes incompatibly. */
-#define ORTC_RUNTIME_API_VERSION 2 /* 2: ortc_session_options_set_ep_option */
+#define ORTC_RUNTIME_API_VERSION 3 /* 2: ortc_session_options_set_ep_option;
+                                      3: sequences and optionals (ortc_value_*) */
 
 typedef enum OrtcStatus {
   ORTC_OK = 0,
@@ -117,6 +118,41 @@ ORTC_API const int64_t *ortc_tensor_shape(const OrtcTensor *tensor);
 ORTC_API void *ortc_tensor_data(OrtcTensor *tensor);
 ORTC_API size_t ortc_tensor_byte_size(const OrtcTensor *tensor);
 
+/* --- Sequences and optionals ------------------------------------------- */
+/* A graph input or output may be an ONNX sequence of tensors, an optional
+ * tensor or an optional sequence. Such a value is an OrtcTensor handle too
+ * (passed to and returned by ortc_session_run like a tensor) whose kind says
+ * so; it holds tensors of one element type, which it owns. On such a handle
+ * ortc_tensor_element_type gives the tensors' element type, ortc_tensor_rank
+ * 0, ortc_tensor_data NULL and ortc_tensor_byte_size 0. */
+typedef enum OrtcValueKind {
+  ORTC_VALUE_TENSOR = 0,
+  ORTC_VALUE_SEQUENCE = 1,          /* seq(tensor) */
+  ORTC_VALUE_OPTIONAL_TENSOR = 2,   /* optional(tensor) */
+  ORTC_VALUE_OPTIONAL_SEQUENCE = 3, /* optional(seq(tensor)) */
+} OrtcValueKind;
+/* The kind of graph input (or output) `index`; -1 for an index out of range
+ * or a NULL session. */
+ORTC_API int32_t ortc_session_input_kind(const OrtcSession *session, size_t index);
+ORTC_API int32_t ortc_session_output_kind(const OrtcSession *session, size_t index);
+/* A sequence or optional of copies of `tensors` (`count` of them, each of
+ * `element_type`). An optional with `present` 0 is empty (count must be 0);
+ * an optional tensor that is present holds exactly one tensor; a sequence is
+ * always present. */
+ORTC_API OrtcStatus ortc_value_create(int32_t kind, int32_t element_type, int present,
+                                      const OrtcTensor *const *tensors, size_t count,
+                                      OrtcTensor **out);
+/* The kind of `value` (ORTC_VALUE_TENSOR for a tensor; -1 for NULL). */
+ORTC_API int32_t ortc_value_kind(const OrtcTensor *value);
+/* Whether an optional holds its value (1 for a sequence or a tensor, 0 for
+ * an empty optional or NULL). */
+ORTC_API int ortc_value_present(const OrtcTensor *value);
+/* The number of tensors a sequence or optional holds (0 for a tensor). */
+ORTC_API size_t ortc_value_count(const OrtcTensor *value);
+/* Tensor `index` of a sequence or optional, valid while `value` lives (do not
+ * release it); NULL when out of range. */
+ORTC_API const OrtcTensor *ortc_value_tensor(const OrtcTensor *value, size_t index);
+
 /* --- Running ------------------------------------------------------------ */
 /* Runs the model once.
  *  inputs:  num_inputs tensors; input_names[i] names inputs[i]. Every graph
@@ -127,7 +163,8 @@ ORTC_API size_t ortc_tensor_byte_size(const OrtcTensor *tensor);
  *           every output, in order, and num_outputs must be the output count.
  *           A slot holding NULL receives a new tensor the caller releases; a
  *           slot holding a tensor is written in place, and its element type
- *           and shape must be exactly the output's.
+ *           and shape must be exactly the output's. A sequence or optional
+ *           output needs a NULL slot.
  * On failure no slot that held NULL is left holding a tensor (a caller's
  * tensor may have been written in part). */
 ORTC_API OrtcStatus ortc_session_run(OrtcSession *session, const char *const *input_names,

@@ -32,8 +32,30 @@ bool readSignature(const onnx::ValueInfoProto &info, TensorSignature &signature,
     why = "has no name";
     return false;
   }
+  // A sequence of tensors, or an optional of a tensor or of such a
+  // sequence: the signature has the tensors' element type and no shape.
+  const onnx::TypeProto *inner = &info.type();
+  if (inner->has_sequence_type()) {
+    signature.kind = ValueKind::Sequence;
+    inner = &inner->sequence_type().elem_type();
+  } else if (inner->has_optional_type()) {
+    inner = &inner->optional_type().elem_type();
+    signature.kind = ValueKind::OptionalTensor;
+    if (inner->has_sequence_type()) {
+      signature.kind = ValueKind::OptionalSequence;
+      inner = &inner->sequence_type().elem_type();
+    }
+  }
+  if (signature.kind != ValueKind::Tensor) {
+    if (!inner->has_tensor_type() || inner->tensor_type().elem_type() == 0) {
+      why = "is a sequence or optional of something other than typed tensors";
+      return false;
+    }
+    signature.type = static_cast<ElementType>(inner->tensor_type().elem_type());
+    return true;
+  }
   if (!info.type().has_tensor_type()) {
-    why = "is not a tensor";
+    why = "is not a tensor, a sequence of tensors or an optional";
     return false;
   }
   const onnx::TypeProto::Tensor &tensor = info.type().tensor_type();

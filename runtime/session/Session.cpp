@@ -133,6 +133,36 @@ Status checkCallerBuffer(const std::string &name, const TensorView &into, const 
   return Status::ok();
 }
 
+/// A sequence or optional input: a SequenceValue whose tensors are of the
+/// signature's element type, each with its bytes.
+Status checkContainerInput(const TensorSignature &sig, const TensorView &view) {
+  std::string want = valueKindText(sig.kind, sig.type);
+  if (!view.data || view.type != sig.type || !view.shape.empty())
+    return Status::error(StatusCode::InvalidArgument,
+                         "input '" + sig.name + "' must be " + want);
+  const auto &value = *static_cast<const SequenceValue *>(view.data);
+  bool optional = sig.kind == ValueKind::OptionalTensor || sig.kind == ValueKind::OptionalSequence;
+  if (!value.present && !optional)
+    return Status::error(StatusCode::InvalidArgument,
+                         "input '" + sig.name + "' is " + want + " and cannot be empty (none)");
+  if (sig.kind == ValueKind::OptionalTensor && value.present && value.elements.size() != 1)
+    return Status::error(StatusCode::InvalidArgument,
+                         "input '" + sig.name + "' is " + want + " but holds " +
+                             std::to_string(value.elements.size()) + " tensors");
+  for (size_t k = 0; k < value.elements.size(); ++k) {
+    TensorView element = value.elements[k].view();
+    bool ok = element.type == sig.type;
+    for (int64_t d : element.shape)
+      ok = ok && d >= 0;
+    if (!ok || (!element.data && element.byteSize() > 0))
+      return Status::error(StatusCode::InvalidArgument,
+                           "input '" + sig.name + "' tensor " + std::to_string(k) + " is " +
+                               elementTypeName(element.type) + shapeToString(element.shape) +
+                               (ok ? " without data" : "") + "; it must be " + want);
+  }
+  return Status::ok();
+}
+
 bool isHost(const RuntimeEp &ep) { return ep.identity().deviceType == DeviceType::Cpu; }
 
 DeviceBuffer viewOf(const Value &value) {
@@ -153,6 +183,12 @@ Status copyToHost(const Value &value, void *into) {
 } // namespace
 
 Result<std::vector<OwnedTensor>> Session::run(const std::vector<TensorView> &inputs) const {
+  for (const TensorSignature &sig : model_.outputs)
+    if (sig.kind != ValueKind::Tensor)
+      return Status::error(StatusCode::InvalidArgument,
+                           model_.path + ": output '" + sig.name + "' is " +
+                               valueKindText(sig.kind, sig.type) +
+                               ", which this call cannot return; run it with RunOutputs");
   std::vector<RunOutput> outputs(model_.outputs.size());
   for (size_t i = 0; i < outputs.size(); ++i)
     outputs[i].index = i;
@@ -168,8 +204,10 @@ Result<std::vector<OwnedTensor>> Session::run(const std::vector<TensorView> &inp
 Status Session::run(const std::vector<TensorView> &inputs, std::vector<RunOutput> &outputs) const {
   Status status = runPartitions(inputs, outputs);
   if (!status.isOk())
-    for (RunOutput &output : outputs)
+    for (RunOutput &output : outputs) {
       output.result = OwnedTensor(); // nothing half-made reaches the caller
+      output.sequence.reset();
+    }
   return status;
 }
 
@@ -197,6 +235,12 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSignature &sig = model_.inputs[i];
     const TensorView &view = inputs[i];
+    if (sig.kind != ValueKind::Tensor) {
+      if (Status s = checkContainerInput(sig, view); !s.isOk())
+        return invalid(s.message());
+      values[sig.name] = Value{view, nullptr};
+      continue;
+    }
     bool ok = view.type == sig.type && view.shape.size() == sig.shape.size();
     for (size_t d = 0; ok && d < sig.shape.size(); ++d)
       ok = view.shape[d] >= 0 && (sig.shape[d] < 0 || sig.shape[d] == view.shape[d]);
@@ -230,13 +274,27 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
     if (!requested.emplace(sig.name, &output).second)
       return invalid("output '" + sig.name + "' is requested twice");
     output.result = OwnedTensor();
+    output.sequence.reset();
+    if (sig.kind != ValueKind::Tensor && output.into)
+      return invalid("output '" + sig.name + "' is " + valueKindText(sig.kind, sig.type) +
+                     "; the session makes it (give no buffer for it)");
   }
 
   DeviceAllocations deviceMemory;
   std::map<std::string, OwnedTensor> hostCopies; // session-allocated host values
+  // Sequences and optionals the partitions make (host values only).
+  std::map<std::string, std::shared_ptr<SequenceValue>> containers;
   // Values copied to a device EP in this run, by (name, EP).
   std::map<std::pair<std::string, RuntimeEp *>, Value> onDevice;
 
+  auto isContainerValue = [&](const std::string &name) {
+    if (containers.count(name))
+      return true;
+    for (const TensorSignature &sig : model_.inputs)
+      if (sig.name == name)
+        return sig.kind != ValueKind::Tensor;
+    return false;
+  };
   for (size_t n = 0; n < partitions_.size(); ++n) {
     const ContextNode &node = model_.nodes[n];
     LoadedPartition &partition = *partitions_[n];
@@ -262,6 +320,10 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
     };
     for (const std::string &name : node.inputs) {
       Value value = values.at(name);
+      if (!host && isContainerValue(name)) 
+        return invalid("node '" + node.name + "': input '" + name +
+                       "' is a sequence or optional, which device EP " + ep.name() +
+                       " cannot take");
       if (host && value.device) {
         if (Status s = bringToHost(name, value); !s.isOk())
           return s;
@@ -307,6 +369,18 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       const std::string &name = node.outputs[i];
       TensorView view{nullptr, partition.outputs()[i].type, shapes.value()[i]};
+      if (partition.outputs()[i].kind != ValueKind::Tensor) {
+        if (!host)
+          return Status::error(StatusCode::Internal,
+                               path + ": node '" + node.name + "': output '" + name +
+                                   "' is a sequence or optional on device EP " + ep.name());
+        auto made = std::make_shared<SequenceValue>();
+        view = TensorView{made.get(), partition.outputs()[i].type, {}};
+        containers[name] = std::move(made);
+        values[name] = Value{view, nullptr};
+        nodeOutputs.push_back(view);
+        continue;
+      }
       if (std::find(view.shape.begin(), view.shape.end(), -1) != view.shape.end()) {
         if (!host)
           return Status::error(StatusCode::Internal,
@@ -378,6 +452,20 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
   // session allocated, a graph input passed through, or a folded constant.
   for (RunOutput &output : outputs) {
     const TensorSignature &sig = model_.outputs[output.index];
+    if (sig.kind != ValueKind::Tensor) {
+      // Made by a partition (handed over), or a graph input passed through.
+      auto made = containers.find(sig.name);
+      auto value = values.find(sig.name);
+      if (made != containers.end())
+        output.sequence = made->second;
+      else if (value != values.end())
+        output.sequence = std::make_shared<SequenceValue>(
+            *static_cast<const SequenceValue *>(value->second.view.data));
+      else
+        return Status::error(StatusCode::Internal,
+                             path + ": output '" + sig.name + "' was not produced");
+      continue;
+    }
     Value source;
     const char *constantBytes = nullptr;
     auto value = values.find(sig.name);

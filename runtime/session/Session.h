@@ -11,6 +11,7 @@
 #define ORTC_RUNTIME_SESSION_SESSION_H
 
 #include "runtime/ep/EpRegistry.h"
+#include "runtime/ep/SequenceValue.h"
 #include "runtime/session/ContextModel.h"
 
 #include <memory>
@@ -30,11 +31,13 @@ struct SessionOptions {
 
 /// One graph output a run produces: written into `into` when the caller gave a
 /// buffer (its type and shape must be the output's exactly), else allocated
-/// by the session as `result`.
+/// by the session as `result`. A sequence or optional output (its
+/// signature's kind) comes as `sequence`; no buffer can be given for it.
 struct RunOutput {
   size_t index = 0; // position in Session::outputs()
   std::optional<TensorView> into;
   OwnedTensor result;
+  std::shared_ptr<SequenceValue> sequence;
 };
 
 /// A loaded model. run() may be called from several threads at once.
@@ -56,11 +59,14 @@ public:
   const ContextModel &model() const { return model_; }
 
   /// Runs on `inputs` (in the order of inputs()); returns the graph outputs
-  /// in the order of outputs().
+  /// in the order of outputs(). Refuses a model with a sequence or optional
+  /// output (the overload below gives those).
   Result<std::vector<OwnedTensor>> run(const std::vector<TensorView> &inputs) const;
 
   /// Runs on `inputs` (in the order of inputs()) and fills `outputs`: any
-  /// subset of the graph outputs, each at most once.
+  /// subset of the graph outputs, each at most once. An input whose
+  /// signature is a sequence or an optional is passed as a view whose data
+  /// is a SequenceValue (its type the elements', its shape empty).
   Status run(const std::vector<TensorView> &inputs, std::vector<RunOutput> &outputs) const;
 
 private:

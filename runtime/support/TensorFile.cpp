@@ -3,6 +3,7 @@
 #include "runtime/support/TensorFile.h"
 
 #include "onnx/onnx_pb.h"
+#include "onnx/onnx-data_pb.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -25,7 +26,7 @@ Status invalid(const std::string &path, const std::string &why) {
 
 // Parses the file as a TensorProto; streamed like ModelFile.cpp so that a
 // large tensor is in memory once.
-Status parseFile(const std::string &path, onnx::TensorProto &proto) {
+Status parseFile(const std::string &path, google::protobuf::Message &proto, const char *kind) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return Status::error(StatusCode::NotFound,
@@ -37,8 +38,8 @@ Status parseFile(const std::string &path, onnx::TensorProto &proto) {
   }
   if (st.st_size >= INT_MAX) {
     ::close(fd);
-    return invalid(path, std::to_string(st.st_size) +
-                             " bytes is over protobuf's 2 GB limit for a TensorProto");
+    return invalid(path, std::to_string(st.st_size) + " bytes is over protobuf's 2 GB limit for " +
+                             "a " + kind);
   }
   bool parsed;
   {
@@ -49,7 +50,7 @@ Status parseFile(const std::string &path, onnx::TensorProto &proto) {
   }
   ::close(fd);
   if (!parsed)
-    return invalid(path, "not an ONNX TensorProto (the protobuf does not parse)");
+    return invalid(path, std::string("not an ONNX ") + kind + " (the protobuf does not parse)");
   return Status::ok();
 }
 
@@ -145,9 +146,15 @@ void copyTyped(const onnx::TensorProto &proto, ElementType type, char *out) {
 
 Result<NpyArray> readTensorProto(const std::string &path, std::string *name) {
   onnx::TensorProto proto;
-  Status parsed = parseFile(path, proto);
+  Status parsed = parseFile(path, proto, "TensorProto");
   if (!parsed.isOk())
     return parsed;
+  if (name)
+    *name = proto.name();
+  return tensorFromProto(proto, path);
+}
+
+Result<NpyArray> tensorFromProto(const onnx::TensorProto &proto, const std::string &path) {
   std::string what = proto.name().empty() ? "tensor" : "tensor '" + proto.name() + "'";
   auto fail = [&](const std::string &why) { return invalid(path, what + " " + why); };
 
@@ -204,9 +211,127 @@ Result<NpyArray> readTensorProto(const std::string &path, std::string *name) {
     array.data.resize(size_t(units) * width);
     copyTyped(proto, array.type, array.data.data());
   }
+  return array;
+}
+
+namespace {
+
+/// The tensors of `protos` as elements of `element` type.
+Status appendTensors(const google::protobuf::RepeatedPtrField<onnx::TensorProto> &protos,
+                     ElementType element, const std::string &path, SequenceValue &value) {
+  for (int k = 0; k < protos.size(); ++k) {
+    Result<NpyArray> array = tensorFromProto(protos[k], path);
+    if (!array.isOk())
+      return array.status();
+    if (array.value().type != element)
+      return invalid(path, "tensor " + std::to_string(k) + " is " +
+                               elementTypeName(array.value().type) + ", the input takes " +
+                               elementTypeName(element));
+    OwnedTensor t = OwnedTensor::allocate(element, array.value().shape);
+    if (!t.data)
+      return Status::error(StatusCode::Internal, path + ": out of memory for tensor " +
+                                                     std::to_string(k));
+    if (!array.value().data.empty())
+      std::memcpy(t.data.get(), array.value().data.data(), array.value().data.size());
+    value.elements.push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+/// A SequenceProto of tensors (an empty one may leave elem_type unset).
+Status readSequence(const onnx::SequenceProto &proto, ElementType element,
+                    const std::string &path, SequenceValue &value) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
+      !(proto.elem_type() == onnx::SequenceProto::UNDEFINED && proto.tensor_values_size() == 0))
+    return invalid(path, "the sequence holds elem_type " + std::to_string(proto.elem_type()) +
+                             "; sequences of tensors only");
+  if (proto.sequence_values_size() || proto.map_values_size() || proto.optional_values_size() ||
+      proto.sparse_tensor_values_size())
+    return invalid(path, "the sequence holds values other than tensors");
+  return appendTensors(proto.tensor_values(), element, path, value);
+}
+
+} // namespace
+
+Result<SequenceValue> readContainerProto(const std::string &path, ValueKind kind,
+                                         ElementType element, std::string *name) {
+  SequenceValue value;
+  if (kind == ValueKind::Sequence) {
+    onnx::SequenceProto proto;
+    if (Status s = parseFile(path, proto, "SequenceProto"); !s.isOk())
+      return s;
+    if (Status s = readSequence(proto, element, path, value); !s.isOk())
+      return s;
+    if (name)
+      *name = proto.name();
+    return value;
+  }
+  onnx::OptionalProto proto;
+  if (Status s = parseFile(path, proto, "OptionalProto"); !s.isOk())
+    return s;
   if (name)
     *name = proto.name();
-  return array;
+  bool tensorKind = kind == ValueKind::OptionalTensor;
+  if (proto.has_sparse_tensor_value() || proto.has_map_value() || proto.has_optional_value() ||
+      (tensorKind ? proto.has_sequence_value() : proto.has_tensor_value()))
+    return invalid(path, std::string("the optional holds something other than ") +
+                             (tensorKind ? "a tensor" : "a sequence of tensors"));
+  value.present = tensorKind ? proto.has_tensor_value() : proto.has_sequence_value();
+  if (!value.present)
+    return value;
+  if (tensorKind) {
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> one;
+    *one.Add() = proto.tensor_value();
+    if (Status s = appendTensors(one, element, path, value); !s.isOk())
+      return s;
+  } else if (Status s = readSequence(proto.sequence_value(), element, path, value); !s.isOk()) {
+    return s;
+  }
+  return value;
+}
+
+Status writeContainerProto(const std::string &path, const std::string &name, ValueKind kind,
+                           const SequenceValue &value) {
+  auto fill = [&](onnx::TensorProto &proto, const OwnedTensor &t) {
+    proto.set_data_type(static_cast<int32_t>(t.type));
+    for (int64_t dim : t.shape)
+      proto.add_dims(dim);
+    proto.set_raw_data(t.data.get(), t.view().byteSize());
+  };
+  size_t bytes = 0;
+  for (const OwnedTensor &t : value.elements)
+    bytes += t.view().byteSize();
+  if (bytes >= size_t(INT_MAX))
+    return invalid(path, "a value of " + std::to_string(bytes) +
+                             " bytes is over protobuf's 2 GB limit");
+  auto fillSequence = [&](onnx::SequenceProto &seq) {
+    seq.set_elem_type(onnx::SequenceProto::TENSOR);
+    for (const OwnedTensor &t : value.elements)
+      fill(*seq.add_tensor_values(), t);
+  };
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    return invalid(path, "cannot create the file");
+  bool written;
+  if (kind == ValueKind::Sequence) {
+    onnx::SequenceProto proto;
+    proto.set_name(name);
+    fillSequence(proto);
+    written = proto.SerializeToOstream(&out);
+  } else {
+    onnx::OptionalProto proto;
+    proto.set_name(name);
+    bool tensorKind = kind == ValueKind::OptionalTensor;
+    proto.set_elem_type(tensorKind ? onnx::OptionalProto::TENSOR : onnx::OptionalProto::SEQUENCE);
+    if (value.present && tensorKind && !value.elements.empty())
+      fill(*proto.mutable_tensor_value(), value.elements[0]);
+    else if (value.present && !tensorKind)
+      fillSequence(*proto.mutable_sequence_value());
+    written = proto.SerializeToOstream(&out);
+  }
+  if (!written || !out.flush())
+    return invalid(path, "write failed");
+  return Status::ok();
 }
 
 Status writeTensorProto(const std::string &path, const std::string &name,

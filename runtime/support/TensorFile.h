@@ -14,10 +14,15 @@
 #define ORTC_RUNTIME_SUPPORT_TENSORFILE_H
 
 #include "runtime/ep/Status.h"
+#include "runtime/ep/SequenceValue.h"
 #include "runtime/ep/Tensor.h"
 #include "runtime/support/Npy.h"
 
 #include <string>
+
+namespace onnx {
+class TensorProto;
+}
 
 namespace ortc {
 
@@ -33,6 +38,22 @@ Result<NpyArray> readTensorProto(const std::string &path, std::string *name = nu
 /// Writes `tensor` as a TensorProto named `name` (dims, data_type, raw_data,
 /// little endian) to `path`.
 Status writeTensorProto(const std::string &path, const std::string &name, const TensorView &tensor);
+
+/// The checks of readTensorProto on a parsed message; `path` names it in
+/// messages.
+Result<NpyArray> tensorFromProto(const onnx::TensorProto &proto, const std::string &path);
+
+/// Reads a sequence (a SequenceProto of tensors) or an optional (an
+/// OptionalProto of a tensor or of such a sequence) as the value of an input
+/// of `kind` whose tensors are `element`s, with readTensorProto's checks on
+/// each tensor and one line naming the file on any refusal.
+Result<SequenceValue> readContainerProto(const std::string &path, ValueKind kind,
+                                         ElementType element, std::string *name = nullptr);
+
+/// Writes `value` as a SequenceProto (kind Sequence) or OptionalProto (the
+/// optional kinds) named `name`, its tensors as raw_data.
+Status writeContainerProto(const std::string &path, const std::string &name, ValueKind kind,
+                           const SequenceValue &value);
 
 } // namespace ortc
 

@@ -132,11 +132,32 @@ def op_under_test(node_dir, name, nodes):
     return "+".join(sorted({qualified_op(n) for n in nodes}))
 
 
+def container_tensor_type(value_type):
+    """The tensor type a sequence of tensors or an optional (of a tensor or of
+    such a sequence) holds, else None."""
+    kind = value_type.WhichOneof("value")
+    if kind == "optional_type":
+        value_type = value_type.optional_type.elem_type
+        kind = value_type.WhichOneof("value")
+        if kind == "tensor_type":
+            return value_type.tensor_type
+    if kind == "sequence_type":
+        inner = value_type.sequence_type.elem_type
+        if inner.WhichOneof("value") == "tensor_type":
+            return inner.tensor_type
+    return None
+
+
 def harness_limit(info):
     """Why the harness cannot feed or compare this case's values, or None."""
     for role, values in (("input", info["inputs"]), ("output", info["outputs"])):
         for value_name, value_type in values:
             kind = value_type.WhichOneof("value")
+            held = container_tensor_type(value_type)
+            if held is not None:
+                if held.elem_type == onnx.TensorProto.STRING:
+                    return f"harness: {role} '{value_name}' holds string tensors"
+                continue
             if kind != "tensor_type":
                 kind = kind.replace("_type", "")
                 article = "an" if kind[0] in "aeiou" else "a"
@@ -337,14 +358,56 @@ def run_data_set(ortc, ctx, info, data_dir, out_dir, timeout, extra_args=()):
     return None
 
 
-def read_outputs(out_dir):
-    """Every .pb that ortc run wrote, by the tensor name inside it."""
-    found = {}
-    for file in os.listdir(out_dir):
-        if file.endswith(".pb"):
-            tensor = onnx.load_tensor(os.path.join(out_dir, file))
-            found[tensor.name] = numpy_helper.to_array(tensor)
-    return found
+def output_file(out_dir, name):
+    """Where ortc run writes output `name` (its outputFileStem rule)."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    if not stem or stem.startswith("."):
+        stem = "_" + stem
+    return os.path.join(out_dir, stem + ".pb")
+
+
+def load_value(path, value_type):
+    """A .pb as its declared type: an array, a list of arrays (a sequence), or
+    an optional's value (None when empty)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    kind = value_type.WhichOneof("value")
+    if kind == "sequence_type":
+        proto = onnx.SequenceProto()
+        proto.ParseFromString(data)
+        return [numpy_helper.to_array(t) for t in proto.tensor_values]
+    if kind == "optional_type":
+        proto = onnx.OptionalProto()
+        proto.ParseFromString(data)
+        if proto.HasField("tensor_value"):
+            return numpy_helper.to_array(proto.tensor_value)
+        if proto.HasField("sequence_value"):
+            return [numpy_helper.to_array(t) for t in proto.sequence_value.tensor_values]
+        return None
+    tensor = onnx.TensorProto()
+    tensor.ParseFromString(data)
+    return numpy_helper.to_array(tensor)
+
+
+def compare_value(name, want, got):
+    """compare() over a value of any kind (array, list of arrays, None)."""
+    if isinstance(want, list) or isinstance(got, list):
+        if not (isinstance(want, list) and isinstance(got, list)):
+            return f"output '{name}': a sequence on one side only", None, None
+        if len(want) != len(got):
+            return (f"output '{name}': a sequence of {len(got)} tensors, expected {len(want)}",
+                    None, None)
+        for k, (w, g) in enumerate(zip(want, got)):
+            mismatch = compare(f"{name}[{k}]", w, g)
+            if mismatch:
+                return mismatch
+        return None
+    if want is None or got is None:
+        if want is None and got is None:
+            return None
+        return (f"output '{name}': {'empty' if got is None else 'a value'}, expected "
+                f"{'empty' if want is None else 'a value'}", None, None)
+    return compare(name, want, got)
 
 
 def is_exact(dtype):
@@ -381,18 +444,19 @@ def compare(name, want, got):
 
 def check_outputs(info, data_dir, out_dir):
     """(status, reason, max abs, max rel) after a successful run, or None when all match."""
-    try:
-        got = read_outputs(out_dir)
-    except Exception as error:  # an unreadable output is ortc's fault
-        return "run_failure", f"unreadable output: {error}", None, None
-    for k, (name, _) in enumerate(info["outputs"]):
+    for k, (name, value_type) in enumerate(info["outputs"]):
         want_path = os.path.join(data_dir, f"output_{k}.pb")
         if not os.path.isfile(want_path):
             continue  # the suite does not check this output
-        if name not in got:
+        got_path = output_file(out_dir, name)
+        if not os.path.isfile(got_path):
             return "run_failure", f"output '{name}' was not written", None, None
-        want = numpy_helper.to_array(onnx.load_tensor(want_path))
-        mismatch = compare(name, want, got[name])
+        try:
+            got = load_value(got_path, value_type)
+        except Exception as error:  # an unreadable output is ortc's fault
+            return "run_failure", f"unreadable output '{name}': {error}", None, None
+        want = load_value(want_path, value_type)
+        mismatch = compare_value(name, want, got)
         if mismatch:
             return ("wrong_numbers",) + mismatch
     return None

@@ -79,14 +79,16 @@ int runRun(const std::vector<std::string> &args) {
   if (inputs.value().random)
     printRandomInputs(std::cout, s.inputs(), inputs.value(), options.inputs);
 
-  Result<std::vector<OwnedTensor>> outputs = s.run(inputs.value().views());
-  if (!outputs.isOk()) {
-    printError(outputs.status().message());
+  std::vector<RunOutput> outputs(s.outputs().size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    outputs[i].index = i;
+  if (Status ran = s.run(inputs.value().views(), outputs); !ran.isOk()) {
+    printError(ran.message());
     return kExitFailed;
   }
 
   if (Status printed =
-          printOutputs(std::cout, s.outputs(), outputs.value(), options.outputDir,
+          printOutputs(std::cout, s.outputs(), outputs, options.outputDir,
                        outputFormatFor(options.outputFormat, inputs.value().allPb));
       !printed.isOk()) {
     printError(printed.message());

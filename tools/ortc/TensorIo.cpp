@@ -124,8 +124,10 @@ Result<std::unique_ptr<Session>> loadSession(const std::string &model,
 
 std::vector<TensorView> ModelInputs::views() {
   std::vector<TensorView> result;
-  for (NpyArray &array : arrays)
-    result.push_back(array.view());
+  for (size_t i = 0; i < arrays.size(); ++i)
+    result.push_back(i < kinds.size() && kinds[i] != ValueKind::Tensor
+                         ? TensorView{&sequences[i], arrays[i].type, {}}
+                         : arrays[i].view());
   return result;
 }
 
@@ -281,6 +283,12 @@ Result<ModelInputs> prepareInputs(const std::string &model,
     inputs.random = true;
     std::mt19937_64 rng(options.seed);
     for (const TensorSignature &signature : signatures) {
+      if (signature.kind != ValueKind::Tensor)
+        return Status::error(StatusCode::InvalidArgument,
+                             model + ": input '" + signature.name + "' is " +
+                                 valueKindText(signature.kind, signature.type) +
+                                 ", which takes no random values; give it with --input " +
+                                 signature.name + "=FILE.pb (a SequenceProto or OptionalProto)");
       Result<NpyArray> array = randomInput(signature, options, rng);
       if (!array.isOk())
         return Status::error(array.status().code(), model + ": " + array.status().message());
@@ -298,6 +306,20 @@ Result<ModelInputs> prepareInputs(const std::string &model,
                                elementTypeName(signature.type) + shapeToString(signature.shape) +
                                ") needs --input " + signature.name +
                                "=FILE (or give no --input for random values)");
+    inputs.kinds.push_back(signature.kind);
+    inputs.sequences.emplace_back();
+    if (signature.kind != ValueKind::Tensor) {
+      Result<SequenceValue> value =
+          readContainerProto(file->second, signature.kind, signature.type);
+      if (!value.isOk())
+        return Status::error(value.status().code(),
+                             "input '" + signature.name + "': " + value.status().message());
+      inputs.sequences.back() = value.takeValue();
+      NpyArray none;
+      none.type = signature.type;
+      inputs.arrays.push_back(std::move(none));
+      continue;
+    }
     TensorFormat format;
     Result<NpyArray> array = readTensorFile(file->second, format);
     if (!array.isOk())
@@ -433,13 +455,47 @@ void addOutputOptions(OptionParser &parser, std::string &dir, std::string &forma
 Status printOutputs(std::ostream &os, const std::vector<TensorSignature> &signatures,
                     const std::vector<OwnedTensor> &outputs, const std::string &dir,
                     TensorFormat format) {
+  std::vector<RunOutput> runOutputs(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    runOutputs[i].result = outputs[i];
+  return printOutputs(os, signatures, runOutputs, dir, format);
+}
+
+Status printOutputs(std::ostream &os, const std::vector<TensorSignature> &signatures,
+                    const std::vector<RunOutput> &outputs, const std::string &dir,
+                    TensorFormat format) {
   if (!dir.empty())
     if (Status made = createOutputDir(dir); !made.isOk())
       return made;
   std::vector<std::vector<std::string>> rows;
   for (size_t i = 0; i < signatures.size(); ++i) {
     const std::string &name = signatures[i].name;
-    TensorView view = outputs[i].view();
+    if (signatures[i].kind != ValueKind::Tensor) {
+      // A sequence or optional: one .pb (its protobuf message), and the
+      // tensors it holds as the summary.
+      const SequenceValue empty;
+      const SequenceValue &value = outputs[i].sequence ? *outputs[i].sequence : empty;
+      std::vector<std::string> row = {name, valueKindText(signatures[i].kind, signatures[i].type)};
+      if (!dir.empty()) {
+        if (format != TensorFormat::Pb)
+          return Status::error(StatusCode::InvalidArgument,
+                               "output '" + name + "' is " +
+                                   valueKindText(signatures[i].kind, signatures[i].type) +
+                                   ", which .npy cannot hold; use --output-format pb");
+        std::string path = dir + "/" + outputFileStem(name) + ".pb";
+        if (Status s = writeContainerProto(path, name, signatures[i].kind, value); !s.isOk())
+          return Status::error(s.code(), "output '" + name + "': " + s.message());
+        row.push_back(path);
+      }
+      std::string held = value.present ? std::to_string(value.elements.size()) + " tensor(s):"
+                                       : std::string("none");
+      for (const OwnedTensor &t : value.elements)
+        held += " " + shapeToString(t.shape);
+      row.push_back(held);
+      rows.push_back(std::move(row));
+      continue;
+    }
+    TensorView view = outputs[i].result.view();
     std::vector<std::string> row = {name, elementTypeName(view.type) + shapeToString(view.shape)};
     if (!dir.empty()) {
       Result<std::string> path = writeOutput(dir, name, view, format);

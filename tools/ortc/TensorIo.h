@@ -70,7 +70,10 @@ Result<std::unique_ptr<Session>> loadSession(const std::string &model, const Inp
 
 /// A session's inputs, in the order of Session::inputs().
 struct ModelInputs {
-  std::vector<NpyArray> arrays;
+  std::vector<NpyArray> arrays; // a sequence or optional input: empty
+  /// Per input: its kind, and the value of a sequence or optional input.
+  std::vector<ValueKind> kinds;
+  std::vector<SequenceValue> sequences;
   bool random = false;
   bool allPb = false; // every input came from a TensorProto file
 
@@ -78,7 +81,9 @@ struct ModelInputs {
 };
 
 /// Reads every input from its file or, when no --input was given, fills each
-/// with random values of its declared shape (dynamic dims = --batch).
+/// with random values of its declared shape (dynamic dims = --batch). A
+/// sequence or optional input comes from a SequenceProto or OptionalProto
+/// .pb file only.
 /// Errors are one line naming the model, the input or the file.
 Result<ModelInputs> prepareInputs(const std::string &model,
                                   const std::vector<TensorSignature> &signatures,
@@ -119,6 +124,9 @@ Status createOutputDir(const std::string &dir);
 /// file it was written to (when `dir` is set: the folder is made first, and
 /// the outputs are written as `format`), and summarizeValues. The error of a
 /// write that fails, before anything is printed.
+Status printOutputs(std::ostream &os, const std::vector<TensorSignature> &signatures,
+                    const std::vector<RunOutput> &outputs, const std::string &dir,
+                    TensorFormat format);
 Status printOutputs(std::ostream &os, const std::vector<TensorSignature> &signatures,
                     const std::vector<OwnedTensor> &outputs, const std::string &dir,
                     TensorFormat format);

@@ -666,16 +666,6 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
     return s;
   if (Status s = checkSignatures(outputs, "output", numDims, what, budget); !s.isOk())
     return s;
-  // Containers cross sub-plan boundaries only: a partition's own inputs and
-  // outputs are tensors.
-  if (depth == 0)
-    for (const auto *sigs : {&inputs, &outputs})
-      for (const fb::TensorSignature *sig : *sigs)
-        if (sig->container() != fb::ContainerKind::None)
-          return invalid(what, "partition " + std::string(sigs == &inputs ? "input" : "output") +
-                                   " '" + printable(sig->name()) +
-                                   "' is a container; a partition's inputs and outputs are "
-                                   "tensors");
 
   uint64_t alignment = memory.alignment();
   if (!isPowerOfTwo(alignment) || alignment > kMaxAlignment)

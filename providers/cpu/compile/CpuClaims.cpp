@@ -2018,7 +2018,8 @@ bool acceptsDynamicDimsAnywhere(Operation *op) {
 }
 
 /// A sequence or optional the CPU EP keeps: of whole-byte numeric or bool
-/// tensors, made and read inside one partition.
+/// tensors (at a partition's boundary too: the session passes them between
+/// host partitions and to and from the caller).
 Refusal checkContainer(Operation *op, Value v, const std::string &what) {
   std::string text = typeText(v.getType());
   if (!containerKindOf(v.getType()))
@@ -2030,20 +2031,6 @@ Refusal checkContainer(Operation *op, Value v, const std::string &what) {
         e.isInteger(16) || e.isInteger(32) || e.isInteger(64)))
     return refuse(RejectedKind::DType, what + " is " + text,
                   "sequences and optionals of numeric or bool tensors");
-  // The runtime passes tensors across partition boundaries; a container
-  // stays in the partition that makes it.
-  bool graphInput = isa<BlockArgument>(v) && isa<func::FuncOp>(v.getParentBlock()->getParentOp());
-  bool graphOutput = llvm::any_of(v.getUsers(), [](Operation *user) {
-    return isa<func::ReturnOp>(user) && isa<func::FuncOp>(user->getParentOp());
-  });
-  if (graphInput || graphOutput)
-    return refuse(RejectedKind::DType,
-                  what + " is " + text + ", a graph " + (graphInput ? "input" : "output") +
-                      ": a sequence or optional would cross the partition boundary",
-                  "sequences and optionals made and used inside one partition (graph inputs "
-                  "and outputs are tensors)",
-                  "return the tensors (ConcatFromSequence, OptionalGetElement) rather than "
-                  "the sequence or optional");
   (void)op;
   return {};
 }

@@ -221,7 +221,6 @@ private:
   std::unique_ptr<SymbolicShapes> shapes;
   int opsTotal = 0;
   bool arenaAtRunTime = false;
-  bool isSubplan = false; // a body: its inputs and outputs may be containers
 
   // The elementwise group being formed: its ops in order and its result.
   std::vector<Operation *> group;
@@ -470,7 +469,6 @@ FailureOr<int64_t> PartitionCompiler::buildSubplan(Operation *op, Region &region
     subFn.setArgAttr(0, "ortc.nonnegative", builder.getUnitAttr());
 
   PartitionCompiler sub(subFn, target, [](const std::string &, int, int) {}, shared);
-  sub.isSubplan = true;
   if (failed(sub.buildPlan()))
     return op->emitError("cpu_ep: the ") << suffix << " of node '" << onnxNodeName(op)
                                          << "' did not compile";
@@ -733,7 +731,7 @@ LogicalResult PartitionCompiler::buildPlan() {
     return kind && *kind != ContainerKind::None;
   };
   for (BlockArgument arg : fn.getArguments()) {
-    if (!isa<RankedTensorType>(arg.getType()) && !(isSubplan && isContainer(arg)))
+    if (!isa<RankedTensorType>(arg.getType()) && !isContainer(arg))
       return fn.emitError("cpu_ep: partition input ") << arg.getArgNumber() << " is not a tensor";
     std::string name = "input" + std::to_string(arg.getArgNumber());
     plan.inputs.push_back(signatureOf(arg, name));
@@ -838,7 +836,7 @@ LogicalResult PartitionCompiler::buildPlan() {
   // value returned twice) a Copy step fills it.
   llvm::SmallPtrSet<Value, 8> returned;
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
-    if (!isa<RankedTensorType>(value.getType()) && !(isSubplan && isContainer(value)))
+    if (!isa<RankedTensorType>(value.getType()) && !isContainer(value))
       return fn.emitError("cpu_ep: partition output ") << i << " is not a ranked tensor";
     std::string name = "output" + std::to_string(i);
     plan.outputs.push_back(signatureOf(value, name));

@@ -719,7 +719,7 @@ TEST(CpuBlobTest, RefusesAnotherEpOrVersion) {
       {"ep", [](fb::PlanT &p) { p.ep_name = "cuda_ep"; }, {"blob belongs to EP 'cuda_ep'"}},
       {"format",
        [](fb::PlanT &p) { p.format_version = kCpuPlanFormatVersion + 1; },
-       {"plan format_version 5 is not supported (this build reads 4)"},
+       {"plan format_version 6 is not supported (this build reads 5)"},
        StatusCode::Unsupported},
       {"format 0",
        [](fb::PlanT &p) { p.format_version = 0; },
@@ -822,7 +822,7 @@ TEST(CpuBlobTest, RefusesBadControlFlowSteps) {
   refuses("sub-plan out of range", [](fb::PlanT &p) { p.steps[1]->ints[0]->values = {0, 5}; },
           "sub-plan 5 of 2");
   refuses("no condition", [](fb::PlanT &p) { p.steps[1]->inputs = {-1, 4}; },
-          "needs its condition as input 0");
+          "needs its condition (a tensor) as input 0");
   refuses("arity",
           [](fb::PlanT &p) { p.subplans[1]->inputs.push_back(signature("z", kF32, {1})); },
           "sub-plan 1 takes 2 inputs and gives 1 outputs, the step has 1 and 1");
@@ -832,14 +832,31 @@ TEST(CpuBlobTest, RefusesBadControlFlowSteps) {
             p.subplans[0]->buffers[0]->element_type = kI64;
             p.subplans[0]->buffers[0]->size = 32;
           },
-          "sub-plan 0 input 0 differs in element type from the step's");
+          "sub-plan 0 input 0 differs in element type or container kind from the step's");
   refuses("output type",
           [](fb::PlanT &p) {
             p.subplans[0]->outputs[0]->element_type = kF32;
             p.subplans[0]->buffers[1]->element_type = kF32;
             p.subplans[0]->buffers[1]->size = 12;
           },
-          "sub-plan 0 output 0 differs in element type from the step's");
+          "sub-plan 0 output 0 differs in element type or container kind from the step's");
+  refuses("container kind",
+          [](fb::PlanT &p) {
+            // A branch that copies a sequence, under an If that passes tensors.
+            fb::PlanT &branch = *p.subplans[0];
+            for (auto *sig : {branch.inputs[0].get(), branch.outputs[0].get()}) {
+              sig->container = fb::ContainerKind::Sequence;
+              sig->shape.clear();
+            }
+            for (int b : {0, 1}) {
+              branch.buffers[b]->container = fb::ContainerKind::Sequence;
+              branch.buffers[b]->shape.clear();
+              branch.buffers[b]->size = 0;
+            }
+            branch.steps[0]->kind = fb::StepKind::Sequence;
+            branch.steps[0]->callee = "Identity";
+          },
+          "sub-plan 0 input 0 differs in element type or container kind from the step's");
   refuses("bad sub-plan buffer", [](fb::PlanT &p) { p.subplans[1]->buffers[1]->index = 3; },
           "sub-plan 1: buffer 1 'b' (Output): index 3 is out of range");
   refuses("data symbol", [](fb::PlanT &p) { p.data_symbols = {7}; },
@@ -859,6 +876,67 @@ TEST(CpuBlobTest, RefusesBadControlFlowSteps) {
             }
           },
           "sub-plans nest deeper than 32");
+}
+
+/// validPlan with sequence steps after it: a sequence (buffer 8) made of
+/// t0, its length (buffer 9), and t0 inserted again at position `ids`.
+fb::PlanT planWithSequence() {
+  fb::PlanT plan = validPlan();
+  plan.buffers.push_back(buffer(fb::BufferKind::Arena, kF32, {}, 0, "seq"));
+  plan.buffers.back()->container = fb::ContainerKind::Sequence;
+  plan.buffers.push_back(buffer(fb::BufferKind::Arena, kI64, {}, 8, "len"));
+  plan.buffers.back()->offset = 128;
+  plan.buffers.push_back(buffer(fb::BufferKind::Arena, kF32, {}, 0, "seq2"));
+  plan.buffers.back()->container = fb::ContainerKind::Sequence;
+  auto step = [&](const char *op, std::vector<int32_t> in, std::vector<int32_t> out) {
+    auto s = std::make_unique<fb::StepT>();
+    s->kind = fb::StepKind::Sequence;
+    s->callee = op;
+    s->node = std::string(op) + "0";
+    s->inputs = std::move(in);
+    s->outputs = std::move(out);
+    plan.steps.push_back(std::move(s));
+  };
+  step("SequenceConstruct", {4}, {8});
+  step("SequenceLength", {8}, {9});
+  step("SequenceInsert", {8, 4, 1}, {10});
+  return plan;
+}
+
+// A container is only ever an operand where its op takes one: the executor
+// reads a container's view as a SequenceValue.
+TEST(CpuBlobTest, RefusesMisusedContainers) {
+  auto refuses = [](const char *name, std::function<void(fb::PlanT &)> breakIt,
+                    const std::string &needle) {
+    SCOPED_TRACE(name);
+    fb::PlanT plan = planWithSequence();
+    breakIt(plan);
+    Status status = openCpuStatus(rawCpuBlob(packMeta(plan)));
+    ASSERT_FALSE(status.isOk());
+    expectError(status, needle);
+  };
+  ASSERT_TRUE(openCpuStatus(rawCpuBlob(packMeta(planWithSequence()))).isOk());
+  refuses("a kernel reads a container", [](fb::PlanT &p) { p.steps[1]->inputs[0] = 8; },
+          "buffer 8 'seq' is a container, which only sequence and control-flow steps take");
+  refuses("a sequence made into a tensor", [](fb::PlanT &p) { p.steps[2]->outputs = {9}; },
+          "SequenceConstruct output 0 is None, not Sequence");
+  refuses("a tensor read as a sequence", [](fb::PlanT &p) { p.steps[3]->inputs = {4}; },
+          "SequenceLength input 0 is None, not Sequence");
+  refuses("a float position", [](fb::PlanT &p) { p.steps[4]->inputs[2] = 4; },
+          "SequenceInsert input 2 is float32; positions and splits are int32 or int64");
+  refuses("arity", [](fb::PlanT &p) { p.steps[3]->inputs = {8, 8}; },
+          "SequenceLength takes 1 inputs and gives 1; the step has 2 and 1");
+  refuses("a container with a shape", [](fb::PlanT &p) { p.buffers[8]->shape = {2}; },
+          "buffer 8 'seq' (Arena): a container (Sequence) has an empty shape, not [2]");
+  refuses("a container in the weights",
+          [](fb::PlanT &p) { p.buffers[8]->kind = fb::BufferKind::Weight; },
+          "a container is an Input, an Output or an Arena buffer");
+  refuses("a container of packed int4",
+          [](fb::PlanT &p) { p.buffers[8]->element_type = 22; },
+          "a container's elements are whole-byte tensors, not int4");
+  refuses("an unknown container kind",
+          [](fb::PlanT &p) { p.buffers[8]->container = fb::ContainerKind(9); },
+          "unknown container kind 9");
 }
 
 TEST(CpuBlobTest, RefusesBadSignatures) {
@@ -1094,8 +1172,11 @@ TEST(CpuBlobTest, RefusesBadAliases) {
 TEST(CpuBlobTest, RefusesBadSteps) {
   runBreakCases({
       {"kind",
-       [](fb::PlanT &p) { p.steps[0]->kind = fb::StepKind(5); },
-       {"step 0 'Gemm' (node 'gemm0'): unknown kind 5"}},
+       [](fb::PlanT &p) { p.steps[0]->kind = fb::StepKind(6); },
+       {"step 0 'Gemm' (node 'gemm0'): unknown kind 6"}},
+      {"sequence step of an unknown op",
+       [](fb::PlanT &p) { p.steps[0]->kind = fb::StepKind::Sequence; },
+       {"step 0 'Gemm' (node 'gemm0'): no sequence step 'Gemm'"}},
       {"callee",
        [](fb::PlanT &p) { p.steps[1]->callee = ""; },
        {"step 1 '' (node 'add0,relu0'): empty callee"}},
