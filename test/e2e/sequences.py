@@ -201,12 +201,36 @@ def loop_map(rng):
     return model, feeds
 
 
+def cross_partition(rng):
+    # A sequence made in one partition and read in another: with
+    # --ep=cuda,cpu the matrix work between the sequence ops goes to the CUDA
+    # EP, so the CPU EP's sequence crosses the boundary through the session.
+    w = rng.standard_normal((256, 256)).astype(np.float32) / 16
+    nodes = [
+        const("w", w),
+        const("first", np.array(0, np.int64)),
+        helper.make_node("SplitToSequence", ["x", "chunk"], ["pieces"], axis=0),
+        helper.make_node("SequenceAt", ["pieces", "first"], ["head"]),
+        helper.make_node("MatMul", ["head", "w"], ["h1"]),
+        helper.make_node("Relu", ["h1"], ["h2"]),
+        helper.make_node("MatMul", ["h2", "w"], ["h3"]),
+        helper.make_node("SequenceInsert", ["pieces", "h3"], ["more"]),
+        helper.make_node("ConcatFromSequence", ["more"], ["y"], axis=0),
+    ]
+    model = make_model("cross_partition", nodes, [vi("x", F, ["n", 256]), vi("chunk", I64, [])],
+                       [vi("y", F, [None, 256])])
+    feeds = [{"x": rng.standard_normal((n, 256)).astype(np.float32),
+              "chunk": np.array(c, np.int64)} for n, c in ((64, 32), (48, 48), (40, 16))]
+    return model, feeds
+
+
 MODELS = {
     "loop_append": loop_append,
     "split_pick": split_pick,
     "branch_edit": branch_edit,
     "optional_gate": optional_gate,
     "loop_map": loop_map,
+    "cross_partition": cross_partition,
 }
 
 

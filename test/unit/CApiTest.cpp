@@ -135,6 +135,103 @@ void expectRunMatches(OrtcSession *session, int64_t batch, unsigned seed) {
   EXPECT_EQ(values(z.get()), c.z);
 }
 
+TensorPtr floats(std::vector<float> &values) {
+  int64_t shape[] = {int64_t(values.size())};
+  OrtcTensor *t = nullptr;
+  EXPECT_EQ(ortc_tensor_wrap(kFloat, shape, 1, values.data(), values.size() * sizeof(float), &t),
+            ORTC_OK)
+      << lastError();
+  return TensorPtr(t);
+}
+
+TensorPtr container(int32_t kind, int present, std::vector<const OrtcTensor *> tensors) {
+  OrtcTensor *value = nullptr;
+  EXPECT_EQ(ortc_value_create(kind, kFloat, present, tensors.data(), tensors.size(), &value),
+            ORTC_OK)
+      << lastError();
+  return TensorPtr(value);
+}
+
+// A sequence and an optional in, a sequence and tensors out (the model of
+// capi_models.py's build_sequence_model).
+TEST(CApi, SequencesAndOptionals) {
+  SessionPtr session = load(kModels + "/sequence/model_ctx.onnx");
+  ASSERT_TRUE(session);
+  EXPECT_EQ(ortc_session_input_kind(session.get(), 0), ORTC_VALUE_SEQUENCE);
+  EXPECT_EQ(ortc_session_input_kind(session.get(), 1), ORTC_VALUE_TENSOR);
+  EXPECT_EQ(ortc_session_input_kind(session.get(), 2), ORTC_VALUE_OPTIONAL_TENSOR);
+  EXPECT_EQ(ortc_session_output_kind(session.get(), 1), ORTC_VALUE_SEQUENCE);
+  EXPECT_EQ(ortc_session_input_kind(session.get(), 3), -1);
+
+  std::vector<float> a = {1, 2}, b = {3}, e = {4, 5, 6};
+  TensorPtr ta = floats(a), tb = floats(b), extra = floats(e);
+  TensorPtr parts = container(ORTC_VALUE_SEQUENCE, 1, {ta.get(), tb.get()});
+  a[0] = 100; // the sequence holds copies
+  for (int present : {0, 1}) {
+    SCOPED_TRACE(present);
+    TensorPtr maybe = present ? container(ORTC_VALUE_OPTIONAL_TENSOR, 1, {tb.get()})
+                              : container(ORTC_VALUE_OPTIONAL_TENSOR, 0, {});
+    EXPECT_EQ(ortc_value_present(maybe.get()), present);
+    const OrtcTensor *ins[] = {parts.get(), extra.get(), maybe.get()};
+    OrtcTensor *outs[4] = {nullptr, nullptr, nullptr, nullptr};
+    ASSERT_EQ(ortc_session_run(session.get(), nullptr, ins, 3, nullptr, outs, 4), ORTC_OK)
+        << lastError();
+    TensorPtr joined(outs[0]), more(outs[1]), count(outs[2]), has(outs[3]);
+    EXPECT_EQ(values(joined.get()), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(*static_cast<int64_t *>(ortc_tensor_data(count.get())), 3);
+    EXPECT_EQ(*static_cast<uint8_t *>(ortc_tensor_data(has.get())), present);
+    ASSERT_EQ(ortc_value_kind(more.get()), ORTC_VALUE_SEQUENCE);
+    ASSERT_EQ(ortc_value_count(more.get()), 3u);
+    EXPECT_EQ(ortc_tensor_data(more.get()), nullptr);
+    EXPECT_EQ(ortc_tensor_byte_size(more.get()), 0u);
+    std::vector<std::vector<int64_t>> shapes;
+    for (size_t i = 0; i < 3; ++i)
+      shapes.push_back(shapeOf(ortc_value_tensor(more.get(), i)));
+    EXPECT_EQ(shapes, (std::vector<std::vector<int64_t>>{{2}, {1}, {3}}));
+    EXPECT_EQ(ortc_value_tensor(more.get(), 3), nullptr);
+  }
+
+  // Refusals: a tensor where a sequence goes, a sequence of another element
+  // type, a buffer for a sequence output, an optional tensor of two.
+  TensorPtr none = container(ORTC_VALUE_OPTIONAL_TENSOR, 0, {});
+  const OrtcTensor *tensorForSequence[] = {ta.get(), extra.get(), none.get()};
+  OrtcTensor *outs[4] = {nullptr, nullptr, nullptr, nullptr};
+  EXPECT_EQ(ortc_session_run(session.get(), nullptr, tensorForSequence, 3, nullptr, outs, 4),
+            ORTC_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("input 'parts' must be a sequence of float32 tensors, got a float32 tensor"));
+  int64_t one = 1, id = 7;
+  OrtcTensor *i64 = nullptr;
+  ASSERT_EQ(ortc_tensor_wrap(kInt64, &one, 1, &id, sizeof id, &i64), ORTC_OK);
+  TensorPtr i64Tensor(i64);
+  OrtcTensor *wrongType = nullptr;
+  const OrtcTensor *mixed[] = {ta.get(), i64};
+  EXPECT_EQ(ortc_value_create(ORTC_VALUE_SEQUENCE, kFloat, 1, mixed, 2, &wrongType),
+            ORTC_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("tensors[1] is not a float32 tensor"));
+  EXPECT_EQ(wrongType, nullptr);
+  const OrtcTensor *i64s[] = {i64};
+  ASSERT_EQ(ortc_value_create(ORTC_VALUE_SEQUENCE, kInt64, 1, i64s, 1, &wrongType), ORTC_OK);
+  TensorPtr wrongSequence(wrongType);
+  const OrtcTensor *badElements[] = {wrongSequence.get(), extra.get(), none.get()};
+  EXPECT_EQ(ortc_session_run(session.get(), nullptr, badElements, 3, nullptr, outs, 4),
+            ORTC_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("input 'parts' must be a sequence of float32 tensors"));
+  TensorPtr given = container(ORTC_VALUE_SEQUENCE, 1, {});
+  const OrtcTensor *good[] = {parts.get(), extra.get(), none.get()};
+  OrtcTensor *slots[4] = {nullptr, given.get(), nullptr, nullptr};
+  EXPECT_EQ(ortc_session_run(session.get(), nullptr, good, 3, nullptr, slots, 4),
+            ORTC_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("give no buffer for it"));
+  EXPECT_EQ(slots[0], nullptr);
+  OrtcTensor *two = nullptr;
+  const OrtcTensor *pair[] = {ta.get(), tb.get()};
+  EXPECT_EQ(ortc_value_create(ORTC_VALUE_OPTIONAL_TENSOR, kFloat, 1, pair, 2, &two),
+            ORTC_INVALID_ARGUMENT);
+  EXPECT_TRUE(lastErrorHas("an optional tensor holds one tensor, not 2"));
+  EXPECT_EQ(ortc_value_create(5, kFloat, 1, nullptr, 0, &two), ORTC_INVALID_ARGUMENT);
+  EXPECT_EQ(ortc_value_kind(nullptr), -1);
+}
+
 TEST(CApi, Versions) {
   EXPECT_EQ(ortc_api_version(), ORTC_RUNTIME_API_VERSION);
   EXPECT_STREQ(ortc_version(), "0.1.0");

@@ -8,9 +8,16 @@ W[k][j] = (k - j) / 4 and b[j] = (j - 1) / 2. With inputs that are multiples
 of 1/2 every result is exact in float32, whatever the summation order, so the
 tests compare bit for bit with values they compute themselves.
 
+and a model whose inputs and outputs are sequences and optionals:
+
+  more = SequenceInsert(parts, extra)     parts: seq(float32), extra: float32[k]
+  joined = ConcatFromSequence(more, 0)    float32[?]
+  count = SequenceLength(more)            int64[]
+  has = OptionalHasElement(maybe)         maybe: optional(float32), has: bool[]
+
 Usage: capi_models.py --ortc ORTC --out DIR
 Writes DIR/model.onnx, DIR/inline/model_ctx.onnx and DIR/sidecar/model_ctx.onnx
-(+ its sidecar).
+(+ its sidecar), and DIR/sequence/model_ctx.onnx.
 """
 
 import argparse
@@ -46,6 +53,30 @@ def build_model():
     return model
 
 
+def build_sequence_model():
+    seq_f32 = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    opt_f32 = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    nodes = [
+        helper.make_node("SequenceInsert", ["parts", "extra"], ["more"], name="insert"),
+        helper.make_node("ConcatFromSequence", ["more"], ["joined"], axis=0, name="concat"),
+        helper.make_node("SequenceLength", ["more"], ["count"], name="length"),
+        helper.make_node("OptionalHasElement", ["maybe"], ["has"], name="has"),
+    ]
+    graph = helper.make_graph(
+        nodes, "capi_sequences",
+        [helper.make_value_info("parts", seq_f32),
+         helper.make_tensor_value_info("extra", TensorProto.FLOAT, ["k"]),
+         helper.make_value_info("maybe", opt_f32)],
+        [helper.make_tensor_value_info("joined", TensorProto.FLOAT, [None]),
+         helper.make_value_info("more", seq_f32),
+         helper.make_tensor_value_info("count", TensorProto.INT64, []),
+         helper.make_tensor_value_info("has", TensorProto.BOOL, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ortc", required=True)
@@ -62,6 +93,12 @@ def main():
         result = subprocess.run([args.ortc, "compile", source, "-o", out] + extra)
         if result.returncode != 0:
             sys.exit(f"capi_models.py: ortc compile ({kind}) failed")
+    source = os.path.join(args.out, "sequence_model.onnx")
+    onnx.save(build_sequence_model(), source)
+    out = os.path.join(args.out, "sequence", "model_ctx.onnx")
+    os.makedirs(os.path.dirname(out))
+    if subprocess.run([args.ortc, "compile", source, "-o", out]).returncode != 0:
+        sys.exit("capi_models.py: ortc compile (sequence) failed")
     return 0
 
 

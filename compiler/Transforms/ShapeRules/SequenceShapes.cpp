@@ -215,7 +215,7 @@ LogicalResult inferConcatFromSequence(od::ConcatFromSequenceOp op, ShapeRuleCont
     return success();
   Value result = op.getConcatResult();
   if (!held.hasRank()) {
-    ctx.setUnranked(result, held.getElementType());
+    ctx.setTakenFrom(result, held);
     return success();
   }
   bool newAxis = op.getNewAxis() != 0;

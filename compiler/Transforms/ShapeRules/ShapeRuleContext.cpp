@@ -94,8 +94,15 @@ void ShapeRuleContext::setType(Value result, Type type) {
 
 void ShapeRuleContext::setTakenFrom(Value result, TensorType type) {
   if (!type.hasRank()) {
-    setUnranked(result, type.getElementType());
-    return;
+    // Elements of unknown rank: the rank the model declares for the result
+    // (the run refuses a tensor of another), its static dims, data for the
+    // rest.
+    auto declared = dyn_cast<RankedTensorType>(result.getType());
+    if (!declared || declared.getElementType() != type.getElementType()) {
+      setUnranked(result, type.getElementType());
+      return;
+    }
+    type = declared;
   }
   DimList dims;
   for (int64_t d = 0; d < type.getRank(); ++d)

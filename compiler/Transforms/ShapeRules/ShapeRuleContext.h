@@ -89,7 +89,8 @@ public:
   /// `result` is `type`, a sequence or an optional (no dims to track).
   void setType(mlir::Value result, mlir::Type type);
   /// `result` is the tensor `type` (an element taken out of a container):
-  /// its static dims, a data symbol for each dynamic one; unranked stays so.
+  /// its static dims, a data symbol for each dynamic one. Of unknown rank,
+  /// the rank `result` is declared with (the run checks it), else unranked.
   void setTakenFrom(mlir::Value result, mlir::TensorType type);
   /// A dim of `result` that the data decides (NonZero's count): a symbol
   /// the runtime binds when the op's kernel reports the shape.

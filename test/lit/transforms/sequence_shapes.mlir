@@ -117,3 +117,16 @@ func.func @concat_axis_out_of_range(%s: !onnx.seq<tensor<2x3xf32>>) -> tensor<*x
   %r = "onnx.ConcatFromSequence"(%s) <{axis = 2 : i64, new_axis = 0 : i64}> : (!onnx.seq<tensor<2x3xf32>>) -> tensor<*xf32>
   return %r : tensor<*xf32>
 }
+
+// -----
+
+// Elements of unknown rank taken out where the model declares the result's
+// rank: that rank, its static dims kept (the run checks both).
+// CHECK-LABEL: func.func @declared_rank
+// CHECK: "onnx.ConcatFromSequence"{{.*}} -> tensor<?x3xf32>
+// CHECK: "onnx.SequenceAt"{{.*}} -> tensor<?xf32>
+func.func @declared_rank(%s: !onnx.seq<tensor<*xf32>>, %pos: tensor<i64>) -> (tensor<?x3xf32>, tensor<?xf32>) {
+  %c = "onnx.ConcatFromSequence"(%s) <{axis = 0 : i64, new_axis = 0 : i64}> : (!onnx.seq<tensor<*xf32>>) -> tensor<?x3xf32>
+  %t = "onnx.SequenceAt"(%s, %pos) : (!onnx.seq<tensor<*xf32>>, tensor<i64>) -> tensor<?xf32>
+  return %c, %t : tensor<?x3xf32>, tensor<?xf32>
+}

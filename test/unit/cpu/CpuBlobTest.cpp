@@ -1458,8 +1458,9 @@ TEST(CpuBlobTest, RefusesSharedVectorsThatOutgrowMeta) {
 // Random edits to META, checksum recomputed: the reader must answer, never
 // crash (run under ASan/UBSan to see more than a crash).
 TEST(CpuBlobTest, SurvivesRandomlyEditedMeta) {
-  // A plan with sub-plans too: the recursion must hold up as well.
-  for (const fb::PlanT &plan : {validPlan(), planWithIf()}) {
+  // Plans with sub-plans and containers too: the recursion and the
+  // per-op container checks must hold up as well.
+  for (const fb::PlanT &plan : {validPlan(), planWithIf(), planWithSequence()}) {
     std::vector<char> meta = packMeta(plan);
     std::mt19937 rng(1234);
     int refused = 0;
