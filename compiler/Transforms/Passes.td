@@ -119,6 +119,24 @@ def OnnxPropagateShapes : Pass<"onnx-propagate-shapes", "mlir::func::FuncOp"> {
   ];
 }
 
+def OnnxExpandSequenceMap : Pass<"onnx-expand-sequence-map", "mlir::func::FuncOp"> {
+  let summary = "SequenceMap becomes the Loop of its ONNX function body";
+  let description = [{
+    SequenceMap applies its body to each element of its input sequence (and
+    the elements at the same position of the other sequence inputs; tensor
+    inputs are passed whole). It becomes what ONNX's function definition of
+    it says: a Loop over SequenceLength of the first input whose body takes
+    element i of each sequence input (SequenceAt), runs the SequenceMap body
+    on them, and appends each result to a sequence it carries (starting from
+    SequenceEmpty of the output's element type). The EPs then run the Loop
+    and the sequence ops; nothing but this pass knows SequenceMap. A
+    SequenceMap whose output element types are unknown is left alone.
+  }];
+  let statistics = [
+    Statistic<"numExpanded", "num-expanded", "Number of SequenceMap ops expanded">
+  ];
+}
+
 def OnnxSpecializeBranches : Pass<"onnx-specialize-branches", "mlir::func::FuncOp"> {
   let summary = "An If whose branches yield different ranks becomes the one branch under which the graph type-checks, with a run-time check of its condition";
   let description = [{

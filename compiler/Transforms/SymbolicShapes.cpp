@@ -186,10 +186,20 @@ const Dims *SymbolicShapes::operandDims(Value v) {
 }
 
 int32_t SymbolicShapes::dataSymbol(Operation *op, unsigned result, unsigned dim) {
-  std::string name = nodeNameOf(op, op->getName().stripDialect().str()) + "." +
+  // One symbol per op result dim, named after its node; two nodes of one
+  // name (ONNX does not make names unique) get "#2", "#3", ...
+  auto key = std::make_tuple(op, result, dim);
+  if (auto found = dataSymbolIds_.find(key); found != dataSymbolIds_.end())
+    return found->second;
+  std::string base = nodeNameOf(op, op->getName().stripDialect().str()) + "." +
                      std::to_string(result) + "[" + std::to_string(dim) + "]";
+  std::string name = base;
+  for (int k = 2; std::find(symbolNames_.begin(), symbolNames_.end(), name) != symbolNames_.end();
+       ++k)
+    name = base + "#" + std::to_string(k);
   int32_t id = symbolNamed(name);
   dataSymbols_.insert(table_.node(id).a);
+  dataSymbolIds_[key] = id;
   return id;
 }
 

@@ -28,7 +28,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <map>
 #include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -128,6 +130,7 @@ private:
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> dims_;
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> elements_;
   std::set<int64_t> dataSymbols_;
+  std::map<std::tuple<mlir::Operation *, unsigned, unsigned>, int32_t> dataSymbolIds_;
 
   friend class ShapeRuleContext;
 };
