@@ -16,10 +16,8 @@ Prints a row per model, input set and output, then `N passed, M failed`; exit
 status 1 on any failure.
 """
 
-import argparse
 import os
 import sys
-import tempfile
 
 import numpy as np
 import onnx
@@ -27,7 +25,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(__file__))
-from e2e_util import EP_ARGS, check_only_epcontext, compare_run, save_and_compile  # noqa: E402
+from e2e_util import helper_models_main  # noqa: E402
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 
@@ -336,50 +334,12 @@ MODELS = {
 }
 
 
-def check_model(name, ortc, work, ep):
-    rng = np.random.default_rng(7)
-    model, feeds = MODELS[name](rng)
-    folder = os.path.join(work, name)
-    compile_args, run_args = EP_ARGS[ep]
-    model_path, ctx_path = save_and_compile(ortc, model, name, folder, "--quiet", *compile_args)
-    check_only_epcontext(ctx_path)
-    session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
-    rows = []
-    for k, feed in enumerate(feeds):
-        for out, shape, err, ok in compare_run(ortc, ctx_path, session, feed,
-                                               os.path.join(folder, f"run{k}"), run_args):
-            rows.append((name, k, out, shape, err, ok))
-    return rows
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ortc", required=True)
-    parser.add_argument("--work", default=None)
-    parser.add_argument("--model", action="append", choices=sorted(MODELS))
-    parser.add_argument("--ep", choices=sorted(EP_ARGS), default="cpu",
-                        help="cuda: compile with --ep=cuda,cpu (the CUDA EP takes what it can, "
-                             "the CPU EP the control flow and data-sized ops) and run the CUDA "
-                             "partitions on the host emulation")
-    args = parser.parse_args()
-    names = args.model or list(MODELS)
-    work = args.work or tempfile.mkdtemp(prefix="ortc_control_flow_")
-
-    passed = failed = 0
-    print(f"{'model':16} {'set':3} {'output':9} {'result':18} {'max |err|':>10}  ok")
-    for name in names:
-        try:
-            rows = check_model(name, args.ortc, work, args.ep)
-        except Exception as error:  # report and go on to the next model
-            print(f"{name:16} FAILED: {error}")
-            failed += 1
-            continue
-        for model, k, out, shape, err, ok in rows:
-            print(f"{model:16} {k:3} {out:9} {shape:18} {err:10.2e}  {'yes' if ok else 'NO'}")
-            passed += ok
-            failed += not ok
-    print(f"{passed} passed, {failed} failed; work dir {work}")
-    return 1 if failed else 0
+    return helper_models_main(
+        __doc__.splitlines()[0], MODELS, 7, "ortc_control_flow_",
+        ep_help="cuda: compile with --ep=cuda,cpu (the CUDA EP takes what it can, the CPU EP "
+                "the control flow and data-sized ops) and run the CUDA partitions on the host "
+                "emulation")
 
 
 if __name__ == "__main__":

@@ -152,3 +152,57 @@ def partition_summary(ctx):
             text += f", {kernels} kernel(s), {gemms} cuBLAS GEMM(s)"
         parts.append(text)
     return "; ".join(parts)
+
+
+def check_helper_model(name, build, ortc, work, ep, seed):
+    """Builds a model with `build(rng)` -> (model, [feeds, ...]), compiles it
+    once (EPContext nodes only) and compares `ortc run` with onnxruntime on
+    each feed; per output of each feed: (name, set, output, shape, err, ok)."""
+    import onnxruntime as ort
+
+    model, feeds = build(np.random.default_rng(seed))
+    folder = os.path.join(work, name)
+    compile_args, run_args = EP_ARGS[ep]
+    model_path, ctx_path = save_and_compile(ortc, model, name, folder, "--quiet", *compile_args)
+    check_only_epcontext(ctx_path)
+    session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+    rows = []
+    for k, feed in enumerate(feeds):
+        for out, shape, err, ok in compare_run(ortc, ctx_path, session, feed,
+                                               os.path.join(folder, f"run{k}"), run_args):
+            rows.append((name, k, out, shape, err, ok))
+    return rows
+
+
+def helper_models_main(description, models, seed, work_prefix, ep_help=None):
+    """The command line of a script of onnx.helper models (control_flow.py,
+    sequences.py): --ortc, --work, --model, --ep; a row per output, then
+    `N passed, M failed`; the exit status."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--ortc", required=True)
+    parser.add_argument("--work", default=None)
+    parser.add_argument("--model", action="append", choices=sorted(models))
+    parser.add_argument("--ep", choices=sorted(EP_ARGS), default="cpu", help=ep_help)
+    args = parser.parse_args()
+    names = args.model or list(models)
+    work = args.work or tempfile.mkdtemp(prefix=work_prefix)
+    width = max(len(n) for n in models) + 1
+    passed = failed = 0
+    print(f"{'model':{width}} {'set':3} {'output':11} {'result':18} {'max |err|':>10}  ok")
+    for name in names:
+        try:
+            rows = check_helper_model(name, models[name], args.ortc, work, args.ep, seed)
+        except Exception as error:  # report and go on to the next model
+            print(f"{name:{width}} FAILED: {error}")
+            failed += 1
+            continue
+        for model, k, out, shape, err, ok in rows:
+            print(f"{model:{width}} {k:3} {out:11} {shape:18} {err:10.2e}  "
+                  f"{'yes' if ok else 'NO'}")
+            passed += ok
+            failed += not ok
+    print(f"{passed} passed, {failed} failed; work dir {work}")
+    return 1 if failed else 0

@@ -31,7 +31,8 @@ Options:
                         (default: the current directory; created if missing).
   --output-format npy|pb
                         The outputs' format. Default: pb when every input is
-                        a .pb file, else npy.
+                        a .pb file, else npy. A sequence or optional output
+                        is a SequenceProto or OptionalProto .pb (pb only).
   -h, --help            Show this help.
 
 Exit status: 0 on success, 1 when the model or an input is refused or a run

@@ -22,9 +22,10 @@ const char *const kInputOptionsHelp =
     R"(  --input NAME=FILE     The value of graph input NAME: a .npy file or an ONNX
                         TensorProto .pb file (as in the ONNX backend tests'
                         input_0.pb; raw_data or typed values, no external
-                        data). Give every input, or none: with no --input,
-                        each input is filled with random values of its
-                        declared shape.
+                        data). A sequence input takes a SequenceProto .pb,
+                        an optional one an OptionalProto .pb. Give every
+                        input, or none: with no --input, each tensor input
+                        is filled with random values of its declared shape.
   --batch N             Random inputs: the value of every dynamic dim
                         (default 1).
   --seed N              Random inputs: the generator's seed (default 0, so

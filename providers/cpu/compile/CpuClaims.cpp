@@ -2310,6 +2310,13 @@ Refusal checkControlFlow(Operation *op, const SymbolicShapes &shapes, const std:
                     "body input " + std::to_string(arg.getArgNumber()) + " is " +
                         typeText(arg.getType()),
                     "a Loop whose body takes ranked tensors (and carries sequences or optionals)");
+  // Scan outputs are stacked tensors (ONNX allows nothing else).
+  for (unsigned k = unsigned(loop.getVInitial().size()); k < op->getNumResults(); ++k)
+    if (!isa<TensorType>(op->getResult(k).getType()))
+      return refuse(RejectedKind::DType,
+                    "scan output " + std::to_string(k - loop.getVInitial().size()) + " is " +
+                        typeText(op->getResult(k).getType()),
+                    "a Loop whose scan outputs are tensors");
   return checkRegion(loop.getBody(), "body", shapes, epName);
 }
 } // namespace

@@ -198,6 +198,8 @@ private:
   LogicalResult emitIf(Operation *op);
   /// A sequence or optional op as a Sequence step the executor runs.
   LogicalResult emitSequenceStep(Operation *op);
+  /// Every result of `op` as an Arena buffer written by `step`.
+  LogicalResult addStepOutputs(Operation *op, fb::StepT &step);
   LogicalResult emitLoop(Operation *op);
   LogicalResult emitScan(Operation *op);
   /// A step of `kind` running `subplans`, reading `operands`; its outputs
@@ -507,14 +509,7 @@ LogicalResult PartitionCompiler::emitControlFlowStep(Operation *op, fb::StepKind
       return op->emitError("cpu_ep: an input of node '") << onnxNodeName(op) << "' has no buffer";
     step.inputs.push_back(id);
   }
-  for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
-    if (id < 0)
-      return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
-    buffers[result] = id;
-    step.outputs.push_back(id);
-  }
-  return success();
+  return addStepOutputs(op, step);
 }
 
 LogicalResult PartitionCompiler::emitLoop(Operation *op) {
@@ -574,6 +569,17 @@ LogicalResult PartitionCompiler::emitIf(Operation *op) {
   return emitControlFlowStep(op, fb::StepKind::If, subplans, operands);
 }
 
+LogicalResult PartitionCompiler::addStepOutputs(Operation *op, fb::StepT &step) {
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
+    if (id < 0)
+      return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
+    buffers[result] = id;
+    step.outputs.push_back(id);
+  }
+  return success();
+}
+
 LogicalResult PartitionCompiler::emitSequenceStep(Operation *op) {
   int index = newStep(fb::StepKind::Sequence, onnxOpTypeAndDomain(op).first, onnxNodeName(op));
   fb::StepT &step = *plan.steps[index];
@@ -588,14 +594,7 @@ LogicalResult PartitionCompiler::emitSequenceStep(Operation *op) {
   }
   while (!step.inputs.empty() && step.inputs.back() == -1)
     step.inputs.pop_back();
-  for (auto [i, result] : llvm::enumerate(op->getResults())) {
-    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
-    if (id < 0)
-      return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
-    buffers[result] = id;
-    step.outputs.push_back(id);
-  }
-  return success();
+  return addStepOutputs(op, step);
 }
 
 LogicalResult PartitionCompiler::closeKernel() {

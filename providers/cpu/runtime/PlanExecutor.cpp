@@ -718,6 +718,14 @@ Status PlanExecutor::run(const std::vector<TensorView> &inputs,
     }
   }
   Status status = runSteps(*state, inputs, outputs, layout, allocator);
+  // The run's sequences and optionals let go of their tensors; an idle
+  // state keeps only memory that later runs reuse.
+  for (SequenceValue &container : state->containers)
+    container.clear();
+  for (auto &[step, loop] : state->loops)
+    for (std::vector<SequenceValue> &slots : loop.sequences)
+      for (SequenceValue &container : slots)
+        container.clear();
   releaseState(std::move(state));
   return status;
 }
