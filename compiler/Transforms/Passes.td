@@ -137,6 +137,25 @@ def OnnxExpandSequenceMap : Pass<"onnx-expand-sequence-map", "mlir::func::FuncOp
   ];
 }
 
+def OnnxUnifyBranchRanks : Pass<"onnx-unify-branch-ranks", "mlir::func::FuncOp"> {
+  let summary = "An If whose branches yield ranks that only broadcasting tells apart yields the higher one from both";
+  let description = [{
+    For an If result yielded in rank r by one branch and r + k by the other,
+    where the higher-rank value's first k dims are static 1s and every user
+    of the result is a multidirectional-broadcasting op (BroadcastOps.h)
+    whose other operands have at least r + k dims (so its result has their
+    rank either way): the lower-rank branch yields its
+    value Unsqueezed to r + k (leading 1s), which changes nothing any user
+    computes, and the If's result has one rank. ONNX's AffineGrid function
+    ("1 / (D - 1) if D == 1 else 0.0": a [1] or a []) is one. Shapes are
+    inferred again after a change. Ifs that do not meet every condition are
+    left to onnx-specialize-branches, or declined with both ranks named.
+  }];
+  let statistics = [
+    Statistic<"numUnified", "num-unified", "Number of If results whose branch ranks were unified">
+  ];
+}
+
 def OnnxSpecializeBranches : Pass<"onnx-specialize-branches", "mlir::func::FuncOp"> {
   let summary = "An If whose branches yield different ranks becomes the one branch under which the graph type-checks, with a run-time check of its condition";
   let description = [{

@@ -24,6 +24,8 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm,
   // An If whose branches differ in rank becomes the branch the graph
   // type-checks with, its condition checked at run time.
   fn.addPass(createOnnxSpecializeBranches());
+  // Or, when both type-check, one rank if broadcasting cannot tell them apart.
+  fn.addPass(createOnnxUnifyBranchRanks());
   // Shape arithmetic rooted at the graph inputs, not at intermediates.
   fn.addPass(createOnnxShapesFromInputs());
   fn.addPass(createOnnxFoldConvBatchNorm());

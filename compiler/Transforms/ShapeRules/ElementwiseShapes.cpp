@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Transforms/ShapeRules/BroadcastOps.h"
 #include "compiler/Transforms/ShapeRules/ShapeRuleModels.h"
 
 #include "dialects/onnx/OnnxDialect.h"
@@ -145,12 +146,8 @@ void attachElementwiseShapeRules(MLIRContext *context) {
              od::ThresholdedReluOp, od::HardmaxOp, od::TriluOp, od::CumSumOp, od::SwishOp,
              od::ScatterElementsOp, od::ScatterNDOp, od::LpNormalizationOp,
              od::MeanVarianceNormalizationOp, od::BitwiseNotOp>(context);
-  attachRule<inferNumericBroadcast, od::AddOp, od::SubOp, od::MulOp, od::DivOp, od::PowOp,
-             od::ModOp, od::PReluOp, od::MaxOp, od::MinOp, od::SumOp, od::MeanOp,
-             od::BitwiseAndOp, od::BitwiseOrOp, od::BitwiseXorOp, od::BitShiftOp, od::SwiGLUOp>(
-      context);
-  attachRule<inferComparison, od::EqualOp, od::LessOp, od::LessOrEqualOp, od::GreaterOp,
-             od::GreaterOrEqualOp, od::AndOp, od::OrOp, od::XorOp>(context);
+  attachRuleTo<inferNumericBroadcast>(context, NumericBroadcastOps());
+  attachRuleTo<inferComparison>(context, ComparisonBroadcastOps());
   attachRule<inferClassification, od::IsNaNOp, od::IsInfOp>(context);
   attachRule<inferIdentity, od::IdentityOp>(context);
   attachRule<inferWhere, od::WhereOp>(context);

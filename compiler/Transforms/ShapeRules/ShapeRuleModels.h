@@ -28,6 +28,11 @@ struct ShapeRuleModel : ShapeInferenceOpInterface::ExternalModel<ShapeRuleModel<
 template <auto Rule, typename... Ops> void attachRule(mlir::MLIRContext *context) {
   (Ops::template attachInterface<ShapeRuleModel<Rule, Ops>>(*context), ...);
 }
+/// attachRule over the ops of an OpList (BroadcastOps.h).
+template <auto Rule, template <typename...> class List, typename... Ops>
+void attachRuleTo(mlir::MLIRContext *context, List<Ops...>) {
+  attachRule<Rule, Ops...>(context);
+}
 
 // Rules that several families share.
 /// Result 0 has operand 0's element type and dims.
