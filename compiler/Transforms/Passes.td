@@ -119,6 +119,24 @@ def OnnxPropagateShapes : Pass<"onnx-propagate-shapes", "mlir::func::FuncOp"> {
   ];
 }
 
+def OnnxUpgradeScan8 : Pass<"onnx-upgrade-scan8", "mlir::func::FuncOp"> {
+  let summary = "Scan-8 becomes a Loop over its batch of opset-9 Scans";
+  let description = [{
+    Scan-8 (imported as onnx.Generic) scans each batch element on its own:
+    states and scan inputs have a leading batch dim, scan inputs their
+    sequence dim second, results are stacked over the batch. Without
+    sequence_lens it becomes a Loop over the batch (dim 0 of the first scan
+    input) with no carried values, whose body takes element b of every input
+    (Gather), runs an onnx.Scan with the Scan-8 body and its directions, and
+    yields the Scan's results as the Loop's scan outputs (stacked along a
+    new leading dim: the batch). A Scan-8 with sequence_lens, or with
+    attributes other than num_scan_inputs and directions, is left alone.
+  }];
+  let statistics = [
+    Statistic<"numUpgraded", "num-upgraded", "Number of Scan-8 ops rewritten">
+  ];
+}
+
 def OnnxExpandSequenceMap : Pass<"onnx-expand-sequence-map", "mlir::func::FuncOp"> {
   let summary = "SequenceMap becomes the Loop of its ONNX function body";
   let description = [{

@@ -13,7 +13,8 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm,
   OnnxUnrollControlFlowOptions unroll;
   unroll.strictShapes = options.strictShapes;
   fn.addPass(createOnnxCanonicalize());
-  // SequenceMap as the Loop its ONNX function is.
+  // Scan-8 as a Loop of Scans, SequenceMap as the Loop its ONNX function is.
+  fn.addPass(createOnnxUpgradeScan8());
   fn.addPass(createOnnxExpandSequenceMap());
   // Static shapes let shape arithmetic fold; folded shapes refine more types,
   // and known ranks make older generic nodes typed.

@@ -3,8 +3,10 @@
 Each model is built with onnx.helper, compiled once with `ortc compile` (every
 node must end up in an EPContext node: If runs as sub-plans of the CPU EP's
 plan, Loop runs its body as one with carried values whose shapes change per
-iteration, Scan runs its body once per step of a dynamic sequence, NonZero/Compress/Unique/NonMaxSuppression, and TopK and Range with bounds
-computed from data, report their sizes), then
+iteration, Scan runs its body once per step of a dynamic sequence (Scan-8
+as a Loop over its batch of such Scans), NonZero/Compress/Unique/
+NonMaxSuppression, and TopK and Range with bounds computed from data, report
+their sizes), then
 run with `ortc run` on several inputs whose data changes the shapes (which
 branch an If takes, how many tokens a decoder Loop appends, how many elements
 NonZero finds, how many boxes survive NMS), and
@@ -298,6 +300,31 @@ def scan_rnn(rng):
     return model, feeds
 
 
+def scan8_batch(rng):
+    # Scan-8 (an opset-8 model): states and scan inputs have a leading batch
+    # dim, each batch element is scanned on its own (the second scan input
+    # backwards), and both batch and sequence length are dynamic.
+    width = 3
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "xt"], ["s1"]),
+         helper.make_node("Mul", ["s1", "rt"], ["s_out"]),
+         helper.make_node("Tanh", ["s_out"], ["each"])],
+        "step", [vi("s", F, [width]), vi("xt", F, [width]), vi("rt", F, [width])],
+        [vi("s_out", F, [width]), vi("each", F, [width])])
+    nodes = [helper.make_node("Scan", ["", "s0", "x", "r"], ["s_last", "ys"], body=body,
+                              num_scan_inputs=2, directions=[0, 1])]
+    model = make_model("scan8_batch", nodes,
+                       [vi("s0", F, ["b", width]), vi("x", F, ["b", "t", width]),
+                        vi("r", F, ["b", "t", width])],
+                       [vi("s_last", F, ["b", width]), vi("ys", F, ["b", "t", width])], opset=8)
+    feeds = []
+    for batch, steps in ((2, 5), (1, 3), (3, 1)):
+        feeds.append({"s0": rng.standard_normal((batch, width)).astype(np.float32),
+                      "x": rng.standard_normal((batch, steps, width)).astype(np.float32),
+                      "r": (0.5 + rng.random((batch, steps, width))).astype(np.float32)})
+    return model, feeds
+
+
 def computed_bounds(rng):
     # TopK whose K is computed from the data (how many scores pass a
     # threshold) and a Range whose limit is (the largest index found): both
@@ -330,6 +357,7 @@ MODELS = {
     "unique_counts": unique_counts,
     "greedy_decoder": greedy_decoder,
     "scan_rnn": scan_rnn,
+    "scan8_batch": scan8_batch,
     "computed_bounds": computed_bounds,
 }
 
