@@ -23,6 +23,7 @@
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
@@ -77,9 +78,16 @@ struct ClaimRunner {
       return "loadContext: " + loaded.status().message();
     ortc::LoadedPartition &partition = *loaded.value();
     bool dynamic = false;
-    for (const auto &sig : partition.inputs())
+    for (const auto &sig : partition.inputs()) {
+      // A sequence's tensors are data this runner cannot make up (their
+      // shapes are not in the signature): compiled, not run.
+      if (sig.kind != ortc::ValueKind::Tensor) {
+        ++skipped;
+        return "";
+      }
       for (int64_t d : sig.shape)
         dynamic |= d < 0;
+    }
     for (int64_t batch : dynamic ? std::vector<int64_t>{1, 3} : std::vector<int64_t>{1}) {
       std::vector<ortc::OwnedTensor> inputs;
       std::vector<ortc::TensorView> inputViews;
@@ -97,14 +105,29 @@ struct ClaimRunner {
       auto shapes = partition.outputShapes(inputViews);
       if (!shapes.isOk())
         return "batch " + std::to_string(batch) + ": outputShapes: " + shapes.status().message();
-      std::vector<ortc::OwnedTensor> outputs;
+      // Outputs sized by the data (a dim of -1) are allocated when asked;
+      // a sequence output is a SequenceValue of its own.
+      std::vector<ortc::OwnedTensor> outputs(partition.outputs().size());
+      std::vector<ortc::SequenceValue> sequences(partition.outputs().size());
       std::vector<ortc::TensorView> outputViews;
       for (size_t i = 0; i < partition.outputs().size(); ++i) {
-        outputs.push_back(
-            ortc::OwnedTensor::allocate(partition.outputs()[i].type, shapes.value()[i]));
-        outputViews.push_back(outputs.back().view());
+        const auto &sig = partition.outputs()[i];
+        const std::vector<int64_t> &shape = shapes.value()[i];
+        if (sig.kind != ortc::ValueKind::Tensor)
+          outputViews.push_back(ortc::TensorView{&sequences[i], sig.type, {}});
+        else if (std::find(shape.begin(), shape.end(), -1) != shape.end())
+          outputViews.push_back(ortc::TensorView{nullptr, sig.type, shape});
+        else {
+          outputs[i] = ortc::OwnedTensor::allocate(sig.type, shape);
+          outputViews.push_back(outputs[i].view());
+        }
       }
-      if (ortc::Status s = partition.run(inputViews, outputViews); !s.isOk())
+      ortc::OutputAllocator allocate =
+          [&](size_t i, const std::vector<int64_t> &shape) -> ortc::Result<void *> {
+        outputs[i] = ortc::OwnedTensor::allocate(partition.outputs()[i].type, shape);
+        return static_cast<void *>(outputs[i].data.get());
+      };
+      if (ortc::Status s = partition.run(inputViews, outputViews, allocate); !s.isOk())
         return "batch " + std::to_string(batch) + ": run: " + s.message();
     }
     ++ran;
