@@ -330,9 +330,26 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
   std::string packing = printable(buffer.packing());
   if (kind != fb::BufferKind::Weight)
     return invalid(what, name + ": packing '" + packing + "' applies to Weight buffers only");
+  const auto &shape = *buffer.shape();
+  if (packing == "gemm_a") {
+    // packedGemmASize() (Gemm.h) of W as [M, K]: M rounded up to whole
+    // panels of K.
+    if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() < 2)
+      return invalid(what, name + ": packing 'gemm_a' needs a float32 weight of rank >= 2, not " +
+                               typeText(buffer.element_type()) + " " + shapeText(shape));
+    uint64_t M = uint64_t(shape[0]), K = 1;
+    for (size_t d = 1; d < shape.size(); ++d)
+      if (shape[d] < 0 || __builtin_mul_overflow(K, uint64_t(shape[d]), &K))
+        return invalid(what, name + ": packed shape " + shapeText(shape) + " is not static");
+    uint64_t height = uint64_t(kGemmPanelHeight);
+    uint64_t rows = (M / height + (M % height != 0)) * height;
+    if (shape[0] < 0 || __builtin_mul_overflow(rows, K, &bytes) ||
+        __builtin_mul_overflow(bytes, uint64_t(sizeof(float)), &bytes))
+      return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
+    return Status::ok();
+  }
   if (packing != "gemm_b")
     return invalid(what, name + ": unknown packing '" + packing + "'");
-  const auto &shape = *buffer.shape();
   if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() != 2 ||
       shape[0] < 0 || shape[1] < 0)
     return invalid(what, name + ": packing 'gemm_b' needs a float32 [K,N] weight, not " +
@@ -345,6 +362,38 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
   if (__builtin_mul_overflow(columns, K, &bytes) ||
       __builtin_mul_overflow(bytes, uint64_t(sizeof(float)), &bytes))
     return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
+  return Status::ok();
+}
+
+// A step that reads a packed weight says so, and only so: packed_b = 1 takes
+// a "gemm_b" weight as input 1 and packed_w = 1 a "gemm_a" one; a packed
+// weight is read nowhere else (the kernel would read its panels as rows, or
+// rows as panels past their end).
+Status checkPackedOperands(const fb::Step &step,
+                           const flatbuffers::Vector<flatbuffers::Offset<fb::Buffer>> &buffers,
+                           const std::string &name, const std::string &what) {
+  auto flag = [&](const char *attr) {
+    if (const auto *ints = step.ints())
+      for (const fb::IntsAttr *a : *ints)
+        if (a->name()->str() == attr && a->values()->size() == 1 && a->values()->Get(0) != 0)
+          return true;
+    return false;
+  };
+  std::string want = flag("packed_b") ? "gemm_b" : flag("packed_w") ? "gemm_a" : "";
+  const auto &ins = *step.inputs();
+  for (size_t i = 0; i < ins.size(); ++i) {
+    std::string packing = ins[i] >= 0 && buffers[ins[i]]->packing()
+                              ? buffers[ins[i]]->packing()->str()
+                              : std::string();
+    std::string expected = i == 1 ? want : "";
+    if (packing != expected)
+      return invalid(what, name + ": input " + std::to_string(i) + " is " +
+                               (packing.empty() ? "not packed" : "packed as '" + packing + "'") +
+                               (expected.empty() ? std::string(", which this step does not read")
+                                                 : ", the step reads it as '" + expected + "'"));
+  }
+  if (!want.empty() && ins.size() < 2)
+    return invalid(what, name + ": a step that reads a packed weight takes it as input 1");
   return Status::ok();
 }
 
@@ -832,6 +881,8 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
       if (Status s = checkSequenceStep(plan, step, name, what); !s.isOk())
         return s;
     } else {
+      if (Status s = checkPackedOperands(step, buffers, name, what); !s.isOk())
+        return s;
       // Kernels read and write bytes: a container is no operand of theirs.
       for (const auto *ids : {&ins, &outs})
         for (int32_t id : *ids)

@@ -193,6 +193,8 @@ private:
   int bufferFor(Value value);
   int weightFor(Value value);
   int packedGemmWeight(Value b, bool transB, float alpha);
+  /// Conv's constant weights [M, ...] packed as GEMM A panels of [M, K].
+  int packedConvWeight(Value w);
   LogicalResult emitLibraryStep(Operation *op);
   LogicalResult emitView(Operation *op);
   LogicalResult emitIf(Operation *op);
@@ -330,6 +332,26 @@ int PartitionCompiler::packedGemmWeight(Value b, bool transB, float alpha) {
   return id;
 }
 
+int PartitionCompiler::packedConvWeight(Value w) {
+  auto type = cast<RankedTensorType>(w.getType());
+  std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
+  if (!bytes)
+    return -2;
+  int64_t M = type.getDimSize(0), K = type.getNumElements() / std::max<int64_t>(M, 1);
+  std::vector<float> packed(packedGemmASize(M, K));
+  packGemmA(reinterpret_cast<const float *>(bytes->data()), K, M, K, packed.data());
+  // The logical shape stays W's (the kernel checks it); the bytes are panels.
+  int id = addBuffer(fb::BufferKind::Weight, type, onnxNodeName(w.getDefiningOp()));
+  plan.buffers[id]->packing = "gemm_a";
+  plan.buffers[id]->size = packed.size() * sizeof(float);
+  uint64_t offset = alignUp(weights.size(), kAlignment);
+  weights.resize(offset);
+  const char *raw = reinterpret_cast<const char *>(packed.data());
+  weights.insert(weights.end(), raw, raw + packed.size() * sizeof(float));
+  plan.buffers[id]->offset = offset;
+  return id;
+}
+
 int PartitionCompiler::bufferFor(Value value) {
   auto found = buffers.find(value);
   if (found != buffers.end())
@@ -379,29 +401,42 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   fb::StepT &step = *plan.steps[index];
   addAttributes(op, step);
 
-  // Constant GEMM weights are packed now; the kernel skips packing.
+  // Constant GEMM weights (input 1) are packed now; the kernel skips packing.
   auto isPackable = [](Value b) {
     auto type = dyn_cast<RankedTensorType>(b.getType());
     return isConstantOp(b.getDefiningOp()) && type && type.getRank() == 2 &&
            type.hasStaticShape() && type.getElementType().isF32();
   };
-  std::optional<int> packedB;
+  std::optional<int> packedWeight;
   if (callee == "MatMul" && isPackable(op->getOperand(1))) {
-    packedB = packedGemmWeight(op->getOperand(1), false, 1.0f);
+    packedWeight = packedGemmWeight(op->getOperand(1), false, 1.0f);
   } else if (callee == "Gemm" && isPackable(op->getOperand(1))) {
     auto transB = op->getAttrOfType<IntegerAttr>("transB");
     auto alpha = op->getAttrOfType<FloatAttr>("alpha");
-    packedB = packedGemmWeight(op->getOperand(1), transB && transB.getInt(),
+    packedWeight = packedGemmWeight(op->getOperand(1), transB && transB.getInt(),
                                alpha ? float(alpha.getValueAsDouble()) : 1.0f);
   }
-  if (packedB) {
-    if (*packedB < 0)
+  if (packedWeight) {
+    if (*packedWeight < 0)
       return op->emitError("cpu_ep: cannot read the constant B of ") << callee;
     setInt(step, "packed_b", 1);
   }
+  // A group-1, non-depthwise Conv's constant weights: packed once here
+  // rather than per tile of every run.
+  auto group = op->getAttrOfType<IntegerAttr>("group");
+  if (callee == "Conv" && isConstantOp(op->getOperand(1).getDefiningOp()) &&
+      (!group || group.getInt() == 1)) {
+    auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+    if (w && w.hasStaticShape() && w.getElementType().isF32() && w.getRank() >= 3) {
+      packedWeight = packedConvWeight(op->getOperand(1));
+      if (*packedWeight < 0)
+        return op->emitError("cpu_ep: cannot read the constant W of Conv");
+      setInt(step, "packed_w", 1);
+    }
+  }
 
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-    int id = (i == 1 && packedB) ? *packedB : bufferFor(operand);
+    int id = (i == 1 && packedWeight) ? *packedWeight : bufferFor(operand);
     if (id == -2)
       return op->emitError("cpu_ep: operand ") << i << " has no buffer";
     step.inputs.push_back(id);

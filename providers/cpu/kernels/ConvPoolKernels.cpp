@@ -9,12 +9,15 @@
 // panels, every k of a panel contiguous), a tile of output positions at a time
 // so the packed columns stay in cache. A 1x1, stride-1, unpadded conv packs X
 // itself; depthwise convs use a direct loop (a 1-row GEMM would waste panels).
+// Constant weights of a group-1 conv come packed from the compiler (A's
+// panels, packGemmA), so no run packs them again.
 //
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
+#include "providers/cpu/kernels/SpatialKernels.h"
 #include "providers/cpu/kernels/ThreadPool.h"
 #include "runtime/ep/WindowGeometry.h"
 
@@ -301,7 +304,12 @@ Status conv(const KernelCall &call) {
   if (N == 0 || M == 0 || P == 0)
     return Status::ok();
 
-  if (Cg == 1 && group > 1) {
+  // Constant weights the plan stores packed (packed_w = 1, packing
+  // "gemm_a": packGemmA of W as [M, K]) skip packing W's rows per tile.
+  bool prepacked = call.attrs.getInt("packed_w", 0) != 0;
+  if (prepacked && (group != 1 || isDepthwiseConv(C, group)))
+    return invalid(op, "packed_w needs group 1, got group " + std::to_string(group));
+  if (isDepthwiseConv(C, group)) {
     parallelFor(call.pool, N * M, [&](int64_t plane) {
       int64_t n = plane / M, oc = plane % M;
       depthwisePlane(x + (n * C + oc / Mg) * inPlane, w + oc * kSize, bias ? bias[oc] : 0.f, g,
@@ -342,7 +350,10 @@ Status conv(const KernelCall &call) {
           else
             im2colPacked(xg, Cg, g, j0 + c0, count, packed + c0 * K);
         });
-        sgemmPackedParallel(call.pool, Mg, cols, K, wg, K, false, packed, yg + j0, P, false);
+        if (prepacked)
+          sgemmPrepackedParallel(call.pool, Mg, cols, K, w, packed, yg + j0, P, false);
+        else
+          sgemmPackedParallel(call.pool, Mg, cols, K, wg, K, false, packed, yg + j0, P, false);
         if (bias)
           for (int64_t m = 0; m < Mg; ++m) {
             float bv = bias[gi * Mg + m];

@@ -37,7 +37,7 @@ namespace ortc::cpu {
 
 namespace {
 
-constexpr int kMr = 6;
+constexpr int kMr = static_cast<int>(kGemmPanelHeight);
 constexpr int kNr = static_cast<int>(kGemmPanelWidth);
 // Most k per block: a B slice (kc*16 floats, 24 KiB) and an A panel (kc*6
 // floats) about fill a 32 KiB L1D; fewer K blocks mean fewer passes over C,
@@ -448,8 +448,29 @@ void packGemmB(const float *B, int64_t ldb, bool transB, int64_t K, int64_t N, f
   }
 }
 
-void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
-                 const float *packedB, float *C, int64_t ldc, bool accumulate) {
+namespace {
+
+/// The A operand of a product: rows of op(A) packed per block as they are
+/// needed, or A packed whole once (packGemmA: row panels of K * kMr floats,
+/// so a block's panel is a slice of its row panel).
+struct AOperand {
+  const float *A = nullptr;
+  int64_t lda = 0;
+  bool transA = false;
+  const float *packed = nullptr;
+  /// The same operand from row `i0` on.
+  AOperand rowsFrom(int64_t i0, int64_t K) const {
+    AOperand a = *this;
+    if (packed)
+      a.packed = packed + i0 * K; // i0 is a multiple of kMr
+    else
+      a.A = transA ? A + i0 : A + i0 * lda;
+    return a;
+  }
+};
+
+void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float *packedB,
+                 float *C, int64_t ldc, bool accumulate) {
   if (M <= 0 || N <= 0)
     return;
   if (K <= 0) {
@@ -462,9 +483,9 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
   // Without the heap buffer, fall back to one A panel on the stack: slower,
   // still correct.
   alignas(64) float panelOnStack[kMr * kKc];
-  float *aPack = packBuffer();
+  float *aPack = a.packed ? nullptr : packBuffer();
   int64_t mcMax = kMc;
-  if (!aPack) {
+  if (!a.packed && !aPack) {
     aPack = panelOnStack;
     mcMax = kMr;
   }
@@ -486,30 +507,37 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
       int64_t kc = std::min<int64_t>(kcBlock, K - k0);
       // Later K blocks add onto what the earlier ones wrote.
       bool load = accumulate || k0 > 0;
-      packA(*variant, A, lda, transA, i0, mc, k0, kc, aPack);
+      // The block's A panels: packed now, or slices of the packed rows.
+      const float *aBlock = aPack;
+      int64_t aStride = kc;
+      if (a.packed) {
+        aBlock = a.packed + i0 * K + k0 * kMr;
+        aStride = K;
+      } else {
+        packA(*variant, a.A, a.lda, a.transA, i0, mc, k0, kc, aPack);
+      }
       for (int64_t j0 = 0; j0 < N; j0 += kNr) {
         int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
         const float *bPanel = packedB + j0 * K + k0 * kNr;
         for (int64_t ip = 0; ip < mc; ip += kMr) {
           int mr = static_cast<int>(std::min<int64_t>(kMr, mc - ip));
-          variant->kernels[mr](kc, aPack + ip * kc, bPanel, C + (i0 + ip) * ldc + j0, ldc, nr,
-                               load);
+          variant->kernels[mr](kc, aBlock + ip * aStride, bPanel, C + (i0 + ip) * ldc + j0, ldc,
+                               nr, load);
         }
       }
     }
   }
 }
 
-void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
-                         int64_t lda, bool transA, const float *packedB, float *C, int64_t ldc,
-                         bool accumulate) {
+void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const AOperand &a,
+                         const float *packedB, float *C, int64_t ldc, bool accumulate) {
   // Below ~1 MFLOP per thread, waking workers costs more than it saves.
   constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
   int64_t threads = pool ? pool->threads() : 1;
   int64_t flops = 2 * M * N * std::max<int64_t>(K, 1);
   int64_t tasks = std::min<int64_t>(threads, flops / kMinFlopsPerTask);
   if (tasks <= 1 || M <= 0 || N <= 0) {
-    sgemmPacked(M, N, K, A, lda, transA, packedB, C, ldc, accumulate);
+    sgemmBlocks(M, N, K, a, packedB, C, ldc, accumulate);
     return;
   }
   int64_t rowPanels = (M + kMr - 1) / kMr, colPanels = (N + kNr - 1) / kNr;
@@ -518,16 +546,57 @@ void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
     int64_t per = (rowPanels + tasks - 1) / tasks * kMr;
     parallelFor(pool, (M + per - 1) / per, [&](int64_t t) {
       int64_t i0 = t * per, rows = std::min(per, M - i0);
-      const float *a = transA ? A + i0 : A + i0 * lda;
-      sgemmPacked(rows, N, K, a, lda, transA, packedB, C + i0 * ldc, ldc, accumulate);
+      sgemmBlocks(rows, N, K, a.rowsFrom(i0, K), packedB, C + i0 * ldc, ldc, accumulate);
     });
     return;
   }
   int64_t per = (colPanels + tasks - 1) / tasks * kNr;
   parallelFor(pool, (N + per - 1) / per, [&](int64_t t) {
     int64_t j0 = t * per, cols = std::min(per, N - j0);
-    sgemmPacked(M, cols, K, A, lda, transA, packedB + j0 * K, C + j0, ldc, accumulate);
+    sgemmBlocks(M, cols, K, a, packedB + j0 * K, C + j0, ldc, accumulate);
   });
+}
+
+} // namespace
+
+size_t packedGemmASize(int64_t M, int64_t K) {
+  if (M <= 0 || K <= 0)
+    return 0;
+  return static_cast<size_t>((M + kMr - 1) / kMr * kMr * K);
+}
+
+void packGemmA(const float *A, int64_t lda, int64_t M, int64_t K, float *packed) {
+  if (M <= 0 || K <= 0)
+    return;
+  // The whole of A as one block: each row panel is K * kMr floats.
+  packA(*activeVariant(), A, lda, false, 0, M, 0, K, packed);
+}
+
+void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
+                 const float *packedB, float *C, int64_t ldc, bool accumulate) {
+  AOperand a;
+  a.A = A;
+  a.lda = lda;
+  a.transA = transA;
+  sgemmBlocks(M, N, K, a, packedB, C, ldc, accumulate);
+}
+
+void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
+                            const float *packedA, const float *packedB, float *C, int64_t ldc,
+                            bool accumulate) {
+  AOperand a;
+  a.packed = packedA;
+  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate);
+}
+
+void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
+                         int64_t lda, bool transA, const float *packedB, float *C, int64_t ldc,
+                         bool accumulate) {
+  AOperand a;
+  a.A = A;
+  a.lda = lda;
+  a.transA = transA;
+  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate);
 }
 
 const char *sgemmVariant() { return activeVariant()->name; }

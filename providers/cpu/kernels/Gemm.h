@@ -26,6 +26,8 @@ constexpr uint32_t kCpuKernelAbi = 1;
 
 /// Width of one packed B panel, in floats.
 constexpr int64_t kGemmPanelWidth = 16;
+/// Rows of one packed A panel (the microkernel's register tile height).
+constexpr int64_t kGemmPanelHeight = 6;
 
 /// Floats needed to hold B[K,N] packed.
 size_t packedGemmBSize(int64_t K, int64_t N);
@@ -35,6 +37,15 @@ size_t packedGemmBSize(int64_t K, int64_t N);
 /// element (Gemm's alpha folds in here).
 void packGemmB(const float *B, int64_t ldb, bool transB, int64_t K, int64_t N, float alpha,
                float *packed);
+
+/// Floats needed to hold A[M,K] packed (packGemmA).
+size_t packedGemmASize(int64_t M, int64_t K);
+
+/// Packs row-major A[M,K] (row stride lda) into row panels of
+/// kGemmPanelHeight rows, each K * kGemmPanelHeight floats (k-major, rows
+/// past M zero): done once at compile time for constant A (Conv's weights),
+/// where sgemmPacked packs A's rows per block and call.
+void packGemmA(const float *A, int64_t lda, int64_t M, int64_t K, float *packed);
 
 /// C = A * packedB, or C += A * packedB when accumulate. A is [M,K] with row
 /// stride lda, or [K,M] with row stride lda when transA; C has row stride ldc.
@@ -47,6 +58,11 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
 void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
                          int64_t lda, bool transA, const float *packedB, float *C, int64_t ldc,
                          bool accumulate);
+
+/// sgemmPackedParallel with A packed by packGemmA.
+void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
+                            const float *packedA, const float *packedB, float *C, int64_t ldc,
+                            bool accumulate);
 
 /// The microkernel variant this CPU runs: "avx512", "avx2", or "generic".
 const char *sgemmVariant();

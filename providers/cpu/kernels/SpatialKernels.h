@@ -20,6 +20,12 @@
 
 namespace ortc::cpu::kernels {
 
+/// Whether Conv runs as a depthwise loop rather than a GEMM (one input
+/// channel per group): its weights are then read as they are, never packed.
+inline bool isDepthwiseConv(int64_t channels, int64_t group) {
+  return group > 1 && channels == group;
+}
+
 /// What decides Resize's output shape: the `axes` attribute (empty: all),
 /// exactly one of scales and sizes (over `axes`), keep_aspect_ratio_policy.
 struct ResizeParams {

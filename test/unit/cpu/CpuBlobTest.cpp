@@ -474,6 +474,10 @@ fb::PlanT validPlan() {
   perm->name = "perm";
   perm->values = {1, 0, -7};
   gemm->ints.push_back(std::move(perm));
+  auto packedB = std::make_unique<fb::IntsAttrT>(); // W is packed as "gemm_b"
+  packedB->name = "packed_b";
+  packedB->values = {1};
+  gemm->ints.push_back(std::move(packedB));
   auto alpha = std::make_unique<fb::FloatsAttrT>();
   alpha->name = "alpha";
   alpha->values = {1.5f, -0.25f};
@@ -1117,6 +1121,41 @@ TEST(CpuBlobTest, GemmPackingSizeAgreesWithTheKernels) {
       Status status = openCpuStatus(rawCpuBlob(packMeta(plan), elfCode(), weights));
       EXPECT_TRUE(status.isOk()) << status.message();
     }
+}
+
+// Packed weights are read only as what they are: "gemm_b" by a step with
+// packed_b, "gemm_a" (Conv's W, packedGemmASize of [M, K]) by one with
+// packed_w, each as input 1.
+TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
+  auto asConvWeight = [](fb::PlanT &p, std::vector<int64_t> shape, uint64_t bytes) {
+    p.buffers[2]->packing = "gemm_a";
+    p.buffers[2]->shape = std::move(shape);
+    p.buffers[2]->size = bytes;
+    p.steps[0]->ints[2]->name = "packed_w";
+  };
+  fb::PlanT ok = validPlan();
+  // W [7, 2, 3, 3]: K = 18, 7 rows round up to 12.
+  asConvWeight(ok, {7, 2, 3, 3}, packedGemmASize(7, 18) * sizeof(float));
+  ok.buffers[3]->offset = (ok.buffers[2]->size + 63) / 64 * 64;
+  std::vector<char> weights(ok.buffers[3]->offset + 64);
+  EXPECT_TRUE(openCpuStatus(rawCpuBlob(packMeta(ok), elfCode(), weights)).isOk());
+  EXPECT_EQ(packedGemmASize(7, 18), 12u * 18);
+
+  runBreakCases({
+      {"gemm_a of the wrong size",
+       [&](fb::PlanT &p) { asConvWeight(p, {7, 2, 3, 3}, 7 * 18 * sizeof(float)); },
+       {"buffer 2 'W' (Weight): size 504 bytes, but float32 [7,2,3,3] packed as 'gemm_a' needs 864"}},
+      {"packed weight read unpacked",
+       [](fb::PlanT &p) { p.steps[0]->ints.pop_back(); },
+       {"step 0 'Gemm' (node 'gemm0'): input 1 is packed as 'gemm_b', which this step does not "
+        "read"}},
+      {"read as the other packing",
+       [](fb::PlanT &p) { p.steps[0]->ints.back()->name = "packed_w"; },
+       {"input 1 is packed as 'gemm_b', the step reads it as 'gemm_a'"}},
+      {"packed flag on an unpacked weight",
+       [](fb::PlanT &p) { p.buffers[2]->packing.clear(); p.buffers[2]->size = 32; },
+       {"input 1 is not packed, the step reads it as 'gemm_b'"}},
+  });
 }
 
 TEST(CpuBlobTest, RefusesArenaSlotsOutsideTheMemoryPlan) {

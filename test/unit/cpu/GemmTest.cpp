@@ -220,6 +220,38 @@ TEST_P(GemmVariantTest, ParallelSplitsMatchTheReference) {
   EXPECT_EQ(bad, 0);
 }
 
+// A packed once (packGemmA, as the compiler packs Conv's weights) gives the
+// same bits as A packed per block: the same panels in the same order, only
+// read from another place; serial and shared out, across block boundaries.
+TEST_P(GemmVariantTest, PrepackedAMatchesPackedPerCall) {
+  ThreadPool pool(3);
+  const int64_t shapes[][3] = {{1, 1, 1},   {5, 17, 3},   {6, 16, 384}, {7, 33, 385},
+                               {150, 70, 600}, {250, 40, 1000}, {13, 300, 77}};
+  for (const auto &shape : shapes) {
+    int64_t M = shape[0], N = shape[1], K = shape[2];
+    SCOPED_TRACE(describe(Case{M, N, K}));
+    std::vector<float> A(M * K), B(K * N);
+    for (size_t i = 0; i < A.size(); ++i)
+      A[i] = float(int(i * 7919 % 23) - 11) / 8.0f;
+    for (size_t i = 0; i < B.size(); ++i)
+      B[i] = float(int(i * 104729 % 19) - 9) / 4.0f;
+    std::vector<float> packedB(packedGemmBSize(K, N)), packedA(packedGemmASize(M, K) + 1,
+                                                               kSentinel);
+    packGemmB(B.data(), N, false, K, N, 1.0f, packedB.data());
+    packGemmA(A.data(), K, M, K, packedA.data());
+    EXPECT_EQ(packedA.back(), kSentinel) << "packGemmA wrote past packedGemmASize";
+    for (ThreadPool *p : {static_cast<ThreadPool *>(nullptr), &pool}) {
+      std::vector<float> want(M * N), got(M * N);
+      sgemmPackedParallel(p, M, N, K, A.data(), K, false, packedB.data(), want.data(), N, false);
+      sgemmPrepackedParallel(p, M, N, K, packedA.data(), packedB.data(), got.data(), N, false);
+      EXPECT_EQ(got, want);
+    }
+  }
+  EXPECT_EQ(packedGemmASize(6, 5), 30u);
+  EXPECT_EQ(packedGemmASize(7, 5), 60u);
+  EXPECT_EQ(packedGemmASize(0, 5), 0u);
+}
+
 // Named "Gemm" so that --gtest_filter='Gemm*' selects these too.
 INSTANTIATE_TEST_SUITE_P(Gemm, GemmVariantTest, ::testing::ValuesIn(kVariants),
                          [](const ::testing::TestParamInfo<const char *> &info) {

@@ -456,6 +456,35 @@ TEST(LibraryKernels, ConvAutoPad) {
             Attrs().s("auto_pad", "SAME_LOWER").is("strides", {2}), false);
 }
 
+// Weights packed at compile time (packed_w = 1, packGemmA of W as [M, K])
+// give the bits of the unpacked run: 3x3 pad 1 and a pointwise conv, M not
+// a multiple of the panel height, several output tiles' worth of positions.
+TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
+  struct Shape {
+    std::vector<int64_t> x, w;
+    std::vector<int64_t> pads;
+  };
+  for (const Shape &c : {Shape{{2, 5, 33, 31}, {13, 5, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 8, 40, 40}, {7, 8, 1, 1}, {0, 0, 0, 0}}}) {
+    Tensor X = randomF(c.x, 21), W = randomF(c.w, 22), B = randomF({c.w[0]}, 23);
+    int64_t M = c.w[0], K = c.w[1] * c.w[2] * c.w[3];
+    Tensor P(ElementType::Float, {int64_t(packedGemmASize(M, K))});
+    packGemmA(W.f(), K, M, K, P.f());
+    P.shape = c.w; // the view keeps W's logical shape
+    int64_t oh = c.x[2] + c.pads[0] + c.pads[2] - c.w[2] + 1;
+    int64_t ow = c.x[3] + c.pads[1] + c.pads[3] - c.w[3] + 1;
+    Tensor want(ElementType::Float, {c.x[0], M, oh, ow}), got(ElementType::Float, want.shape);
+    EXPECT_OK(run("Conv", Attrs().is("pads", c.pads), {&X, &W, &B}, {&want}));
+    EXPECT_OK(run("Conv", Attrs().is("pads", c.pads).i("packed_w", 1), {&X, &P, &B}, {&got}));
+    EXPECT_EQ(got.floats(), want.floats()) << shapeToString(c.w);
+  }
+  // Only a group-1 conv takes packed weights.
+  Tensor X = randomF({1, 4, 5, 5}, 24), W = randomF({4, 2, 3, 3}, 25);
+  Tensor Y(ElementType::Float, {1, 4, 3, 3});
+  EXPECT_INVALID(run("Conv", Attrs().i("group", 2).i("packed_w", 1), {&X, &W}, {&Y}),
+                 "packed_w needs group 1");
+}
+
 TEST(LibraryKernels, ConvHandComputedAndErrors) {
   // 1x1 input channel, 3x3 ones kernel, pad 1: corner sums of a 3x3 iota.
   Tensor X = F({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
