@@ -8,7 +8,9 @@
 // im2col matrix is written straight into packGemmB's layout (16-wide column
 // panels, every k of a panel contiguous), a tile of output positions at a time
 // so the packed columns stay in cache. A 1x1, stride-1, unpadded conv packs X
-// itself; depthwise convs use a direct loop (a 1-row GEMM would waste panels).
+// itself; depthwise convs use a direct loop (a 1-row GEMM would waste panels):
+// with AVX2, per output row the input rows its taps read are copied once into
+// zero-padded rows and each 8-wide chunk sums every tap in a register.
 // Constant weights of a group-1 conv come packed from the compiler (A's
 // panels, packGemmA), so no run packs them again.
 //
@@ -25,6 +27,10 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace ortc::cpu::kernels {
 
@@ -238,8 +244,10 @@ void im2colPacked(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int
   }
 }
 
-/// One output channel of a depthwise conv: y (one plane) from x (one plane).
-void depthwisePlane(const float *x, const float *w, float bias, const Geometry &g, float *y) {
+/// One output channel of a depthwise conv: y (one plane) from x (one plane),
+/// tap by tap over each output row.
+void depthwisePlaneGeneric(const float *x, const float *w, float bias, const Geometry &g,
+                           float *y) {
   int64_t s = g.s[2];
   for (int64_t od = 0; od < g.out[0]; ++od)
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
@@ -258,6 +266,95 @@ void depthwisePlane(const float *x, const float *w, float bias, const Geometry &
                    }
                  });
     }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/// The same in AVX2 FMA. Per output row, the input rows its taps read are
+/// copied once into zero-padded rows (so no tap needs clipping), and each
+/// 8-wide chunk of outputs sums every tap in a register and is stored once.
+/// Stride 1 loads the taps straight, stride 2 deinterleaves two loads,
+/// other strides gather; the last chunk is masked to the row.
+__attribute__((target("avx2,fma"))) void depthwisePlaneAvx2(const float *x, const float *w,
+                                                             float bias, const Geometry &g,
+                                                             float *y) {
+  const int64_t s = g.s[2], d = g.d[2], kw = g.k[2], outW = g.out[2];
+  const int64_t tapRows = g.k[0] * g.k[1];
+  // Padded row p holds input column p - padBegin; the tail is zeros enough
+  // for a full chunk's reads past the last output.
+  const int64_t width = (outW + 8) * s + (kw - 1) * d + 8;
+  thread_local std::vector<float> scratch;
+  if (scratch.size() < size_t(tapRows * width))
+    scratch.resize(size_t(tapRows * width));
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t od = 0; od < g.out[0]; ++od)
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      // The rows of this output row's taps, and which of them exist.
+      for (int64_t kd = 0; kd < g.k[0]; ++kd)
+        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+          float *padded = scratch.data() + (kd * g.k[1] + kh) * width;
+          int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+          int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+          std::fill(padded, padded + width, 0.f);
+          if (!inside(id, g.in[0]) || !inside(ih, g.in[1]))
+            continue;
+          const float *in = x + (id * g.in[1] + ih) * g.in[2];
+          int64_t first = g.padBegin[2], count = std::min(g.in[2], width - first);
+          if (count > 0)
+            std::copy(in, in + count, padded + first);
+        }
+      float *row = y + (od * g.out[1] + oh) * outW;
+      for (int64_t ow = 0; ow < outW; ow += 8) {
+        __m256 acc = _mm256_set1_ps(bias);
+        for (int64_t r = 0; r < tapRows; ++r) {
+          const float *padded = scratch.data() + r * width + ow * s;
+          const float *wr = w + r * kw;
+          for (int64_t t = 0; t < kw; ++t) {
+            const float *p = padded + t * d;
+            __m256 v;
+            if (s == 1) {
+              v = _mm256_loadu_ps(p);
+            } else if (s == 2) {
+              __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+              // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 | b0 b2 b4 b6]
+              v = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+              v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
+            } else {
+              v = _mm256_setr_ps(p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s],
+                                 p[7 * s]);
+            }
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(wr[t]), v, acc);
+          }
+        }
+        if (ow + 8 <= outW) {
+          _mm256_storeu_ps(row + ow, acc);
+        } else {
+          __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(outW - ow)), lanes);
+          _mm256_maskstore_ps(row + ow, mask, acc);
+        }
+      }
+    }
+}
+#endif
+
+using DepthwisePlaneFn = void (*)(const float *, const float *, float, const Geometry &, float *);
+
+DepthwisePlaneFn pickDepthwisePlane() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return depthwisePlaneAvx2;
+#endif
+  return depthwisePlaneGeneric;
+}
+
+/// One output channel of a depthwise conv, by the CPU's best variant; the
+/// portable loop when the GEMM runs its portable one too (the variant the
+/// CPU EP's vector code follows, setSgemmVariantForTesting included).
+void depthwisePlane(const float *x, const float *w, float bias, const Geometry &g, float *y) {
+  static const DepthwisePlaneFn best = pickDepthwisePlane();
+  DepthwisePlaneFn plane = std::strcmp(sgemmVariant(), "generic") == 0 ? depthwisePlaneGeneric
+                                                                         : best;
+  plane(x, w, bias, g, y);
 }
 
 } // namespace

@@ -385,6 +385,12 @@ TEST(LibraryKernels, Conv2D) {
   checkConv({{1, 4, 9, 9}, {8, 1, 3, 3}, 4, {2, 2}, {1, 0, 1, 2}, {1, 2}}, 7); // multiplier 2
   checkConv({{1, 3, 10, 9}, {3, 1, 5, 5}, 3, {3, 1}, {2, 2, 2, 2}, {2, 1}, false}, 8);
   checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 9);                                    // pointwise
+  // Depthwise rows wide enough for the 8-wide paths and their tails, stride
+  // 1 and 2 (MobileNet's), padded, odd widths.
+  checkConv({{1, 3, 9, 37}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1, 1, 1}}, 11);
+  checkConv({{2, 4, 12, 41}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1, 1, 1}}, 12);
+  checkConv({{1, 2, 6, 64}, {2, 1, 3, 3}, 2, {2, 2}, {0, 0, 0, 0}}, 13);
+  checkConv({{1, 2, 5, 30}, {2, 1, 5, 5}, 2, {2, 2}, {2, 2, 2, 2}}, 14);
   checkConv({{1, 6, 5, 4}, {6, 2, 1, 1}, 3}, 10);                                  // grouped 1x1
   checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}, 1, {2, 2}}, 11);                          // 1x1 stride 2
   checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}, 1, {1, 1}, {1, 1, 0, 0}}, 12);            // 1x1 padded
@@ -417,6 +423,9 @@ TEST(LibraryKernels, ConvAndMatMulOnPortableGemm) {
   ASSERT_TRUE(setSgemmVariantForTesting("generic"));
   checkConv({{2, 3, 9, 8}, {5, 3, 3, 3}, 1, {2, 1}, {1, 0, 1, 2}}, 90);
   checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}}, 91);
+  // Depthwise follows the GEMM's variant: its portable loop here.
+  checkConv({{2, 4, 12, 41}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1, 1, 1}}, 94);
+  checkConv({{1, 3, 9, 37}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1, 1, 1}}, 95);
   Tensor A = randomF({2, 7, 19}, 92), B = randomF({19, 23}, 93);
   std::vector<int64_t> ys;
   std::vector<float> want = refMatMul(A, B, ys);
