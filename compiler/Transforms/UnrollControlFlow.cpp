@@ -12,6 +12,8 @@
 
 #include "compiler/Transforms/Passes.h"
 
+#include "compiler/Transforms/Scan8Form.h"
+
 #include "compiler/Transforms/FunctionTypes.h"
 #include "compiler/Transforms/HostTensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -240,23 +242,12 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
   /// Scan-8 (onnx.Generic): inputs and states have a leading batch dim, scan
   /// inputs then the sequence dim; no sequence_lens.
   bool unrollScan8(Operation *op) {
-    auto attrs = op->getAttrOfType<DictionaryAttr>("onnx_attrs");
-    if (!attrs || op->getNumOperands() < 2 || !isa<NoneType>(op->getOperand(0).getType()))
+    std::optional<ortc::Scan8Form> form = ortc::readScan8(op);
+    if (!form)
       return false;
-    for (NamedAttribute a : attrs)
-      if (a.getName() != "num_scan_inputs" && a.getName() != "directions" && a.getName() != "body")
-        return false;
-    auto numScanAttr = attrs.getAs<IntegerAttr>("num_scan_inputs");
-    if (!numScanAttr)
-      return false;
-    int64_t numScan = numScanAttr.getInt();
-    int64_t numState = int64_t(op->getNumOperands()) - 1 - numScan;
-    if (numScan < 1 || numState < 0)
-      return false;
-    Block *body = bodyOf(op, numState + numScan, op->getNumResults());
-    if (!body)
-      return false;
-    SmallVector<int64_t> dirs = arrayAttr(attrs.get("directions"));
+    int64_t numState = form->numState;
+    Block *body = form->body;
+    SmallVector<int64_t> dirs = form->directions;
     SmallVector<Value> states(op->getOperands().slice(1, numState));
     SmallVector<Value> scans(op->getOperands().drop_front(1 + numState));
     int64_t batch = -1, steps = -1;
@@ -402,11 +393,7 @@ struct OnnxUnrollControlFlow : ortc::impl::OnnxUnrollControlFlowBase<OnnxUnrollC
       return true;
     if (name != "onnx.Generic")
       return false;
-    auto type = op->getAttrOfType<StringAttr>("op_type");
-    auto domain = op->getAttrOfType<StringAttr>("domain");
-    auto since = op->getAttrOfType<IntegerAttr>("since_version");
-    return type && type.getValue() == "Scan" && domain && domain.getValue().empty() && since &&
-           since.getInt() == 8;
+    return ortc::isScan8(op);
   }
 
   /// One sweep over the function's Scan, Loop and If ops; returns how many

@@ -14,6 +14,7 @@
 #include "compiler/Transforms/Passes.h"
 
 #include "compiler/Transforms/OpQueries.h"
+#include "compiler/Transforms/Scan8Form.h"
 #include "dialects/onnx/OnnxDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,16 +31,6 @@ namespace od = ortc::onnx_dialect;
 
 namespace {
 
-bool isScan8(Operation *op) {
-  if (op->getName().getStringRef() != "onnx.Generic")
-    return false;
-  auto type = op->getAttrOfType<StringAttr>("op_type");
-  auto domain = op->getAttrOfType<StringAttr>("domain");
-  auto since = op->getAttrOfType<IntegerAttr>("since_version");
-  return type && type.getValue() == "Scan" && domain && domain.getValue().empty() && since &&
-         since.getInt() == 8;
-}
-
 /// `type` without its leading (batch) dim; unranked when it has no rank.
 Type perElementType(Type type) {
   if (auto ranked = dyn_cast<RankedTensorType>(type); ranked && ranked.getRank() > 0)
@@ -50,38 +41,12 @@ Type perElementType(Type type) {
 }
 
 bool upgrade(Operation *op) {
-  auto attrs = op->getAttrOfType<DictionaryAttr>("onnx_attrs");
-  // sequence_lens (operand 0) varies the length per batch element: not here.
-  if (!attrs || op->getNumOperands() < 2 || !isa<NoneType>(op->getOperand(0).getType()) ||
-      op->getNumRegions() != 1 || !op->getRegion(0).hasOneBlock())
+  // With sequence_lens the length varies per batch element: not here.
+  std::optional<ortc::Scan8Form> form = ortc::readScan8(op);
+  if (!form)
     return false;
-  for (NamedAttribute a : attrs)
-    if (a.getName() != "num_scan_inputs" && a.getName() != "directions" && a.getName() != "body")
-      return false;
-  auto numScanAttr = attrs.getAs<IntegerAttr>("num_scan_inputs");
-  if (!numScanAttr)
-    return false;
-  int64_t numScan = numScanAttr.getInt();
-  int64_t numState = int64_t(op->getNumOperands()) - 1 - numScan;
-  Block &body = op->getRegion(0).front();
-  if (numScan < 1 || numState < 0 || body.getNumArguments() != uint64_t(numState + numScan) ||
-      body.getTerminator()->getNumOperands() != op->getNumResults())
-    return false;
-  SmallVector<int64_t> directions;
-  if (Attribute dirs = attrs.get("directions")) {
-    if (auto dense = dyn_cast<DenseI64ArrayAttr>(dirs)) {
-      directions.assign(dense.asArrayRef().begin(), dense.asArrayRef().end());
-    } else if (auto array = dyn_cast<ArrayAttr>(dirs)) {
-      for (Attribute d : array) {
-        auto i = dyn_cast<IntegerAttr>(d);
-        if (!i)
-          return false;
-        directions.push_back(i.getInt());
-      }
-    } else {
-      return false;
-    }
-  }
+  int64_t numScan = form->numScan, numState = form->numState;
+  const SmallVector<int64_t> &directions = form->directions;
 
   MLIRContext *ctx = op->getContext();
   std::string base = ortc::nodeNameOf(op, "Scan");
@@ -159,7 +124,7 @@ struct OnnxUpgradeScan8 : ortc::impl::OnnxUpgradeScan8Base<OnnxUpgradeScan8> {
   void runOnOperation() override {
     SmallVector<Operation *> scans;
     getOperation().walk([&](Operation *op) {
-      if (isScan8(op))
+      if (ortc::isScan8(op))
         scans.push_back(op);
     });
     // Post-order: a Scan-8 inside another's body is upgraded before that

@@ -195,6 +195,9 @@ private:
   int packedGemmWeight(Value b, bool transB, float alpha);
   /// Conv's constant weights [M, ...] packed as GEMM A panels of [M, K].
   int packedConvWeight(Value w);
+  /// A Weight buffer of `logicalType` whose bytes are `packed` (`packing`).
+  int addPackedWeight(Type logicalType, std::string name, const std::vector<float> &packed,
+                      const char *packing);
   LogicalResult emitLibraryStep(Operation *op);
   LogicalResult emitView(Operation *op);
   LogicalResult emitIf(Operation *op);
@@ -320,9 +323,14 @@ int PartitionCompiler::packedGemmWeight(Value b, bool transB, float alpha) {
   std::vector<float> packed(packedGemmBSize(K, N));
   packGemmB(reinterpret_cast<const float *>(bytes->data()), cols, transB, K, N, alpha,
             packed.data());
-  int id = addBuffer(fb::BufferKind::Weight, RankedTensorType::get({K, N}, type.getElementType()),
-                     onnxNodeName(b.getDefiningOp()));
-  plan.buffers[id]->packing = "gemm_b";
+  return addPackedWeight(RankedTensorType::get({K, N}, type.getElementType()),
+                         onnxNodeName(b.getDefiningOp()), packed, "gemm_b");
+}
+
+int PartitionCompiler::addPackedWeight(Type logicalType, std::string name,
+                                       const std::vector<float> &packed, const char *packing) {
+  int id = addBuffer(fb::BufferKind::Weight, logicalType, std::move(name));
+  plan.buffers[id]->packing = packing;
   plan.buffers[id]->size = packed.size() * sizeof(float);
   uint64_t offset = alignUp(weights.size(), kAlignment);
   weights.resize(offset);
@@ -341,15 +349,7 @@ int PartitionCompiler::packedConvWeight(Value w) {
   std::vector<float> packed(packedGemmASize(M, K));
   packGemmA(reinterpret_cast<const float *>(bytes->data()), K, M, K, packed.data());
   // The logical shape stays W's (the kernel checks it); the bytes are panels.
-  int id = addBuffer(fb::BufferKind::Weight, type, onnxNodeName(w.getDefiningOp()));
-  plan.buffers[id]->packing = "gemm_a";
-  plan.buffers[id]->size = packed.size() * sizeof(float);
-  uint64_t offset = alignUp(weights.size(), kAlignment);
-  weights.resize(offset);
-  const char *raw = reinterpret_cast<const char *>(packed.data());
-  weights.insert(weights.end(), raw, raw + packed.size() * sizeof(float));
-  plan.buffers[id]->offset = offset;
-  return id;
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed, "gemm_a");
 }
 
 int PartitionCompiler::bufferFor(Value value) {
