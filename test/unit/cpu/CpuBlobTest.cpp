@@ -809,16 +809,22 @@ fb::PlanT planWithIf() {
   return plan;
 }
 
-TEST(CpuBlobTest, RefusesBadControlFlowSteps) {
-  auto refuses = [](const char *name, std::function<void(fb::PlanT &)> breakIt,
-                    const std::string &needle) {
+/// A checker of plans made by `make` and broken by each case: the verifier
+/// must refuse each with `needle` in its message.
+auto refuserOf(fb::PlanT (*make)()) {
+  return [make](const char *name, std::function<void(fb::PlanT &)> breakIt,
+                const std::string &needle) {
     SCOPED_TRACE(name);
-    fb::PlanT plan = planWithIf();
+    fb::PlanT plan = make();
     breakIt(plan);
     Status status = openCpuStatus(rawCpuBlob(packMeta(plan)));
     ASSERT_FALSE(status.isOk());
     expectError(status, needle);
   };
+}
+
+TEST(CpuBlobTest, RefusesBadControlFlowSteps) {
+  auto refuses = refuserOf(planWithIf);
   // The unbroken plan passes, or the cases prove nothing.
   ASSERT_TRUE(openCpuStatus(rawCpuBlob(packMeta(planWithIf()))).isOk());
   refuses("no sub-plans attribute", [](fb::PlanT &p) { p.steps[1]->ints.clear(); },
@@ -910,15 +916,7 @@ fb::PlanT planWithSequence() {
 // A container is only ever an operand where its op takes one: the executor
 // reads a container's view as a SequenceValue.
 TEST(CpuBlobTest, RefusesMisusedContainers) {
-  auto refuses = [](const char *name, std::function<void(fb::PlanT &)> breakIt,
-                    const std::string &needle) {
-    SCOPED_TRACE(name);
-    fb::PlanT plan = planWithSequence();
-    breakIt(plan);
-    Status status = openCpuStatus(rawCpuBlob(packMeta(plan)));
-    ASSERT_FALSE(status.isOk());
-    expectError(status, needle);
-  };
+  auto refuses = refuserOf(planWithSequence);
   ASSERT_TRUE(openCpuStatus(rawCpuBlob(packMeta(planWithSequence()))).isOk());
   refuses("a kernel reads a container", [](fb::PlanT &p) { p.steps[1]->inputs[0] = 8; },
           "buffer 8 'seq' is a container, which only sequence and control-flow steps take");
