@@ -789,6 +789,45 @@ std::unique_ptr<fb::PlanT> branchPlan() {
   return sub;
 }
 
+/// A Loop body taking (iter, cond, a float32 [2,2]) and giving (cond, a
+/// sequence of int64 holding iter).
+std::unique_ptr<fb::PlanT> loopBodyMakingASequence() {
+  auto body = branchPlan();
+  body->inputs.clear();
+  body->outputs.clear();
+  body->buffers.clear();
+  body->steps.clear();
+  using K = fb::BufferKind;
+  body->inputs.push_back(signature("iter", kI64, {}));
+  body->inputs.push_back(signature("cond", 9, {}));
+  body->inputs.push_back(signature("a", kF32, {2, 2}));
+  body->outputs.push_back(signature("cond_out", 9, {}));
+  body->outputs.push_back(signature("seq", kI64, {}));
+  body->outputs.back()->container = fb::ContainerKind::Sequence;
+  body->buffers.push_back(buffer(K::Input, kI64, {}, 8, "iter"));
+  body->buffers.push_back(buffer(K::Input, 9, {}, 1, "cond"));
+  body->buffers.back()->index = 1;
+  body->buffers.push_back(buffer(K::Input, kF32, {2, 2}, 16, "a"));
+  body->buffers.back()->index = 2;
+  body->buffers.push_back(buffer(K::Output, 9, {}, 1, "cond_out"));
+  body->buffers.push_back(buffer(K::Output, kI64, {}, 0, "seq"));
+  body->buffers.back()->index = 1;
+  body->buffers.back()->container = fb::ContainerKind::Sequence;
+  auto copy = std::make_unique<fb::StepT>();
+  copy->kind = fb::StepKind::Library;
+  copy->callee = "Copy";
+  copy->inputs = {1};
+  copy->outputs = {3};
+  body->steps.push_back(std::move(copy));
+  auto make = std::make_unique<fb::StepT>();
+  make->kind = fb::StepKind::Sequence;
+  make->callee = "SequenceConstruct";
+  make->inputs = {0};
+  make->outputs = {4};
+  body->steps.push_back(std::move(make));
+  return body;
+}
+
 /// validPlan with an If step after the Gemm: condition `ids`, reading t0,
 /// writing t1, its branches two sub-plans.
 fb::PlanT planWithIf() {
@@ -871,6 +910,24 @@ TEST(CpuBlobTest, RefusesBadControlFlowSteps) {
           "sub-plan 1: buffer 1 'b' (Output): index 3 is out of range");
   refuses("data symbol", [](fb::PlanT &p) { p.data_symbols = {7}; },
           "data symbol 7 of 1 symbols");
+  refuses("loop carrying a tensor into a container",
+          [](fb::PlanT &p) {
+            // Loop(M = ids, no cond, carried t0) whose body gives the carried
+            // value back as a sequence (of its iteration number).
+            p.steps[1]->kind = fb::StepKind::Loop;
+            p.steps[1]->callee = "Loop";
+            p.steps[1]->ints[0]->values = {0};
+            auto carried = std::make_unique<fb::IntsAttrT>();
+            carried->name = "carried";
+            carried->values = {1};
+            p.steps[1]->ints.push_back(std::move(carried));
+            p.steps[1]->inputs = {1, -1, 4};
+            p.buffers[5]->container = fb::ContainerKind::Sequence;
+            p.buffers[5]->shape.clear();
+            p.buffers[5]->size = 0;
+            p.subplans[0] = loopBodyMakingASequence();
+          },
+          "carried value 0 starts and ends as different kinds");
   refuses("loop without carried count",
           [](fb::PlanT &p) {
             p.steps[1]->kind = fb::StepKind::Loop;
