@@ -472,10 +472,12 @@ Status checkLoopStep(const fb::Plan &plan, const fb::Step &step, const std::stri
                                " is a container; scan outputs are tensors");
   if (isContainer(*body.outputs()->Get(0)))
     return invalid(what, name + ": the body's condition is a container");
-  // A carried value stays what it is: the executor feeds each iteration's
-  // output back as the next one's input.
+  // A carried value stays a tensor or a container: the executor feeds each
+  // iteration's output back as the next one's input. (Container kinds may
+  // differ: an optional sequence that starts empty and comes back a
+  // sequence is one SequenceValue either way.)
   for (size_t i = 0; i < size_t(carried); ++i)
-    if (ins[2 + i] < 0 || buffers[ins[2 + i]]->container() != buffers[outs[i]]->container())
+    if (ins[2 + i] < 0 || isContainer(*buffers[ins[2 + i]]) != isContainer(*buffers[outs[i]]))
       return invalid(what, name + ": carried value " + std::to_string(i) +
                                " starts and ends as different kinds (tensor, container)");
   return checkBodyTypes(plan, step, body, 2, 2, 1, name, what);
