@@ -7,18 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Import/OnnxImporter.h"
-#include "providers/cpu/compile/CpuCompileEp.h"
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
-#include "providers/cpu/runtime/PlanExecutor.h"
 #include "runtime/support/ExternalData.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-
 #include "test/unit/ScratchDir.h"
+#include "test/unit/cpu/CompileCpuPartition.h"
 
 #include <gtest/gtest.h>
 
@@ -49,23 +42,9 @@ const float kW[3][4] = {{1, 2, 3, 4}, {-1, 0.5f, 0, 2}, {0.25f, -2, 1, -1}};
 const float kB[4] = {0.5f, -0.5f, 0, 1};
 
 std::vector<char> compileBlob(const char *source = kPartition) {
-  MLIRContext context;
-  ortc::loadImportDialects(context);
-  context.loadDialect<func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
-  EXPECT_TRUE(module);
-  if (!module)
+  std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source);
+  if (!blob)
     return {};
-  auto fn = *module->getOps<func::FuncOp>().begin();
-  std::string error;
-  auto ep = ortc::cpu::createCpuCompileEp({}, error);
-  EXPECT_TRUE(ep) << error;
-  auto compiled = ep->compilePartition(fn);
-  EXPECT_TRUE(succeeded(compiled));
-  if (failed(compiled))
-    return {};
-  auto blob = ep->saveContext(**compiled);
-  EXPECT_TRUE(succeeded(blob));
   EXPECT_EQ(blob->source, "ortc_cpu");
   EXPECT_NE(blob->notes.find("arena"), std::string::npos) << blob->notes;
   return blob->bytes;
@@ -224,12 +203,7 @@ func.func @cpu_ep_p0(%x: tensor<?xf32> {onnx.dim_params = ["n"]}, %n: tensor<i64
 TEST(CpuPartition, DataSizedOutputsAreAllocatedWhenTheirStepHasRun) {
   std::vector<char> blob = compileBlob(kDataSized);
   ASSERT_FALSE(blob.empty());
-  ortc::EpContextView view;
-  view.source = "ortc_cpu";
-  view.partitionName = "cpu_ep_p0";
-  view.data = blob.data();
-  view.size = blob.size();
-  auto loaded = ortc::cpu::PlanExecutor::load(view);
+  auto loaded = ortc::cputest::loadCpuBlob(blob);
   ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
   ortc::LoadedPartition &partition = *loaded.value();
 

@@ -11,14 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Import/OnnxImporter.h"
-#include "providers/cpu/compile/CpuCompileEp.h"
-#include "providers/cpu/runtime/PlanExecutor.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
+#include "test/unit/cpu/CompileCpuPartition.h"
 
 #include <gtest/gtest.h>
 
@@ -88,35 +81,10 @@ func.func @cpu_ep_p0(%x: tensor<?x4xf32> {onnx.dim_params = ["b"]}, %m: tensor<i
 }
 )mlir";
 
-std::vector<char> compileLoop() {
-  MLIRContext context;
-  ortc::loadImportDialects(context);
-  context.loadDialect<func::FuncDialect>();
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kLoop, &context);
-  EXPECT_TRUE(module);
-  if (!module)
-    return {};
-  std::string error;
-  auto ep = ortc::cpu::createCpuCompileEp({}, error);
-  EXPECT_TRUE(ep) << error;
-  auto compiled = ep->compilePartition(*module->getOps<func::FuncOp>().begin());
-  EXPECT_TRUE(succeeded(compiled));
-  if (failed(compiled))
-    return {};
-  auto blob = ep->saveContext(**compiled);
-  EXPECT_TRUE(succeeded(blob));
-  return blob->bytes;
-}
-
 TEST(RunAllocation, LoopIterationsWhoseShapesRepeatAllocateNothing) {
-  std::vector<char> blob = compileLoop();
-  ASSERT_FALSE(blob.empty());
-  ortc::EpContextView view;
-  view.source = "ortc_cpu";
-  view.partitionName = "cpu_ep_p0";
-  view.data = blob.data();
-  view.size = blob.size();
-  auto loaded = ortc::cpu::PlanExecutor::load(view);
+  std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(kLoop);
+  ASSERT_TRUE(blob);
+  auto loaded = ortc::cputest::loadCpuBlob(blob->bytes);
   ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
   ortc::LoadedPartition &partition = *loaded.value();
 
