@@ -11,20 +11,13 @@
 
 #include "providers/cpu/runtime/PlanExecutor.h"
 
+#include "providers/cpu/kernels/KernelUtil.h"
+
 #include <cstring>
 
 namespace ortc::cpu {
 
-namespace {
-
-int64_t product(const std::vector<int64_t> &dims, size_t from, size_t to) {
-  int64_t n = 1;
-  for (size_t d = from; d < to; ++d)
-    n *= dims[d];
-  return n;
-}
-
-} // namespace
+using kernels::product;
 
 Status PlanExecutor::runSequence(RunState &state, const StepInfo &step,
                                  const OutputAllocator *allocate) const {
