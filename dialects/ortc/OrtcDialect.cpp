@@ -19,3 +19,24 @@ void OrtcDialect::initialize() {
 #include "dialects/ortc/OrtcOps.cpp.inc"
       >();
 }
+
+LogicalResult FusedConvOp::verify() {
+  StringRef activation = getActivation();
+  size_t params = getActivationParams().size();
+  size_t want = activation == "clip" ? 2 : activation == "leaky_relu" ? 1 : 0;
+  if (activation != "none" && activation != "relu" && activation != "clip" &&
+      activation != "leaky_relu")
+    return emitOpError("unknown activation '") << activation
+                                               << "' (none, relu, clip or leaky_relu)";
+  if (params != want)
+    return emitOpError("activation '") << activation << "' takes " << want
+                                       << " activation_params, got " << params;
+  for (Value optional : {getBias(), getResidual()})
+    if (!isa<NoneType, TensorType>(optional.getType()))
+      return emitOpError("bias and residual must be tensors or none");
+  if (auto residual = dyn_cast<TensorType>(getResidual().getType()))
+    if (residual != getY().getType())
+      return emitOpError("residual ") << residual << " differs from the output "
+                                      << getY().getType();
+  return success();
+}

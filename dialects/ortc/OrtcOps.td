@@ -80,6 +80,35 @@ def Ortc_MatMulBiasOp : Ortc_Op<"matmul_bias", [Pure]> {
   }];
 }
 
+def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {
+  let summary = "a convolution, a residual sum and an activation: one kernel with an epilogue";
+  let description = [{
+    y = activation(Conv(x, w, bias) + residual), ONNX Runtime's
+    com.microsoft FusedConv with its Z as `residual`. bias and residual are
+    `none` (onnx.NoValue) when absent; a residual has y's shape. The window
+    attributes mean what they mean on onnx.Conv. activation is "none",
+    "relu", "clip" (activation_params [min, max]) or "leaky_relu"
+    ([alpha]). The CPU EP's cpu-fuse-conv-epilogue makes it inside its
+    partitions, so that the sum and the activation happen while the
+    convolution's output is in cache.
+  }];
+  let arguments = (ins AnyTensor:$x, AnyTensor:$w, AnyType:$bias, AnyType:$residual,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group,
+                       OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$pads,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides,
+                       StrAttr:$activation,
+                       DenseF32ArrayAttr:$activation_params);
+  let results = (outs AnyTensor:$y);
+  let assemblyFormat = [{
+    $x `,` $w `,` $bias `,` $residual attr-dict `:` type($x) `,` type($w) `,` type($bias) `,`
+    type($residual) `->` type($y)
+  }];
+  let hasVerifier = 1;
+}
+
 def Ortc_CheckConditionOp : Ortc_Op<"check_condition", [MemoryEffects<[MemWrite]>]> {
   let summary = "refuse the run when a condition is not the value the compile assumed";
   let description = [{

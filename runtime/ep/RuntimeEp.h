@@ -15,6 +15,7 @@
 
 #include "runtime/ep/DeviceBuffer.h"
 #include "runtime/ep/EpOptions.h"
+#include "runtime/ep/Profile.h"
 #include "runtime/ep/Status.h"
 #include "runtime/ep/Tensor.h"
 
@@ -96,6 +97,15 @@ public:
                      const OutputAllocator &allocate) {
     (void)allocate;
     return run(inputs, outputs);
+  }
+
+  /// Times each step of later runs into `steps` (null: stop timing), which
+  /// the partition fills with one entry per step; false when the EP times no
+  /// steps (the session then times the partition whole). Runs must not
+  /// overlap while steps are timed.
+  virtual bool profileSteps(std::vector<StepProfile> *steps) {
+    (void)steps;
+    return false;
   }
 };
 

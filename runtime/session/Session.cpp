@@ -12,6 +12,7 @@
 #include "runtime/session/Session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -201,8 +202,34 @@ Result<std::vector<OwnedTensor>> Session::run(const std::vector<TensorView> &inp
   return results;
 }
 
+void Session::attachProfile(RunProfile *profile) {
+  if (profile_)
+    for (std::unique_ptr<LoadedPartition> &partition : partitions_)
+      partition->profileSteps(nullptr);
+  profile_ = profile;
+  if (!profile)
+    return;
+  *profile = RunProfile();
+  for (size_t n = 0; n < partitions_.size(); ++n) {
+    PartitionProfile entry;
+    entry.name = model_.nodes[n].name;
+    entry.ep = eps_[n]->name();
+    profile->partitions.push_back(std::move(entry));
+  }
+  // After the vector is complete: the partitions keep pointers into it.
+  for (size_t n = 0; n < partitions_.size(); ++n)
+    partitions_[n]->profileSteps(&profile->partitions[n].steps);
+}
+
 Status Session::run(const std::vector<TensorView> &inputs, std::vector<RunOutput> &outputs) const {
+  auto start = std::chrono::steady_clock::now();
   Status status = runPartitions(inputs, outputs);
+  if (profile_ && status.isOk()) {
+    profile_->nanoseconds += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now() - start)
+                                          .count());
+    ++profile_->runs;
+  }
   if (!status.isOk())
     for (RunOutput &output : outputs) {
       output.result = OwnedTensor(); // nothing half-made reaches the caller
@@ -438,8 +465,16 @@ Status Session::runPartitions(const std::vector<TensorView> &inputs,
         values[name] = Value{view, nullptr};
         return view.data;
       };
+    auto started = std::chrono::steady_clock::now();
     Status status = anySizedByData ? partition.run(nodeInputs, nodeOutputs, allocate)
                                    : partition.run(nodeInputs, nodeOutputs);
+    if (profile_) {
+      PartitionProfile &entry = profile_->partitions[n];
+      entry.nanoseconds += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - started)
+                                        .count());
+      ++entry.runs;
+    }
     if (!status.isOk())
       return Status::error(status.code(), path + ": " + status.message());
     for (const std::string &name : node.outputs)

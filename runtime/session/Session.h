@@ -69,6 +69,11 @@ public:
   /// is a SequenceValue (its type the elements', its shape empty).
   Status run(const std::vector<TensorView> &inputs, std::vector<RunOutput> &outputs) const;
 
+  /// Times later runs into `profile` (null: stop), per partition and, where
+  /// its EP can, per step; resets it. Call with no run in flight; runs must
+  /// not overlap while a profile is attached.
+  void attachProfile(RunProfile *profile);
+
 private:
   static Result<std::unique_ptr<Session>> loadPartitions(ContextModel model, EpRegistry registry,
                                                          const SessionOptions &options);
@@ -79,6 +84,7 @@ private:
   EpRegistry registry_;
   std::vector<std::unique_ptr<LoadedPartition>> partitions_;
   std::vector<RuntimeEp *> eps_; // the EP of each partition, owned by registry_
+  RunProfile *profile_ = nullptr;
 };
 
 } // namespace ortc

@@ -38,12 +38,19 @@ LogicalResult inferMatMulBias(fused::MatMulBiasOp op, ShapeRuleContext &ctx) {
   return success();
 }
 
+/// fused_conv: onnx.Conv's window rule.
+LogicalResult inferFusedConv(fused::FusedConvOp op, ShapeRuleContext &ctx) {
+  return inferWindowOf(ctx, convWindowAttrs(op), op.getX(), op.getW(), op.getY(),
+                       ctx.elementType(op.getX()));
+}
+
 } // namespace
 
 void attachFusedShapeRules(MLIRContext *context) {
   attachRule<inferLikeInput0, fused::LayerNormOp, fused::GeluOp>(context);
   attachRule<inferAttention, fused::AttentionOp>(context);
   attachRule<inferMatMulBias, fused::MatMulBiasOp>(context);
+  attachRule<inferFusedConv, fused::FusedConvOp>(context);
 }
 
 } // namespace ortc

@@ -551,6 +551,8 @@ StepAttributes stepAttributesOf(Operation *op) {
       a.strings[name] = str.str();
     else if (auto ints = dyn_cast<DenseI64ArrayAttr>(attr))
       a.ints[name].assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
+    else if (auto floats = dyn_cast<DenseF32ArrayAttr>(attr))
+      a.floats[name].assign(floats.asArrayRef().begin(), floats.asArrayRef().end());
   }
   return a;
 }
@@ -572,6 +574,16 @@ Refusal checkGridSample(Operation *op) {
   if ((mode == "cubic" || mode == "bicubic") && x.getRank() != 4)
     return refuse(RejectedKind::Shape, "mode cubic with a 5-D X", "mode cubic with a 4-D X");
   return requireOneOf(op, "padding_mode", "zeros", {"zeros", "border", "reflection"});
+}
+
+Refusal checkConv(Operation *op) {
+  if (auto r = requireF32(op, {0, 1, 2}); r.any())
+    return r;
+  if (auto r = requireRank(op, 0, 3, 5); r.any())
+    return r;
+  if (hasDynamicDim(op->getOperand(1)))
+    return refuse(RejectedKind::Shape, "W has a dynamic dim", "a static W");
+  return requireOneOf(op, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
 }
 
 Refusal checkConvTranspose(Operation *op) {
@@ -1527,17 +1539,14 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         // output; only a constant B is packed ahead (and is static).
         [](Operation *op) -> Refusal { return requireF32(op, {0, 1}); }}},
       {"Gemm", {"Gemm", [](Operation *op) -> Refusal { return requireF32(op, {0, 1, 2}); }}},
-      {"Conv",
+      {"Conv", {"Conv", checkConv}},
+      // Made inside CPU partitions (cpu-fuse-conv-epilogue), after claims.
+      {"fused_conv",
        {"Conv",
         [](Operation *op) -> Refusal {
-          if (auto r = requireF32(op, {0, 1, 2}); r.any())
+          if (auto r = checkConv(op); r.any())
             return r;
-          if (auto r = requireRank(op, 0, 3, 5); r.any())
-            return r;
-          if (hasDynamicDim(op->getOperand(1)))
-            return refuse(RejectedKind::Shape, "W has a dynamic dim", "a static W");
-          return requireOneOf(op, "auto_pad", "NOTSET",
-                              {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+          return requireF32(op, {3});
         }}},
       {"MaxPool",
        {"MaxPool",

@@ -12,6 +12,7 @@
 #include "runtime/ep/MemoryPlanner.h"
 #include "providers/cpu/compile/CpuClaims.h"
 #include "providers/cpu/compile/KernelPipeline.h"
+#include "providers/cpu/compile/Passes.h"
 #include "providers/cpu/compile/SharedObjectEmitter.h"
 #include "providers/cpu/compile/TargetCpu.h"
 #include "providers/cpu/kernels/Gemm.h"
@@ -24,6 +25,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
@@ -216,7 +218,9 @@ private:
   FailureOr<int64_t> buildSubplan(Operation *op, Region &region, ArrayRef<Value> captured,
                                   const std::string &suffix);
   LogicalResult closeKernel();
-  int newStep(fb::StepKind kind, std::string callee, std::string node);
+  /// A step running `ops` (their op types go into the plan for profiles).
+  int newStep(fb::StepKind kind, std::string callee, std::string node,
+              llvm::ArrayRef<Operation *> ops = {});
   int rootOf(int buffer) const;
 
   func::FuncOp fn;
@@ -364,11 +368,14 @@ int PartitionCompiler::bufferFor(Value value) {
   return -2; // not produced yet: a bug in step order
 }
 
-int PartitionCompiler::newStep(fb::StepKind kind, std::string callee, std::string node) {
+int PartitionCompiler::newStep(fb::StepKind kind, std::string callee, std::string node,
+                               llvm::ArrayRef<Operation *> ops) {
   auto step = std::make_unique<fb::StepT>();
   step->kind = kind;
   step->callee = std::move(callee);
   step->node = std::move(node);
+  for (Operation *op : ops)
+    step->ops += (step->ops.empty() ? "" : ",") + onnxOpTypeAndDomain(op).first;
   plan.steps.push_back(std::move(step));
   return int(plan.steps.size()) - 1;
 }
@@ -397,7 +404,7 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
 
 LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   std::string callee = libraryKernelFor(op);
-  int index = newStep(fb::StepKind::Library, callee, onnxNodeName(op));
+  int index = newStep(fb::StepKind::Library, callee, onnxNodeName(op), op);
   fb::StepT &step = *plan.steps[index];
   addAttributes(op, step);
 
@@ -532,7 +539,7 @@ SmallVector<Value> capturedValues(Operation *op) {
 LogicalResult PartitionCompiler::emitControlFlowStep(Operation *op, fb::StepKind kind,
                                                      std::vector<int64_t> subplans,
                                                      ArrayRef<Value> operands) {
-  int index = newStep(kind, fb::EnumNameStepKind(kind), onnxNodeName(op));
+  int index = newStep(kind, fb::EnumNameStepKind(kind), onnxNodeName(op), op);
   fb::StepT &step = *plan.steps[index];
   auto a = std::make_unique<fb::IntsAttrT>();
   a->name = "subplans";
@@ -616,7 +623,7 @@ LogicalResult PartitionCompiler::addStepOutputs(Operation *op, fb::StepT &step) 
 }
 
 LogicalResult PartitionCompiler::emitSequenceStep(Operation *op) {
-  int index = newStep(fb::StepKind::Sequence, onnxOpTypeAndDomain(op).first, onnxNodeName(op));
+  int index = newStep(fb::StepKind::Sequence, onnxOpTypeAndDomain(op).first, onnxNodeName(op), op);
   fb::StepT &step = *plan.steps[index];
   addAttributes(op, step);
   // Inputs a node leaves out are -1 (an Optional or OptionalHasElement of
@@ -706,7 +713,7 @@ LogicalResult PartitionCompiler::closeKernel() {
     nodes += (nodes.empty() ? "" : ",") + onnxNodeName(op);
   for (Operation *op : ops)
     addBroadcastChecks(op);
-  int index = newStep(fb::StepKind::Kernel, name, nodes);
+  int index = newStep(fb::StepKind::Kernel, name, nodes, ops);
   fb::StepT &step = *plan.steps[index];
   for (Value v : inputs) {
     int id = bufferFor(v);
@@ -1003,6 +1010,10 @@ public:
     return matchCpuOp(query, name());
   }
   std::vector<std::string> contextSourceKeys() const override { return {kCpuContextSource}; }
+  /// Epilogues folded into library Convs, inside this EP's partitions only.
+  void addCustomPasses(OpPassManager &pm) const override {
+    pm.addPass(createCpuFuseConvEpilogue());
+  }
 
   FailureOr<std::unique_ptr<CompiledPartition>> compilePartition(func::FuncOp partition) override {
     SharedOutputs shared;

@@ -1,6 +1,7 @@
 //===- Passes.td - the CPU EP's passes ---------------------*- tablegen -*-===//
 //
-// The passes that take the CPU EP's generated kernels (func.func with the
+// cpu-fuse-conv-epilogue runs on the CPU EP's partitions after partitioning
+// (CompileEp::addCustomPasses). The others take the CPU EP's generated kernels (func.func with the
 // `ortc.kernel` attribute, destination-passing on memrefs, onnx/ortc
 // elementwise ops inside) to LLVM IR, after the generic onnx-lower-to-linalg
 // (compiler/Lowering/Passes.td). KernelPipeline.cpp strings them
@@ -12,6 +13,24 @@
 #define ORTC_PROVIDERS_CPU_COMPILE_PASSES
 
 include "mlir/Pass/PassBase.td"
+
+def CpuFuseConvEpilogue : Pass<"cpu-fuse-conv-epilogue", "mlir::func::FuncOp"> {
+  let summary = "Fold a Conv's residual Add and activation into ortc.fused_conv";
+  let description = [{
+    A float32 onnx.Conv whose only reader is an onnx.Add of a value with the
+    Conv output's dims (proven by the symbolic shape analysis, so nothing
+    broadcasts), or an activation (Relu, LeakyRelu, Clip with constant or
+    omitted bounds), or an Add whose only reader is such an activation,
+    becomes one ortc.fused_conv: y = activation(Conv(x, w, b) + residual).
+    The library Conv applies this epilogue to each block of its output while
+    it is in cache. A Conv whose output anything else reads, an Add that
+    broadcasts, and a Clip with computed bounds stay as they are.
+  }];
+  let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "Number of Convs given an epilogue">
+  ];
+}
 
 def CpuFuseElementwise : Pass<"cpu-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse producer/consumer elementwise linalg.generic ops";

@@ -357,14 +357,55 @@ void depthwisePlane(const float *x, const float *w, float bias, const Geometry &
   plane(x, w, bias, g, y);
 }
 
+/// The epilogue ortc.fused_conv asks for (activation, activation_params); a
+/// plain Conv has none.
+Status convActivation(const KernelCall &call, GemmEpilogue &e) {
+  using A = GemmEpilogue::Activation;
+  std::string name = call.attrs.getString("activation", "none");
+  std::vector<float> params;
+  if (auto found = call.attrs.floats.find("activation_params"); found != call.attrs.floats.end())
+    params = found->second;
+  size_t want = 0;
+  if (name == "none") {
+    e.activation = A::None;
+  } else if (name == "relu") {
+    e.activation = A::Relu;
+  } else if (name == "clip") {
+    e.activation = A::Clip;
+    want = 2;
+  } else if (name == "leaky_relu") {
+    e.activation = A::LeakyRelu;
+    want = 1;
+  } else {
+    return invalid("Conv", "unknown activation '" + name + "'");
+  }
+  if (params.size() != want)
+    return invalid("Conv", "activation '" + name + "' takes " + std::to_string(want) +
+                               " activation_params, got " + std::to_string(params.size()));
+  if (e.activation == A::Clip) {
+    e.lo = params[0];
+    e.hi = params[1];
+  } else if (e.activation == A::LeakyRelu) {
+    e.alpha = params[0];
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Status conv(const KernelCall &call) {
   const char *op = "Conv";
   const TensorView *X = call.input(0), *Wt = call.input(1), *B = call.input(2);
+  // ortc.fused_conv's residual (Y's shape) and activation.
+  const TensorView *Z = call.input(3);
   if (Status s = checkFloats(op, {{X, "input X"}, {Wt, "input W"}}); !s.isOk())
     return s;
   if (Status s = checkOptionalFloat(op, B, "input B"); !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(op, Z, "residual"); !s.isOk())
+    return s;
+  GemmEpilogue epilogue;
+  if (Status s = convActivation(call, epilogue); !s.isOk())
     return s;
   if (Status s = checkSpatialIO(op, call, *X); !s.isOk())
     return s;
@@ -390,6 +431,9 @@ Status conv(const KernelCall &call) {
     return s;
   if (Status s = checkOutput(op, Y, N, M, g); !s.isOk())
     return s;
+  if (Z && Z->shape != Y.shape)
+    return invalid(op, "the residual " + shapeToString(Z->shape) + " differs from Y " +
+                           shapeToString(Y.shape));
 
   const float *x = static_cast<const float *>(X->data);
   const float *w = static_cast<const float *>(Wt->data);
@@ -406,11 +450,22 @@ Status conv(const KernelCall &call) {
   bool prepacked = call.attrs.getInt("packed_w", 0) != 0;
   if (prepacked && (group != 1 || isDepthwiseConv(C, group)))
     return invalid(op, "packed_w needs group 1, got group " + std::to_string(group));
+  const float *residual = Z ? static_cast<const float *>(Z->data) : nullptr;
   if (isDepthwiseConv(C, group)) {
+    // The bias is the plane's starting value; the rest of the epilogue runs
+    // on the plane while it is in cache.
+    bool rest = residual || epilogue.activation != GemmEpilogue::Activation::None;
     parallelFor(call.pool, N * M, [&](int64_t plane) {
       int64_t n = plane / M, oc = plane % M;
+      float *out = y + (n * M + oc) * P;
       depthwisePlane(x + (n * C + oc / Mg) * inPlane, w + oc * kSize, bias ? bias[oc] : 0.f, g,
-                     y + (n * M + oc) * P);
+                     out);
+      if (rest) {
+        GemmEpilogue planeEpilogue = epilogue;
+        planeEpilogue.residual = residual ? residual + (n * M + oc) * P : nullptr;
+        planeEpilogue.ldr = P;
+        planeEpilogue.apply(out, P, 1, P);
+      }
     });
     return Status::ok();
   }
@@ -447,17 +502,17 @@ Status conv(const KernelCall &call) {
           else
             im2colPacked(xg, Cg, g, j0 + c0, count, packed + c0 * K);
         });
+        // Bias, residual and activation per block, inside the GEMM.
+        GemmEpilogue tileEpilogue = epilogue;
+        tileEpilogue.rowBias = bias ? bias + gi * Mg : nullptr;
+        tileEpilogue.residual = residual ? residual + (n * M + gi * Mg) * P + j0 : nullptr;
+        tileEpilogue.ldr = P;
         if (prepacked)
-          sgemmPrepackedParallel(call.pool, Mg, cols, K, w, packed, yg + j0, P, false);
+          sgemmPrepackedParallel(call.pool, Mg, cols, K, w, packed, yg + j0, P, false,
+                                 &tileEpilogue);
         else
-          sgemmPackedParallel(call.pool, Mg, cols, K, wg, K, false, packed, yg + j0, P, false);
-        if (bias)
-          for (int64_t m = 0; m < Mg; ++m) {
-            float bv = bias[gi * Mg + m];
-            float *row = yg + m * P + j0;
-            for (int64_t j = 0; j < cols; ++j)
-              row[j] += bv;
-          }
+          sgemmPackedParallel(call.pool, Mg, cols, K, wg, K, false, packed, yg + j0, P, false,
+                              &tileEpilogue);
       }
     }
   return Status::ok();

@@ -470,12 +470,14 @@ struct AOperand {
 };
 
 void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float *packedB,
-                 float *C, int64_t ldc, bool accumulate) {
+                 float *C, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue = nullptr) {
   if (M <= 0 || N <= 0)
     return;
   if (K <= 0) {
     if (!accumulate)
       zeroC(M, N, C, ldc);
+    if (epilogue)
+      epilogue->apply(C, ldc, M, N);
     return;
   }
   const Variant *variant = activeVariant();
@@ -516,6 +518,9 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
       } else {
         packA(*variant, a.A, a.lda, a.transA, i0, mc, k0, kc, aPack);
       }
+      // After the last K block, a panel's column of the block is final: its
+      // epilogue runs while the block is still in L1.
+      bool last = k0 + kc >= K;
       for (int64_t j0 = 0; j0 < N; j0 += kNr) {
         int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
         const float *bPanel = packedB + j0 * K + k0 * kNr;
@@ -524,20 +529,25 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
           variant->kernels[mr](kc, aBlock + ip * aStride, bPanel, C + (i0 + ip) * ldc + j0, ldc,
                                nr, load);
         }
+        if (last && epilogue)
+          epilogue->at(i0, j0).apply(C + i0 * ldc + j0, ldc, mc, nr);
       }
     }
   }
 }
 
 void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const AOperand &a,
-                         const float *packedB, float *C, int64_t ldc, bool accumulate) {
+                         const float *packedB, float *C, int64_t ldc, bool accumulate,
+                         const GemmEpilogue *epilogue) {
+  if (epilogue && !epilogue->any())
+    epilogue = nullptr;
   // Below ~1 MFLOP per thread, waking workers costs more than it saves.
   constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
   int64_t threads = pool ? pool->threads() : 1;
   int64_t flops = 2 * M * N * std::max<int64_t>(K, 1);
   int64_t tasks = std::min<int64_t>(threads, flops / kMinFlopsPerTask);
   if (tasks <= 1 || M <= 0 || N <= 0) {
-    sgemmBlocks(M, N, K, a, packedB, C, ldc, accumulate);
+    sgemmBlocks(M, N, K, a, packedB, C, ldc, accumulate, epilogue);
     return;
   }
   int64_t rowPanels = (M + kMr - 1) / kMr, colPanels = (N + kNr - 1) / kNr;
@@ -546,14 +556,18 @@ void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
     int64_t per = (rowPanels + tasks - 1) / tasks * kMr;
     parallelFor(pool, (M + per - 1) / per, [&](int64_t t) {
       int64_t i0 = t * per, rows = std::min(per, M - i0);
-      sgemmBlocks(rows, N, K, a.rowsFrom(i0, K), packedB, C + i0 * ldc, ldc, accumulate);
+      GemmEpilogue part = epilogue ? epilogue->at(i0, 0) : GemmEpilogue();
+      sgemmBlocks(rows, N, K, a.rowsFrom(i0, K), packedB, C + i0 * ldc, ldc, accumulate,
+                  epilogue ? &part : nullptr);
     });
     return;
   }
   int64_t per = (colPanels + tasks - 1) / tasks * kNr;
   parallelFor(pool, (N + per - 1) / per, [&](int64_t t) {
     int64_t j0 = t * per, cols = std::min(per, N - j0);
-    sgemmBlocks(M, cols, K, a, packedB + j0 * K, C + j0, ldc, accumulate);
+    GemmEpilogue part = epilogue ? epilogue->at(0, j0) : GemmEpilogue();
+    sgemmBlocks(M, cols, K, a, packedB + j0 * K, C + j0, ldc, accumulate,
+                epilogue ? &part : nullptr);
   });
 }
 
@@ -583,20 +597,87 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
 
 void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
                             const float *packedA, const float *packedB, float *C, int64_t ldc,
-                            bool accumulate) {
+                            bool accumulate, const GemmEpilogue *epilogue) {
   AOperand a;
   a.packed = packedA;
-  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate);
+  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate, epilogue);
 }
 
 void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
                          int64_t lda, bool transA, const float *packedB, float *C, int64_t ldc,
-                         bool accumulate) {
+                         bool accumulate, const GemmEpilogue *epilogue) {
   AOperand a;
   a.A = A;
   a.lda = lda;
   a.transA = transA;
-  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate);
+  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate, epilogue);
+}
+
+//===----------------------------------------------------------------------===//
+// Epilogue
+//===----------------------------------------------------------------------===//
+
+GemmEpilogue GemmEpilogue::at(int64_t i0, int64_t j0) const {
+  GemmEpilogue part = *this;
+  if (rowBias)
+    part.rowBias += i0;
+  if (residual)
+    part.residual += i0 * ldr + j0;
+  return part;
+}
+
+namespace {
+
+/// One row: bias and residual summed, then the activation; a loop the
+/// compiler vectorizes per (residual, activation) pair.
+template <bool kResidual, GemmEpilogue::Activation kActivation>
+void epilogueRow(float *c, const float *residual, int64_t cols, float bias,
+                 const GemmEpilogue &e) {
+  for (int64_t j = 0; j < cols; ++j) {
+    float v = c[j] + bias;
+    if constexpr (kResidual)
+      v += residual[j];
+    if constexpr (kActivation == GemmEpilogue::Activation::Relu)
+      v = v > 0.f ? v : 0.f;
+    else if constexpr (kActivation == GemmEpilogue::Activation::Clip)
+      v = std::min(std::max(v, e.lo), e.hi);
+    else if constexpr (kActivation == GemmEpilogue::Activation::LeakyRelu)
+      v = v >= 0.f ? v : v * e.alpha;
+    c[j] = v;
+  }
+}
+
+template <bool kResidual>
+void epilogueRows(const GemmEpilogue &e, float *c, int64_t ldc, int64_t rows, int64_t cols) {
+  using A = GemmEpilogue::Activation;
+  for (int64_t i = 0; i < rows; ++i) {
+    float bias = e.rowBias ? e.rowBias[i] : 0.f;
+    float *row = c + i * ldc;
+    const float *res = kResidual ? e.residual + i * e.ldr : nullptr;
+    switch (e.activation) {
+    case A::None:
+      epilogueRow<kResidual, A::None>(row, res, cols, bias, e);
+      break;
+    case A::Relu:
+      epilogueRow<kResidual, A::Relu>(row, res, cols, bias, e);
+      break;
+    case A::Clip:
+      epilogueRow<kResidual, A::Clip>(row, res, cols, bias, e);
+      break;
+    case A::LeakyRelu:
+      epilogueRow<kResidual, A::LeakyRelu>(row, res, cols, bias, e);
+      break;
+    }
+  }
+}
+
+} // namespace
+
+void GemmEpilogue::apply(float *c, int64_t ldc, int64_t rows, int64_t cols) const {
+  if (residual)
+    epilogueRows<true>(*this, c, ldc, rows, cols);
+  else
+    epilogueRows<false>(*this, c, ldc, rows, cols);
 }
 
 const char *sgemmVariant() { return activeVariant()->name; }

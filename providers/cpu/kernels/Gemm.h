@@ -47,6 +47,26 @@ size_t packedGemmASize(int64_t M, int64_t K);
 /// where sgemmPacked packs A's rows per block and call.
 void packGemmA(const float *A, int64_t lda, int64_t M, int64_t K, float *packed);
 
+/// What the GEMM does to C once a block of it is final, while the block is
+/// in cache: c = activation(c + rowBias[i] + residual[i][j]) (Conv's bias,
+/// a residual sum, an activation: ortc.fused_conv).
+struct GemmEpilogue {
+  enum class Activation { None, Relu, Clip, LeakyRelu };
+  const float *rowBias = nullptr;  // one per row of C, or null
+  const float *residual = nullptr; // as C, row stride ldr, or null
+  int64_t ldr = 0;
+  Activation activation = Activation::None;
+  float lo = 0, hi = 0; // Clip's bounds
+  float alpha = 0;      // LeakyRelu's slope
+
+  bool any() const { return rowBias || residual || activation != Activation::None; }
+  /// The same epilogue for the block of C that starts at row i0, column j0.
+  GemmEpilogue at(int64_t i0, int64_t j0) const;
+  /// Applies it to `rows` x `cols` of C at `c` (row stride ldc), the block at
+  /// (0, 0) of this epilogue.
+  void apply(float *c, int64_t ldc, int64_t rows, int64_t cols) const;
+};
+
 /// C = A * packedB, or C += A * packedB when accumulate. A is [M,K] with row
 /// stride lda, or [K,M] with row stride lda when transA; C has row stride ldc.
 void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
@@ -55,14 +75,15 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
 /// sgemmPacked shared out over `pool` (null: on the caller): C's rows in
 /// blocks, or its column panels when M is too small to share. Products too
 /// small to pay for waking threads run on the caller.
+/// With an `epilogue`, each block of C gets it once its last K block is in.
 void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
                          int64_t lda, bool transA, const float *packedB, float *C, int64_t ldc,
-                         bool accumulate);
+                         bool accumulate, const GemmEpilogue *epilogue = nullptr);
 
 /// sgemmPackedParallel with A packed by packGemmA.
 void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
                             const float *packedA, const float *packedB, float *C, int64_t ldc,
-                            bool accumulate);
+                            bool accumulate, const GemmEpilogue *epilogue = nullptr);
 
 /// The microkernel variant this CPU runs: "avx512", "avx2", or "generic".
 const char *sgemmVariant();

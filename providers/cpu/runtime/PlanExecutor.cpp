@@ -8,6 +8,7 @@
 #include "providers/cpu/runtime/SharedObjectLoader.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -310,6 +311,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     StepInfo step;
     step.callee = s->callee()->str();
     step.node = s->node() ? s->node()->str() : std::string();
+    step.ops = s->ops() ? s->ops()->str() : std::string();
     step.inputs.assign(s->inputs()->begin(), s->inputs()->end());
     step.outputs.assign(s->outputs()->begin(), s->outputs()->end());
     if (s->ints())
@@ -1183,6 +1185,29 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
   return Status::ok();
 }
 
+namespace {
+const char *stepKindName(int kind) {
+  static const char *const names[] = {"Kernel", "Library", "If", "Loop", "Scan", "Sequence"};
+  return kind >= 0 && kind < 6 ? names[kind] : "?";
+}
+} // namespace
+
+bool PlanExecutor::profileSteps(std::vector<StepProfile> *steps) {
+  profile_ = steps;
+  if (!steps)
+    return true;
+  steps->clear();
+  for (const StepInfo &step : steps_) {
+    StepProfile entry;
+    entry.kind = stepKindName(int(step.kind));
+    entry.callee = step.callee;
+    entry.ops = step.ops;
+    entry.nodes = step.node;
+    steps->push_back(std::move(entry));
+  }
+  return true;
+}
+
 Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &inputs,
                               const std::vector<TensorView> &outputs, const Layout &layout,
                               const OutputAllocator *allocate) const {
@@ -1236,124 +1261,144 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
     state.dynamicMemory.resize(buffers_.size());
   }
 
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (!profile_) {
+      if (Status s = runStep(state, steps_[i], layout, anyLate, allocate); !s.isOk())
+        return s;
+      continue;
+    }
+    auto started = std::chrono::steady_clock::now();
+    Status s = runStep(state, steps_[i], layout, anyLate, allocate);
+    StepProfile &entry = (*profile_)[i];
+    entry.nanoseconds += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                      std::chrono::steady_clock::now() - started)
+                                      .count());
+    ++entry.calls;
+    if (!s.isOk())
+      return s;
+  }
+  return Status::ok();
+}
+
+Status PlanExecutor::runStep(RunState &state, const StepInfo &step, const Layout &layout,
+                             bool anyLate, const OutputAllocator *allocate) const {
+  std::vector<TensorView> &views = state.views;
   std::vector<TensorView> &stepInputs = state.stepInputs, &stepOutputs = state.stepOutputs;
   std::vector<int64_t> &descriptorWords = state.descriptorWords;
   std::vector<void *> &descriptorPointers = state.descriptorPointers;
   std::vector<size_t> &starts = state.starts;
-  for (const StepInfo &step : steps_) {
-    if (anyLate) {
-      // Views of buffers sized since; outputs whose shape is known by now.
-      for (int id : step.inputs) {
-        if (id < 0)
-          continue;
-        const BufferInfo &b = buffers_[size_t(id)];
-        if (b.kind == Kind::Alias) {
-          views[size_t(id)].data = views[size_t(b.index)].data;
-          if (b.dynamic) {
-            std::vector<int64_t> &shape = views[size_t(id)].shape;
-            shape = b.shape;
-            for (int64_t &d : shape)
-              if (d < 0)
-                d = state.dimValues[size_t(-(d + 1))];
-          }
+  if (anyLate) {
+    // Views of buffers sized since; outputs whose shape is known by now.
+    for (int id : step.inputs) {
+      if (id < 0)
+        continue;
+      const BufferInfo &b = buffers_[size_t(id)];
+      if (b.kind == Kind::Alias) {
+        views[size_t(id)].data = views[size_t(b.index)].data;
+        if (b.dynamic) {
+          std::vector<int64_t> &shape = views[size_t(id)].shape;
+          shape = b.shape;
+          for (int64_t &d : shape)
+            if (d < 0)
+              d = state.dimValues[size_t(-(d + 1))];
         }
       }
-      for (int id : step.outputs) {
-        const BufferInfo &b = buffers_[size_t(id)];
-        bool pendingOutput = b.kind == Kind::Output && !views[size_t(id)].data;
-        if (!(b.dynamic || pendingOutput))
-          continue;
-        views[size_t(id)].data = nullptr;
-        if (b.dynamic && (step.kind == StepKind::Loop || step.kind == StepKind::Scan ||
-                          step.kind == StepKind::Sequence ||
-                          (step.bindsData && step.kind != StepKind::Kernel)))
-          continue; // the step sizes it
-        std::vector<int64_t> &shape = state.pendingShape;
-        shape = b.dynamic ? b.shape : layout.shapes[size_t(id)];
-        for (int64_t &d : shape)
-          if (d < 0)
-            d = state.dimValues[size_t(-(d + 1))];
-        if (Status s = sizeBuffer(state, id, shape, allocate); !s.isOk())
-          return s;
-      }
     }
-    if (step.kind == StepKind::Sequence) {
-      if (Status s = runSequence(state, step, allocate); !s.isOk())
+    for (int id : step.outputs) {
+      const BufferInfo &b = buffers_[size_t(id)];
+      bool pendingOutput = b.kind == Kind::Output && !views[size_t(id)].data;
+      if (!(b.dynamic || pendingOutput))
+        continue;
+      views[size_t(id)].data = nullptr;
+      if (b.dynamic && (step.kind == StepKind::Loop || step.kind == StepKind::Scan ||
+                        step.kind == StepKind::Sequence ||
+                        (step.bindsData && step.kind != StepKind::Kernel)))
+        continue; // the step sizes it
+      std::vector<int64_t> &shape = state.pendingShape;
+      shape = b.dynamic ? b.shape : layout.shapes[size_t(id)];
+      for (int64_t &d : shape)
+        if (d < 0)
+          d = state.dimValues[size_t(-(d + 1))];
+      if (Status s = sizeBuffer(state, id, shape, allocate); !s.isOk())
         return s;
-      continue;
     }
-    if (step.kind == StepKind::If || step.kind == StepKind::Loop ||
-        step.kind == StepKind::Scan) {
-      Status s = step.kind == StepKind::If     ? runIf(state, step, allocate)
-                 : step.kind == StepKind::Loop ? runLoop(state, step, allocate)
-                                               : runScan(state, step, allocate);
-      if (!s.isOk())
-        return s;
-      continue;
-    }
-    if (step.kind == StepKind::Kernel) {      // One memref descriptor per operand: {allocated, aligned, offset,
-      // sizes[rank], strides[rank]}, inputs first, then outputs.
-      descriptorWords.clear();
-      starts.clear();
-      auto addDescriptor = [&](const TensorView &v) {
-        starts.push_back(descriptorWords.size());
-        descriptorWords.push_back(int64_t(reinterpret_cast<intptr_t>(v.data)));
-        descriptorWords.push_back(int64_t(reinterpret_cast<intptr_t>(v.data)));
-        descriptorWords.push_back(0);
-        for (int64_t d : v.shape)
-          descriptorWords.push_back(d);
-        int64_t stride = 1;
-        size_t rank = v.shape.size();
-        size_t base = descriptorWords.size();
-        descriptorWords.resize(base + rank);
-        for (size_t d = rank; d-- > 0;) {
-          descriptorWords[base + d] = stride;
-          stride *= v.shape[d];
-        }
-      };
-      for (int id : step.inputs)
-        addDescriptor(views[id]);
-      for (int id : step.outputs)
-        addDescriptor(views[id]);
-      descriptorPointers.clear();
-      for (size_t start : starts)
-        descriptorPointers.push_back(&descriptorWords[start]);
-      step.kernel(descriptorPointers.data());
-      continue;
-    }
-    // Assigned in place: the views' shape vectors keep their capacity, so a
-    // run whose shapes repeat copies them without allocating.
-    stepInputs.resize(step.inputs.size());
-    stepOutputs.resize(step.outputs.size());
-    for (size_t k = 0; k < step.inputs.size(); ++k) {
-      int id = step.inputs[k];
-      if (id < 0) {
-        stepInputs[k].data = nullptr;
-        stepInputs[k].type = ElementType::Undefined;
-        stepInputs[k].shape.clear();
-      } else {
-        stepInputs[k] = views[size_t(id)];
-      }
-    }
-    for (size_t k = 0; k < step.outputs.size(); ++k)
-      stepOutputs[k] = views[size_t(step.outputs[k])];
-    KernelCall call{step.attrs,         stepInputs.data(), stepInputs.size(),
-                    stepOutputs.data(), stepOutputs.size(), state.scratch,
-                    pool_.get()};
-    StepSizer sizer(*this, state, step, allocate);
-    if (step.bindsData)
-      call.sizer = &sizer;
-    Status status = step.library(call);
-    if (!status.isOk())
-      return Status::error(status.code(), what_ + ": node '" + step.node + "' (" + step.callee +
-                                              "): " + status.message());
-    if (step.bindsData)
-      for (size_t i = 0; i < step.outputs.size(); ++i)
-        if (sizer.pending(i))
-          return Status::error(StatusCode::Internal, what_ + ": node '" + step.node + "' (" +
-                                                         step.callee + ") did not size output " +
-                                                         std::to_string(i));
   }
+  switch (step.kind) {
+  case StepKind::Sequence:
+    return runSequence(state, step, allocate);
+  case StepKind::If:
+    return runIf(state, step, allocate);
+  case StepKind::Loop:
+    return runLoop(state, step, allocate);
+  case StepKind::Scan:
+    return runScan(state, step, allocate);
+  case StepKind::Kernel:
+  case StepKind::Library:
+    break;
+  }
+  if (step.kind == StepKind::Kernel) {
+    // One memref descriptor per operand: {allocated, aligned, offset,
+    // sizes[rank], strides[rank]}, inputs first, then outputs.
+    descriptorWords.clear();
+    starts.clear();
+    auto addDescriptor = [&](const TensorView &v) {
+      starts.push_back(descriptorWords.size());
+      descriptorWords.push_back(int64_t(reinterpret_cast<intptr_t>(v.data)));
+      descriptorWords.push_back(int64_t(reinterpret_cast<intptr_t>(v.data)));
+      descriptorWords.push_back(0);
+      for (int64_t d : v.shape)
+        descriptorWords.push_back(d);
+      int64_t stride = 1;
+      size_t rank = v.shape.size();
+      size_t base = descriptorWords.size();
+      descriptorWords.resize(base + rank);
+      for (size_t d = rank; d-- > 0;) {
+        descriptorWords[base + d] = stride;
+        stride *= v.shape[d];
+      }
+    };
+    for (int id : step.inputs)
+      addDescriptor(views[id]);
+    for (int id : step.outputs)
+      addDescriptor(views[id]);
+    descriptorPointers.clear();
+    for (size_t start : starts)
+      descriptorPointers.push_back(&descriptorWords[start]);
+    step.kernel(descriptorPointers.data());
+    return Status::ok();
+  }
+  // Assigned in place: the views' shape vectors keep their capacity, so a
+  // run whose shapes repeat copies them without allocating.
+  stepInputs.resize(step.inputs.size());
+  stepOutputs.resize(step.outputs.size());
+  for (size_t k = 0; k < step.inputs.size(); ++k) {
+    int id = step.inputs[k];
+    if (id < 0) {
+      stepInputs[k].data = nullptr;
+      stepInputs[k].type = ElementType::Undefined;
+      stepInputs[k].shape.clear();
+    } else {
+      stepInputs[k] = views[size_t(id)];
+    }
+  }
+  for (size_t k = 0; k < step.outputs.size(); ++k)
+    stepOutputs[k] = views[size_t(step.outputs[k])];
+  KernelCall call{step.attrs,         stepInputs.data(), stepInputs.size(),
+                  stepOutputs.data(), stepOutputs.size(), state.scratch,
+                  pool_.get()};
+  StepSizer sizer(*this, state, step, allocate);
+  if (step.bindsData)
+    call.sizer = &sizer;
+  Status status = step.library(call);
+  if (!status.isOk())
+    return Status::error(status.code(), what_ + ": node '" + step.node + "' (" + step.callee +
+                                            "): " + status.message());
+  if (step.bindsData)
+    for (size_t i = 0; i < step.outputs.size(); ++i)
+      if (sizer.pending(i))
+        return Status::error(StatusCode::Internal, what_ + ": node '" + step.node + "' (" +
+                                                       step.callee + ") did not size output " +
+                                                       std::to_string(i));
   return Status::ok();
 }
 

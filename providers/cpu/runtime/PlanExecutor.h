@@ -69,6 +69,10 @@ public:
   Status run(const std::vector<TensorView> &inputs, const std::vector<TensorView> &outputs,
              const OutputAllocator &allocate) override;
 
+  /// Times each step of the root plan (a control-flow step's time includes
+  /// its bodies).
+  bool profileSteps(std::vector<StepProfile> *steps) override;
+
   /// Arena bytes a run with these inputs needs; whether the weights are used
   /// in place.
   Result<uint64_t> arenaBytes(const std::vector<TensorView> &inputs) const;
@@ -110,7 +114,7 @@ private:
     size_t carried = 0; // Loop: carried values
     void (*kernel)(void **) = nullptr;
     LibraryKernelFn library = nullptr;
-    std::string callee, node;
+    std::string callee, node, ops;
     std::vector<int> inputs, outputs;
     StepAttributes attrs;
   };
@@ -178,6 +182,9 @@ private:
   Status runSteps(RunState &state, const std::vector<TensorView> &inputs,
                   const std::vector<TensorView> &outputs, const Layout &layout,
                   const OutputAllocator *allocate) const;
+  /// One step; `anyLate`: some buffers are sized or placed as the run goes.
+  Status runStep(RunState &state, const StepInfo &step, const Layout &layout, bool anyLate,
+                 const OutputAllocator *allocate) const;
   /// Binds the data symbols among buffer `id`'s dims from `shape`, checks
   /// the others, and gives the buffer its memory.
   Status sizeBuffer(RunState &state, int id, const std::vector<int64_t> &shape,
@@ -239,6 +246,7 @@ private:
   std::shared_ptr<ThreadPool> pool_;
   std::mutex idleMutex_;
   std::vector<std::unique_ptr<RunState>> idle_; // states no run holds now
+  std::vector<StepProfile> *profile_ = nullptr;  // one entry per step while profiling
 };
 
 } // namespace ortc::cpu

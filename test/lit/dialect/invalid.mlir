@@ -60,3 +60,30 @@ func.func @region_needs_terminator(%c: tensor<i1>, %x: tensor<f32>) {
   }) : (tensor<i1>) -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @fused_conv_unknown_activation(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.fused_conv' op unknown activation 'swish'}}
+  %y = ortc.fused_conv %x, %w, %none, %none {activation = "swish", activation_params = array<f32>} : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none, none -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @fused_conv_clip_params(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.fused_conv' op activation 'clip' takes 2 activation_params, got 1}}
+  %y = ortc.fused_conv %x, %w, %none, %none {activation = "clip", activation_params = array<f32: 6.0>} : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none, none -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @fused_conv_residual_shape(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %r: tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.fused_conv' op residual 'tensor<1x2x1x1xf32>' differs from the output 'tensor<1x2x4x4xf32>'}}
+  %y = ortc.fused_conv %x, %w, %none, %r {activation = "none", activation_params = array<f32>} : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none, tensor<1x2x1x1xf32> -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}

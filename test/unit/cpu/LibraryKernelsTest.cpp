@@ -494,6 +494,74 @@ TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
                  "packed_w needs group 1");
 }
 
+// ortc.fused_conv's epilogue (residual sum, then the activation) gives what
+// the plain Conv followed by the sum and the activation gives: for a 3x3,
+// a pointwise (GEMM epilogue per block, several blocks), a depthwise (per
+// plane) and a grouped Conv, each activation, with and without bias and
+// residual, serial and on a pool, prepacked or not.
+TEST(LibraryKernels, FusedConvEpilogueMatchesConvThenEpilogue) {
+  struct Case {
+    std::vector<int64_t> x, w;
+    int64_t group;
+    std::vector<int64_t> pads;
+  };
+  struct Act {
+    std::string name;
+    std::vector<float> params;
+    std::function<float(float)> apply;
+  };
+  std::vector<Act> acts = {
+      {"none", {}, [](float v) { return v; }},
+      {"relu", {}, [](float v) { return std::max(v, 0.f); }},
+      {"clip", {0.f, 0.5f}, [](float v) { return std::min(std::max(v, 0.f), 0.5f); }},
+      {"leaky_relu", {0.125f}, [](float v) { return v >= 0 ? v : 0.125f * v; }},
+  };
+  ThreadPool pool(2);
+  uint64_t seed = 300;
+  for (const Case &c : {Case{{2, 5, 13, 11}, {7, 5, 3, 3}, 1, {1, 1, 1, 1}},
+                        Case{{1, 40, 30, 30}, {20, 40, 1, 1}, 1, {0, 0, 0, 0}},
+                        Case{{2, 6, 9, 37}, {6, 1, 3, 3}, 6, {1, 1, 1, 1}},
+                        Case{{1, 4, 6, 6}, {6, 2, 3, 3}, 2, {1, 1, 1, 1}}})
+    for (const Act &act : acts)
+      for (int variant = 0; variant < 4; ++variant) {
+        bool withBias = variant & 1, withResidual = variant & 2;
+        Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
+        int64_t oh = c.x[2] + c.pads[0] + c.pads[2] - c.w[2] + 1;
+        int64_t ow = c.x[3] + c.pads[1] + c.pads[3] - c.w[3] + 1;
+        std::vector<int64_t> ys = {c.x[0], c.w[0], oh, ow};
+        Tensor Z = randomF(ys, ++seed);
+        Tensor plain(ElementType::Float, ys);
+        Attrs attrs = Attrs().is("pads", c.pads).i("group", c.group);
+        ASSERT_OK(run("Conv", attrs, {&X, &W, withBias ? &B : nullptr}, {&plain}));
+        std::vector<float> want = plain.floats();
+        for (size_t i = 0; i < want.size(); ++i)
+          want[i] = act.apply(want[i] + (withResidual ? Z.floats()[i] : 0.f));
+        Attrs fused = attrs;
+        fused.s("activation", act.name);
+        fused.a.floats["activation_params"] = act.params;
+        for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+          Tensor got(ElementType::Float, ys);
+          ASSERT_OK(run("Conv", fused,
+                        {&X, &W, withBias ? &B : nullptr, withResidual ? &Z : nullptr}, {&got},
+                        on));
+          // The epilogue adds in another order than the plain sum: ulps.
+          EXPECT_TRUE(near(got.floats(), want, 1e-5))
+              << act.name << " bias " << withBias << " residual " << withResidual << " group "
+              << c.group << (on ? " pool" : "");
+        }
+      }
+  // Refused: an unknown activation, wrong parameter counts, a residual of
+  // another shape.
+  Tensor X = randomF({1, 2, 4, 4}, 1), W = randomF({2, 2, 1, 1}, 2);
+  Tensor Y(ElementType::Float, {1, 2, 4, 4}), Z = randomF({1, 2, 4, 1}, 3);
+  EXPECT_INVALID(run("Conv", Attrs().s("activation", "swish"), {&X, &W}, {&Y}),
+                 "unknown activation 'swish'");
+  EXPECT_INVALID(run("Conv", Attrs().s("activation", "clip"), {&X, &W}, {&Y}),
+                 "takes 2 activation_params, got 0");
+  EXPECT_INVALID(run("Conv", Attrs(), {&X, &W, nullptr, &Z}, {&Y}),
+                 "the residual [1,2,4,1] differs from Y [1,2,4,4]");
+}
+
 TEST(LibraryKernels, ConvHandComputedAndErrors) {
   // 1x1 input channel, 3x3 ones kernel, pad 1: corner sums of a 3x3 iota.
   Tensor X = F({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
