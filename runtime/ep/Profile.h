@@ -21,6 +21,7 @@ struct StepProfile {
   std::string callee; // the generated function or library kernel it calls
   std::string ops;    // the ONNX op types it runs, comma-separated
   std::string nodes;  // the ONNX node names, comma-separated
+  std::string shape;  // its first output's shape at the last timed call
   uint64_t nanoseconds = 0, calls = 0;
 };
 

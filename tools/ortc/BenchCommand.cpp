@@ -157,7 +157,7 @@ void printJsonResult(const BenchOptions &options, const BenchResult &result) {
 
 /// One row of the profile: a step, or a group of steps summed.
 struct ProfileRow {
-  std::string partition, kind, callee, ops, nodes;
+  std::string partition, kind, callee, ops, nodes, shape;
   double ms = 0; // per run
   uint64_t calls = 0;
 };
@@ -207,6 +207,7 @@ ProfileTable tabulate(const RunProfile &profile) {
       row.callee = step.callee;
       row.ops = step.ops.empty() ? step.callee : step.ops;
       row.nodes = step.nodes;
+      row.shape = step.shape;
       row.ms = double(step.nanoseconds) / 1e6 / runs;
       row.calls = step.calls;
       addToGroup(row, partition.ep);
@@ -232,14 +233,14 @@ void printProfile(const BenchOptions &options, const ProfileTable &table, uint64
   std::cout << "\nprofile: " << runs << " runs, " << formatNumber(table.runMs, 4)
             << " ms per run; steps by time:\n";
   std::vector<std::vector<std::string>> rows = {
-      {"share", "ms/run", "kind", "op types", "callee", "nodes"}};
+      {"share", "ms/run", "kind", "op types", "output", "nodes"}};
   double listed = 0;
   size_t shown = std::min(table.steps.size(), size_t(options.profileTop));
   for (size_t i = 0; i < shown; ++i) {
     const ProfileRow &row = table.steps[i];
     listed += row.ms;
     rows.push_back({percentOf(row.ms, table.runMs), formatNumber(row.ms, 3), row.kind,
-                    abbreviate(row.ops, 40), row.callee, abbreviate(row.nodes, 48)});
+                    abbreviate(row.ops, 40), row.shape, abbreviate(row.nodes, 48)});
   }
   printTable(std::cout, rows);
   if (shown < table.steps.size())
@@ -261,6 +262,7 @@ std::string profileJson(const BenchOptions &options, const ProfileTable &table, 
        << ", \"kind\": " << jsonString(row.kind) << ", \"ops\": " << jsonString(row.ops);
     if (step)
       os << ", \"callee\": " << jsonString(row.callee) << ", \"nodes\": " << jsonString(row.nodes)
+         << ", \"shape\": " << jsonString(row.shape)
          << ", \"calls\": " << row.calls;
     else
       os << ", \"steps\": " << row.calls;

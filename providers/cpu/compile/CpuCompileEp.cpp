@@ -28,6 +28,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -46,6 +49,11 @@ namespace {
 constexpr uint64_t kAlignment = 64;
 /// Constants up to this many elements are baked into generated kernels.
 constexpr int64_t kInlineConstantElements = 16;
+/// Most ops one generated kernel fuses: elementwise fusion clones a growing
+/// body per op it fuses, so a kernel costs the square of its length to
+/// compile; capped, a chain compiles in time linear in its length, at one
+/// more pass over memory per this many ops.
+constexpr size_t kMaxKernelOps = 64;
 constexpr const char *kCpuEpVersion = "0.1.0";
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
@@ -161,6 +169,9 @@ public:
 struct SharedOutputs {
   ModuleOp kernels;
   int kernelCount = 0;
+  /// Kernels by their printed body (name left out): a kernel with the body
+  /// and shapes of one already made is that one, compiled once.
+  llvm::StringMap<std::string> kernelsByBody;
   std::vector<char> weights;
 };
 
@@ -172,7 +183,8 @@ public:
   PartitionCompiler(func::FuncOp fn, const CpuTarget &target, Progress progress,
                     SharedOutputs &shared)
       : fn(fn), target(target), progress(std::move(progress)), shared(shared),
-        weights(shared.weights), kernels(shared.kernels), kernelCount(shared.kernelCount) {}
+        weights(shared.weights), kernels(shared.kernels), kernelCount(shared.kernelCount),
+        kernelsByBody(shared.kernelsByBody) {}
   /// The plan of `fn`, its kernels added to the shared module.
   LogicalResult buildPlan();
   /// buildPlan, then the code and the blob (the root partition).
@@ -233,11 +245,15 @@ private:
   int opsTotal = 0;
   bool arenaAtRunTime = false;
 
-  // The elementwise group being formed: its ops in order and its result.
+  // The elementwise group being formed: its ops in order, the same as a set,
+  // the values they read, and its result.
   std::vector<Operation *> group;
+  llvm::SmallPtrSet<Operation *, 16> groupMembers;
+  llvm::DenseSet<Value> groupReads;
   Value groupResult;
   ModuleOp &kernels;
   int &kernelCount;
+  llvm::StringMap<std::string> &kernelsByBody;
 };
 
 int PartitionCompiler::addBuffer(fb::BufferKind kind, Type element, std::vector<int64_t> shape,
@@ -644,6 +660,8 @@ LogicalResult PartitionCompiler::closeKernel() {
     return success();
   std::vector<Operation *> ops = std::move(group);
   group.clear();
+  groupMembers.clear();
+  groupReads.clear();
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
 
   // Inputs: values from outside the group other than small constants;
@@ -707,6 +725,20 @@ LogicalResult PartitionCompiler::closeKernel() {
                                                       body->getArgument(inputs.size() + i),
                                                       /*restrict=*/true, /*writable=*/true);
   func::ReturnOp::create(builder, loc);
+
+  // The same body as an earlier kernel: call that one instead.
+  std::string printed;
+  {
+    llvm::raw_string_ostream os(printed);
+    kernel.setSymName("kernel");
+    kernel->print(os, OpPrintingFlags().useLocalScope());
+    kernel.setSymName(name);
+  }
+  auto [known, added] = kernelsByBody.try_emplace(printed, name);
+  if (!added) {
+    kernel.erase();
+    name = known->second;
+  }
 
   std::string nodes;
   for (Operation *op : ops)
@@ -797,27 +829,31 @@ LogicalResult PartitionCompiler::buildPlan() {
   auto groupAccepts = [&](Operation *op) {
     if (group.empty())
       return true;
-    if (op->getResult(0).getType() != groupResult.getType() ||
+    if (group.size() >= kMaxKernelOps || op->getResult(0).getType() != groupResult.getType() ||
         !sameDims(op->getResult(0), groupResult))
       return false;
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      if (def && llvm::is_contained(group, def))
+      if (def && groupMembers.contains(def))
         return true;
       if (isConstantOp(def) || isNoValueOp(def))
         continue;
-      for (Operation *member : group)
-        if (llvm::is_contained(member->getOperands(), operand))
-          return true;
+      if (groupReads.contains(operand))
+        return true;
     }
     return false;
   };
   auto consumesGroup = [&](Operation *op) {
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp())
-        if (llvm::is_contained(group, def))
+        if (groupMembers.contains(def))
           return true;
     return false;
+  };
+  auto joinGroup = [&](Operation *op) {
+    group.push_back(op);
+    groupMembers.insert(op);
+    groupReads.insert(op->operand_begin(), op->operand_end());
   };
 
   Operation *terminator = fn.getBody().front().getTerminator();
@@ -834,7 +870,7 @@ LogicalResult PartitionCompiler::buildPlan() {
         return failure();
       if (group.empty())
         groupResult = op.getResult(0);
-      group.push_back(&op);
+      joinGroup(&op);
       continue;
     }
     if (consumesGroup(&op) && failed(closeKernel()))
@@ -844,7 +880,7 @@ LogicalResult PartitionCompiler::buildPlan() {
       // not read, or the group was just closed).
       if (failed(closeKernel()))
         return failure();
-      group.push_back(&op);
+      joinGroup(&op);
       if (failed(closeKernel()))
         return failure();
       continue;
@@ -948,6 +984,19 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   fn.getContext()->loadDialect<bufferization::BufferizationDialect, func::FuncDialect>();
   OwningOpRef<ModuleOp> kernelModule = ModuleOp::create(fn.getLoc());
   kernels = *kernelModule;
+  // Room for every constant at once (packed GEMM panels round up a little):
+  // growing a vector of hundreds of MiB step by step copies it each time.
+  uint64_t constantBytes = 0;
+  fn.walk([&](Operation *op) {
+    if (!isConstantOp(op))
+      return;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (type && type.hasStaticShape() && type.getElementType().isIntOrFloat())
+      constantBytes += alignUp(uint64_t(type.getNumElements()) *
+                                   std::max<uint64_t>(type.getElementTypeBitWidth() / 8, 1),
+                               kAlignment);
+  });
+  weights.reserve(constantBytes + constantBytes / 16);
   if (failed(buildPlan()))
     return failure();
   bool symbolicArena = arenaAtRunTime;

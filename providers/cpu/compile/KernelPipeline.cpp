@@ -189,7 +189,13 @@ ortc::cpu::lowerKernelsToLLVMIR(ModuleOp kernels, llvm::LLVMContext &llvmContext
 
   PassManager pm(ctx, kernels->getName().getStringRef());
   buildCpuKernelLoweringPipeline(pm, options);
-  if (failed(pm.run(kernels))) {
+  // The kernels are independent functions: their nested pipelines run on
+  // every core (diagnostics still come back in order, on this thread).
+  bool wasMultithreaded = ctx->isMultithreadingEnabled();
+  ctx->enableMultithreading(true);
+  LogicalResult lowered = pm.run(kernels);
+  ctx->enableMultithreading(wasMultithreaded);
+  if (failed(lowered)) {
     if (errors == 0)
       emitError(kernels.getLoc(), "cpu kernel lowering pipeline failed");
     return failure();

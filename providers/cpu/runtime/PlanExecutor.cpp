@@ -1276,6 +1276,9 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
     ++entry.calls;
     if (!s.isOk())
       return s;
+    const StepInfo &step = steps_[i];
+    if (!step.outputs.empty() && entry.shape.empty())
+      entry.shape = shapeToString(state.views[size_t(step.outputs[0])].shape);
   }
   return Status::ok();
 }

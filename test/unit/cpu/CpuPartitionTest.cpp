@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -262,3 +263,214 @@ TEST(CpuPartition, DataSizedOutputsAreAllocatedWhenTheirStepHasRun) {
 }
 
 } // namespace
+
+// Kernels with one body are compiled once: two groups that add the same
+// constant and apply Relu call one generated function, a group with
+// another constant its own; a chain longer than a kernel may fuse is cut
+// into kernels (130 Negs of x: 64, 64 and 2, the first two one function).
+// The profile names every step and its output shape; the numbers are
+// what the ops compute.
+TEST(CpuPartition, KernelsWithOneBodyAreCompiledOnce) {
+  const char *source = R"mlir(
+func.func @main(%x: tensor<2x8xf32>, %w: tensor<8x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
+  %c = "onnx.Constant"() {value = dense<0.5> : tensor<8xf32>} : () -> tensor<8xf32>
+  %d = "onnx.Constant"() {value = dense<0.25> : tensor<8xf32>} : () -> tensor<8xf32>
+  %a0 = "onnx.Add"(%x, %c) : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %r0 = "onnx.Relu"(%a0) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %m0 = "onnx.MatMul"(%r0, %w) : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %a1 = "onnx.Add"(%m0, %c) : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %r1 = "onnx.Relu"(%a1) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %m1 = "onnx.MatMul"(%r1, %w) : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %a2 = "onnx.Add"(%m1, %d) : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  %r2 = "onnx.Relu"(%a2) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n0 = "onnx.Neg"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n1 = "onnx.Neg"(%n0) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n2 = "onnx.Neg"(%n1) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n3 = "onnx.Neg"(%n2) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n4 = "onnx.Neg"(%n3) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n5 = "onnx.Neg"(%n4) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n6 = "onnx.Neg"(%n5) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n7 = "onnx.Neg"(%n6) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n8 = "onnx.Neg"(%n7) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n9 = "onnx.Neg"(%n8) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n10 = "onnx.Neg"(%n9) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n11 = "onnx.Neg"(%n10) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n12 = "onnx.Neg"(%n11) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n13 = "onnx.Neg"(%n12) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n14 = "onnx.Neg"(%n13) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n15 = "onnx.Neg"(%n14) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n16 = "onnx.Neg"(%n15) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n17 = "onnx.Neg"(%n16) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n18 = "onnx.Neg"(%n17) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n19 = "onnx.Neg"(%n18) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n20 = "onnx.Neg"(%n19) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n21 = "onnx.Neg"(%n20) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n22 = "onnx.Neg"(%n21) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n23 = "onnx.Neg"(%n22) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n24 = "onnx.Neg"(%n23) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n25 = "onnx.Neg"(%n24) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n26 = "onnx.Neg"(%n25) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n27 = "onnx.Neg"(%n26) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n28 = "onnx.Neg"(%n27) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n29 = "onnx.Neg"(%n28) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n30 = "onnx.Neg"(%n29) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n31 = "onnx.Neg"(%n30) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n32 = "onnx.Neg"(%n31) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n33 = "onnx.Neg"(%n32) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n34 = "onnx.Neg"(%n33) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n35 = "onnx.Neg"(%n34) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n36 = "onnx.Neg"(%n35) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n37 = "onnx.Neg"(%n36) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n38 = "onnx.Neg"(%n37) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n39 = "onnx.Neg"(%n38) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n40 = "onnx.Neg"(%n39) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n41 = "onnx.Neg"(%n40) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n42 = "onnx.Neg"(%n41) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n43 = "onnx.Neg"(%n42) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n44 = "onnx.Neg"(%n43) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n45 = "onnx.Neg"(%n44) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n46 = "onnx.Neg"(%n45) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n47 = "onnx.Neg"(%n46) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n48 = "onnx.Neg"(%n47) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n49 = "onnx.Neg"(%n48) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n50 = "onnx.Neg"(%n49) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n51 = "onnx.Neg"(%n50) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n52 = "onnx.Neg"(%n51) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n53 = "onnx.Neg"(%n52) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n54 = "onnx.Neg"(%n53) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n55 = "onnx.Neg"(%n54) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n56 = "onnx.Neg"(%n55) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n57 = "onnx.Neg"(%n56) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n58 = "onnx.Neg"(%n57) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n59 = "onnx.Neg"(%n58) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n60 = "onnx.Neg"(%n59) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n61 = "onnx.Neg"(%n60) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n62 = "onnx.Neg"(%n61) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n63 = "onnx.Neg"(%n62) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n64 = "onnx.Neg"(%n63) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n65 = "onnx.Neg"(%n64) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n66 = "onnx.Neg"(%n65) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n67 = "onnx.Neg"(%n66) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n68 = "onnx.Neg"(%n67) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n69 = "onnx.Neg"(%n68) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n70 = "onnx.Neg"(%n69) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n71 = "onnx.Neg"(%n70) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n72 = "onnx.Neg"(%n71) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n73 = "onnx.Neg"(%n72) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n74 = "onnx.Neg"(%n73) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n75 = "onnx.Neg"(%n74) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n76 = "onnx.Neg"(%n75) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n77 = "onnx.Neg"(%n76) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n78 = "onnx.Neg"(%n77) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n79 = "onnx.Neg"(%n78) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n80 = "onnx.Neg"(%n79) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n81 = "onnx.Neg"(%n80) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n82 = "onnx.Neg"(%n81) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n83 = "onnx.Neg"(%n82) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n84 = "onnx.Neg"(%n83) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n85 = "onnx.Neg"(%n84) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n86 = "onnx.Neg"(%n85) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n87 = "onnx.Neg"(%n86) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n88 = "onnx.Neg"(%n87) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n89 = "onnx.Neg"(%n88) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n90 = "onnx.Neg"(%n89) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n91 = "onnx.Neg"(%n90) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n92 = "onnx.Neg"(%n91) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n93 = "onnx.Neg"(%n92) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n94 = "onnx.Neg"(%n93) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n95 = "onnx.Neg"(%n94) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n96 = "onnx.Neg"(%n95) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n97 = "onnx.Neg"(%n96) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n98 = "onnx.Neg"(%n97) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n99 = "onnx.Neg"(%n98) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n100 = "onnx.Neg"(%n99) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n101 = "onnx.Neg"(%n100) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n102 = "onnx.Neg"(%n101) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n103 = "onnx.Neg"(%n102) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n104 = "onnx.Neg"(%n103) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n105 = "onnx.Neg"(%n104) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n106 = "onnx.Neg"(%n105) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n107 = "onnx.Neg"(%n106) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n108 = "onnx.Neg"(%n107) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n109 = "onnx.Neg"(%n108) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n110 = "onnx.Neg"(%n109) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n111 = "onnx.Neg"(%n110) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n112 = "onnx.Neg"(%n111) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n113 = "onnx.Neg"(%n112) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n114 = "onnx.Neg"(%n113) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n115 = "onnx.Neg"(%n114) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n116 = "onnx.Neg"(%n115) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n117 = "onnx.Neg"(%n116) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n118 = "onnx.Neg"(%n117) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n119 = "onnx.Neg"(%n118) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n120 = "onnx.Neg"(%n119) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n121 = "onnx.Neg"(%n120) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n122 = "onnx.Neg"(%n121) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n123 = "onnx.Neg"(%n122) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n124 = "onnx.Neg"(%n123) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n125 = "onnx.Neg"(%n124) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n126 = "onnx.Neg"(%n125) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n127 = "onnx.Neg"(%n126) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n128 = "onnx.Neg"(%n127) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %n129 = "onnx.Neg"(%n128) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %r2, %n129 : tensor<2x8xf32>, tensor<2x8xf32>
+}
+)mlir";
+  std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source);
+  ASSERT_TRUE(blob);
+  auto loaded = ortc::cputest::loadCpuBlob(blob->bytes);
+  ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+  ortc::cpu::PlanExecutor &partition = *loaded.value();
+  std::vector<ortc::StepProfile> steps;
+  ASSERT_TRUE(partition.profileSteps(&steps));
+  std::vector<const ortc::StepProfile *> kernels;
+  for (const ortc::StepProfile &step : steps)
+    if (step.kind == "Kernel")
+      kernels.push_back(&step);
+  // Add+Relu x3, then the Neg chain in three kernels.
+  ASSERT_EQ(kernels.size(), 6u);
+  EXPECT_EQ(kernels[0]->ops, "Add,Relu");
+  EXPECT_EQ(kernels[0]->callee, kernels[1]->callee);
+  EXPECT_NE(kernels[0]->callee, kernels[2]->callee);
+  EXPECT_EQ(kernels[3]->callee, kernels[4]->callee);
+  EXPECT_NE(kernels[3]->callee, kernels[5]->callee);
+  EXPECT_EQ(std::count(kernels[3]->ops.begin(), kernels[3]->ops.end(), ',') + 1, 64);
+  EXPECT_EQ(kernels[5]->ops, "Neg,Neg");
+
+  std::vector<float> x(16), w(64), y0(16), y1(16);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(int(i % 7) - 3) * 0.5f;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float(int(i % 5) - 2) * 0.25f;
+  std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Float, {2, 8}},
+                                   {w.data(), ortc::ElementType::Float, {8, 8}}};
+  std::vector<ortc::TensorView> out{{y0.data(), ortc::ElementType::Float, {2, 8}},
+                                    {y1.data(), ortc::ElementType::Float, {2, 8}}};
+  ortc::Status status = partition.run(in, out);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  auto addRelu = [](std::vector<float> v, float c) {
+    for (float &e : v)
+      e = std::max(e + c, 0.f);
+    return v;
+  };
+  auto matmul = [&](const std::vector<float> &a) {
+    std::vector<float> r(16, 0.f);
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; k < 8; ++k)
+          r[i * 8 + j] += a[i * 8 + k] * w[k * 8 + j];
+    return r;
+  };
+  std::vector<float> want = addRelu(matmul(addRelu(matmul(addRelu(x, 0.5f)), 0.5f)), 0.25f);
+  for (size_t i = 0; i < 16; ++i) {
+    EXPECT_NEAR(y0[i], want[i], 1e-5) << i;
+    EXPECT_EQ(y1[i], x[i]) << i; // an even number of Negs of x
+  }
+  for (const ortc::StepProfile &step : steps) {
+    EXPECT_EQ(step.calls, 1u) << step.callee;
+    EXPECT_EQ(step.shape, "[2,8]") << step.callee;
+  }
+  partition.profileSteps(nullptr);
+  ASSERT_TRUE(partition.run(in, out).isOk());
+  EXPECT_EQ(steps[0].calls, 1u); // no longer timed
+}
