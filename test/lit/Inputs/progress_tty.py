@@ -4,8 +4,9 @@ terminal received, one redraw per line, for the progress-line test.
     progress_tty.py OUT_DIR ORTC [compile options...]
 
 Writes OUT_DIR/slow.onnx first: 500 elementwise kernels between MatMuls,
-which takes the CPU EP well over a second to generate (about 6 s on 2 cores),
-so the progress line must appear.
+each scaling by a constant of its own (so no two kernels are alike and
+none is compiled once for two steps), which takes the CPU EP well over a
+second to generate, so the progress line must appear.
 """
 import os
 import pty
@@ -18,15 +19,18 @@ from onnx import TensorProto, helper
 
 
 def write_slow_model(path):
-    nodes, prev = [], "x"
+    nodes, scales, prev = [], [], "x"
     for i in range(500):
         op = ("Exp", "Sin", "Tanh")[i % 3]
-        nodes.append(helper.make_node(op, [prev], [f"a{i}"], name=f"e{i}"))
+        scales.append(helper.make_tensor(f"s{i}", TensorProto.FLOAT, [1], [1.0 + 1e-3 * i]))
+        nodes.append(helper.make_node("Mul", [prev, f"s{i}"], [f"s{i}x"], name=f"mul{i}"))
+        nodes.append(helper.make_node(op, [f"s{i}x"], [f"a{i}"], name=f"e{i}"))
         nodes.append(helper.make_node("MatMul", [f"a{i}", "w"], [f"m{i}"], name=f"mm{i}"))
         prev = f"m{i}"
     w = helper.make_tensor("w", TensorProto.FLOAT, [16, 16], np.eye(16, dtype=np.float32).ravel())
     graph = helper.make_graph(nodes, "slow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
-                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [4, 16])], [w])
+                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [4, 16])],
+                              [w] + scales)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
 
 
