@@ -660,6 +660,20 @@ def profile_groups(profile):
     return sorted(((k, s, m) for k, (s, m) in groups.items()), key=lambda g: -g[1])
 
 
+def longest_steps(profile, count=6):
+    """The `count` longest single steps: what they run, on what output shape,
+    for which nodes (a long list of node names cut short)."""
+    steps = sorted(profile.get("steps", []), key=lambda step: -float(step.get("ms", 0)))
+    out = []
+    for step in steps[:count]:
+        nodes = step.get("nodes", "")
+        out.append({"kind": step.get("kind", "?"), "ops": step.get("ops") or step.get("callee"),
+                    "shape": step.get("shape", ""),
+                    "nodes": nodes if len(nodes) <= 40 else nodes[:37] + "...",
+                    "share": float(step.get("share", 0)), "ms": float(step.get("ms", 0))})
+    return out
+
+
 def profile_model(variant, args, latency_ms):
     """`ortc bench --profile` at 1 thread: the top 8 (kind + op types) shares,
     or {"error"} ("profile unavailable" on the page) when ortc refuses."""
@@ -689,6 +703,7 @@ def profile_model(variant, args, latency_ms):
     rest = groups[8:]
     return {"threads": 1, "shape": variant.spec.shape_text(variant.size),
             "runs": profile.get("runs", runs), "total_ms": profile.get("total_ms"), "top": top,
+            "longest": longest_steps(profile),
             "rest_share": sum(s for _, s, _ in rest), "rest_ms": sum(m for _, _, m in rest),
             "outside_share": max(0.0, 1.0 - sum(s for _, s, _ in groups))}
 

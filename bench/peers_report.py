@@ -227,7 +227,14 @@ def profile_section(results):
             outside = profile["outside_share"]
             rows.append(["(outside the steps: the session's own work)", f"{100 * outside:.1f}%",
                          ms(outside * profile["total_ms"])])
-        parts.append(intro + "\n\n" + table(["kind and ops", "share", "ms a run"], rows))
+        text = intro + "\n\n" + table(["kind and ops", "share", "ms a run"], rows)
+        longest = profile.get("longest")
+        if longest:
+            text += "\n\nThe longest steps:\n\n" + table(
+                ["step", "output", "nodes", "share", "ms a run"],
+                [[f"{step['kind']} {step['ops']}", step["shape"], step["nodes"],
+                  f"{100 * step['share']:.1f}%", ms(step["ms"])] for step in longest])
+        parts.append(text)
     return "\n\n".join(parts) if parts else "No profile was taken."
 
 
