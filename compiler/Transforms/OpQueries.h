@@ -27,6 +27,11 @@ inline std::optional<llvm::SmallVector<int64_t>> rankedShapeOf(mlir::Value v) {
   return std::nullopt;
 }
 
+/// The one op that reads `v`, or null (no reader, or several).
+inline mlir::Operation *soleUser(mlir::Value v) {
+  return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
+}
+
 /// An omitted optional operand (onnx.NoValue, typed `none`).
 inline bool isAbsentOperand(mlir::Value v) { return !v || mlir::isa<mlir::NoneType>(v.getType()); }
 

@@ -13,6 +13,7 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/HostTensor.h"
+#include "compiler/Transforms/OpQueries.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/ortc/OrtcDialect.h"
 
@@ -56,9 +57,6 @@ Value otherOperand(Operation *op, Value known) {
     return op->getOperand(0);
   return nullptr;
 }
-
-/// The single user of `v`, if it has exactly one use.
-Operation *singleUser(Value v) { return v.hasOneUse() ? *v.getUsers().begin() : nullptr; }
 
 /// If a ReduceMean's (constant) axes are exactly the trailing dims from some
 /// axis on, that axis.
@@ -115,12 +113,12 @@ struct RecognizeLayerNorm : OpRewritePattern<od::DivOp> {
 
     // Optional affine part: a Mul by a constant, then an Add of a constant.
     Value result = div.getC(), scale, bias;
-    if (Operation *mul = singleUser(result); mul && isa<od::MulOp>(mul)) {
+    if (Operation *mul = ortc::soleUser(result); mul && isa<od::MulOp>(mul)) {
       Value other = otherOperand(mul, result);
       if (other && other.getDefiningOp<od::ConstantOp>()) {
         scale = other;
         result = mul->getResult(0);
-        if (Operation *add = singleUser(result); add && isa<od::AddOp>(add)) {
+        if (Operation *add = ortc::soleUser(result); add && isa<od::AddOp>(add)) {
           Value b = otherOperand(add, result);
           if (b && b.getDefiningOp<od::ConstantOp>()) {
             bias = b;
@@ -163,23 +161,23 @@ struct ConvertLayerNormalization : OpRewritePattern<od::LayerNormalizationOp> {
 /// Given t and x, the value of 0.5 * x * (1 + t) in the orders converters
 /// write it: (x * (1 + t)) * 0.5, (0.5 x) * (1 + t), ((1 + t) * 0.5) * x.
 Value matchHalfXTimesOnePlus(Value t, Value x) {
-  Operation *plusOne = singleUser(t);
+  Operation *plusOne = ortc::soleUser(t);
   if (!plusOne || !isa<od::AddOp>(plusOne) || !isScalarNear(otherOperand(plusOne, t), 1.0))
     return nullptr;
   Value c = plusOne->getResult(0);
-  Operation *mul = singleUser(c);
+  Operation *mul = ortc::soleUser(c);
   if (!mul || !isa<od::MulOp>(mul))
     return nullptr;
   Value other = otherOperand(mul, c);
   if (other == x) { // (x * c) * 0.5
-    Operation *half = singleUser(mul->getResult(0));
+    Operation *half = ortc::soleUser(mul->getResult(0));
     if (half && isa<od::MulOp>(half) && isScalarNear(otherOperand(half, mul->getResult(0)), 0.5))
       return half->getResult(0);
   } else if (auto halfX = other ? other.getDefiningOp<od::MulOp>() : nullptr) { // (0.5 x) * c
     if (otherOperand(halfX, x) && isScalarNear(otherOperand(halfX, x), 0.5))
       return mul->getResult(0);
   } else if (other && isScalarNear(other, 0.5)) { // (c * 0.5) * x
-    Operation *timesX = singleUser(mul->getResult(0));
+    Operation *timesX = ortc::soleUser(mul->getResult(0));
     if (timesX && isa<od::MulOp>(timesX) && otherOperand(timesX, mul->getResult(0)) == x)
       return timesX->getResult(0);
   }
@@ -289,7 +287,7 @@ struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
     int64_t axis = static_cast<int64_t>(softmax.getAxis());
     if (!type || (axis != -1 && axis != type.getRank() - 1))
       return failure();
-    Operation *outMatMul = singleUser(softmax.getOutput());
+    Operation *outMatMul = ortc::soleUser(softmax.getOutput());
     if (!outMatMul || !isa<od::MatMulOp>(outMatMul) ||
         outMatMul->getOperand(0) != softmax.getOutput())
       return failure();

@@ -17,6 +17,7 @@
 
 #include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/SymbolicShapes.h"
+#include "compiler/Transforms/OpQueries.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/ortc/OrtcDialect.h"
 
@@ -40,11 +41,6 @@ namespace {
 bool isF32Tensor(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
   return t && t.getElementType().isF32();
-}
-
-/// The one user of `value`, or null.
-Operation *soleUser(Value value) {
-  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
 }
 
 /// A one-element f32 onnx.Constant's value; `fallback` for an omitted input.
@@ -103,7 +99,7 @@ std::optional<Match> matchConv(onnx::ConvOp conv, const ortc::SymbolicShapes &sh
     return std::nullopt;
   Match m{conv};
   Value last = y;
-  Operation *user = soleUser(last);
+  Operation *user = ortc::soleUser(last);
   if (auto add = dyn_cast_or_null<onnx::AddOp>(user)) {
     unsigned otherIndex = add.getA() == last ? 1 : 0;
     Value other = add->getOperand(otherIndex);
@@ -115,7 +111,7 @@ std::optional<Match> matchConv(onnx::ConvOp conv, const ortc::SymbolicShapes &sh
       m.add = add;
       m.residualOperand = otherIndex;
       last = add.getC();
-      user = soleUser(last);
+      user = ortc::soleUser(last);
     }
   }
   if (user)

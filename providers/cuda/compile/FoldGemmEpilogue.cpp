@@ -8,6 +8,7 @@
 
 #include "providers/cuda/compile/Passes.h"
 
+#include "compiler/Transforms/OpQueries.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/ortc/OrtcDialect.h"
 
@@ -41,11 +42,6 @@ bool isLastDimBias(Value bias, Value result) {
          b.getDimSize(0) == y.getShape().back() && b.getElementType() == y.getElementType();
 }
 
-/// The one user of `value`, or null.
-Operation *soleUser(Value value) {
-  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
-}
-
 /// A product's result, with its bias, when the product is a MatMul by a
 /// matrix whose one user adds the bias (either operand order).
 struct Candidate {
@@ -58,7 +54,7 @@ struct Candidate {
 
 /// The Add that is the one reader of `product` and adds a bias to it.
 std::optional<std::pair<Operation *, Value>> biasAdd(Value product) {
-  Operation *user = soleUser(product);
+  Operation *user = ortc::soleUser(product);
   if (!isa_and_nonnull<onnx::AddOp>(user) || user->getResult(0).getType() != product.getType())
     return std::nullopt;
   Value other = user->getOperand(0) == product ? user->getOperand(1) : user->getOperand(0);
@@ -109,7 +105,7 @@ unsigned ortc::cuda::foldGemmEpilogue(func::FuncOp fn) {
     Value result = last->getResult(0);
     // An activation after it, when the sum has no other reader.
     std::string activation = "none";
-    if (Operation *user = soleUser(result)) {
+    if (Operation *user = ortc::soleUser(result)) {
       if (isa<onnx::ReluOp>(user) && user->getResult(0).getType() == result.getType()) {
         activation = "relu";
       } else if (auto gelu = dyn_cast<fused::GeluOp>(user);
