@@ -123,7 +123,11 @@ Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
     cursor = offset + s.size;
   }
 
-  std::vector<char> blob(cursor, 0);
+  // Appended section by section: only the header and the padding are zeroed
+  // first (a blob of hundreds of MiB of weights is written once, not twice).
+  std::vector<char> blob;
+  blob.reserve(cursor);
+  blob.resize(kHeaderSize + sections.size() * kEntrySize, 0);
   char *p = blob.data();
   std::memcpy(p, kMagic, 8);
   writeU32(p + 8, kBlobContainerVersion);
@@ -135,10 +139,12 @@ Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
     writeU32(entry + 4, sections[i].alignment);
     writeU64(entry + 8, offsets[i]);
     writeU64(entry + 16, sections[i].size);
-    if (sections[i].size)
-      std::memcpy(p + offsets[i], sections[i].data, sections[i].size);
   }
-  writeU64(p + kChecksumOffset, envelopeChecksum(p, blob.size()));
+  for (size_t i = 0; i < sections.size(); ++i) {
+    blob.resize(offsets[i], 0); // the padding before the section
+    blob.insert(blob.end(), sections[i].data, sections[i].data + sections[i].size);
+  }
+  writeU64(blob.data() + kChecksumOffset, envelopeChecksum(blob.data(), blob.size()));
   return blob;
 }
 
