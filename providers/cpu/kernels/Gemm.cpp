@@ -53,8 +53,12 @@ constexpr int kBPrefetch = 24;
 /// Computes a C tile of mr (the template's MR) rows by nr (<= 16) columns from
 /// an A panel (6 floats per k) and a B panel slice (16 floats per k); adds the
 /// existing C when `load`.
+/// With `epilogue` (at the tile's column; the tile's first row is its row
+/// `row0`), the tile is final: the kernel applies it before storing
+/// (GemmEpilogue::apply's arithmetic, in the same order), so C is not read
+/// back for it.
 using MicroKernel = void (*)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                             int nr, bool load);
+                             int nr, bool load, const GemmEpilogue *epilogue, int64_t row0);
 
 //===----------------------------------------------------------------------===//
 // Portable kernel
@@ -62,7 +66,7 @@ using MicroKernel = void (*)(int64_t kc, const float *a, const float *b, float *
 
 template <int MR>
 void kernelGeneric(int64_t kc, const float *a, const float *b, float *c, int64_t ldc, int nr,
-                   bool load) {
+                   bool load, const GemmEpilogue *epilogue, int64_t row0) {
   float acc[MR][kNr] = {};
   for (int64_t k = 0; k < kc; ++k) {
     for (int r = 0; r < MR; ++r) {
@@ -83,6 +87,8 @@ void kernelGeneric(int64_t kc, const float *a, const float *b, float *c, int64_t
         cr[j] = acc[r][j];
     }
   }
+  if (epilogue)
+    epilogue->at(row0, 0).apply(c, ldc, MR, nr);
 }
 
 /// Packs 6 full rows of row-major A (row stride lda), kc columns, into one
@@ -112,9 +118,47 @@ ORTC_AVX2 inline void maskFor(int nr, __m256i &m0, __m256i &m1) {
   m1 = _mm256_cmpgt_epi32(n, iota1);
 }
 
+/// GemmEpilogue on one row's two accumulators (`m0`, `m1`: the columns
+/// present), in GemmEpilogue::apply's order: + bias, + residual, activation.
+ORTC_AVX2 inline void epilogueAvx2(const GemmEpilogue &e, int64_t r, bool full, __m256i m0,
+                                   __m256i m1, __m256 &v0, __m256 &v1) {
+  using A = GemmEpilogue::Activation;
+  if (e.rowBias) {
+    __m256 bias = _mm256_set1_ps(e.rowBias[r]);
+    v0 = _mm256_add_ps(v0, bias);
+    v1 = _mm256_add_ps(v1, bias);
+  }
+  if (e.residual) {
+    const float *z = e.residual + r * e.ldr;
+    v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(z) : _mm256_maskload_ps(z, m0));
+    v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(z + 8) : _mm256_maskload_ps(z + 8, m1));
+  }
+  const __m256 zero = _mm256_setzero_ps();
+  switch (e.activation) {
+  case A::None:
+    break;
+  case A::Relu: // v > 0 ? v : 0 (NaN: 0), as max_ps(v, 0) returns 0 when unordered
+    v0 = _mm256_max_ps(v0, zero);
+    v1 = _mm256_max_ps(v1, zero);
+    break;
+  case A::Clip: { // min(max(v, lo), hi) as std::min/std::max: NaN stays NaN
+    __m256 lo = _mm256_set1_ps(e.lo), hi = _mm256_set1_ps(e.hi);
+    v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));
+    v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
+    break;
+  }
+  case A::LeakyRelu: { // v >= 0 ? v : v * alpha
+    __m256 alpha = _mm256_set1_ps(e.alpha);
+    v0 = _mm256_blendv_ps(_mm256_mul_ps(v0, alpha), v0, _mm256_cmp_ps(v0, zero, _CMP_GE_OQ));
+    v1 = _mm256_blendv_ps(_mm256_mul_ps(v1, alpha), v1, _mm256_cmp_ps(v1, zero, _CMP_GE_OQ));
+    break;
+  }
+  }
+}
+
 template <int MR>
 ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                          int nr, bool load) {
+                          int nr, bool load, const GemmEpilogue *epilogue, int64_t row0) {
   // With 1 or 2 rows there are too few chains to cover FMA latency, so
   // alternate k steps go to separate accumulator sets, summed at the end.
   constexpr int kSets = MR == 1 ? 4 : (MR == 2 ? 2 : 1);
@@ -235,6 +279,8 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
         acc0[0][r] = _mm256_add_ps(acc0[0][r], _mm256_loadu_ps(cr));
         acc1[0][r] = _mm256_add_ps(acc1[0][r], _mm256_loadu_ps(cr + 8));
       }
+      if (epilogue)
+        epilogueAvx2(*epilogue, row0 + r, true, __m256i(), __m256i(), acc0[0][r], acc1[0][r]);
       _mm256_storeu_ps(cr, acc0[0][r]);
       _mm256_storeu_ps(cr + 8, acc1[0][r]);
     }
@@ -250,6 +296,8 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
       acc0[0][r] = _mm256_add_ps(acc0[0][r], _mm256_maskload_ps(cr, m0));
       acc1[0][r] = _mm256_add_ps(acc1[0][r], _mm256_maskload_ps(cr + 8, m1));
     }
+    if (epilogue)
+      epilogueAvx2(*epilogue, row0 + r, false, m0, m1, acc0[0][r], acc1[0][r]);
     _mm256_maskstore_ps(cr, m0, acc0[0][r]);
     _mm256_maskstore_ps(cr + 8, m1, acc1[0][r]);
   }
@@ -518,19 +566,23 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
       } else {
         packA(*variant, a.A, a.lda, a.transA, i0, mc, k0, kc, aPack);
       }
-      // After the last K block, a panel's column of the block is final: its
-      // epilogue runs while the block is still in L1.
+      // In the last K block each tile is final: the kernel applies the
+      // epilogue before it stores the tile.
       bool last = k0 + kc >= K;
       for (int64_t j0 = 0; j0 < N; j0 += kNr) {
         int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
         const float *bPanel = packedB + j0 * K + k0 * kNr;
+        // The epilogue at this block's rows and panel's column; each tile
+        // starts at its row ip of it.
+        GemmEpilogue panel;
+        if (last && epilogue)
+          panel = epilogue->at(i0, j0);
+        const GemmEpilogue *tileEpilogue = last && epilogue ? &panel : nullptr;
         for (int64_t ip = 0; ip < mc; ip += kMr) {
           int mr = static_cast<int>(std::min<int64_t>(kMr, mc - ip));
           variant->kernels[mr](kc, aBlock + ip * aStride, bPanel, C + (i0 + ip) * ldc + j0, ldc,
-                               nr, load);
+                               nr, load, tileEpilogue, ip);
         }
-        if (last && epilogue)
-          epilogue->at(i0, j0).apply(C + i0 * ldc + j0, ldc, mc, nr);
       }
     }
   }
