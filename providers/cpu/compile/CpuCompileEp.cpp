@@ -659,10 +659,10 @@ LogicalResult PartitionCompiler::closeKernel() {
   if (group.empty())
     return success();
   std::vector<Operation *> ops = std::move(group);
+  llvm::SmallPtrSet<Operation *, 16> members = std::move(groupMembers);
   group.clear();
   groupMembers.clear();
   groupReads.clear();
-  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
 
   // Inputs: values from outside the group other than small constants;
   // outputs: results used outside the group or returned.

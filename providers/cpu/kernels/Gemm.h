@@ -47,8 +47,8 @@ size_t packedGemmASize(int64_t M, int64_t K);
 /// where sgemmPacked packs A's rows per block and call.
 void packGemmA(const float *A, int64_t lda, int64_t M, int64_t K, float *packed);
 
-/// What the GEMM does to C once a block of it is final, while the block is
-/// in cache: c = activation(c + rowBias[i] + residual[i][j]) (Conv's bias,
+/// What the GEMM does to C once a tile of it is final, in registers before
+/// the microkernel stores it: c = activation(c + rowBias[i] + residual[i][j]) (Conv's bias,
 /// a residual sum, an activation: ortc.fused_conv).
 struct GemmEpilogue {
   enum class Activation { None, Relu, Clip, LeakyRelu };
@@ -75,7 +75,7 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
 /// sgemmPacked shared out over `pool` (null: on the caller): C's rows in
 /// blocks, or its column panels when M is too small to share. Products too
 /// small to pay for waking threads run on the caller.
-/// With an `epilogue`, each block of C gets it once its last K block is in.
+/// With an `epilogue`, each tile of C gets it in its last K block.
 void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
                          int64_t lda, bool transA, const float *packedB, float *C, int64_t ldc,
                          bool accumulate, const GemmEpilogue *epilogue = nullptr);

@@ -1185,12 +1185,23 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
   return Status::ok();
 }
 
-namespace {
-const char *stepKindName(int kind) {
-  static const char *const names[] = {"Kernel", "Library", "If", "Loop", "Scan", "Sequence"};
-  return kind >= 0 && kind < 6 ? names[kind] : "?";
+const char *PlanExecutor::stepKindName(StepKind kind) {
+  switch (kind) {
+  case StepKind::Kernel:
+    return "Kernel";
+  case StepKind::Library:
+    return "Library";
+  case StepKind::If:
+    return "If";
+  case StepKind::Loop:
+    return "Loop";
+  case StepKind::Scan:
+    return "Scan";
+  case StepKind::Sequence:
+    return "Sequence";
+  }
+  return "?";
 }
-} // namespace
 
 bool PlanExecutor::profileSteps(std::vector<StepProfile> *steps) {
   profile_ = steps;
@@ -1199,7 +1210,7 @@ bool PlanExecutor::profileSteps(std::vector<StepProfile> *steps) {
   steps->clear();
   for (const StepInfo &step : steps_) {
     StepProfile entry;
-    entry.kind = stepKindName(int(step.kind));
+    entry.kind = stepKindName(step.kind);
     entry.callee = step.callee;
     entry.ops = step.ops;
     entry.nodes = step.node;

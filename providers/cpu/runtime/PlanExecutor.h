@@ -107,6 +107,8 @@ private:
     uint64_t arenaBytes = 0;
   };
   enum class StepKind { Kernel, Library, If, Loop, Scan, Sequence };
+  /// As the plan format names it (profiles).
+  static const char *stepKindName(StepKind kind);
   struct StepInfo {
     StepKind kind = StepKind::Library;
     bool bindsData = false; // an output dim is a data symbol bound here
