@@ -9,8 +9,9 @@
 // panels, every k of a panel contiguous), a tile of output positions at a time
 // so the packed columns stay in cache. A 1x1, stride-1, unpadded conv packs X
 // itself; depthwise convs use a direct loop (a 1-row GEMM would waste panels):
-// with AVX2, per output row the input rows its taps read are copied once into
-// zero-padded rows and each 8-wide chunk sums every tap in a register.
+// with AVX2, each input plane is copied once into a zero-padded plane and each
+// 8-wide chunk of an output row sums every tap in a register and takes the
+// epilogue before its one store.
 // Constant weights of a group-1 conv come packed from the compiler (A's
 // panels, packGemmA), so no run packs them again.
 //
@@ -24,12 +25,13 @@
 #include "runtime/ep/WindowGeometry.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include "providers/cpu/kernels/EpilogueAvx2.h"
 #endif
 
 namespace ortc::cpu::kernels {
@@ -268,93 +270,281 @@ void depthwisePlaneGeneric(const float *x, const float *w, float bias, const Geo
     }
 }
 
+/// A depthwise conv's planes: each output channel from its input plane, the
+/// bias as the starting value and the rest of `epilogue` (residual,
+/// activation) applied to each plane while it is in cache.
+struct DepthwisePlanes {
+  const float *x, *w, *bias, *residual;
+  const Geometry &g;
+  const GemmEpilogue &epilogue;
+  int64_t C, M, inPlane, outPlane, kSize;
+
+  const float *input(int64_t plane) const {
+    int64_t n = plane / M, oc = plane % M;
+    return x + (n * C + oc / (M / C)) * inPlane;
+  }
+  float biasOf(int64_t plane) const { return bias ? bias[plane % M] : 0.f; }
+  const float *weights(int64_t plane) const { return w + plane % M * kSize; }
+  const float *residualOf(int64_t plane) const {
+    return residual ? residual + plane * outPlane : nullptr;
+  }
+};
+
+/// The portable plane: taps summed row by row, then the epilogue.
+void depthwisePlaneGeneric(const DepthwisePlanes &p, int64_t plane, float *y) {
+  depthwisePlaneGeneric(p.input(plane), p.weights(plane), p.biasOf(plane), p.g, y);
+  if (p.residual || p.epilogue.activation != GemmEpilogue::Activation::None) {
+    GemmEpilogue planeEpilogue = p.epilogue;
+    planeEpilogue.rowBias = nullptr;
+    planeEpilogue.residual = p.residualOf(plane);
+    planeEpilogue.ldr = p.outPlane;
+    planeEpilogue.apply(y, p.outPlane, 1, p.outPlane);
+  }
+}
+
 #if defined(__x86_64__) || defined(__i386__)
-/// The same in AVX2 FMA. Per output row, the input rows its taps read are
-/// copied once into zero-padded rows (so no tap needs clipping), and each
-/// 8-wide chunk of outputs sums every tap in a register and is stored once.
-/// Stride 1 loads the taps straight, stride 2 deinterleaves two loads,
-/// other strides gather; the last chunk is masked to the row.
-__attribute__((target("avx2,fma"))) void depthwisePlaneAvx2(const float *x, const float *w,
-                                                             float bias, const Geometry &g,
-                                                             float *y) {
-  const int64_t s = g.s[2], d = g.d[2], kw = g.k[2], outW = g.out[2];
-  const int64_t tapRows = g.k[0] * g.k[1];
-  // Padded row p holds input column p - padBegin; the tail is zeros enough
-  // for a full chunk's reads past the last output.
-  const int64_t width = (outW + 8) * s + (kw - 1) * d + 8;
-  thread_local std::vector<float> scratch;
-  if (scratch.size() < size_t(tapRows * width))
-    scratch.resize(size_t(tapRows * width));
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (int64_t od = 0; od < g.out[0]; ++od)
-    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-      // The rows of this output row's taps, and which of them exist.
-      for (int64_t kd = 0; kd < g.k[0]; ++kd)
-        for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-          float *padded = scratch.data() + (kd * g.k[1] + kh) * width;
-          int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
-          int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
-          std::fill(padded, padded + width, 0.f);
-          if (!inside(id, g.in[0]) || !inside(ih, g.in[1]))
+/// Columns at[0], at[s], ..., at[7s]: stride 1 loads them straight, stride 2
+/// deinterleaves two loads, other strides gather.
+__attribute__((target("avx2,fma"))) inline __m256 loadColumns(const float *at, int64_t s) {
+  if (s == 1)
+    return _mm256_loadu_ps(at);
+  if (s == 2) {
+    __m256 a = _mm256_loadu_ps(at), b = _mm256_loadu_ps(at + 8);
+    // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 | b0 b2 b4 b6]
+    __m256 v = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
+  }
+  return _mm256_setr_ps(at[0], at[s], at[2 * s], at[3 * s], at[4 * s], at[5 * s], at[6 * s],
+                        at[7 * s]);
+}
+
+/// A thread's zero-padded copy of one input plane: padded[r][c] =
+/// x[r - padTop][c - padLeft], zero elsewhere. The zeros depend only on the
+/// layout, so they are written when the layout changes, and each plane then
+/// overwrites only the interior (its rows are short: inline vector loops, not
+/// a library call per row).
+class PaddedPlane {
+public:
+  __attribute__((target("avx2,fma"))) const float *copy(const float *x, int64_t inH,
+                                                         int64_t inW, int64_t padTop,
+                                                         int64_t padLeft, int64_t rows,
+                                                         int64_t width) {
+    std::array<int64_t, 6> want = {inH, inW, padTop, padLeft, rows, width};
+    if (want != layout_) {
+      // 8 floats of slack for the last row's whole tail store.
+      data_.assign(size_t(rows * width + 8), 0.f);
+      layout_ = want;
+    }
+    const int64_t count = std::clamp<int64_t>(width - padLeft, 0, inW); // x's columns kept
+    const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count % 8)),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    int64_t first = std::max<int64_t>(padTop, 0), last = std::min(rows, padTop + inH);
+    for (int64_t r = first; r < last; ++r) {
+      const float *src = x + (r - padTop) * inW;
+      float *to = data_.data() + r * width + padLeft;
+      int64_t c = 0;
+      for (; c + 8 <= count; c += 8)
+        _mm256_storeu_ps(to + c, _mm256_loadu_ps(src + c));
+      // The tail's masked-off lanes load as zeros and land on zeros (the
+      // border, or the next row's left pad or interior, copied after it):
+      // a whole store, as a masked one is microcoded on AMD.
+      if (c < count)
+        _mm256_storeu_ps(to + c, _mm256_maskload_ps(src + c, tail));
+    }
+    return data_.data();
+  }
+
+private:
+  std::vector<float> data_;
+  std::array<int64_t, 6> layout_ = {-1, -1, -1, -1, -1, -1};
+};
+
+/// What one depthwise plane's rows read and write: its padded input (row
+/// stride `width`), its taps, bias and residual, its output.
+struct DepthwiseRows {
+  const Geometry &g;
+  const float *padded;
+  int64_t width;
+  const float *w;
+  float bias;
+  const float *residual;
+  const GemmEpilogue &epilogue;
+  float *y;
+};
+
+/// The 8-wide chunk at column ow of R output rows from oh: every tap summed
+/// in a register per row (R independent chains cover the FMA latency), then
+/// the residual, the activation and one store each. Each padded row the R
+/// rows read is loaded once and feeds every row it is a tap row of. A
+/// `partial` chunk (past the row's end) stores whole, spilling into the next
+/// row (written after it), except where `maskRow` says the row must not
+/// spill. Values come in locals, not through a struct: the stores to y would
+/// otherwise make the compiler reload every field.
+template <int R, int KH, int KW, int S, GemmEpilogue::Activation Act, typename MaskRow>
+__attribute__((target("avx2,fma"), always_inline)) inline void
+depthwiseChunksAvx2(const Geometry &g, const float *top, int64_t width, const __m256 *taps,
+                    const float *w, __m256 bias, const float *res, float *out, __m256i tail,
+                    const GemmEpilogue &epilogue, int64_t oh, bool partial, MaskRow &&maskRow) {
+  const int64_t kh = KH ? KH : g.k[1], kw = KW ? KW : g.k[2], s = S ? S : g.s[2];
+  const int64_t outW = g.out[2];
+  __m256 acc[R];
+  for (int r = 0; r < R; ++r)
+    acc[r] = bias;
+  if constexpr (KH > 0 && KW > 0) {
+    // Stride-1 rows: padded row q is tap row q - r of output row r.
+    static_assert(KH * KW > 0);
+    if (g.s[1] == 1) {
+#pragma GCC unroll 8
+      for (int q = 0; q < R + KH - 1; ++q) {
+        __m256 v[KW];
+#pragma GCC unroll 5
+        for (int j = 0; j < KW; ++j)
+          v[j] = loadColumns(top + q * width + j, s);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          int i = q - r;
+          if (i < 0 || i >= KH)
             continue;
-          const float *in = x + (id * g.in[1] + ih) * g.in[2];
-          int64_t first = g.padBegin[2], count = std::min(g.in[2], width - first);
-          if (count > 0)
-            std::copy(in, in + count, padded + first);
-        }
-      float *row = y + (od * g.out[1] + oh) * outW;
-      for (int64_t ow = 0; ow < outW; ow += 8) {
-        __m256 acc = _mm256_set1_ps(bias);
-        for (int64_t r = 0; r < tapRows; ++r) {
-          const float *padded = scratch.data() + r * width + ow * s;
-          const float *wr = w + r * kw;
-          for (int64_t t = 0; t < kw; ++t) {
-            const float *p = padded + t * d;
-            __m256 v;
-            if (s == 1) {
-              v = _mm256_loadu_ps(p);
-            } else if (s == 2) {
-              __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
-              // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 | b0 b2 b4 b6]
-              v = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-              v = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
-            } else {
-              v = _mm256_setr_ps(p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], p[6 * s],
-                                 p[7 * s]);
-            }
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(wr[t]), v, acc);
-          }
-        }
-        if (ow + 8 <= outW) {
-          _mm256_storeu_ps(row + ow, acc);
-        } else {
-          __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(outW - ow)), lanes);
-          _mm256_maskstore_ps(row + ow, mask, acc);
+#pragma GCC unroll 5
+          for (int j = 0; j < KW; ++j)
+            acc[r] = _mm256_fmadd_ps(taps[i * KW + j], v[j], acc[r]);
         }
       }
+    } else {
+      const int64_t sh = g.s[1];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 25
+        for (int t = 0; t < KH * KW; ++t)
+          acc[r] = _mm256_fmadd_ps(
+              taps[t], loadColumns(top + (r * sh + t / KW) * width + t % KW, s), acc[r]);
     }
+  } else {
+    const int64_t sh = g.s[1], dh = g.d[1], dw = g.d[2];
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        __m256 tap = _mm256_set1_ps(w[i * kw + j]);
+        for (int r = 0; r < R; ++r)
+          acc[r] = _mm256_fmadd_ps(tap, loadColumns(top + (r * sh + i * dh) * width + j * dw, s),
+                                   acc[r]);
+      }
+  }
+  for (int r = 0; r < R; ++r) {
+    if (res)
+      acc[r] = _mm256_add_ps(acc[r], partial ? _mm256_maskload_ps(res + r * outW, tail)
+                                             : _mm256_loadu_ps(res + r * outW));
+    acc[r] = activateAvx2(Act, epilogue, acc[r]);
+    // A masked store is microcoded on AMD: only where a spill would be wrong.
+    if (partial && maskRow(oh + r))
+      _mm256_maskstore_ps(out + r * outW, tail, acc[r]);
+    else
+      _mm256_storeu_ps(out + r * outW, acc[r]);
+  }
+}
+
+/// The output rows of a depthwise plane, four at a time. KH, KW and S (the
+/// column stride) are template constants for the common 3x3 and 5x5, stride
+/// 1 and 2 convs (0: read from g), and so is the activation.
+///
+/// Rows of 8 or more end with a chunk that overlaps the one before it, so
+/// every store is whole; shorter rows spill into the rows after them,
+/// written later, and only the rows whose spill would leave the plane mask
+/// their store. A
+/// residual in y's own memory (read after a neighbour's store) gets masked
+/// partial chunks instead.
+template <int KH, int KW, int S, GemmEpilogue::Activation Act>
+__attribute__((target("avx2,fma"))) void depthwiseRowsAvx2(const DepthwiseRows &d) {
+  const int64_t outH = d.g.out[1], outW = d.g.out[2];
+  const int64_t plane = outH * outW;
+  const bool inPlace = d.residual && d.residual < d.y + plane && d.y < d.residual + plane;
+  const bool overlapLast = outW >= 8 && !inPlace;
+  const int64_t lastChunk = (outW - 1) / 8 * 8;
+  const int64_t lastStart = overlapLast ? outW - 8 : lastChunk;
+  const bool anyPartial = !overlapLast && outW % 8 != 0;
+  auto maskRow = [&](int64_t row) { return inPlace || row * outW + 8 > plane; };
+  constexpr int kTaps = KH * KW;
+  __m256 taps[kTaps > 0 ? kTaps : 1];
+  for (int t = 0; t < kTaps; ++t)
+    taps[t] = _mm256_set1_ps(d.w[t]);
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(outW - lastChunk)),
+                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256 bias = _mm256_set1_ps(d.bias);
+  const float *padded = d.padded, *w = d.w, *residual = d.residual;
+  const int64_t width = d.width, rowStep = d.g.s[1] * width, s = S ? S : d.g.s[2];
+  float *y = d.y;
+  constexpr int kRows = 4;
+  for (int64_t oh = 0; oh < outH;) {
+    bool block = oh + kRows <= outH;
+    for (int64_t ow = 0; ow < outW; ow += 8) {
+      int64_t at = std::min(ow, lastStart), o = oh * outW + at;
+      const float *top = padded + oh * rowStep + at * s, *res = residual ? residual + o : nullptr;
+      bool partial = anyPartial && ow == lastChunk;
+      if (block)
+        depthwiseChunksAvx2<kRows, KH, KW, S, Act>(d.g, top, width, taps, w, bias, res, y + o,
+                                                   tail, d.epilogue, oh, partial, maskRow);
+      else
+        depthwiseChunksAvx2<1, KH, KW, S, Act>(d.g, top, width, taps, w, bias, res, y + o, tail,
+                                               d.epilogue, oh, partial, maskRow);
+    }
+    oh += block ? kRows : 1;
+  }
+}
+
+/// A plane of a 1-D or 2-D depthwise conv in AVX2 FMA: the input plane is
+/// copied once into a zero-padded plane, wide enough that every 8-wide chunk
+/// of an output row loads its taps whole (no clipping, no masked loads), and
+/// the rows are computed from it. With KH and KW given, the dilations are 1.
+template <int KH, int KW, int S>
+void depthwisePlane2dAvx2(const DepthwisePlanes &p, int64_t plane, float *y) {
+  const Geometry &g = p.g;
+  const int64_t kh = KH ? KH : g.k[1], kw = KW ? KW : g.k[2], s = S ? S : g.s[2];
+  // Padded rows the taps reach, and columns up to the last chunk's reads.
+  const int64_t lastChunk = (g.out[2] - 1) / 8 * 8;
+  const int64_t padRows = (g.out[1] - 1) * g.s[1] + (kh - 1) * g.d[1] + 1;
+  const int64_t reach = lastChunk * s + (kw - 1) * g.d[2] + 8 * std::max<int64_t>(s, 2);
+  const int64_t width = (reach + 7) / 8 * 8;
+  thread_local PaddedPlane scratch;
+  const float *padded = scratch.copy(p.input(plane), g.in[1], g.in[2], g.padBegin[1],
+                                     g.padBegin[2], padRows, width);
+  using A = GemmEpilogue::Activation;
+  DepthwiseRows rows{g, padded, width, p.weights(plane), p.biasOf(plane), p.residualOf(plane),
+                     p.epilogue, y};
+  switch (p.epilogue.activation) {
+  case A::None:
+    return depthwiseRowsAvx2<KH, KW, S, A::None>(rows);
+  case A::Relu:
+    return depthwiseRowsAvx2<KH, KW, S, A::Relu>(rows);
+  case A::Clip:
+    return depthwiseRowsAvx2<KH, KW, S, A::Clip>(rows);
+  case A::LeakyRelu:
+    return depthwiseRowsAvx2<KH, KW, S, A::LeakyRelu>(rows);
+  }
 }
 #endif
 
-using DepthwisePlaneFn = void (*)(const float *, const float *, float, const Geometry &, float *);
+using DepthwisePlaneFn = void (*)(const DepthwisePlanes &, int64_t, float *);
 
-DepthwisePlaneFn pickDepthwisePlane() {
+/// The plane function for g on this CPU: the AVX2 one for 1-D and 2-D convs
+/// (specialized for the common kernels and strides), the portable loop for
+/// 3-D ones and when the GEMM runs its portable variant too (the variant the
+/// CPU EP's vector code follows, setSgemmVariantForTesting included).
+DepthwisePlaneFn pickDepthwisePlane(const Geometry &g) {
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return depthwisePlaneAvx2;
+  bool twoD = g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1;
+  if (twoD && std::strcmp(sgemmVariant(), "generic") != 0) {
+    bool unitDilation = g.d[1] == 1 && g.d[2] == 1;
+    if (unitDilation && g.k[1] == 3 && g.k[2] == 3 && g.s[2] == 1)
+      return depthwisePlane2dAvx2<3, 3, 1>;
+    if (unitDilation && g.k[1] == 3 && g.k[2] == 3 && g.s[2] == 2)
+      return depthwisePlane2dAvx2<3, 3, 2>;
+    if (unitDilation && g.k[1] == 5 && g.k[2] == 5 && g.s[2] == 1)
+      return depthwisePlane2dAvx2<5, 5, 1>;
+    if (unitDilation && g.k[1] == 5 && g.k[2] == 5 && g.s[2] == 2)
+      return depthwisePlane2dAvx2<5, 5, 2>;
+    return depthwisePlane2dAvx2<0, 0, 0>;
+  }
 #endif
   return depthwisePlaneGeneric;
-}
-
-/// One output channel of a depthwise conv, by the CPU's best variant; the
-/// portable loop when the GEMM runs its portable one too (the variant the
-/// CPU EP's vector code follows, setSgemmVariantForTesting included).
-void depthwisePlane(const float *x, const float *w, float bias, const Geometry &g, float *y) {
-  static const DepthwisePlaneFn best = pickDepthwisePlane();
-  DepthwisePlaneFn plane = std::strcmp(sgemmVariant(), "generic") == 0 ? depthwisePlaneGeneric
-                                                                         : best;
-  plane(x, w, bias, g, y);
 }
 
 /// The epilogue ortc.fused_conv asks for (activation, activation_params); a
@@ -452,21 +642,10 @@ Status conv(const KernelCall &call) {
     return invalid(op, "packed_w needs group 1, got group " + std::to_string(group));
   const float *residual = Z ? static_cast<const float *>(Z->data) : nullptr;
   if (isDepthwiseConv(C, group)) {
-    // The bias is the plane's starting value; the rest of the epilogue runs
-    // on the plane while it is in cache.
-    bool rest = residual || epilogue.activation != GemmEpilogue::Activation::None;
-    parallelFor(call.pool, N * M, [&](int64_t plane) {
-      int64_t n = plane / M, oc = plane % M;
-      float *out = y + (n * M + oc) * P;
-      depthwisePlane(x + (n * C + oc / Mg) * inPlane, w + oc * kSize, bias ? bias[oc] : 0.f, g,
-                     out);
-      if (rest) {
-        GemmEpilogue planeEpilogue = epilogue;
-        planeEpilogue.residual = residual ? residual + (n * M + oc) * P : nullptr;
-        planeEpilogue.ldr = P;
-        planeEpilogue.apply(out, P, 1, P);
-      }
-    });
+    DepthwisePlanes planes{x, w, bias, residual, g, epilogue, C, M, inPlane, P, kSize};
+    DepthwisePlaneFn planeFn = pickDepthwisePlane(g);
+    parallelFor(call.pool, N * M,
+                [&](int64_t plane) { planeFn(planes, plane, y + plane * P); });
     return Status::ok();
   }
 

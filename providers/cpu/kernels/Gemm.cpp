@@ -30,7 +30,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define ORTC_GEMM_X86 1
-#include <immintrin.h>
+#include "providers/cpu/kernels/EpilogueAvx2.h"
 #endif
 
 namespace ortc::cpu {
@@ -122,7 +122,6 @@ ORTC_AVX2 inline void maskFor(int nr, __m256i &m0, __m256i &m1) {
 /// present), in GemmEpilogue::apply's order: + bias, + residual, activation.
 ORTC_AVX2 inline void epilogueAvx2(const GemmEpilogue &e, int64_t r, bool full, __m256i m0,
                                    __m256i m1, __m256 &v0, __m256 &v1) {
-  using A = GemmEpilogue::Activation;
   if (e.rowBias) {
     __m256 bias = _mm256_set1_ps(e.rowBias[r]);
     v0 = _mm256_add_ps(v0, bias);
@@ -133,27 +132,8 @@ ORTC_AVX2 inline void epilogueAvx2(const GemmEpilogue &e, int64_t r, bool full, 
     v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(z) : _mm256_maskload_ps(z, m0));
     v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(z + 8) : _mm256_maskload_ps(z + 8, m1));
   }
-  const __m256 zero = _mm256_setzero_ps();
-  switch (e.activation) {
-  case A::None:
-    break;
-  case A::Relu: // v > 0 ? v : 0 (NaN: 0), as max_ps(v, 0) returns 0 when unordered
-    v0 = _mm256_max_ps(v0, zero);
-    v1 = _mm256_max_ps(v1, zero);
-    break;
-  case A::Clip: { // min(max(v, lo), hi) as std::min/std::max: NaN stays NaN
-    __m256 lo = _mm256_set1_ps(e.lo), hi = _mm256_set1_ps(e.hi);
-    v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));
-    v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
-    break;
-  }
-  case A::LeakyRelu: { // v >= 0 ? v : v * alpha
-    __m256 alpha = _mm256_set1_ps(e.alpha);
-    v0 = _mm256_blendv_ps(_mm256_mul_ps(v0, alpha), v0, _mm256_cmp_ps(v0, zero, _CMP_GE_OQ));
-    v1 = _mm256_blendv_ps(_mm256_mul_ps(v1, alpha), v1, _mm256_cmp_ps(v1, zero, _CMP_GE_OQ));
-    break;
-  }
-  }
+  v0 = activateAvx2(e.activation, e, v0);
+  v1 = activateAvx2(e.activation, e, v1);
 }
 
 template <int MR>
