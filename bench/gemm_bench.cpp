@@ -219,7 +219,7 @@ int main(int argc, char **argv) {
       shapes.push_back(s);
     } else {
       std::fprintf(stderr,
-                   "usage: ortc-bench-gemm [--variant=generic|avx2] [--min-time=SECONDS] "
+                   "usage: ortc-bench-gemm [--variant=generic|avx2|avx512] [--min-time=SECONDS] "
                    "[--no-peak | --peak-only] [MxNxK ...]\n");
       return 2;
     }

@@ -31,7 +31,7 @@
 #include <limits>
 
 #if defined(__x86_64__) || defined(__i386__)
-#include "providers/cpu/kernels/EpilogueAvx2.h"
+#include "providers/cpu/kernels/EpilogueSimd.h"
 #endif
 
 namespace ortc::cpu::kernels {

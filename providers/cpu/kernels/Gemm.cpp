@@ -13,8 +13,8 @@
 // to 6 rows and the kernel only touches the first MR rows; B panels are
 // zero-padded to 16 columns and the kernel masks C columns past N.
 //
-// Variants: AVX2+FMA and portable C++. There is no AVX-512 kernel yet (no
-// machine here to test one); sgemmVariant() never reports "avx512".
+// Variants, picked by the CPU's features: AVX-512F (the panel is one zmm),
+// AVX2+FMA, and portable C++.
 // Single-threaded by design: callers split work across threads if they want.
 //
 //===----------------------------------------------------------------------===//
@@ -30,7 +30,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #define ORTC_GEMM_X86 1
-#include "providers/cpu/kernels/EpilogueAvx2.h"
+#include "providers/cpu/kernels/EpilogueSimd.h"
 #endif
 
 namespace ortc::cpu {
@@ -283,6 +283,81 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
   }
 }
 
+//===----------------------------------------------------------------------===//
+// AVX-512 kernel: the 16-wide panel is one zmm, so a k step is one B load, MR
+// broadcasts and MR FMAs (half the AVX2 kernel's instructions for the same
+// work), and the right edge is a k-mask (AVX2's masked stores are microcoded
+// on AMD).
+//===----------------------------------------------------------------------===//
+
+#define ORTC_AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+template <int MR>
+ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float *c,
+                              int64_t ldc, int nr, bool load, const GemmEpilogue *epilogue,
+                              int64_t row0) {
+  // Two accumulator sets (alternate k steps) keep >= 8 FMA chains in flight
+  // for 4-6 rows, four sets for fewer rows; summed at the end.
+  constexpr int kSets = MR >= 4 ? 2 : 4;
+  __m512 acc[kSets][MR];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc), _MM_HINT_T0);
+#pragma GCC unroll 4
+    for (int set = 0; set < kSets; ++set)
+      acc[set][r] = _mm512_setzero_ps();
+  }
+  int64_t k = 0;
+  for (; k + 4 <= kc; k += 4) {
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u)
+      _mm_prefetch(reinterpret_cast<const char *>(b + (kBPrefetch + u) * kNr), _MM_HINT_T0);
+#pragma GCC unroll 4
+    for (int u = 0; u < 4; ++u) {
+      __m512 bv = _mm512_loadu_ps(b + u * kNr);
+#pragma GCC unroll 6
+      for (int r = 0; r < MR; ++r)
+        acc[u % kSets][r] =
+            _mm512_fmadd_ps(_mm512_set1_ps(a[u * kMr + r]), bv, acc[u % kSets][r]);
+    }
+    a += 4 * kMr;
+    b += 4 * kNr;
+  }
+  for (; k < kc; ++k) {
+    __m512 bv = _mm512_loadu_ps(b);
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r)
+      acc[0][r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), bv, acc[0][r]);
+    a += kMr;
+    b += kNr;
+  }
+  // Columns past N are neither read nor written.
+  const __mmask16 columns = static_cast<__mmask16>((1u << nr) - 1);
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+    for (int set = 1; set < kSets; ++set)
+      acc[0][r] = _mm512_add_ps(acc[0][r], acc[set][r]);
+    float *cr = c + r * ldc;
+    __m512 v = acc[0][r];
+    if (load)
+      v = _mm512_add_ps(v, nr == kNr ? _mm512_loadu_ps(cr) : _mm512_maskz_loadu_ps(columns, cr));
+    if (epilogue) {
+      // GemmEpilogue::apply's order: + bias, + residual, activation.
+      const GemmEpilogue &e = *epilogue;
+      if (e.rowBias)
+        v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
+      if (e.residual)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(columns, e.residual + (row0 + r) * e.ldr));
+      v = activateAvx512(e.activation, e, v);
+    }
+    if (nr == kNr)
+      _mm512_storeu_ps(cr, v);
+    else
+      _mm512_mask_storeu_ps(cr, columns, v);
+  }
+}
+
 /// Stores 4 consecutive k of a 6-row panel: rows 0-3 from u_k, rows 4-5 from
 /// the (r4,r5)-interleaved t45 (k 0-1) and t67 (k 2-3).
 ORTC_AVX2 inline void storeK6(float *d, __m128 u0, __m128 u1, __m128 u2, __m128 u3,
@@ -331,8 +406,11 @@ bool cpuHasAvx2() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+// libgcc's check includes the OS's saving of the zmm state (XGETBV).
+bool cpuHasAvx512() { return cpuHasAvx2() && __builtin_cpu_supports("avx512f"); }
 #else
 bool cpuHasAvx2() { return false; }
+bool cpuHasAvx512() { return false; }
 #endif
 
 //===----------------------------------------------------------------------===//
@@ -354,10 +432,16 @@ const Variant kAvx2 = {"avx2",
                        {nullptr, kernelAvx2<1>, kernelAvx2<2>, kernelAvx2<3>, kernelAvx2<4>,
                         kernelAvx2<5>, kernelAvx2<6>},
                        packRowsAvx2};
+const Variant kAvx512 = {"avx512",
+                         {nullptr, kernelAvx512<1>, kernelAvx512<2>, kernelAvx512<3>,
+                          kernelAvx512<4>, kernelAvx512<5>, kernelAvx512<6>},
+                         packRowsAvx2};
 #endif
 
 const Variant *detectVariant() {
 #ifdef ORTC_GEMM_X86
+  if (cpuHasAvx512())
+    return &kAvx512;
   if (cpuHasAvx2())
     return &kAvx2;
 #endif
@@ -725,6 +809,8 @@ bool setSgemmVariantForTesting(const char *variant) {
 #ifdef ORTC_GEMM_X86
   else if (std::strcmp(variant, kAvx2.name) == 0 && cpuHasAvx2())
     choice = &kAvx2;
+  else if (std::strcmp(variant, kAvx512.name) == 0 && cpuHasAvx512())
+    choice = &kAvx512;
 #endif
   if (!choice)
     return false;

@@ -89,7 +89,7 @@ void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
 const char *sgemmVariant();
 
 /// Testing hook: makes later sgemmPacked calls (in every thread) use `variant`
-/// ("avx2" or "generic"; there is no "avx512" kernel yet), or the CPU's best
+/// ("avx512", "avx2" or "generic"), or the CPU's best
 /// again when null. Returns false and changes nothing when this build or CPU
 /// cannot run `variant`.
 bool setSgemmVariantForTesting(const char *variant);

@@ -106,7 +106,7 @@ int checkCase(const Case &c, uint64_t seed, ThreadPool *pool = nullptr) {
 }
 
 // Every variant Gemm.cpp has; the ones this CPU cannot run are skipped.
-const char *const kVariants[] = {"generic", "avx2"};
+const char *const kVariants[] = {"generic", "avx2", "avx512"};
 
 /// Forces one variant per test instance and restores auto-detection after.
 class GemmVariantTest : public ::testing::TestWithParam<const char *> {
@@ -354,6 +354,8 @@ TEST(GemmDispatchTest, ReportsAndRestoresVariant) {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     EXPECT_NE(best, "generic");
   }
+  if (__builtin_cpu_supports("avx512f"))
+    EXPECT_EQ(best, "avx512");
 #endif
 }
 
