@@ -348,6 +348,23 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
       return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
     return Status::ok();
   }
+  if (packing == "gemm_bt") {
+    // packedGemmBSize() (Gemm.h) of W^T, W as [M, K]: K rows of M rounded
+    // up to whole panels.
+    if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() < 2)
+      return invalid(what, name + ": packing 'gemm_bt' needs a float32 weight of rank >= 2, not " +
+                               typeText(buffer.element_type()) + " " + shapeText(shape));
+    uint64_t M = uint64_t(shape[0]), K = 1;
+    for (size_t d = 1; d < shape.size(); ++d)
+      if (shape[d] < 0 || __builtin_mul_overflow(K, uint64_t(shape[d]), &K))
+        return invalid(what, name + ": packed shape " + shapeText(shape) + " is not static");
+    uint64_t width = uint64_t(kGemmPanelWidth);
+    uint64_t columns = (M / width + (M % width != 0)) * width;
+    if (shape[0] < 0 || __builtin_mul_overflow(columns, K, &bytes) ||
+        __builtin_mul_overflow(bytes, uint64_t(sizeof(float)), &bytes))
+      return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
+    return Status::ok();
+  }
   if (packing != "gemm_b")
     return invalid(what, name + ": unknown packing '" + packing + "'");
   if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() != 2 ||
@@ -366,20 +383,25 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
 }
 
 // A step that reads a packed weight says so, and only so: packed_b = 1 takes
-// a "gemm_b" weight as input 1 and packed_w = 1 a "gemm_a" one; a packed
+// a "gemm_b" weight as input 1, packed_w = 1 a "gemm_a" one and packed_w = 2
+// a "gemm_bt" one; a packed
 // weight is read nowhere else (the kernel would read its panels as rows, or
 // rows as panels past their end).
 Status checkPackedOperands(const fb::Step &step,
                            const flatbuffers::Vector<flatbuffers::Offset<fb::Buffer>> &buffers,
                            const std::string &name, const std::string &what) {
-  auto flag = [&](const char *attr) {
+  auto flag = [&](const char *attr) -> int64_t {
     if (const auto *ints = step.ints())
       for (const fb::IntsAttr *a : *ints)
-        if (a->name()->str() == attr && a->values()->size() == 1 && a->values()->Get(0) != 0)
-          return true;
-    return false;
+        if (a->name()->str() == attr && a->values()->size() == 1)
+          return a->values()->Get(0);
+    return 0;
   };
-  std::string want = flag("packed_b") ? "gemm_b" : flag("packed_w") ? "gemm_a" : "";
+  int64_t packedW = flag("packed_w");
+  std::string want = flag("packed_b") != 0 ? "gemm_b"
+                     : packedW == 1        ? "gemm_a"
+                     : packedW == 2        ? "gemm_bt"
+                                           : "";
   const auto &ins = *step.inputs();
   for (size_t i = 0; i < ins.size(); ++i) {
     std::string packing = ins[i] >= 0 && buffers[ins[i]]->packing()

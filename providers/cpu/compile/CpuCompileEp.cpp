@@ -207,8 +207,9 @@ private:
   int bufferFor(Value value);
   int weightFor(Value value);
   int packedGemmWeight(Value b, bool transB, float alpha);
-  /// Conv's constant weights [M, ...] packed as GEMM A panels of [M, K].
-  int packedConvWeight(Value w);
+  /// Conv's constant weights [M, ...] packed as GEMM A panels of [M, K], or
+  /// when `transposed` as B panels of W^T [K, M] (convPrefersTransposedGemm).
+  int packedConvWeight(Value w, bool transposed);
   /// A Weight buffer of `logicalType` whose bytes are `packed` (`packing`).
   int addPackedWeight(Type logicalType, std::string name, const std::vector<float> &packed,
                       const char *packing);
@@ -360,16 +361,25 @@ int PartitionCompiler::addPackedWeight(Type logicalType, std::string name,
   return id;
 }
 
-int PartitionCompiler::packedConvWeight(Value w) {
+int PartitionCompiler::packedConvWeight(Value w, bool transposed) {
   auto type = cast<RankedTensorType>(w.getType());
   std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
   if (!bytes)
     return -2;
   int64_t M = type.getDimSize(0), K = type.getNumElements() / std::max<int64_t>(M, 1);
-  std::vector<float> packed(packedGemmASize(M, K));
-  packGemmA(reinterpret_cast<const float *>(bytes->data()), K, M, K, packed.data());
+  const float *data = reinterpret_cast<const float *>(bytes->data());
+  std::vector<float> packed;
+  if (transposed) {
+    // W^T [K, M] as B panels: W's rows are W^T's columns.
+    packed.resize(packedGemmBSize(K, M));
+    packGemmB(data, K, /*transB=*/true, K, M, 1.0f, packed.data());
+  } else {
+    packed.resize(packedGemmASize(M, K));
+    packGemmA(data, K, M, K, packed.data());
+  }
   // The logical shape stays W's (the kernel checks it); the bytes are panels.
-  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed, "gemm_a");
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed,
+                         transposed ? "gemm_bt" : "gemm_a");
 }
 
 int PartitionCompiler::bufferFor(Value value) {
@@ -451,10 +461,17 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       (!group || group.getInt() == 1)) {
     auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
     if (w && w.hasStaticShape() && w.getElementType().isF32() && w.getRank() >= 3) {
-      packedWeight = packedConvWeight(op->getOperand(1));
+      // Few output positions per image (a static output shape says how
+      // many): the transposed product, W packed as B panels of W^T.
+      auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+      bool transposed = y && y.hasStaticShape() && y.getRank() >= 3 &&
+                        convPrefersTransposedGemm(w.getDimSize(0), y.getNumElements() /
+                                                                      (y.getDimSize(0) *
+                                                                       y.getDimSize(1)));
+      packedWeight = packedConvWeight(op->getOperand(1), transposed);
       if (*packedWeight < 0)
         return op->emitError("cpu_ep: cannot read the constant W of Conv");
-      setInt(step, "packed_w", 1);
+      setInt(step, "packed_w", transposed ? 2 : 1);
     }
   }
 

@@ -547,6 +547,92 @@ DepthwisePlaneFn pickDepthwisePlane(const Geometry &g) {
   return depthwisePlaneGeneric;
 }
 
+/// Rows [r0, r1) of one image's im2col matrix, row-major [Cg * kernel, P]
+/// (row stride P): row (c, kd, kh, kw) holds, per output position, the input
+/// value its tap reads, or 0 in the padding.
+void im2colRows(const float *x, const Geometry &g, int64_t r0, int64_t r1, float *cols) {
+  int64_t kSize = g.kernelSize(), inPlane = g.inSize(), P = g.outSize(), s = g.s[2];
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t c = r / kSize, t = r % kSize;
+    int64_t kd = t / (g.k[1] * g.k[2]), kh = t / g.k[2] % g.k[1], kw = t % g.k[2];
+    const float *xc = x + c * inPlane;
+    float *row = cols + r * P;
+    int64_t base = kw * g.d[2] - g.padBegin[2], lo, hi;
+    clipColumns(base, s, g.in[2], g.out[2], lo, hi);
+    lo = std::min(lo, g.out[2]);
+    hi = std::max(lo, hi);
+    for (int64_t od = 0; od < g.out[0]; ++od)
+      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+        float *d = row + (od * g.out[1] + oh) * g.out[2];
+        int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+        int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+        if (!inside(id, g.in[0]) || !inside(ih, g.in[1])) {
+          std::fill(d, d + g.out[2], 0.f);
+          continue;
+        }
+        const float *in = xc + (id * g.in[1] + ih) * g.in[2];
+        std::fill(d, d + lo, 0.f);
+        if (s == 1)
+          std::copy(in + base + lo, in + base + hi, d + lo);
+        else
+          for (int64_t ow = lo; ow < hi; ++ow)
+            d[ow] = in[ow * s + base];
+        std::fill(d + hi, d + g.out[2], 0.f);
+      }
+  }
+}
+
+/// A group-1 Conv as Y^T = col^T * W^T per image (convPrefersTransposedGemm):
+/// the P output positions are the GEMM's rows, read from X itself (1x1,
+/// stride 1, unpadded) or from the im2col matrix as op(A) = A^T; W comes
+/// packed as B panels of W^T (packing "gemm_bt"). The product lands in
+/// scratch as [P, M] and is transposed into Y, 16 channels at a time, each
+/// block then taking the epilogue (bias, residual, activation) while it is in
+/// cache.
+Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float *x,
+                          const float *packedWt, int64_t N, int64_t C, int64_t M,
+                          const GemmEpilogue &epilogue, float *y) {
+  const char *op = "Conv";
+  int64_t P = g.outSize(), K = C * g.kernelSize(), inPlane = g.inSize();
+  bool pointwise = g.kernelSize() == 1;
+  for (int i = 0; i < kMaxSpatial; ++i)
+    pointwise = pointwise && g.s[i] == 1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
+  // One scratch: the product [P, M], then the im2col matrix [K, P].
+  size_t productFloats = size_t(P * M + 15) / 16 * 16;
+  float *scratch;
+  if (Status s = allocScratch(call, op, productFloats + (pointwise ? 0 : size_t(K * P)), scratch);
+      !s.isOk())
+    return s;
+  float *product = scratch, *cols = scratch + productFloats;
+  int64_t threads = call.pool ? call.pool->threads() : 1;
+  constexpr int64_t kBlock = 16;
+  for (int64_t n = 0; n < N; ++n) {
+    const float *xn = x + n * C * inPlane;
+    const float *a = xn;
+    if (!pointwise) {
+      int64_t per = (K + threads - 1) / threads;
+      parallelFor(call.pool, (K + per - 1) / per, [&](int64_t t) {
+        im2colRows(xn, g, t * per, std::min(K, (t + 1) * per), cols);
+      });
+      a = cols;
+    }
+    sgemmPackedParallel(call.pool, P, M, K, a, P, /*transA=*/true, packedWt, product, M, false);
+    float *yn = y + n * M * P;
+    parallelFor(call.pool, (M + kBlock - 1) / kBlock, [&](int64_t b) {
+      int64_t m0 = b * kBlock, rows = std::min(kBlock, M - m0);
+      for (int64_t p = 0; p < P; ++p)
+        for (int64_t i = 0; i < rows; ++i)
+          yn[(m0 + i) * P + p] = product[p * M + m0 + i];
+      if (epilogue.any()) {
+        GemmEpilogue block = epilogue;
+        block.residual = epilogue.residual ? epilogue.residual + n * M * P : nullptr;
+        block.at(m0, 0).apply(yn + m0 * P, P, rows, P);
+      }
+    });
+  }
+  return Status::ok();
+}
+
 /// The epilogue ortc.fused_conv asks for (activation, activation_params); a
 /// plain Conv has none.
 Status convActivation(const KernelCall &call, GemmEpilogue &e) {
@@ -635,12 +721,23 @@ Status conv(const KernelCall &call) {
   if (N == 0 || M == 0 || P == 0)
     return Status::ok();
 
-  // Constant weights the plan stores packed (packed_w = 1, packing
-  // "gemm_a": packGemmA of W as [M, K]) skip packing W's rows per tile.
-  bool prepacked = call.attrs.getInt("packed_w", 0) != 0;
-  if (prepacked && (group != 1 || isDepthwiseConv(C, group)))
+  // Constant weights the plan stores packed: packed_w = 1 as packGemmA of
+  // W as [M, K] ("gemm_a"), 2 as packGemmB of W^T ("gemm_bt", the
+  // transposed product).
+  int64_t packedW = call.attrs.getInt("packed_w", 0);
+  if (packedW < 0 || packedW > 2)
+    return invalid(op, "packed_w must be 0, 1 or 2, got " + std::to_string(packedW));
+  bool prepacked = packedW == 1;
+  if (packedW != 0 && (group != 1 || isDepthwiseConv(C, group)))
     return invalid(op, "packed_w needs group 1, got group " + std::to_string(group));
   const float *residual = Z ? static_cast<const float *>(Z->data) : nullptr;
+  if (packedW == 2) {
+    GemmEpilogue full = epilogue;
+    full.rowBias = bias;
+    full.residual = residual;
+    full.ldr = P;
+    return convTransposedGemm(call, g, x, w, N, C, M, full, y);
+  }
   if (isDepthwiseConv(C, group)) {
     DepthwisePlanes planes{x, w, bias, residual, g, epilogue, C, M, inPlane, P, kSize};
     DepthwisePlaneFn planeFn = pickDepthwisePlane(g);

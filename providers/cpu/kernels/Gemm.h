@@ -47,6 +47,17 @@ size_t packedGemmASize(int64_t M, int64_t K);
 /// where sgemmPacked packs A's rows per block and call.
 void packGemmA(const float *A, int64_t lda, int64_t M, int64_t K, float *packed);
 
+/// Whether a group-1 Conv with M output channels and P output positions per
+/// image runs as Y^T = col^T * W^T (positions as the GEMM's 6-row tiles,
+/// output channels as its 16-wide panels; the compiler packs constant W as
+/// B panels of W^T, packing "gemm_bt") rather than Y = W * col (positions as
+/// panels). Few positions waste most of a panel (7x7 = 49: 4 panels for
+/// 3.06) where rows waste little; measured faster up to 14x14 (P = 196).
+inline bool convPrefersTransposedGemm(int64_t M, int64_t P) {
+  auto panels = [](int64_t n) { return (n + kGemmPanelWidth - 1) / kGemmPanelWidth; };
+  return P > 0 && P <= 256 && M >= kGemmPanelWidth && P * panels(M) <= M * panels(P);
+}
+
 /// What the GEMM does to C once a tile of it is final, in registers before
 /// the microkernel stores it: c = activation(c + rowBias[i] + residual[i][j]) (Conv's bias,
 /// a residual sum, an activation: ortc.fused_conv).

@@ -1180,14 +1180,25 @@ TEST(CpuBlobTest, GemmPackingSizeAgreesWithTheKernels) {
 
 // Packed weights are read only as what they are: "gemm_b" by a step with
 // packed_b, "gemm_a" (Conv's W, packedGemmASize of [M, K]) by one with
-// packed_w, each as input 1.
+// packed_w = 1, "gemm_bt" (Conv's W^T, packedGemmBSize of [K, M]) by one
+// with packed_w = 2, each as input 1.
 TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
-  auto asConvWeight = [](fb::PlanT &p, std::vector<int64_t> shape, uint64_t bytes) {
-    p.buffers[2]->packing = "gemm_a";
+  auto asConvWeight = [](fb::PlanT &p, std::vector<int64_t> shape, uint64_t bytes,
+                         const char *packing = "gemm_a", int64_t flag = 1) {
+    p.buffers[2]->packing = packing;
     p.buffers[2]->shape = std::move(shape);
     p.buffers[2]->size = bytes;
     p.steps[0]->ints[2]->name = "packed_w";
+    p.steps[0]->ints[2]->values = {flag};
   };
+  // W [7, 2, 3, 3] as W^T panels: 7 columns round up to 16, K = 18.
+  fb::PlanT transposed = validPlan();
+  asConvWeight(transposed, {7, 2, 3, 3}, packedGemmBSize(18, 7) * sizeof(float), "gemm_bt", 2);
+  transposed.buffers[3]->offset = (transposed.buffers[2]->size + 63) / 64 * 64;
+  std::vector<char> transposedWeights(transposed.buffers[3]->offset + 64);
+  Status opened = openCpuStatus(rawCpuBlob(packMeta(transposed), elfCode(), transposedWeights));
+  EXPECT_TRUE(opened.isOk()) << opened.message();
+  EXPECT_EQ(packedGemmBSize(18, 7), 16u * 18);
   fb::PlanT ok = validPlan();
   // W [7, 2, 3, 3]: K = 18, 7 rows round up to 12.
   asConvWeight(ok, {7, 2, 3, 3}, packedGemmASize(7, 18) * sizeof(float));
@@ -1207,6 +1218,17 @@ TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
       {"read as the other packing",
        [](fb::PlanT &p) { p.steps[0]->ints.back()->name = "packed_w"; },
        {"input 1 is packed as 'gemm_b', the step reads it as 'gemm_a'"}},
+      {"gemm_bt of the wrong size",
+       [&](fb::PlanT &p) {
+         asConvWeight(p, {7, 2, 3, 3}, packedGemmASize(7, 18) * sizeof(float), "gemm_bt", 2);
+       },
+       {"buffer 2 'W' (Weight): size 864 bytes, but float32 [7,2,3,3] packed as 'gemm_bt' needs "
+        "1152"}},
+      {"gemm_bt read as gemm_a",
+       [&](fb::PlanT &p) {
+         asConvWeight(p, {2, 2, 1, 1}, packedGemmBSize(2, 2) * sizeof(float), "gemm_bt", 1);
+       },
+       {"input 1 is packed as 'gemm_bt', the step reads it as 'gemm_a'"}},
       {"packed flag on an unpacked weight",
        [](fb::PlanT &p) { p.buffers[2]->packing.clear(); p.buffers[2]->size = 32; },
        {"input 1 is not packed, the step reads it as 'gemm_b'"}},

@@ -354,8 +354,9 @@ TEST(GemmDispatchTest, ReportsAndRestoresVariant) {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     EXPECT_NE(best, "generic");
   }
-  if (__builtin_cpu_supports("avx512f"))
+  if (__builtin_cpu_supports("avx512f")) {
     EXPECT_EQ(best, "avx512");
+  }
 #endif
 }
 

@@ -533,6 +533,47 @@ TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
                  "packed_w needs group 1");
 }
 
+// Weights packed as B panels of W^T (packed_w = 2, "gemm_bt": the
+// transposed product the compiler picks for few output positions) give the
+// reference's values, with the fused epilogue, serial and on a pool: a 3x3
+// at 7x7, a pointwise conv (X read as op(A) directly), a strided 1x1, a
+// batch of 2, M not a multiple of the panel width.
+TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
+  struct Shape {
+    std::vector<int64_t> x, w, strides, pads;
+  };
+  ThreadPool pool(2);
+  uint64_t seed = 700;
+  for (const Shape &c : {Shape{{1, 40, 7, 7}, {48, 40, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{2, 24, 7, 7}, {37, 24, 1, 1}, {1, 1}, {0, 0, 0, 0}},
+                         Shape{{1, 16, 14, 14}, {32, 16, 1, 1}, {2, 2}, {0, 0, 0, 0}},
+                         Shape{{1, 8, 9, 11}, {20, 8, 3, 3}, {2, 1}, {0, 1, 2, 1}}}) {
+    ConvSpec spec{c.x, c.w, 1, c.strides, c.pads, {1, 1}};
+    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
+    std::vector<int64_t> ys;
+    std::vector<float> want = refConv(X, W, &B, spec, ys);
+    Tensor Z = randomF(ys, ++seed);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
+    int64_t M = c.w[0], K = c.w[1] * c.w[2] * c.w[3];
+    Tensor P(ElementType::Float, {int64_t(packedGemmBSize(K, M))});
+    packGemmB(W.f(), K, /*transB=*/true, K, M, 1.f, P.f());
+    P.shape = c.w; // the view keeps W's logical shape
+    Attrs attrs = Attrs().is("strides", c.strides).is("pads", c.pads).i("packed_w", 2);
+    attrs.s("activation", "clip");
+    attrs.a.floats["activation_params"] = {0.f, 0.75f};
+    for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+      Tensor Y(ElementType::Float, ys);
+      ASSERT_OK(run("Conv", attrs, {&X, &P, &B, &Z}, {&Y}, on));
+      EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << shapeToString(c.w) << (on ? " pool" : "");
+    }
+  }
+  Tensor X = randomF({1, 4, 5, 5}, 1), W = randomF({4, 4, 1, 1}, 2);
+  Tensor Y(ElementType::Float, {1, 4, 5, 5});
+  EXPECT_INVALID(run("Conv", Attrs().i("packed_w", 3), {&X, &W}, {&Y}),
+                 "packed_w must be 0, 1 or 2, got 3");
+}
+
 // ortc.fused_conv's epilogue (residual sum, then the activation) gives what
 // the plain Conv followed by the sum and the activation gives: for a 3x3,
 // a pointwise (GEMM epilogue per block, several blocks), a depthwise (per
