@@ -184,66 +184,156 @@ inline void forEachTap(const float *x, const Geometry &g, int64_t od, int64_t oh
 // Conv
 //===----------------------------------------------------------------------===//
 
-/// Writes columns [j0, j0 + cols) of the im2col matrix of one image and group
-/// (x points at the group's first channel) in packGemmB's layout: 16-wide
-/// panels of K rows, columns past `cols` zero.
-void im2colPacked(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int64_t cols,
-                  float *packed) {
-  constexpr int64_t W = kGemmPanelWidth;
-  int64_t K = Cg * g.kernelSize();
-  int64_t inPlane = g.inSize();
-  // A panel's columns split into runs along one output row (fixed od, oh);
-  // along a run the input column advances by the stride, so each run is one
-  // clipped strided copy per kernel tap.
-  struct Run {
+/// A packed im2col panel's row for one kernel tap is the same for every
+/// input channel but for the channel's plane: per tap and run of the panel's
+/// columns along one output row, the lanes [begin, end) of the 16-wide row
+/// that are inside the input and where they read (lane L reads the plane at
+/// offset + L * stride; lanes outside every run are zero). Computed once per
+/// panel, so the channels' loop only copies.
+struct TapRun {
+  int64_t offset;
+  int begin, end;
+};
+
+/// The panel whose first column is output position `pos`, `nr` columns:
+/// its TapRuns, kernelSize() groups of `runs` (returned) entries.
+int panelTapRuns(const Geometry &g, int64_t pos, int64_t nr, std::vector<TapRun> &out) {
+  struct ColumnRun {
     int64_t j, len, od, oh, ow;
   };
-  Run runs[W];
-  for (int64_t p0 = 0; p0 < cols; p0 += W) {
-    int64_t nr = std::min(W, cols - p0);
-    int numRuns = 0;
-    for (int64_t j = 0, pos = j0 + p0; j < nr;) {
-      int64_t ow = pos % g.out[2], t = pos / g.out[2];
-      int64_t len = std::min(nr - j, g.out[2] - ow);
-      runs[numRuns++] = {j, len, t / g.out[1], t % g.out[1], ow};
-      j += len;
-      pos += len;
-    }
-    float *dst = packed + p0 * K;
-    for (int64_t c = 0; c < Cg; ++c) {
-      const float *xc = x + c * inPlane;
-      for (int64_t kd = 0; kd < g.k[0]; ++kd)
-        for (int64_t kh = 0; kh < g.k[1]; ++kh)
-          for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-            int64_t base = kw * g.d[2] - g.padBegin[2], s = g.s[2];
-            for (int r = 0; r < numRuns; ++r) {
-              const Run &run = runs[r];
-              float *d = dst + run.j;
-              int64_t id = run.od * g.s[0] - g.padBegin[0] + kd * g.d[0];
-              int64_t ih = run.oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
-              if (!inside(id, g.in[0]) || !inside(ih, g.in[1])) {
-                std::fill(d, d + run.len, 0.f);
-                continue;
-              }
-              const float *row = xc + (id * g.in[1] + ih) * g.in[2];
-              // Run positions q whose input column (ow+q)*s + base is inside.
-              int64_t first = run.ow * s + base, lo, hi;
-              clipColumns(first, s, g.in[2], run.len, lo, hi);
-              lo = std::min(lo, run.len);
-              hi = std::max(lo, hi);
-              std::fill(d, d + lo, 0.f);
-              if (s == 1)
-                std::copy(row + first + lo, row + first + hi, d + lo);
-              else
-                for (int64_t q = lo; q < hi; ++q)
-                  d[q] = row[first + q * s];
-              std::fill(d + hi, d + run.len, 0.f);
-            }
-            std::fill(dst + nr, dst + W, 0.f);
-            dst += W;
-          }
-    }
+  ColumnRun runs[kGemmPanelWidth];
+  int count = 0;
+  for (int64_t j = 0; j < nr;) {
+    int64_t ow = pos % g.out[2], t = pos / g.out[2];
+    int64_t len = std::min(nr - j, g.out[2] - ow);
+    runs[count++] = {j, len, t / g.out[1], t % g.out[1], ow};
+    j += len;
+    pos += len;
   }
+  out.clear();
+  for (int64_t kd = 0; kd < g.k[0]; ++kd)
+    for (int64_t kh = 0; kh < g.k[1]; ++kh)
+      for (int64_t kw = 0; kw < g.k[2]; ++kw)
+        for (int r = 0; r < count; ++r) {
+          const ColumnRun &run = runs[r];
+          int64_t id = run.od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+          int64_t ih = run.oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+          if (!inside(id, g.in[0]) || !inside(ih, g.in[1])) {
+            out.push_back({0, 0, 0});
+            continue;
+          }
+          // Run positions q in [lo, hi) read input column first + q * s.
+          int64_t first = run.ow * g.s[2] + kw * g.d[2] - g.padBegin[2], lo, hi;
+          clipColumns(first, g.s[2], g.in[2], run.len, lo, hi);
+          lo = std::min(lo, run.len);
+          hi = std::max(lo, hi);
+          int64_t rowStart = (id * g.in[1] + ih) * g.in[2];
+          out.push_back({rowStart + first - run.j * g.s[2], int(run.j + lo), int(run.j + hi)});
+        }
+  return count;
+}
+
+/// Writes columns [j0, j0 + cols) of the im2col matrix of one image and group
+/// (x points at the group's first channel) in packGemmB's layout: 16-wide
+/// panels of K rows, columns past `cols` zero. `copyRow` writes one panel row
+/// (16 floats at d) from one channel plane and one tap's runs.
+template <typename CopyRow>
+inline void im2colPackedWith(const float *x, int64_t Cg, const Geometry &g, int64_t j0,
+                             int64_t cols, float *packed, CopyRow &&copyRow) {
+  constexpr int64_t W = kGemmPanelWidth;
+  int64_t K = Cg * g.kernelSize(), inPlane = g.inSize(), taps = g.kernelSize();
+  thread_local std::vector<TapRun> tapRuns;
+  for (int64_t p0 = 0; p0 < cols; p0 += W) {
+    int runs = panelTapRuns(g, j0 + p0, std::min(W, cols - p0), tapRuns);
+    float *dst = packed + p0 * K;
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t t = 0; t < taps; ++t, dst += W)
+        copyRow(dst, x + c * inPlane, tapRuns.data() + t * runs, runs);
+  }
+}
+
+void im2colPackedGeneric(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int64_t cols,
+                         float *packed) {
+  const int64_t s = g.s[2];
+  im2colPackedWith(x, Cg, g, j0, cols, packed,
+                   [s](float *d, const float *plane, const TapRun *runs, int count) {
+                     std::fill(d, d + kGemmPanelWidth, 0.f);
+                     for (int r = 0; r < count; ++r)
+                       for (int L = runs[r].begin; L < runs[r].end; ++L)
+                         d[L] = plane[runs[r].offset + L * s];
+                   });
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/// One panel row in AVX2: per run, two masked loads (gathers for strides
+/// past 1) whose masked-off lanes are zero, OR-ed together, then two whole
+/// stores (a masked store is microcoded on AMD).
+struct CopyRowAvx2 {
+  int64_t s;
+  __attribute__((target("avx2,fma"))) void operator()(float *d, const float *plane,
+                                                      const TapRun *runs, int count) const {
+    const __m256i lane0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lane8 = _mm256_add_epi32(lane0, _mm256_set1_epi32(8));
+    const __m256i index0 = _mm256_mullo_epi32(lane0, _mm256_set1_epi32(int(s)));
+    const __m256i index8 = _mm256_mullo_epi32(lane8, _mm256_set1_epi32(int(s)));
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    for (int r = 0; r < count; ++r) {
+      if (runs[r].begin == runs[r].end)
+        continue;
+      __m256i b = _mm256_set1_epi32(runs[r].begin), e = _mm256_set1_epi32(runs[r].end);
+      // begin <= lane < end
+      __m256i m0 = _mm256_andnot_si256(_mm256_cmpgt_epi32(b, lane0), _mm256_cmpgt_epi32(e, lane0));
+      __m256i m8 = _mm256_andnot_si256(_mm256_cmpgt_epi32(b, lane8), _mm256_cmpgt_epi32(e, lane8));
+      const float *at = plane + runs[r].offset;
+      if (s == 1) {
+        lo = _mm256_or_ps(lo, _mm256_maskload_ps(at, m0));
+        hi = _mm256_or_ps(hi, _mm256_maskload_ps(at + 8, m8));
+      } else {
+        lo = _mm256_or_ps(lo, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), at, index0,
+                                                       _mm256_castsi256_ps(m0), 4));
+        hi = _mm256_or_ps(hi, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), at, index8,
+                                                       _mm256_castsi256_ps(m8), 4));
+      }
+    }
+    _mm256_storeu_ps(d, lo);
+    _mm256_storeu_ps(d + 8, hi);
+  }
+};
+
+/// One panel row in AVX-512: per run one masked load (a gather for strides
+/// past 1), one whole store.
+struct CopyRowAvx512 {
+  int64_t s;
+  __attribute__((target("avx512f"))) void operator()(float *d, const float *plane,
+                                                    const TapRun *runs, int count) const {
+    const __m512i index = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(int(s)));
+    __m512 row = _mm512_setzero_ps();
+    for (int r = 0; r < count; ++r) {
+      auto in = static_cast<__mmask16>(((1u << runs[r].end) - 1) & ~((1u << runs[r].begin) - 1));
+      const float *at = plane + runs[r].offset;
+      row = s == 1 ? _mm512_mask_loadu_ps(row, in, at)
+                   : _mm512_mask_i32gather_ps(row, in, index, at, 4);
+    }
+    _mm512_storeu_ps(d, row);
+  }
+};
+#endif
+
+/// The im2col panels by the GEMM's variant (the one the CPU EP's vector code
+/// follows, setSgemmVariantForTesting included).
+void im2colPacked(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int64_t cols,
+                  float *packed) {
+  static_assert(kGemmPanelWidth == 16, "a panel row is one zmm or two ymm");
+#if defined(__x86_64__) || defined(__i386__)
+  const char *variant = sgemmVariant();
+  if (std::strcmp(variant, "avx512") == 0)
+    return im2colPackedWith(x, Cg, g, j0, cols, packed, CopyRowAvx512{g.s[2]});
+  if (std::strcmp(variant, "avx2") == 0)
+    return im2colPackedWith(x, Cg, g, j0, cols, packed, CopyRowAvx2{g.s[2]});
+#endif
+  im2colPackedGeneric(x, Cg, g, j0, cols, packed);
 }
 
 /// One output channel of a depthwise conv: y (one plane) from x (one plane),

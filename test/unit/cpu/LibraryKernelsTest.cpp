@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -471,6 +472,26 @@ TEST(LibraryKernels, ConvAndMatMulOnPortableGemm) {
   Tensor Y(ElementType::Float, ys);
   EXPECT_OK(run("MatMul", {}, {&A, &B}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), want, 1e-4));
+  setSgemmVariantForTesting(nullptr);
+}
+
+// The im2col panels and depthwise planes follow the GEMM's variant: each
+// one this CPU runs gives the reference's values (stride 1 loads, stride 2
+// and dilations gather, padding on every side, runs across output rows).
+TEST(LibraryKernels, ConvOnEveryVectorVariant) {
+  for (const char *variant : {"generic", "avx2", "avx512"}) {
+    if (!setSgemmVariantForTesting(variant)) {
+      std::cout << "[ SKIPPED  ] variant " << variant << ": this CPU or build cannot run it\n";
+      continue;
+    }
+    SCOPED_TRACE(variant);
+    uint64_t seed = 800;
+    checkConv({{1, 5, 13, 11}, {7, 5, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, ++seed);
+    checkConv({{1, 3, 21, 19}, {8, 3, 7, 7}, 1, {2, 2}, {3, 3, 3, 3}}, ++seed);
+    checkConv({{2, 4, 9, 23}, {5, 4, 3, 2}, 1, {1, 3}, {2, 0, 1, 2}, {2, 1}}, ++seed);
+    checkConv({{1, 2, 5, 6, 7}, {3, 2, 3, 3, 3}, 1, {1, 2, 1}, {1, 1, 1, 1, 0, 1}}, ++seed);
+    checkConv({{1, 6, 17, 17}, {6, 1, 3, 3}, 6, {2, 2}, {1, 1, 1, 1}}, ++seed);
+  }
   setSgemmVariantForTesting(nullptr);
 }
 
