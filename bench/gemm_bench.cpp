@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
     const char *arg = argv[i];
     Shape s;
     if (std::strncmp(arg, "--variant=", 10) == 0) {
-      if (!setSgemmVariantForTesting(arg + 10)) {
+      if (!setSgemmVariant(arg + 10)) {
         std::fprintf(stderr, "ortc-bench-gemm: variant '%s' cannot run here\n", arg + 10);
         return 2;
       }

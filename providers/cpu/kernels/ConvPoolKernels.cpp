@@ -322,7 +322,7 @@ struct CopyRowAvx512 {
 #endif
 
 /// The im2col panels by the GEMM's variant (the one the CPU EP's vector code
-/// follows, setSgemmVariantForTesting included).
+/// follows, setSgemmVariant included).
 void im2colPacked(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int64_t cols,
                   float *packed) {
   static_assert(kGemmPanelWidth == 16, "a panel row is one zmm or two ymm");
@@ -617,7 +617,7 @@ using DepthwisePlaneFn = void (*)(const DepthwisePlanes &, int64_t, float *);
 /// The plane function for g on this CPU: the AVX2 one for 1-D and 2-D convs
 /// (specialized for the common kernels and strides), the portable loop for
 /// 3-D ones and when the GEMM runs its portable variant too (the variant the
-/// CPU EP's vector code follows, setSgemmVariantForTesting included).
+/// CPU EP's vector code follows, setSgemmVariant included).
 DepthwisePlaneFn pickDepthwisePlane(const Geometry &g) {
 #if defined(__x86_64__) || defined(__i386__)
   bool twoD = g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1;

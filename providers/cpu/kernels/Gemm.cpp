@@ -798,7 +798,7 @@ void GemmEpilogue::apply(float *c, int64_t ldc, int64_t rows, int64_t cols) cons
 
 const char *sgemmVariant() { return activeVariant()->name; }
 
-bool setSgemmVariantForTesting(const char *variant) {
+bool setSgemmVariant(const char *variant) {
   if (!variant) {
     forcedVariant.store(nullptr);
     return true;

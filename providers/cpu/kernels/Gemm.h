@@ -99,11 +99,12 @@ void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
 /// The microkernel variant this CPU runs: "avx512", "avx2", or "generic".
 const char *sgemmVariant();
 
-/// Testing hook: makes later sgemmPacked calls (in every thread) use `variant`
-/// ("avx512", "avx2" or "generic"), or the CPU's best
-/// again when null. Returns false and changes nothing when this build or CPU
-/// cannot run `variant`.
-bool setSgemmVariantForTesting(const char *variant);
+/// Makes later library kernel calls (in every thread: the GEMM, and the conv
+/// paths that follow its variant) use `variant` ("avx512", "avx2" or
+/// "generic"), or the CPU's best again when null: the tests' switch, and the
+/// CPU EP's kernel_isa option. Returns false and changes nothing when this
+/// build or CPU cannot run `variant`.
+bool setSgemmVariant(const char *variant);
 
 } // namespace ortc::cpu
 

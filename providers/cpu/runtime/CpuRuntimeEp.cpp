@@ -2,6 +2,7 @@
 
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
 
+#include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/ThreadPool.h"
 #include "providers/cpu/runtime/PlanExecutor.h"
 
@@ -23,6 +24,11 @@ std::vector<EpOptionSpec> CpuRuntimeEp::options() const {
   return {{"threads", "N",
            "Intra-op threads of the CPU EP's runs, 0 for one per core; overrides --threads "
            "for this EP.",
+           ""},
+          {"kernel_isa", "best|avx512|avx2|generic",
+           "The vector ISA of the library kernels (GEMM, convolutions), process-wide: best "
+           "(the default) is the widest this CPU has; a narrower one measures what a CPU "
+           "without the wider one would run.",
            ""}};
 }
 
@@ -41,6 +47,12 @@ Status CpuRuntimeEp::initialize(const EpConfig &config) {
       return badEpOptionValue(name(), "threads", text, "not a thread count",
                               "an integer from 0 to 4096");
     threads = int(value);
+  }
+  if (auto isa = config.options.find("kernel_isa"); isa != config.options.end()) {
+    const std::string &text = isa->second;
+    if (!setSgemmVariant(text == "best" ? nullptr : text.c_str()))
+      return badEpOptionValue(name(), "kernel_isa", text, "not an ISA this CPU and build run",
+                              "best, generic, or avx2 or avx512 where the CPU has them");
   }
   if (threads == 0)
     threads = int(std::max(1u, std::thread::hardware_concurrency()));

@@ -112,11 +112,11 @@ const char *const kVariants[] = {"generic", "avx2", "avx512"};
 class GemmVariantTest : public ::testing::TestWithParam<const char *> {
 protected:
   void SetUp() override {
-    if (!setSgemmVariantForTesting(GetParam()))
+    if (!setSgemmVariant(GetParam()))
       GTEST_SKIP() << "this CPU or build cannot run the " << GetParam() << " GEMM";
     ASSERT_STREQ(sgemmVariant(), GetParam());
   }
-  void TearDown() override { setSgemmVariantForTesting(nullptr); }
+  void TearDown() override { setSgemmVariant(nullptr); }
 };
 
 const int64_t kEdgeDims[] = {1, 2, 5, 6, 7, 15, 16, 17, 31, 33, 64, 100, 257};
@@ -342,11 +342,11 @@ TEST(GemmPackTest, SizeRoundsNUpToPanels) {
 TEST(GemmDispatchTest, ReportsAndRestoresVariant) {
   std::string best = sgemmVariant();
   EXPECT_TRUE(best == "generic" || best == "avx2" || best == "avx512") << best;
-  EXPECT_FALSE(setSgemmVariantForTesting("sse9"));
+  EXPECT_FALSE(setSgemmVariant("sse9"));
   EXPECT_EQ(best, sgemmVariant());
-  ASSERT_TRUE(setSgemmVariantForTesting("generic"));
+  ASSERT_TRUE(setSgemmVariant("generic"));
   EXPECT_STREQ(sgemmVariant(), "generic");
-  ASSERT_TRUE(setSgemmVariantForTesting(nullptr));
+  ASSERT_TRUE(setSgemmVariant(nullptr));
   EXPECT_EQ(best, sgemmVariant());
 #if defined(__x86_64__)
   // The variant this machine is expected to run, so a broken dispatch that

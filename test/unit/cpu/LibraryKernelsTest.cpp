@@ -460,7 +460,7 @@ TEST(LibraryKernels, ConvOnAThreadPool) {
 
 TEST(LibraryKernels, ConvAndMatMulOnPortableGemm) {
   // The kernels rely on the packed layout only, never on one microkernel.
-  ASSERT_TRUE(setSgemmVariantForTesting("generic"));
+  ASSERT_TRUE(setSgemmVariant("generic"));
   checkConv({{2, 3, 9, 8}, {5, 3, 3, 3}, 1, {2, 1}, {1, 0, 1, 2}}, 90);
   checkConv({{1, 8, 7, 7}, {4, 8, 1, 1}}, 91);
   // Depthwise follows the GEMM's variant: its portable loop here.
@@ -472,7 +472,7 @@ TEST(LibraryKernels, ConvAndMatMulOnPortableGemm) {
   Tensor Y(ElementType::Float, ys);
   EXPECT_OK(run("MatMul", {}, {&A, &B}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), want, 1e-4));
-  setSgemmVariantForTesting(nullptr);
+  setSgemmVariant(nullptr);
 }
 
 // The im2col panels and depthwise planes follow the GEMM's variant: each
@@ -480,7 +480,7 @@ TEST(LibraryKernels, ConvAndMatMulOnPortableGemm) {
 // and dilations gather, padding on every side, runs across output rows).
 TEST(LibraryKernels, ConvOnEveryVectorVariant) {
   for (const char *variant : {"generic", "avx2", "avx512"}) {
-    if (!setSgemmVariantForTesting(variant)) {
+    if (!setSgemmVariant(variant)) {
       std::cout << "[ SKIPPED  ] variant " << variant << ": this CPU or build cannot run it\n";
       continue;
     }
@@ -492,7 +492,7 @@ TEST(LibraryKernels, ConvOnEveryVectorVariant) {
     checkConv({{1, 2, 5, 6, 7}, {3, 2, 3, 3, 3}, 1, {1, 2, 1}, {1, 1, 1, 1, 0, 1}}, ++seed);
     checkConv({{1, 6, 17, 17}, {6, 1, 3, 3}, 6, {2, 2}, {1, 1, 1, 1}}, ++seed);
   }
-  setSgemmVariantForTesting(nullptr);
+  setSgemmVariant(nullptr);
 }
 
 TEST(LibraryKernels, Conv1DAnd3D) {
