@@ -672,6 +672,75 @@ void im2colRows(const float *x, const Geometry &g, int64_t r0, int64_t r1, float
   }
 }
 
+/// Channels [m0, m0 + rows) of Y (row stride P) from the product [P, M]:
+/// y[m][p] = product[p][m], then the epilogue (at Y's origin).
+void transposeProductGeneric(const float *product, int64_t P, int64_t M, int64_t m0,
+                             int64_t rows, const GemmEpilogue &e, float *y) {
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t i = 0; i < rows; ++i)
+      y[(m0 + i) * P + p] = product[p * M + m0 + i];
+  if (e.any())
+    e.at(m0, 0).apply(y + m0 * P, P, rows, P);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/// The same in 8x8 blocks transposed in registers, each row of a block
+/// taking the epilogue (GemmEpilogue::apply's order) before its one store;
+/// the edges the portable way.
+__attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *product, int64_t P,
+                                                               int64_t M, int64_t m0,
+                                                               int64_t rows, const GemmEpilogue &e,
+                                                               float *y) {
+  const int64_t fullRows = rows / 8 * 8, fullCols = P / 8 * 8;
+  for (int64_t mb = m0; mb < m0 + fullRows; mb += 8) {
+    for (int64_t p = 0; p < fullCols; p += 8) {
+      __m256 r[8], t[8], u[8];
+      for (int j = 0; j < 8; ++j)
+        r[j] = _mm256_loadu_ps(product + (p + j) * M + mb);
+      for (int j = 0; j < 8; j += 2) {
+        t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
+        t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
+      }
+      for (int h = 0; h < 8; h += 4) {
+        u[h] = _mm256_shuffle_ps(t[h], t[h + 2], 0x44);
+        u[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], 0xEE);
+        u[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0x44);
+        u[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0xEE);
+      }
+      for (int i = 0; i < 8; ++i) {
+        // Channel mb + i at positions p..p+7.
+        __m256 v = i < 4 ? _mm256_permute2f128_ps(u[i], u[i + 4], 0x20)
+                         : _mm256_permute2f128_ps(u[i - 4], u[i], 0x31);
+        if (e.rowBias)
+          v = _mm256_add_ps(v, _mm256_set1_ps(e.rowBias[mb + i]));
+        if (e.residual)
+          v = _mm256_add_ps(v, _mm256_loadu_ps(e.residual + (mb + i) * e.ldr + p));
+        _mm256_storeu_ps(y + (mb + i) * P + p, activateAvx2(e.activation, e, v));
+      }
+    }
+    if (fullCols < P) {
+      for (int64_t p = fullCols; p < P; ++p)
+        for (int64_t i = 0; i < 8; ++i)
+          y[(mb + i) * P + p] = product[p * M + mb + i];
+      if (e.any())
+        e.at(mb, fullCols).apply(y + mb * P + fullCols, P, 8, P - fullCols);
+    }
+  }
+  if (fullRows < rows)
+    transposeProductGeneric(product, P, M, m0 + fullRows, rows - fullRows, e, y);
+}
+#endif
+
+/// transposeProductGeneric by the GEMM's variant.
+void transposeProduct(const float *product, int64_t P, int64_t M, int64_t m0, int64_t rows,
+                      const GemmEpilogue &e, float *y) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (std::strcmp(sgemmVariant(), "generic") != 0)
+    return transposeProductAvx2(product, P, M, m0, rows, e, y);
+#endif
+  transposeProductGeneric(product, P, M, m0, rows, e, y);
+}
+
 /// A group-1 Conv as Y^T = col^T * W^T per image (convPrefersTransposedGemm):
 /// the P output positions are the GEMM's rows, read from X itself (1x1,
 /// stride 1, unpadded) or from the im2col matrix as op(A) = A^T; W comes
@@ -708,16 +777,11 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
     }
     sgemmPackedParallel(call.pool, P, M, K, a, P, /*transA=*/true, packedWt, product, M, false);
     float *yn = y + n * M * P;
+    GemmEpilogue image = epilogue;
+    image.residual = epilogue.residual ? epilogue.residual + n * M * P : nullptr;
     parallelFor(call.pool, (M + kBlock - 1) / kBlock, [&](int64_t b) {
-      int64_t m0 = b * kBlock, rows = std::min(kBlock, M - m0);
-      for (int64_t p = 0; p < P; ++p)
-        for (int64_t i = 0; i < rows; ++i)
-          yn[(m0 + i) * P + p] = product[p * M + m0 + i];
-      if (epilogue.any()) {
-        GemmEpilogue block = epilogue;
-        block.residual = epilogue.residual ? epilogue.residual + n * M * P : nullptr;
-        block.at(m0, 0).apply(yn + m0 * P, P, rows, P);
-      }
+      int64_t m0 = b * kBlock;
+      transposeProduct(product, P, M, m0, std::min(kBlock, M - m0), image, yn);
     });
   }
   return Status::ok();

@@ -558,7 +558,7 @@ TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
 // transposed product the compiler picks for few output positions) give the
 // reference's values, with the fused epilogue, serial and on a pool: a 3x3
 // at 7x7, a pointwise conv (X read as op(A) directly), a strided 1x1, a
-// batch of 2, M not a multiple of the panel width.
+// batch of 2, M not a multiple of the panel width, on every vector variant.
 TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
   struct Shape {
     std::vector<int64_t> x, w, strides, pads;
@@ -583,11 +583,17 @@ TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
     Attrs attrs = Attrs().is("strides", c.strides).is("pads", c.pads).i("packed_w", 2);
     attrs.s("activation", "clip");
     attrs.a.floats["activation_params"] = {0.f, 0.75f};
-    for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
-      Tensor Y(ElementType::Float, ys);
-      ASSERT_OK(run("Conv", attrs, {&X, &P, &B, &Z}, {&Y}, on));
-      EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << shapeToString(c.w) << (on ? " pool" : "");
+    for (const char *variant : {"generic", "avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue; // this CPU cannot run it (ConvOnEveryVectorVariant says so)
+      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+        Tensor Y(ElementType::Float, ys);
+        ASSERT_OK(run("Conv", attrs, {&X, &P, &B, &Z}, {&Y}, on));
+        EXPECT_TRUE(near(Y.floats(), want, 1e-4))
+            << shapeToString(c.w) << " " << variant << (on ? " pool" : "");
+      }
     }
+    setSgemmVariant(nullptr);
   }
   Tensor X = randomF({1, 4, 5, 5}, 1), W = randomF({4, 4, 1, 1}, 2);
   Tensor Y(ElementType::Float, {1, 4, 5, 5});
