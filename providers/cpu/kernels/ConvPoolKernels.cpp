@@ -637,50 +637,55 @@ DepthwisePlaneFn pickDepthwisePlane(const Geometry &g) {
   return depthwisePlaneGeneric;
 }
 
-/// Rows [r0, r1) of one image's im2col matrix, row-major [Cg * kernel, P]
-/// (row stride P): row (c, kd, kh, kw) holds, per output position, the input
-/// value its tap reads, or 0 in the padding.
-void im2colRows(const float *x, const Geometry &g, int64_t r0, int64_t r1, float *cols) {
+/// Columns [p0, p1) (output positions) of one image's im2col matrix,
+/// row-major [C * kernel, P] (row stride P): row (c, kd, kh, kw) holds, per
+/// output position, the input value its tap reads, or 0 in the padding.
+void im2colColumns(const float *x, int64_t C, const Geometry &g, int64_t p0, int64_t p1,
+                   float *cols) {
   int64_t kSize = g.kernelSize(), inPlane = g.inSize(), P = g.outSize(), s = g.s[2];
-  for (int64_t r = r0; r < r1; ++r) {
+  int64_t outW = g.out[2];
+  for (int64_t r = 0; r < C * kSize; ++r) {
     int64_t c = r / kSize, t = r % kSize;
     int64_t kd = t / (g.k[1] * g.k[2]), kh = t / g.k[2] % g.k[1], kw = t % g.k[2];
     const float *xc = x + c * inPlane;
-    float *row = cols + r * P;
     int64_t base = kw * g.d[2] - g.padBegin[2], lo, hi;
-    clipColumns(base, s, g.in[2], g.out[2], lo, hi);
-    lo = std::min(lo, g.out[2]);
+    clipColumns(base, s, g.in[2], outW, lo, hi);
+    lo = std::min(lo, outW);
     hi = std::max(lo, hi);
-    for (int64_t od = 0; od < g.out[0]; ++od)
-      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-        float *d = row + (od * g.out[1] + oh) * g.out[2];
-        int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
-        int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
-        if (!inside(id, g.in[0]) || !inside(ih, g.in[1])) {
-          std::fill(d, d + g.out[2], 0.f);
-          continue;
-        }
-        const float *in = xc + (id * g.in[1] + ih) * g.in[2];
-        std::fill(d, d + lo, 0.f);
-        if (s == 1)
-          std::copy(in + base + lo, in + base + hi, d + lo);
-        else
-          for (int64_t ow = lo; ow < hi; ++ow)
-            d[ow] = in[ow * s + base];
-        std::fill(d + hi, d + g.out[2], 0.f);
+    // Output rows (od, oh) overlapping [p0, p1), each clipped to it.
+    for (int64_t rowStart = p0 / outW * outW; rowStart < p1; rowStart += outW) {
+      int64_t od = rowStart / outW / g.out[1], oh = rowStart / outW % g.out[1];
+      int64_t from = std::max(p0 - rowStart, int64_t(0)), to = std::min(p1 - rowStart, outW);
+      float *d = cols + r * P + rowStart;
+      int64_t id = od * g.s[0] - g.padBegin[0] + kd * g.d[0];
+      int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+      if (!inside(id, g.in[0]) || !inside(ih, g.in[1])) {
+        std::fill(d + from, d + to, 0.f);
+        continue;
       }
+      const float *in = xc + (id * g.in[1] + ih) * g.in[2];
+      int64_t a = std::clamp(lo, from, to), b = std::clamp(hi, a, to);
+      std::fill(d + from, d + a, 0.f);
+      if (s == 1)
+        std::copy(in + base + a, in + base + b, d + a);
+      else
+        for (int64_t ow = a; ow < b; ++ow)
+          d[ow] = in[ow * s + base];
+      std::fill(d + b, d + to, 0.f);
+    }
   }
 }
 
-/// Channels [m0, m0 + rows) of Y (row stride P) from the product [P, M]:
-/// y[m][p] = product[p][m], then the epilogue (at Y's origin).
-void transposeProductGeneric(const float *product, int64_t P, int64_t M, int64_t m0,
-                             int64_t rows, const GemmEpilogue &e, float *y) {
-  for (int64_t p = 0; p < P; ++p)
-    for (int64_t i = 0; i < rows; ++i)
-      y[(m0 + i) * P + p] = product[p * M + m0 + i];
+/// Positions [p0, p1) of the M channels of Y (row stride P) from the
+/// product [P, *] (row stride ldp): y[m][p] = product[p][m], then the
+/// epilogue (at Y's origin).
+void transposeProductGeneric(const float *product, int64_t ldp, int64_t P, int64_t M, int64_t p0,
+                             int64_t p1, const GemmEpilogue &e, float *y) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t p = p0; p < p1; ++p)
+      y[m * P + p] = product[p * ldp + m];
   if (e.any())
-    e.at(m0, 0).apply(y + m0 * P, P, rows, P);
+    e.at(0, p0).apply(y + p0, P, M, p1 - p0);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -688,12 +693,11 @@ void transposeProductGeneric(const float *product, int64_t P, int64_t M, int64_t
 /// taking the epilogue (GemmEpilogue::apply's order) before its one store;
 /// the edges the portable way.
 __attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *product, int64_t P,
-                                                               int64_t M, int64_t m0,
-                                                               int64_t rows, const GemmEpilogue &e,
-                                                               float *y) {
-  const int64_t fullRows = rows / 8 * 8, fullCols = P / 8 * 8;
-  for (int64_t mb = m0; mb < m0 + fullRows; mb += 8) {
-    for (int64_t p = 0; p < fullCols; p += 8) {
+                                                               int64_t M, int64_t p0, int64_t p1,
+                                                               const GemmEpilogue &e, float *y) {
+  const int64_t fullRows = M / 8 * 8, fullEnd = p0 + (p1 - p0) / 8 * 8;
+  for (int64_t mb = 0; mb < fullRows; mb += 8) {
+    for (int64_t p = p0; p < fullEnd; p += 8) {
       __m256 r[8], t[8], u[8];
       for (int j = 0; j < 8; ++j)
         r[j] = _mm256_loadu_ps(product + (p + j) * M + mb);
@@ -718,36 +722,34 @@ __attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *produ
         _mm256_storeu_ps(y + (mb + i) * P + p, activateAvx2(e.activation, e, v));
       }
     }
-    if (fullCols < P) {
-      for (int64_t p = fullCols; p < P; ++p)
-        for (int64_t i = 0; i < 8; ++i)
-          y[(mb + i) * P + p] = product[p * M + mb + i];
-      if (e.any())
-        e.at(mb, fullCols).apply(y + mb * P + fullCols, P, 8, P - fullCols);
-    }
   }
-  if (fullRows < rows)
-    transposeProductGeneric(product, P, M, m0 + fullRows, rows - fullRows, e, y);
+  // The last positions of every channel, and the last channels.
+  if (fullEnd < p1)
+    transposeProductGeneric(product, M, P, fullRows, fullEnd, p1, e, y);
+  if (fullRows < M)
+    transposeProductGeneric(product + fullRows, M, P, M - fullRows, p0, p1, e.at(fullRows, 0),
+                            y + fullRows * P);
 }
 #endif
 
 /// transposeProductGeneric by the GEMM's variant.
-void transposeProduct(const float *product, int64_t P, int64_t M, int64_t m0, int64_t rows,
+void transposeProduct(const float *product, int64_t P, int64_t M, int64_t p0, int64_t p1,
                       const GemmEpilogue &e, float *y) {
 #if defined(__x86_64__) || defined(__i386__)
   if (std::strcmp(sgemmVariant(), "generic") != 0)
-    return transposeProductAvx2(product, P, M, m0, rows, e, y);
+    return transposeProductAvx2(product, P, M, p0, p1, e, y);
 #endif
-  transposeProductGeneric(product, P, M, m0, rows, e, y);
+  transposeProductGeneric(product, M, P, M, p0, p1, e, y);
 }
 
 /// A group-1 Conv as Y^T = col^T * W^T per image (convPrefersTransposedGemm):
 /// the P output positions are the GEMM's rows, read from X itself (1x1,
 /// stride 1, unpadded) or from the im2col matrix as op(A) = A^T; W comes
 /// packed as B panels of W^T (packing "gemm_bt"). The product lands in
-/// scratch as [P, M] and is transposed into Y, 16 channels at a time, each
-/// block then taking the epilogue (bias, residual, activation) while it is in
-/// cache.
+/// scratch as [P, M] and is transposed into Y, each 8x8 block taking the
+/// epilogue (bias, residual, activation) in registers. The positions are
+/// shared out in whole 6-row tiles: each task writes its own im2col columns,
+/// product rows and Y columns, so an image waits on its threads once.
 Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float *x,
                           const float *packedWt, int64_t N, int64_t C, int64_t M,
                           const GemmEpilogue &epilogue, float *y) {
@@ -763,25 +765,28 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
       !s.isOk())
     return s;
   float *product = scratch, *cols = scratch + productFloats;
-  int64_t threads = call.pool ? call.pool->threads() : 1;
-  constexpr int64_t kBlock = 16;
+  // Below ~1 MFLOP per task, waking threads costs more than it saves.
+  constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
+  int64_t tiles = (P + kGemmPanelHeight - 1) / kGemmPanelHeight;
+  int64_t tasks = std::min<int64_t>({call.pool ? call.pool->threads() : 1, tiles,
+                                     std::max<int64_t>(1, 2 * M * P * K / kMinFlopsPerTask)});
+  int64_t perTask = (tiles + tasks - 1) / tasks * kGemmPanelHeight;
+  tasks = (P + perTask - 1) / perTask;
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * C * inPlane;
-    const float *a = xn;
-    if (!pointwise) {
-      int64_t per = (K + threads - 1) / threads;
-      parallelFor(call.pool, (K + per - 1) / per, [&](int64_t t) {
-        im2colRows(xn, g, t * per, std::min(K, (t + 1) * per), cols);
-      });
-      a = cols;
-    }
-    sgemmPackedParallel(call.pool, P, M, K, a, P, /*transA=*/true, packedWt, product, M, false);
     float *yn = y + n * M * P;
     GemmEpilogue image = epilogue;
     image.residual = epilogue.residual ? epilogue.residual + n * M * P : nullptr;
-    parallelFor(call.pool, (M + kBlock - 1) / kBlock, [&](int64_t b) {
-      int64_t m0 = b * kBlock;
-      transposeProduct(product, P, M, m0, std::min(kBlock, M - m0), image, yn);
+    parallelFor(call.pool, tasks, [&](int64_t t) {
+      int64_t p0 = t * perTask, p1 = std::min(P, p0 + perTask);
+      const float *a = xn;
+      if (!pointwise) {
+        im2colColumns(xn, C, g, p0, p1, cols);
+        a = cols;
+      }
+      sgemmPackedParallel(nullptr, p1 - p0, M, K, a + p0, P, /*transA=*/true, packedWt,
+                          product + p0 * M, M, false);
+      transposeProduct(product, P, M, p0, p1, image, yn);
     });
   }
   return Status::ok();
@@ -904,14 +909,26 @@ Status conv(const KernelCall &call) {
   for (int i = 0; i < kMaxSpatial; ++i)
     pointwise = pointwise && g.s[i] == 1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
 
+  // The output positions are shared out in whole panels, one contiguous
+  // range per task; each task packs its own tiles into its own scratch and
+  // multiplies them on its thread, so a task's packed columns stay in its
+  // core's cache and a conv waits on its threads once per image and group.
+  // Below ~1 MFLOP per task, waking threads costs more than it saves.
+  constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
+  int64_t panels = (P + kGemmPanelWidth - 1) / kGemmPanelWidth;
+  int64_t tasks = std::min<int64_t>({call.pool ? call.pool->threads() : 1, panels,
+                                     std::max<int64_t>(1, 2 * Mg * P * K / kMinFlopsPerTask)});
+  int64_t perTask = (panels + tasks - 1) / tasks * kGemmPanelWidth;
+  tasks = (P + perTask - 1) / perTask;
   // Output positions per tile: the packed tile (K x tile floats) stays around
   // 2 MiB so it is still in cache while the GEMM streams W's rows over it.
   constexpr int64_t kTileFloats = int64_t(1) << 19;
   int64_t tile = std::max<int64_t>(kGemmPanelWidth, kTileFloats / std::max<int64_t>(K, 1) /
                                                         kGemmPanelWidth * kGemmPanelWidth);
-  tile = std::min(tile, (P + kGemmPanelWidth - 1) / kGemmPanelWidth * kGemmPanelWidth);
-  float *packed;
-  if (Status s = allocScratch(call, op, packedGemmBSize(K, tile), packed); !s.isOk())
+  tile = std::min(tile, perTask);
+  size_t tileFloats = packedGemmBSize(K, tile);
+  float *scratch;
+  if (Status s = allocScratch(call, op, tileFloats * size_t(tasks), scratch); !s.isOk())
     return s;
 
   for (int64_t n = 0; n < N; ++n)
@@ -919,31 +936,28 @@ Status conv(const KernelCall &call) {
       const float *xg = x + (n * C + gi * Cg) * inPlane;
       const float *wg = w + gi * Mg * K;
       float *yg = y + (n * M + gi * Mg) * P;
-      for (int64_t j0 = 0; j0 < P; j0 += tile) {
-        int64_t cols = std::min(tile, P - j0);
-        // Packing shares out by whole panels: each chunk writes its own.
-        int64_t panels = (cols + kGemmPanelWidth - 1) / kGemmPanelWidth;
-        int64_t chunks = std::min<int64_t>(panels, call.pool ? call.pool->threads() : 1);
-        int64_t perChunk = (panels + chunks - 1) / chunks * kGemmPanelWidth;
-        parallelFor(call.pool, (cols + perChunk - 1) / perChunk, [&](int64_t t) {
-          int64_t c0 = t * perChunk, count = std::min(perChunk, cols - c0);
+      parallelFor(call.pool, tasks, [&](int64_t t) {
+        float *packed = scratch + size_t(t) * tileFloats;
+        int64_t end = std::min(P, (t + 1) * perTask);
+        for (int64_t j0 = t * perTask; j0 < end; j0 += tile) {
+          int64_t cols = std::min(tile, end - j0);
           if (pointwise)
-            packGemmB(xg + j0 + c0, inPlane, false, K, count, 1.f, packed + c0 * K);
+            packGemmB(xg + j0, inPlane, false, K, cols, 1.f, packed);
           else
-            im2colPacked(xg, Cg, g, j0 + c0, count, packed + c0 * K);
-        });
-        // Bias, residual and activation per block, inside the GEMM.
-        GemmEpilogue tileEpilogue = epilogue;
-        tileEpilogue.rowBias = bias ? bias + gi * Mg : nullptr;
-        tileEpilogue.residual = residual ? residual + (n * M + gi * Mg) * P + j0 : nullptr;
-        tileEpilogue.ldr = P;
-        if (prepacked)
-          sgemmPrepackedParallel(call.pool, Mg, cols, K, w, packed, yg + j0, P, false,
-                                 &tileEpilogue);
-        else
-          sgemmPackedParallel(call.pool, Mg, cols, K, wg, K, false, packed, yg + j0, P, false,
-                              &tileEpilogue);
-      }
+            im2colPacked(xg, Cg, g, j0, cols, packed);
+          // Bias, residual and activation per block, inside the GEMM.
+          GemmEpilogue tileEpilogue = epilogue;
+          tileEpilogue.rowBias = bias ? bias + gi * Mg : nullptr;
+          tileEpilogue.residual = residual ? residual + (n * M + gi * Mg) * P + j0 : nullptr;
+          tileEpilogue.ldr = P;
+          if (prepacked)
+            sgemmPrepackedParallel(nullptr, Mg, cols, K, w, packed, yg + j0, P, false,
+                                   &tileEpilogue);
+          else
+            sgemmPackedParallel(nullptr, Mg, cols, K, wg, K, false, packed, yg + j0, P, false,
+                                &tileEpilogue);
+        }
+      });
     }
   return Status::ok();
 }
