@@ -840,13 +840,17 @@ LogicalResult PartitionCompiler::buildPlan() {
       }
   }
 
-  // An op joins the open group when it has the group's result type and reads
-  // a value the group produces or reads a non-constant value a member reads
-  // (siblings such as Sigmoid(h) and Tanh(h) share one loop).
+  // An op joins the open group when it has the group's result shape (its
+  // element type may differ: IsNaN's bool feeds Where's float in one loop)
+  // and reads a value the group produces or reads a non-constant value a
+  // member reads (siblings such as Sigmoid(h) and Tanh(h) share one loop).
+  auto sameShape = [](Value a, Value b) {
+    return cast<ShapedType>(a.getType()).getShape() == cast<ShapedType>(b.getType()).getShape();
+  };
   auto groupAccepts = [&](Operation *op) {
     if (group.empty())
       return true;
-    if (group.size() >= kMaxKernelOps || op->getResult(0).getType() != groupResult.getType() ||
+    if (group.size() >= kMaxKernelOps || !sameShape(op->getResult(0), groupResult) ||
         !sameDims(op->getResult(0), groupResult))
       return false;
     for (Value operand : op->getOperands()) {
