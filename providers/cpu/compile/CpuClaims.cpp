@@ -2204,9 +2204,25 @@ const llvm::StringSet<> &sequenceOps() {
   return ops;
 }
 
+/// Ops the library runs better than a generated kernel would, though both
+/// could: float32 Softmax and LogSoftmax over the last axis (contiguous rows:
+/// a vector exp and the rows shared out over the pool).
+static bool prefersLibraryKernel(Operation *op) {
+  std::string type = onnxOpTypeAndDomain(op).first;
+  if (type != "Softmax" && type != "LogSoftmax")
+    return false;
+  auto x = rankedType(op->getOperand(0));
+  if (!x || !x.getElementType().isF32() || x.getRank() < 1)
+    return false;
+  int64_t axis = intAttr(op, "axis", -1);
+  return axis == -1 || axis == x.getRank() - 1;
+}
+
 CpuOpClass classifyCpuOp(Operation *op) {
   if (isLowerableElementwiseOp(op))
     return CpuOpClass::Elementwise;
+  if (prefersLibraryKernel(op))
+    return CpuOpClass::Library;
   if (isLowerableStructuredOp(op))
     return CpuOpClass::Structured;
   std::string type = onnxOpTypeAndDomain(op).first;

@@ -938,6 +938,41 @@ TEST(LibraryKernels, SoftmaxAndLogSoftmax) {
   EXPECT_INVALID(run("Softmax", Attrs().i("axis", 2), {&X}, {&Y}), "axis");
 }
 
+// The last-axis rows on every vector variant and on a pool: lengths around
+// the 8-wide chunks, masked attention rows (-inf), a row of -inf (NaN, as
+// torch's SDPA export expects before its IsNaN/Where), a NaN in a row (the
+// row is NaN).
+TEST(LibraryKernels, SoftmaxRowsOnEveryVariant) {
+  ThreadPool pool(2);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const char *variant : {"generic", "avx2", "avx512"}) {
+    if (!setSgemmVariant(variant))
+      continue; // this CPU cannot run it
+    for (int64_t n : {1, 7, 8, 9, 31, 128, 515})
+      for (bool log : {false, true})
+        for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+          Tensor X = randomF({12, n}, uint64_t(n), 30.f);
+          for (int64_t c = 0; c < n; c += 3)
+            X.f()[5 * n + c] = -inf; // a masked row
+          Tensor Y(ElementType::Float, X.shape);
+          ASSERT_OK(run(log ? "LogSoftmax" : "Softmax", {}, {&X}, {&Y}, on));
+          EXPECT_TRUE(near(Y.floats(), refSoftmax(X, -1, log), 2e-6f))
+              << variant << " n " << n << " log " << log << (on ? " pool" : "");
+        }
+    Tensor X = randomF({3, 20}, 9), Y(ElementType::Float, X.shape);
+    for (int64_t c = 0; c < 20; ++c)
+      X.f()[c] = -inf;  // row 0: all masked
+    X.f()[20 + 7] = NAN; // row 1: one NaN
+    ASSERT_OK(run("Softmax", {}, {&X}, {&Y}));
+    for (int64_t c = 0; c < 20; ++c) {
+      EXPECT_TRUE(std::isnan(Y.floats()[c])) << variant << " masked row, column " << c;
+      EXPECT_TRUE(std::isnan(Y.floats()[20 + c])) << variant << " NaN row, column " << c;
+      EXPECT_FALSE(std::isnan(Y.floats()[40 + c])) << variant << " plain row, column " << c;
+    }
+  }
+  setSgemmVariant(nullptr);
+}
+
 TEST(LibraryKernels, LayerNormalization) {
   struct Case {
     std::vector<int64_t> x;
