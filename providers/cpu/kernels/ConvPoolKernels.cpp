@@ -305,10 +305,10 @@ struct CopyRowAvx2 {
 struct CopyRowAvx512 {
   int64_t s;
   __attribute__((target("avx512f"))) void operator()(float *d, const float *plane,
-                                                    const TapRun *runs, int count) const {
-    const __m512i index = _mm512_mullo_epi32(
-        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-        _mm512_set1_epi32(int(s)));
+                                                     const TapRun *runs, int count) const {
+    const __m512i index =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32(int(s)));
     __m512 row = _mm512_setzero_ps();
     for (int r = 0; r < count; ++r) {
       auto in = static_cast<__mmask16>(((1u << runs[r].end) - 1) & ~((1u << runs[r].begin) - 1));
@@ -415,10 +415,9 @@ __attribute__((target("avx2,fma"))) inline __m256 loadColumns(const float *at, i
 /// a library call per row).
 class PaddedPlane {
 public:
-  __attribute__((target("avx2,fma"))) const float *copy(const float *x, int64_t inH,
-                                                         int64_t inW, int64_t padTop,
-                                                         int64_t padLeft, int64_t rows,
-                                                         int64_t width) {
+  __attribute__((target("avx2,fma"))) const float *copy(const float *x, int64_t inH, int64_t inW,
+                                                        int64_t padTop, int64_t padLeft,
+                                                        int64_t rows, int64_t width) {
     std::array<int64_t, 6> want = {inH, inW, padTop, padLeft, rows, width};
     if (want != layout_) {
       // 8 floats of slack for the last row's whole tail store.
@@ -570,8 +569,8 @@ __attribute__((target("avx2,fma"))) void depthwiseRowsAvx2(const DepthwiseRows &
       const float *top = padded + oh * rowStep + at * s, *res = residual ? residual + o : nullptr;
       bool partial = anyPartial && ow == lastChunk;
       if (block)
-        depthwiseChunksAvx2<kRows, KH, KW, S, Act>(d.g, top, width, taps, w, bias, res, y + o,
-                                                   tail, d.epilogue, oh, partial, maskRow);
+        depthwiseChunksAvx2<kRows, KH, KW, S, Act>(d.g, top, width, taps, w, bias, res, y + o, tail,
+                                                   d.epilogue, oh, partial, maskRow);
       else
         depthwiseChunksAvx2<1, KH, KW, S, Act>(d.g, top, width, taps, w, bias, res, y + o, tail,
                                                d.epilogue, oh, partial, maskRow);
@@ -594,11 +593,11 @@ void depthwisePlane2dAvx2(const DepthwisePlanes &p, int64_t plane, float *y) {
   const int64_t reach = lastChunk * s + (kw - 1) * g.d[2] + 8 * std::max<int64_t>(s, 2);
   const int64_t width = (reach + 7) / 8 * 8;
   thread_local PaddedPlane scratch;
-  const float *padded = scratch.copy(p.input(plane), g.in[1], g.in[2], g.padBegin[1],
-                                     g.padBegin[2], padRows, width);
+  const float *padded =
+      scratch.copy(p.input(plane), g.in[1], g.in[2], g.padBegin[1], g.padBegin[2], padRows, width);
   using A = GemmEpilogue::Activation;
-  DepthwiseRows rows{g, padded, width, p.weights(plane), p.biasOf(plane), p.residualOf(plane),
-                     p.epilogue, y};
+  DepthwiseRows rows{
+      g, padded, width, p.weights(plane), p.biasOf(plane), p.residualOf(plane), p.epilogue, y};
   switch (p.epilogue.activation) {
   case A::None:
     return depthwiseRowsAvx2<KH, KW, S, A::None>(rows);
@@ -693,8 +692,8 @@ void transposeProductGeneric(const float *product, int64_t ldp, int64_t P, int64
 /// taking the epilogue (GemmEpilogue::apply's order) before its one store;
 /// the edges the portable way.
 __attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *product, int64_t P,
-                                                               int64_t M, int64_t p0, int64_t p1,
-                                                               const GemmEpilogue &e, float *y) {
+                                                              int64_t M, int64_t p0, int64_t p1,
+                                                              const GemmEpilogue &e, float *y) {
   const int64_t fullRows = M / 8 * 8, fullEnd = p0 + (p1 - p0) / 8 * 8;
   for (int64_t mb = 0; mb < fullRows; mb += 8) {
     for (int64_t p = p0; p < fullEnd; p += 8) {
@@ -900,8 +899,7 @@ Status conv(const KernelCall &call) {
   if (isDepthwiseConv(C, group)) {
     DepthwisePlanes planes{x, w, bias, residual, g, epilogue, C, M, inPlane, P, kSize};
     DepthwisePlaneFn planeFn = pickDepthwisePlane(g);
-    parallelFor(call.pool, N * M,
-                [&](int64_t plane) { planeFn(planes, plane, y + plane * P); });
+    parallelFor(call.pool, N * M, [&](int64_t plane) { planeFn(planes, plane, y + plane * P); });
     return Status::ok();
   }
 

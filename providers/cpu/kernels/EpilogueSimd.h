@@ -19,8 +19,8 @@ namespace ortc::cpu {
 /// Activation `act` of v with e's parameters, with the NaN behaviour of
 /// GemmEpilogue::apply. A kernel that passes a constant `act` gets the switch
 /// folded away.
-__attribute__((target("avx2,fma"))) inline __m256
-activateAvx2(GemmEpilogue::Activation act, const GemmEpilogue &e, __m256 v) {
+__attribute__((target("avx2,fma"))) inline __m256 activateAvx2(GemmEpilogue::Activation act,
+                                                               const GemmEpilogue &e, __m256 v) {
   using A = GemmEpilogue::Activation;
   switch (act) {
   case A::None:
@@ -41,8 +41,8 @@ activateAvx2(GemmEpilogue::Activation act, const GemmEpilogue &e, __m256 v) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 /// The same on one zmm.
-__attribute__((target("avx512f"))) inline __m512
-activateAvx512(GemmEpilogue::Activation act, const GemmEpilogue &e, __m512 v) {
+__attribute__((target("avx512f"))) inline __m512 activateAvx512(GemmEpilogue::Activation act,
+                                                                const GemmEpilogue &e, __m512 v) {
   using A = GemmEpilogue::Activation;
   switch (act) {
   case A::None:

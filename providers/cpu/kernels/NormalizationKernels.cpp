@@ -95,7 +95,7 @@ void softmaxRow(const float *x, float *y, int64_t n, bool log) {
 /// (or the log shift) 8 lanes at a time, masked at the row's end; the sums
 /// are folded lane by lane, so they differ from the serial loop's in ulps.
 __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y, int64_t n,
-                                                         bool log) {
+                                                        bool log) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n % 8)), lanes);
   const int64_t full = n / 8 * 8;
@@ -128,10 +128,7 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y
       _mm256_maskstore_ps(y + full, tail, e);
     sv = _mm256_add_ps(sv, e);
   }
-  _mm256_store_ps(lanesOut, sv);
-  float sum = 0.f;
-  for (int i = 0; i < 8; ++i)
-    sum += lanesOut[i];
+  float sum = sumLanesAvx2(sv);
   if (log) {
     const __m256 total = _mm256_set1_ps(m + std::log(sum));
     for (int64_t i = 0; i < full; i += 8)
@@ -272,6 +269,83 @@ Status logSoftmax(const KernelCall &call) { return softmaxImpl(call, "LogSoftmax
 // LayerNormalization
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// One row of LayerNormalization: y = (x - mean) * inv * scale + bias (scale
+/// and bias spanning the row, or null), with its mean and inv = 1/sqrt(var +
+/// epsilon).
+void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const float *bias,
+                  float epsilon, float &mean, float &inv) {
+  float var;
+  moments(x, n, mean, var);
+  inv = 1.f / std::sqrt(var + epsilon);
+  for (int64_t i = 0; i < n; ++i) {
+    float v = (x[i] - mean) * inv;
+    if (scale)
+      v *= scale[i];
+    if (bias)
+      v += bias[i];
+    y[i] = v;
+  }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/// The same in AVX2: the two moment passes and the normalization 8 lanes at
+/// a time (the sums fold lane by lane: ulps from the serial loop's), the
+/// row's last lanes the serial way.
+__attribute__((target("avx2,fma"))) void layerNormRowAvx2(const float *x, float *y, int64_t n,
+                                                          const float *scale, const float *bias,
+                                                          float epsilon, float &mean, float &inv) {
+  const int64_t full = n / 8 * 8;
+  __m256 acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < full; i += 8)
+    acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + i));
+  float sum = sumLanesAvx2(acc);
+  for (int64_t i = full; i < n; ++i)
+    sum += x[i];
+  mean = sum / float(n);
+  const __m256 mv = _mm256_set1_ps(mean);
+  acc = _mm256_setzero_ps();
+  for (int64_t i = 0; i < full; i += 8) {
+    __m256 c = _mm256_sub_ps(_mm256_loadu_ps(x + i), mv);
+    acc = _mm256_fmadd_ps(c, c, acc);
+  }
+  float sq = sumLanesAvx2(acc);
+  for (int64_t i = full; i < n; ++i)
+    sq += (x[i] - mean) * (x[i] - mean);
+  inv = 1.f / std::sqrt(sq / float(n) + epsilon);
+  const __m256 iv = _mm256_set1_ps(inv);
+  for (int64_t i = 0; i < full; i += 8) {
+    __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv), iv);
+    if (scale)
+      v = _mm256_mul_ps(v, _mm256_loadu_ps(scale + i));
+    if (bias)
+      v = _mm256_add_ps(v, _mm256_loadu_ps(bias + i));
+    _mm256_storeu_ps(y + i, v);
+  }
+  for (int64_t i = full; i < n; ++i) {
+    float v = (x[i] - mean) * inv;
+    if (scale)
+      v *= scale[i];
+    if (bias)
+      v += bias[i];
+    y[i] = v;
+  }
+}
+#endif
+
+/// layerNormRow by the library kernels' vector variant.
+void layerNormRowBest(const float *x, float *y, int64_t n, const float *scale, const float *bias,
+                      float epsilon, float &mean, float &inv) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (std::strcmp(sgemmVariant(), "generic") != 0)
+    return layerNormRowAvx2(x, y, n, scale, bias, epsilon, mean, inv);
+#endif
+  layerNormRow(x, y, n, scale, bias, epsilon, mean, inv);
+}
+
+} // namespace
+
 Status layerNormalization(const KernelCall &call) {
   const char *op = "LayerNormalization";
   const TensorView *X, *scale = call.input(1), *bias = call.input(2);
@@ -332,25 +406,18 @@ Status layerNormalization(const KernelCall &call) {
 
   const float *x = static_cast<const float *>(X->data);
   float *y = static_cast<float *>(call.outputs[0].data);
-  for (int64_t o = 0; o < outer; ++o) {
-    const float *xr = x + o * n;
-    float *yr = y + o * n;
-    float mean, var;
-    moments(xr, n, mean, var);
-    float inv = 1.f / std::sqrt(var + epsilon);
-    for (int64_t i = 0; i < n; ++i) {
-      float v = (xr[i] - mean) * inv;
-      if (sc)
-        v *= sc[i];
-      if (bi)
-        v += bi[i];
-      yr[i] = v;
+  // Rows shared out in chunks of at least ~16K elements.
+  int64_t perTask = std::max<int64_t>(1, (int64_t(1) << 14) / n);
+  parallelFor(call.pool, (outer + perTask - 1) / perTask, [&](int64_t t) {
+    for (int64_t o = t * perTask; o < std::min(outer, (t + 1) * perTask); ++o) {
+      float mean, inv;
+      layerNormRowBest(x + o * n, y + o * n, n, sc, bi, epsilon, mean, inv);
+      if (stats[0])
+        stats[0][o] = mean;
+      if (stats[1])
+        stats[1][o] = inv;
     }
-    if (stats[0])
-      stats[0][o] = mean;
-    if (stats[1])
-      stats[1][o] = inv;
-  }
+  });
   return Status::ok();
 }
 

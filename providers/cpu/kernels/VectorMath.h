@@ -1,6 +1,7 @@
 //===- VectorMath.h - elementary functions on vectors ------------*- C++ -*-===//
 //
-// exp on 8 floats for the library kernels' vector loops (Softmax). Include
+// exp and a lane sum on 8 floats for the library kernels' vector loops
+// (Softmax, LayerNormalization). Include
 // only from translation units that compile x86 code with target attributes.
 //
 //===----------------------------------------------------------------------===//
@@ -33,8 +34,20 @@ __attribute__((target("avx2,fma"))) inline __m256 expAvx2(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
   __m256 r2 = _mm256_mul_ps(r, r);
   __m256 e = _mm256_add_ps(_mm256_fmadd_ps(p, r2, r), _mm256_set1_ps(1.f));
-  __m256i pow2 = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  __m256i pow2 =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   return _mm256_mul_ps(e, _mm256_castsi256_ps(pow2));
+}
+
+/// The sum of the 8 lanes, lane 0 first (the order the kernels' tails then
+/// continue in).
+__attribute__((target("avx2,fma"))) inline float sumLanesAvx2(__m256 v) {
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, v);
+  float sum = 0.f;
+  for (float lane : lanes)
+    sum += lane;
+  return sum;
 }
 
 } // namespace ortc::cpu

@@ -385,7 +385,7 @@ TEST(LibraryKernels, Conv2D) {
   checkConv({{2, 5, 8, 7}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1, 1, 1}}, 6);         // depthwise
   checkConv({{1, 4, 9, 9}, {8, 1, 3, 3}, 4, {2, 2}, {1, 0, 1, 2}, {1, 2}}, 7); // multiplier 2
   checkConv({{1, 3, 10, 9}, {3, 1, 5, 5}, 3, {3, 1}, {2, 2, 2, 2}, {2, 1}, false}, 8);
-  checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 9);                                    // pointwise
+  checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 9); // pointwise
   // Depthwise rows wide enough for the 8-wide paths and their tails, stride
   // 1 and 2 (MobileNet's), padded, odd widths.
   checkConv({{1, 3, 9, 37}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1, 1, 1}}, 11);
@@ -421,8 +421,13 @@ TEST(LibraryKernels, DepthwiseConvGeometries) {
           if (height + pads[0] + pads[2] < extH || width + pads[1] + pads[3] < extW)
             continue;
           int64_t multiplier = width == 9 ? 2 : 1;
-          checkConv({{2, 3, height, width}, {3 * multiplier, 1, k.kh, k.kw}, 3, {stride, stride},
-                     pads, {k.dh, k.dw}, width != 14},
+          checkConv({{2, 3, height, width},
+                     {3 * multiplier, 1, k.kh, k.kw},
+                     3,
+                     {stride, stride},
+                     pads,
+                     {k.dh, k.dw},
+                     width != 14},
                     ++seed);
         }
 
@@ -446,7 +451,7 @@ TEST(LibraryKernels, ConvOnAThreadPool) {
   kernelPool() = &pool;
   checkConv({{2, 3, 7, 6}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 40);
   checkConv({{2, 5, 8, 7}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1, 1, 1}}, 41); // depthwise
-  checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 42);                       // pointwise
+  checkConv({{2, 16, 5, 4}, {8, 16, 1, 1}}, 42);                        // pointwise
   checkConv({{1, 64, 40, 40}, {13, 64, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 43);
   checkConv({{1, 3, 200, 100}, {7, 3, 3, 3}, 1, {2, 1}, {1, 1, 1, 1}}, 44);
   Tensor A = randomF({2, 70, 190}, 45), B = randomF({190, 230}, 46);
@@ -961,7 +966,7 @@ TEST(LibraryKernels, SoftmaxRowsOnEveryVariant) {
         }
     Tensor X = randomF({3, 20}, 9), Y(ElementType::Float, X.shape);
     for (int64_t c = 0; c < 20; ++c)
-      X.f()[c] = -inf;  // row 0: all masked
+      X.f()[c] = -inf;   // row 0: all masked
     X.f()[20 + 7] = NAN; // row 1: one NaN
     ASSERT_OK(run("Softmax", {}, {&X}, {&Y}));
     for (int64_t c = 0; c < 20; ++c) {
@@ -980,50 +985,57 @@ TEST(LibraryKernels, LayerNormalization) {
     std::vector<int64_t> scale, bias; // {} = omitted
   };
   std::vector<Case> cases = {
-      {{4, 8}, -1, {8}, {8}},      {{2, 3, 16}, -1, {16}, {}},   {{2, 3, 4}, 1, {3, 4}, {3, 4}},
-      {{2, 3, 4}, 1, {4}, {1, 4}}, {{2, 3, 4}, -2, {3, 1}, {4}}, {{5, 7}, 0, {5, 7}, {}},
-      {{3, 10}, -1, {}, {}},
+      {{4, 8}, -1, {8}, {8}},      {{2, 3, 16}, -1, {16}, {}},    {{2, 3, 4}, 1, {3, 4}, {3, 4}},
+      {{2, 3, 4}, 1, {4}, {1, 4}}, {{2, 3, 4}, -2, {3, 1}, {4}},  {{5, 7}, 0, {5, 7}, {}},
+      {{3, 10}, -1, {}, {}},       {{70, 771}, -1, {771}, {771}}, {{9, 64}, -1, {64}, {}},
   };
   uint64_t seed = 40;
-  for (const Case &c : cases) {
-    Tensor X = randomF(c.x, seed++, 3.f);
-    Tensor S = c.scale.empty() ? Tensor() : randomF(c.scale, seed++);
-    Tensor B = c.bias.empty() ? Tensor() : randomF(c.bias, seed++);
-    int64_t axis = c.axis < 0 ? c.axis + int64_t(c.x.size()) : c.axis;
-    std::vector<int64_t> norm(c.x.begin() + axis, c.x.end());
-    int64_t n = numel(norm), outer = numel(c.x) / n;
-    std::vector<float> want(numel(c.x)), mean(outer), inv(outer);
-    for (int64_t o = 0; o < outer; ++o) {
-      double s = 0, q = 0;
-      for (int64_t i = 0; i < n; ++i)
-        s += X.f()[o * n + i];
-      double m = s / n;
-      for (int64_t i = 0; i < n; ++i)
-        q += (X.f()[o * n + i] - m) * (X.f()[o * n + i] - m);
-      double iv = 1.0 / std::sqrt(q / n + 1e-3);
-      mean[o] = float(m);
-      inv[o] = float(iv);
-      for (int64_t i = 0; i < n; ++i) {
-        std::vector<int64_t> idx = unravel(i, norm);
-        double v = (X.f()[o * n + i] - m) * iv;
-        if (!c.scale.empty())
-          v *= S.f()[broadcastIndex(idx, c.scale)];
-        if (!c.bias.empty())
-          v += B.f()[broadcastIndex(idx, c.bias)];
-        want[o * n + i] = float(v);
+  ThreadPool pool(2);
+  for (const char *variant : {"generic", "avx2", "avx512"})
+    for (ThreadPool *on : {(ThreadPool *)nullptr, &pool})
+      for (const Case &c : cases) {
+        if (!setSgemmVariant(variant))
+          continue; // this CPU cannot run it
+        Tensor X = randomF(c.x, seed++, 3.f);
+        Tensor S = c.scale.empty() ? Tensor() : randomF(c.scale, seed++);
+        Tensor B = c.bias.empty() ? Tensor() : randomF(c.bias, seed++);
+        int64_t axis = c.axis < 0 ? c.axis + int64_t(c.x.size()) : c.axis;
+        std::vector<int64_t> norm(c.x.begin() + axis, c.x.end());
+        int64_t n = numel(norm), outer = numel(c.x) / n;
+        std::vector<float> want(numel(c.x)), mean(outer), inv(outer);
+        for (int64_t o = 0; o < outer; ++o) {
+          double s = 0, q = 0;
+          for (int64_t i = 0; i < n; ++i)
+            s += X.f()[o * n + i];
+          double m = s / n;
+          for (int64_t i = 0; i < n; ++i)
+            q += (X.f()[o * n + i] - m) * (X.f()[o * n + i] - m);
+          double iv = 1.0 / std::sqrt(q / n + 1e-3);
+          mean[o] = float(m);
+          inv[o] = float(iv);
+          for (int64_t i = 0; i < n; ++i) {
+            std::vector<int64_t> idx = unravel(i, norm);
+            double v = (X.f()[o * n + i] - m) * iv;
+            if (!c.scale.empty())
+              v *= S.f()[broadcastIndex(idx, c.scale)];
+            if (!c.bias.empty())
+              v += B.f()[broadcastIndex(idx, c.bias)];
+            want[o * n + i] = float(v);
+          }
+        }
+        std::vector<int64_t> statShape(c.x.begin(), c.x.begin() + axis);
+        statShape.resize(c.x.size(), 1);
+        Tensor Y(ElementType::Float, c.x), M(ElementType::Float, statShape),
+            I(ElementType::Float, statShape);
+        EXPECT_OK(run("LayerNormalization", Attrs().i("axis", c.axis).f("epsilon", 1e-3f),
+                      {&X, c.scale.empty() ? nullptr : &S, c.bias.empty() ? nullptr : &B},
+                      {&Y, &M, &I}, on));
+        EXPECT_TRUE(near(Y.floats(), want, 1e-4))
+            << shapeToString(c.x) << " axis " << c.axis << " " << variant << (on ? " pool" : "");
+        EXPECT_TRUE(near(M.floats(), mean, 1e-4));
+        EXPECT_TRUE(near(I.floats(), inv, 1e-4));
       }
-    }
-    std::vector<int64_t> statShape(c.x.begin(), c.x.begin() + axis);
-    statShape.resize(c.x.size(), 1);
-    Tensor Y(ElementType::Float, c.x), M(ElementType::Float, statShape),
-        I(ElementType::Float, statShape);
-    EXPECT_OK(run("LayerNormalization", Attrs().i("axis", c.axis).f("epsilon", 1e-3f),
-                  {&X, c.scale.empty() ? nullptr : &S, c.bias.empty() ? nullptr : &B},
-                  {&Y, &M, &I}));
-    EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << shapeToString(c.x) << " axis " << c.axis;
-    EXPECT_TRUE(near(M.floats(), mean, 1e-4));
-    EXPECT_TRUE(near(I.floats(), inv, 1e-4));
-  }
+  setSgemmVariant(nullptr);
   Tensor X = randomF({2, 6}, 1), S = randomF({5}, 2), Y(ElementType::Float, {2, 6});
   EXPECT_INVALID(run("LayerNormalization", {}, {&X, &S}, {&Y}), "broadcast");
 }
@@ -1753,14 +1765,13 @@ TEST(LibraryKernels, StatefulDecoderOps) {
   EXPECT_TRUE(near(y.floats(), {float(1 / (1 + std::exp(-1.0))), float(12 / (1 + std::exp(-12.0))),
                                 float(23 / (1 + std::exp(-23.0)))}));
   Tensor badPast = F({1, 1, 2}, {0, 0});
-  EXPECT_INVALID(run("CausalConvWithState", {}, {&x, &w, nullptr, &badPast}, {&y}),
-                 "past_state");
+  EXPECT_INVALID(run("CausalConvWithState", {}, {&x, &w, nullptr, &badPast}, {&y}), "past_state");
 
   // Linear rule, one head, d_k = d_v = 1, scale 1: S_t = S_{t-1} + k_t v_t, o_t = q_t S_t.
   Tensor q = F({1, 2, 1}, {1, 2}), k = F({1, 2, 1}, {3, 1}), v = F({1, 2, 1}, {2, 5});
   Tensor o(ElementType::Float, {1, 2, 1}), state(ElementType::Float, {1, 1, 1, 1});
-  Attrs linear = Attrs().i("q_num_heads", 1).i("kv_num_heads", 1).s("update_rule", "linear")
-                     .f("scale", 1.f);
+  Attrs linear =
+      Attrs().i("q_num_heads", 1).i("kv_num_heads", 1).s("update_rule", "linear").f("scale", 1.f);
   EXPECT_OK(run("LinearAttention", linear, {&q, &k, &v}, {&o, &state}));
   EXPECT_TRUE(near(o.floats(), {6, 22}));
   EXPECT_EQ(state.floats(), (std::vector<float>{11}));
@@ -1772,9 +1783,9 @@ TEST(LibraryKernels, StatefulDecoderOps) {
   // t0: S = 1 + 0.5*3*(2 - 3) = -0.5, o = -0.5; t1: S = -0.25 + 1*(5 + 0.25) = 5, o = 10.
   EXPECT_TRUE(near(o.floats(), {-0.5f, 10}));
   EXPECT_INVALID(run("LinearAttention", gd, {&q, &k, &v}, {&o}), "needs decay");
-  EXPECT_INVALID(run("LinearAttention", Attrs().i("q_num_heads", 3).i("kv_num_heads", 2),
-                     {&q, &k, &v}, {&o}),
-                 "positive multiple");
+  EXPECT_INVALID(
+      run("LinearAttention", Attrs().i("q_num_heads", 3).i("kv_num_heads", 2), {&q, &k, &v}, {&o}),
+      "positive multiple");
 }
 
 // Reshape/Squeeze/Unsqueeze run as kernels only when their shape or axes
