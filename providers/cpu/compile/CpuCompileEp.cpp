@@ -672,6 +672,57 @@ LogicalResult PartitionCompiler::emitSequenceStep(Operation *op) {
   return addStepOutputs(op, step);
 }
 
+/// The rank of an elementwise group's iteration space (every member's result
+/// has the group's shape).
+static int64_t kernelRank(ArrayRef<Operation *> ops) {
+  return cast<RankedTensorType>(ops.front()->getResult(0).getType()).getRank();
+}
+
+/// The dim an elementwise group splits over (PlanExecutor runs row blocks of
+/// it in parallel): the first dim of the group's static shape that is not
+/// 1, when every dim before it is 1 (a block is then contiguous in every
+/// value that spans the dim) and every input and inlined constant either
+/// spans it or broadcasts over it. None for other groups.
+static std::optional<int64_t> elementwiseSplitDim(ArrayRef<Operation *> ops,
+                                                  const llvm::SetVector<Value> &inputs,
+                                                  const llvm::SetVector<Operation *> &inlined) {
+  for (Operation *op : ops)
+    if (classifyCpuOp(op) != CpuOpClass::Elementwise || op->getNumResults() != 1)
+      return std::nullopt;
+  auto shape = cast<RankedTensorType>(ops.front()->getResult(0).getType());
+  if (!shape.hasStaticShape())
+    return std::nullopt;
+  int64_t rank = shape.getRank(), d = 0;
+  while (d < rank && shape.getDimSize(d) == 1)
+    ++d;
+  if (d == rank)
+    return std::nullopt;
+  int64_t extent = shape.getDimSize(d);
+  auto fits = [&](Type type) {
+    auto t = dyn_cast<RankedTensorType>(type);
+    if (!t || !t.hasStaticShape() || t.getRank() > rank)
+      return false;
+    int64_t offset = d - (rank - t.getRank());
+    return offset < 0 || t.getDimSize(offset) == 1 || t.getDimSize(offset) == extent;
+  };
+  for (Value v : inputs)
+    if (!fits(v.getType()))
+      return std::nullopt;
+  for (Operation *c : inlined) {
+    for (Value v : c->getResults()) {
+      auto t = dyn_cast<RankedTensorType>(v.getType());
+      int64_t offset = t ? d - (rank - t.getRank()) : -1;
+      // An inlined constant is not sliced: it must broadcast over the dim.
+      if (t && offset >= 0 && t.getDimSize(offset) != 1)
+        return std::nullopt;
+    }
+  }
+  for (Operation *op : ops)
+    if (cast<RankedTensorType>(op->getResult(0).getType()).getShape() != shape.getShape())
+      return std::nullopt;
+  return d;
+}
+
 LogicalResult PartitionCompiler::closeKernel() {
   if (group.empty())
     return success();
@@ -710,13 +761,28 @@ LogicalResult PartitionCompiler::closeKernel() {
           break;
         }
 
+  // An elementwise kernel splits over its leading non-1 dim: the runtime
+  // then runs row blocks on the pool's threads. The values that span that
+  // dim take it as `?` in the kernel (a `?` never broadcasts, LowerToLinalg),
+  // so the loops run over the block the call passes.
+  std::optional<int64_t> splitDim = elementwiseSplitDim(ops, inputs, inlined);
+  auto splitType = [&](Type type) -> Type {
+    auto t = cast<RankedTensorType>(type);
+    int64_t offset = splitDim ? *splitDim - (kernelRank(ops) - t.getRank()) : -1;
+    if (!splitDim || offset < 0 || t.getDimSize(offset) == 1)
+      return t;
+    SmallVector<int64_t> shape(t.getShape());
+    shape[offset] = ShapedType::kDynamic;
+    return RankedTensorType::get(shape, t.getElementType());
+  };
+
   std::string name = "ortc_k" + std::to_string(kernelCount++);
   OpBuilder builder(kernels.getBodyRegion());
   builder.setInsertionPointToEnd(kernels.getBody());
   Location loc = ops.front()->getLoc();
   SmallVector<Type> argTypes;
-  auto memrefOf = [](Value v) {
-    auto t = cast<RankedTensorType>(v.getType());
+  auto memrefOf = [&](Value v) {
+    auto t = cast<RankedTensorType>(splitType(v.getType()));
     return MemRefType::get(t.getShape(), t.getElementType());
   };
   for (Value v : inputs)
@@ -729,14 +795,17 @@ LogicalResult PartitionCompiler::closeKernel() {
   builder.setInsertionPointToStart(body);
   IRMapping mapping;
   for (auto [i, v] : llvm::enumerate(inputs))
-    mapping.map(v,
-                bufferization::ToTensorOp::create(builder, loc, v.getType(), body->getArgument(i),
-                                                  /*restrict=*/true, /*writable=*/false)
-                    .getResult());
+    mapping.map(v, bufferization::ToTensorOp::create(builder, loc, splitType(v.getType()),
+                                                     body->getArgument(i),
+                                                     /*restrict=*/true, /*writable=*/false)
+                       .getResult());
   for (Operation *c : inlined)
     builder.clone(*c, mapping);
-  for (Operation *op : ops)
-    builder.clone(*op, mapping);
+  for (Operation *op : ops) {
+    Operation *copy = builder.clone(*op, mapping);
+    for (Value result : copy->getResults())
+      result.setType(splitType(result.getType()));
+  }
   for (auto [i, v] : llvm::enumerate(outputs))
     bufferization::MaterializeInDestinationOp::create(builder, loc, Type(), mapping.lookup(v),
                                                       body->getArgument(inputs.size() + i),
@@ -764,6 +833,8 @@ LogicalResult PartitionCompiler::closeKernel() {
     addBroadcastChecks(op);
   int index = newStep(fb::StepKind::Kernel, name, nodes, ops);
   fb::StepT &step = *plan.steps[index];
+  if (splitDim)
+    setInt(step, "split_dim", *splitDim);
   for (Value v : inputs) {
     int id = bufferFor(v);
     if (id < 0)

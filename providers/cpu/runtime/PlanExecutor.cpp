@@ -4,6 +4,7 @@
 
 #include "providers/cpu/blob/CpuBlob.h"
 #include "runtime/ep/MemoryPlanner.h"
+#include "providers/cpu/kernels/ThreadPool.h"
 #include "providers/cpu/runtime/HostCpu.h"
 #include "providers/cpu/runtime/SharedObjectLoader.h"
 
@@ -354,6 +355,14 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       if (!symbol.isOk())
         return symbol.status();
       step.kernel = reinterpret_cast<void (*)(void **)>(symbol.value());
+      // A kernel compiled with a `?` at split_dim in the values that span
+      // it (CpuCompileEp): the rank is checked against the output at run
+      // time, the one thing a block needs.
+      step.splitDim = step.attrs.getInt("split_dim", -1);
+      if (step.splitDim < -1 || step.outputs.empty())
+        return Status::error(StatusCode::InvalidArgument,
+                             what + ": kernel step for node '" + step.node + "' has split_dim " +
+                                 std::to_string(step.splitDim));
     } else if (s->kind() == fb::StepKind::Sequence) {
       // The verifier checked the callee and which operands are containers.
       step.kind = StepKind::Sequence;
@@ -1294,6 +1303,61 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
   return Status::ok();
 }
 
+bool PlanExecutor::runSplitKernel(const StepInfo &step, const std::vector<TensorView> &views,
+                                  const std::vector<int64_t> &words,
+                                  const std::vector<size_t> &starts) const {
+  // Below ~32K elements per block, waking threads costs more than it saves.
+  constexpr int64_t kMinBlockElements = int64_t(1) << 15;
+  if (step.splitDim < 0 || !pool_ || pool_->threads() < 2)
+    return false;
+  const TensorView &out = views[size_t(step.outputs.front())];
+  int64_t rank = int64_t(out.shape.size()), d = step.splitDim;
+  if (d >= rank)
+    return false;
+  int64_t extent = out.shape[size_t(d)], elements = 1;
+  for (int64_t size : out.shape)
+    elements *= size;
+  int64_t blocks = std::min<int64_t>({int64_t(pool_->threads()), extent,
+                                      elements / kMinBlockElements});
+  if (blocks < 2)
+    return false;
+  // Which operands span the dim (their `?` there), in descriptor order.
+  std::vector<int> operands(step.inputs.begin(), step.inputs.end());
+  operands.insert(operands.end(), step.outputs.begin(), step.outputs.end());
+  std::vector<int64_t> sizeWord(operands.size(), -1), rowElements(operands.size(), 0);
+  for (size_t k = 0; k < operands.size(); ++k) {
+    const TensorView &v = views[size_t(operands[k])];
+    int64_t offset = d - (rank - int64_t(v.shape.size()));
+    if (offset < 0 || v.shape[size_t(offset)] == 1)
+      continue;
+    if (v.shape[size_t(offset)] != extent)
+      return false; // not what the kernel was compiled for: run it whole
+    int64_t inner = int64_t(elementSize(v.type));
+    if (inner == 0)
+      return false; // sub-byte elements: a block may start mid-byte
+    for (size_t i = size_t(offset) + 1; i < v.shape.size(); ++i)
+      inner *= v.shape[i];
+    sizeWord[k] = int64_t(starts[k]) + 3 + offset;
+    rowElements[k] = inner; // bytes per index of the dim
+  }
+  int64_t per = (extent + blocks - 1) / blocks;
+  pool_->parallelFor((extent + per - 1) / per, [&](int64_t b) {
+    int64_t begin = b * per, count = std::min(per, extent - begin);
+    std::vector<int64_t> local(words);
+    std::vector<void *> pointers(starts.size());
+    for (size_t k = 0; k < operands.size(); ++k) {
+      if (sizeWord[k] >= 0) {
+        // The block's first row: the aligned pointer moves, the dim shrinks.
+        local[starts[k] + 1] += begin * rowElements[k];
+        local[size_t(sizeWord[k])] = count;
+      }
+      pointers[k] = &local[starts[k]];
+    }
+    step.kernel(pointers.data());
+  });
+  return true;
+}
+
 Status PlanExecutor::runStep(RunState &state, const StepInfo &step, const Layout &layout,
                              bool anyLate, const OutputAllocator *allocate) const {
   std::vector<TensorView> &views = state.views;
@@ -1378,6 +1442,8 @@ Status PlanExecutor::runStep(RunState &state, const StepInfo &step, const Layout
     descriptorPointers.clear();
     for (size_t start : starts)
       descriptorPointers.push_back(&descriptorWords[start]);
+    if (runSplitKernel(step, views, descriptorWords, starts))
+      return Status::ok();
     step.kernel(descriptorPointers.data());
     return Status::ok();
   }

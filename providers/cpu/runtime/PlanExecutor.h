@@ -115,6 +115,7 @@ private:
     std::vector<int> subplans;
     size_t carried = 0; // Loop: carried values
     void (*kernel)(void **) = nullptr;
+    int64_t splitDim = -1; // Kernel: the dim its row blocks split (split_dim), or -1
     LibraryKernelFn library = nullptr;
     std::string callee, node, ops;
     std::vector<int> inputs, outputs;
@@ -184,6 +185,13 @@ private:
   Status runSteps(RunState &state, const std::vector<TensorView> &inputs,
                   const std::vector<TensorView> &outputs, const Layout &layout,
                   const OutputAllocator *allocate) const;
+  /// A Kernel step with a split_dim, run as row blocks of that dim on the
+  /// pool (each block: the descriptors in `words` with the spanning operands'
+  /// aligned pointer moved to the block and the dim's size cut to it);
+  /// false (nothing run) when there is no pool, too little work, or shapes
+  /// the kernel was not compiled for.
+  bool runSplitKernel(const StepInfo &step, const std::vector<TensorView> &views,
+                      const std::vector<int64_t> &words, const std::vector<size_t> &starts) const;
   /// One step; `anyLate`: some buffers are sized or placed as the run goes.
   Status runStep(RunState &state, const StepInfo &step, const Layout &layout, bool anyLate,
                  const OutputAllocator *allocate) const;

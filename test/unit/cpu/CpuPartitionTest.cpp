@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "providers/cpu/kernels/ThreadPool.h"
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
 #include "runtime/support/ExternalData.h"
 
@@ -473,4 +474,92 @@ func.func @main(%x: tensor<2x8xf32>, %w: tensor<8x8xf32>) -> (tensor<2x8xf32>, t
   partition.profileSteps(nullptr);
   ASSERT_TRUE(partition.run(in, out).isOk());
   EXPECT_EQ(steps[0].calls, 1u); // no longer timed
+}
+
+// An elementwise kernel over [1, 96, 1024] splits over dim 1 (split_dim 1,
+// the leading non-1 dim): on a pool of 3 threads it runs as row blocks, the
+// [96, 1] and [1024] inputs broadcasting into each block and the [1, 96, 1024]
+// ones sliced, and gives the values of the whole-kernel run without a pool
+// and of the reference; a [7, 96, 1024] kernel (dim 0) too.
+TEST(CpuPartition, ElementwiseKernelsSplitIntoRowBlocksOnAPool) {
+  const char *source = R"mlir(
+func.func @main(%x: tensor<1x96x1024xf32>, %s: tensor<96x1xf32>, %b: tensor<1024xf32>,
+                %z: tensor<7x96x1024xf32>) -> (tensor<1x96x1024xf32>, tensor<1x96x1024xi1>,
+                                               tensor<7x96x1024xf32>) {
+  %m = "onnx.Mul"(%x, %s) : (tensor<1x96x1024xf32>, tensor<96x1xf32>) -> tensor<1x96x1024xf32>
+  %a = "onnx.Add"(%m, %b) : (tensor<1x96x1024xf32>, tensor<1024xf32>) -> tensor<1x96x1024xf32>
+  %t = "onnx.Tanh"(%a) : (tensor<1x96x1024xf32>) -> tensor<1x96x1024xf32>
+  %n = "onnx.IsNaN"(%t) : (tensor<1x96x1024xf32>) -> tensor<1x96x1024xi1>
+  %z2 = "onnx.Add"(%z, %x) : (tensor<7x96x1024xf32>, tensor<1x96x1024xf32>) -> tensor<7x96x1024xf32>
+  %z3 = "onnx.Relu"(%z2) : (tensor<7x96x1024xf32>) -> tensor<7x96x1024xf32>
+  return %t, %n, %z3 : tensor<1x96x1024xf32>, tensor<1x96x1024xi1>, tensor<7x96x1024xf32>
+}
+)mlir";
+  std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source);
+  ASSERT_TRUE(blob);
+  ortc::EpContextView view;
+  view.source = "ortc_cpu";
+  view.partitionName = "cpu_ep_p0";
+  view.data = blob->bytes.data();
+  view.size = blob->bytes.size();
+  auto serial = ortc::cpu::PlanExecutor::load(view);
+  auto pooled = ortc::cpu::PlanExecutor::load(view, std::make_shared<ortc::cpu::ThreadPool>(3));
+  ASSERT_TRUE(serial.isOk()) << serial.status().message();
+  ASSERT_TRUE(pooled.isOk()) << pooled.status().message();
+
+  const int64_t R = 96, C = 1024, B = 7;
+  std::vector<float> x(R * C), s(R), b(C), z(B * R * C);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(int(i * 37 % 101) - 50) * 0.02f;
+  for (size_t i = 0; i < s.size(); ++i)
+    s[i] = float(int(i % 9) - 4) * 0.5f;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float(int(i % 13) - 6) * 0.1f;
+  for (size_t i = 0; i < z.size(); ++i)
+    z[i] = float(int(i * 11 % 23) - 11) * 0.05f;
+  std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Float, {1, R, C}},
+                                   {s.data(), ortc::ElementType::Float, {R, 1}},
+                                   {b.data(), ortc::ElementType::Float, {C}},
+                                   {z.data(), ortc::ElementType::Float, {B, R, C}}};
+  struct Outputs {
+    std::vector<float> t = std::vector<float>(96 * 1024), z3 = std::vector<float>(7 * 96 * 1024);
+    std::vector<uint8_t> n = std::vector<uint8_t>(96 * 1024, 7);
+  };
+  auto runOn = [&](ortc::cpu::PlanExecutor &partition, Outputs &o) {
+    std::vector<ortc::TensorView> out{{o.t.data(), ortc::ElementType::Float, {1, R, C}},
+                                      {o.n.data(), ortc::ElementType::Bool, {1, R, C}},
+                                      {o.z3.data(), ortc::ElementType::Float, {B, R, C}}};
+    ortc::Status status = partition.run(in, out);
+    ASSERT_TRUE(status.isOk()) << status.message();
+  };
+  Outputs whole, blocks;
+  runOn(*serial.value(), whole);
+  runOn(*pooled.value(), blocks);
+  EXPECT_EQ(blocks.t, whole.t);
+  EXPECT_EQ(blocks.n, whole.n);
+  EXPECT_EQ(blocks.z3, whole.z3);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t c = 0; c < C; ++c) {
+      float want = std::tanh(x[r * C + c] * s[r] + b[c]);
+      ASSERT_NEAR(blocks.t[r * C + c], want, 1e-5) << r << "," << c;
+      ASSERT_EQ(blocks.n[r * C + c], 0) << r << "," << c;
+    }
+  for (int64_t i = 0; i < B * R * C; ++i)
+    ASSERT_EQ(blocks.z3[i], std::max(z[i] + x[i % (R * C)], 0.f)) << i;
+
+  // Both kernels carry split_dim (the plan stores attribute names as
+  // strings): the pooled run did take the block path.
+  std::string bytes(blob->bytes.begin(), blob->bytes.end());
+  size_t marks = 0;
+  for (size_t at = bytes.find("split_dim"); at != std::string::npos;
+       at = bytes.find("split_dim", at + 1))
+    ++marks;
+  EXPECT_EQ(marks, 2u);
+  std::vector<ortc::StepProfile> steps;
+  ASSERT_TRUE(pooled.value()->profileSteps(&steps));
+  std::vector<std::string> kernels;
+  for (const ortc::StepProfile &step : steps)
+    if (step.kind == "Kernel")
+      kernels.push_back(step.ops);
+  EXPECT_EQ(kernels, (std::vector<std::string>{"Mul,Add,Tanh,IsNaN", "Add,Relu"}));
 }
