@@ -13,8 +13,9 @@
 // to 6 rows and the kernel only touches the first MR rows; B panels are
 // zero-padded to 16 columns and the kernel masks C columns past N.
 //
-// Variants, picked by the CPU's features: AVX-512F (the panel is one zmm),
-// AVX2+FMA, and portable C++.
+// Variants, picked by the CPU's features: AVX-512F (the panel is one zmm; two
+// adjacent full panels run as one 6x32 tile, so each A broadcast feeds two
+// FMAs), AVX2+FMA, and portable C++.
 // Single-threaded by design: callers split work across threads if they want.
 //
 //===----------------------------------------------------------------------===//
@@ -358,6 +359,56 @@ ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float 
   }
 }
 
+/// A full 6-row tile over two adjacent full B panels (b0, b1: their slices)
+/// in AVX-512: each broadcast of A feeds two FMAs, so a k step is 2 B loads,
+/// 6 broadcasts and 12 FMAs on 12 independent accumulators, and the tile's
+/// fixed costs (C, prefetches, loop) are paid once per 32 columns. The
+/// epilogue is at the first panel's column.
+ORTC_AVX512 void kernelAvx512Pair(int64_t kc, const float *a, const float *b0, const float *b1,
+                                  float *c, int64_t ldc, bool load,
+                                  const GemmEpilogue *epilogue, int64_t row0) {
+  __m512 acc0[kMr], acc1[kMr];
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r) {
+    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + kNr), _MM_HINT_T0);
+    acc0[r] = _mm512_setzero_ps();
+    acc1[r] = _mm512_setzero_ps();
+  }
+  for (int64_t k = 0; k < kc; ++k) {
+    _mm_prefetch(reinterpret_cast<const char *>(b0 + kBPrefetch * kNr), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char *>(b1 + kBPrefetch * kNr), _MM_HINT_T0);
+    __m512 bv0 = _mm512_loadu_ps(b0), bv1 = _mm512_loadu_ps(b1);
+#pragma GCC unroll 6
+    for (int r = 0; r < kMr; ++r) {
+      __m512 av = _mm512_set1_ps(a[r]);
+      acc0[r] = _mm512_fmadd_ps(av, bv0, acc0[r]);
+      acc1[r] = _mm512_fmadd_ps(av, bv1, acc1[r]);
+    }
+    a += kMr;
+    b0 += kNr;
+    b1 += kNr;
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r) {
+    float *cr = c + r * ldc;
+    __m512 v[2] = {acc0[r], acc1[r]};
+    for (int h = 0; h < 2; ++h) {
+      if (load)
+        v[h] = _mm512_add_ps(v[h], _mm512_loadu_ps(cr + h * kNr));
+      if (epilogue) {
+        const GemmEpilogue &e = *epilogue;
+        if (e.rowBias)
+          v[h] = _mm512_add_ps(v[h], _mm512_set1_ps(e.rowBias[row0 + r]));
+        if (e.residual)
+          v[h] = _mm512_add_ps(v[h], _mm512_loadu_ps(e.residual + (row0 + r) * e.ldr + h * kNr));
+        v[h] = activateAvx512(e.activation, e, v[h]);
+      }
+      _mm512_storeu_ps(cr + h * kNr, v[h]);
+    }
+  }
+}
+
 /// Stores 4 consecutive k of a 6-row panel: rows 0-3 from u_k, rows 4-5 from
 /// the (r4,r5)-interleaved t45 (k 0-1) and t67 (k 2-3).
 ORTC_AVX2 inline void storeK6(float *d, __m128 u0, __m128 u1, __m128 u2, __m128 u3,
@@ -417,10 +468,16 @@ bool cpuHasAvx512() { return false; }
 // Variants and dispatch
 //===----------------------------------------------------------------------===//
 
+/// A full tile over two adjacent full B panels; null where a variant has none.
+using PairKernel = void (*)(int64_t kc, const float *a, const float *b0, const float *b1,
+                            float *c, int64_t ldc, bool load, const GemmEpilogue *epilogue,
+                            int64_t row0);
+
 struct Variant {
   const char *name;
   MicroKernel kernels[kMr + 1]; // indexed by rows, 1..6
   RowPacker packRows;
+  PairKernel pairKernel = nullptr;
 };
 
 const Variant kGeneric = {"generic",
@@ -435,7 +492,8 @@ const Variant kAvx2 = {"avx2",
 const Variant kAvx512 = {"avx512",
                          {nullptr, kernelAvx512<1>, kernelAvx512<2>, kernelAvx512<3>,
                           kernelAvx512<4>, kernelAvx512<5>, kernelAvx512<6>},
-                         packRowsAvx2};
+                         packRowsAvx2,
+                         kernelAvx512Pair};
 #endif
 
 const Variant *detectVariant() {
@@ -633,20 +691,34 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
       // In the last K block each tile is final: the kernel applies the
       // epilogue before it stores the tile.
       bool last = k0 + kc >= K;
-      for (int64_t j0 = 0; j0 < N; j0 += kNr) {
+      for (int64_t j0 = 0; j0 < N;) {
+        // Two full panels at once where the variant has a pair kernel.
+        bool pair = variant->pairKernel && j0 + 2 * kNr <= N;
         int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
         const float *bPanel = packedB + j0 * K + k0 * kNr;
         // The epilogue at this block's rows and panel's column; each tile
         // starts at its row ip of it.
-        GemmEpilogue panel;
-        if (last && epilogue)
+        GemmEpilogue panel, second;
+        if (last && epilogue) {
           panel = epilogue->at(i0, j0);
+          second = epilogue->at(i0, j0 + kNr);
+        }
         const GemmEpilogue *tileEpilogue = last && epilogue ? &panel : nullptr;
         for (int64_t ip = 0; ip < mc; ip += kMr) {
           int mr = static_cast<int>(std::min<int64_t>(kMr, mc - ip));
-          variant->kernels[mr](kc, aBlock + ip * aStride, bPanel, C + (i0 + ip) * ldc + j0, ldc,
-                               nr, load, tileEpilogue, ip);
+          float *c = C + (i0 + ip) * ldc + j0;
+          if (pair && mr == kMr) {
+            variant->pairKernel(kc, aBlock + ip * aStride, bPanel, bPanel + K * kNr, c, ldc, load,
+                                tileEpilogue, ip);
+            continue;
+          }
+          variant->kernels[mr](kc, aBlock + ip * aStride, bPanel, c, ldc, nr, load, tileEpilogue,
+                               ip);
+          if (pair)
+            variant->kernels[mr](kc, aBlock + ip * aStride, bPanel + K * kNr, c + kNr, ldc, kNr,
+                                 load, last && epilogue ? &second : nullptr, ip);
         }
+        j0 += pair ? 2 * kNr : kNr;
       }
     }
   }
