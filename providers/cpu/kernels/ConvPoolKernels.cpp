@@ -382,11 +382,18 @@ struct DepthwisePlanes {
 
 /// The portable plane: taps summed row by row, then the epilogue.
 void depthwisePlaneGeneric(const DepthwisePlanes &p, int64_t plane, float *y) {
+  // A residual in y's own memory is read after y is written: keep a copy.
+  const float *residual = p.residualOf(plane);
+  thread_local std::vector<float> residualCopy;
+  if (residual && residual < y + p.outPlane && y < residual + p.outPlane) {
+    residualCopy.assign(residual, residual + p.outPlane);
+    residual = residualCopy.data();
+  }
   depthwisePlaneGeneric(p.input(plane), p.weights(plane), p.biasOf(plane), p.g, y);
-  if (p.residual || p.epilogue.activation != GemmEpilogue::Activation::None) {
+  if (residual || p.epilogue.activation != GemmEpilogue::Activation::None) {
     GemmEpilogue planeEpilogue = p.epilogue;
     planeEpilogue.rowBias = nullptr;
-    planeEpilogue.residual = p.residualOf(plane);
+    planeEpilogue.residual = residual;
     planeEpilogue.ldr = p.outPlane;
     planeEpilogue.apply(y, p.outPlane, 1, p.outPlane);
   }
@@ -583,14 +590,118 @@ __attribute__((target("avx2,fma"))) void depthwiseRowsAvx2(const DepthwiseRows &
 /// copied once into a zero-padded plane, wide enough that every 8-wide chunk
 /// of an output row loads its taps whole (no clipping, no masked loads), and
 /// the rows are computed from it. With KH and KW given, the dilations are 1.
-template <int KH, int KW, int S>
-void depthwisePlane2dAvx2(const DepthwisePlanes &p, int64_t plane, float *y) {
+/// Columns at[0], at[s], ..., at[15s] in AVX-512: stride 1 loads them
+/// straight, stride 2 picks the even lanes of two loads, other strides
+/// gather.
+__attribute__((target("avx512f"))) inline __m512 loadColumns16(const float *at, int64_t s) {
+  if (s == 1)
+    return _mm512_loadu_ps(at);
+  if (s == 2) {
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(at), even, _mm512_loadu_ps(at + 16));
+  }
+  const __m512i index =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(int(s)));
+  return _mm512_mask_i32gather_ps(_mm512_setzero_ps(), 0xFFFF, index, at, 4);
+}
+
+/// depthwiseChunksAvx2 16 lanes wide: the row's last chunk masks its loads
+/// of the residual and its store (k-masks are cheap, unlike AVX2's).
+template <int R, int KH, int KW, int S, GemmEpilogue::Activation Act>
+__attribute__((target("avx512f"), always_inline)) inline void
+depthwiseChunksAvx512(const Geometry &g, const float *top, int64_t width, const float *w,
+                      __m512 bias, const float *res, float *out, __mmask16 lanes,
+                      const GemmEpilogue &epilogue) {
+  const int64_t kh = KH ? KH : g.k[1], kw = KW ? KW : g.k[2], s = S ? S : g.s[2];
+  const int64_t sh = g.s[1], dh = KH ? 1 : g.d[1], dw = KW ? 1 : g.d[2], outW = g.out[2];
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r)
+    acc[r] = bias;
+  if constexpr (KH > 0 && KW > 0) {
+    if (sh == 1) {
+      // Padded row q is tap row q - r of output row r: loaded once.
+#pragma GCC unroll 8
+      for (int q = 0; q < R + KH - 1; ++q) {
+        __m512 v[KW];
+#pragma GCC unroll 5
+        for (int j = 0; j < KW; ++j)
+          v[j] = loadColumns16(top + q * width + j, s);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          int i = q - r;
+          if (i < 0 || i >= KH)
+            continue;
+#pragma GCC unroll 5
+          for (int j = 0; j < KW; ++j)
+            acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(w[i * KW + j]), v[j], acc[r]);
+        }
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 25
+        for (int t = 0; t < KH * KW; ++t)
+          acc[r] =
+              _mm512_fmadd_ps(_mm512_set1_ps(w[t]),
+                              loadColumns16(top + (r * sh + t / KW) * width + t % KW, s), acc[r]);
+    }
+  } else {
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        __m512 tap = _mm512_set1_ps(w[i * kw + j]);
+        for (int r = 0; r < R; ++r)
+          acc[r] = _mm512_fmadd_ps(tap, loadColumns16(top + (r * sh + i * dh) * width + j * dw, s),
+                                   acc[r]);
+      }
+  }
+  for (int r = 0; r < R; ++r) {
+    if (res)
+      acc[r] = _mm512_add_ps(acc[r], _mm512_maskz_loadu_ps(lanes, res + r * outW));
+    _mm512_mask_storeu_ps(out + r * outW, lanes, activateAvx512(Act, epilogue, acc[r]));
+  }
+}
+
+/// depthwiseRowsAvx2 16 lanes wide, four rows at a time.
+template <int KH, int KW, int S, GemmEpilogue::Activation Act>
+__attribute__((target("avx512f"))) void depthwiseRowsAvx512(const DepthwiseRows &d) {
+  const int64_t outH = d.g.out[1], outW = d.g.out[2];
+  const __m512 bias = _mm512_set1_ps(d.bias);
+  const float *padded = d.padded, *w = d.w, *residual = d.residual;
+  const int64_t width = d.width, rowStep = d.g.s[1] * width, s = S ? S : d.g.s[2];
+  float *y = d.y;
+  constexpr int kRows = 4;
+  for (int64_t oh = 0; oh < outH;) {
+    bool block = oh + kRows <= outH;
+    for (int64_t ow = 0; ow < outW; ow += 16) {
+      int64_t o = oh * outW + ow, left = std::min<int64_t>(16, outW - ow);
+      auto lanes = static_cast<__mmask16>((1u << left) - 1);
+      const float *top = padded + oh * rowStep + ow * s, *res = residual ? residual + o : nullptr;
+      if (block)
+        depthwiseChunksAvx512<kRows, KH, KW, S, Act>(d.g, top, width, w, bias, res, y + o, lanes,
+                                                     d.epilogue);
+      else
+        depthwiseChunksAvx512<1, KH, KW, S, Act>(d.g, top, width, w, bias, res, y + o, lanes,
+                                                 d.epilogue);
+    }
+    oh += block ? kRows : 1;
+  }
+}
+
+/// A plane of a 1-D or 2-D depthwise conv in AVX2 FMA (Lanes 8) or AVX-512
+/// (Lanes 16): the input plane is copied once into a zero-padded plane,
+/// wide enough that every chunk of an output row loads its taps whole (no
+/// clipping, no masked loads), and the rows are computed from it. With KH
+/// and KW given, the dilations are 1.
+template <int KH, int KW, int S, int Lanes>
+void depthwisePlane2d(const DepthwisePlanes &p, int64_t plane, float *y) {
   const Geometry &g = p.g;
   const int64_t kh = KH ? KH : g.k[1], kw = KW ? KW : g.k[2], s = S ? S : g.s[2];
   // Padded rows the taps reach, and columns up to the last chunk's reads.
-  const int64_t lastChunk = (g.out[2] - 1) / 8 * 8;
+  const int64_t lastChunk = (g.out[2] - 1) / Lanes * Lanes;
   const int64_t padRows = (g.out[1] - 1) * g.s[1] + (kh - 1) * g.d[1] + 1;
-  const int64_t reach = lastChunk * s + (kw - 1) * g.d[2] + 8 * std::max<int64_t>(s, 2);
+  const int64_t reach = lastChunk * s + (kw - 1) * g.d[2] + Lanes * std::max<int64_t>(s, 2);
   const int64_t width = (reach + 7) / 8 * 8;
   thread_local PaddedPlane scratch;
   const float *padded =
@@ -598,39 +709,54 @@ void depthwisePlane2dAvx2(const DepthwisePlanes &p, int64_t plane, float *y) {
   using A = GemmEpilogue::Activation;
   DepthwiseRows rows{
       g, padded, width, p.weights(plane), p.biasOf(plane), p.residualOf(plane), p.epilogue, y};
+  auto run = [&](auto act) {
+    constexpr A Act = decltype(act)::value;
+    if constexpr (Lanes == 16)
+      depthwiseRowsAvx512<KH, KW, S, Act>(rows);
+    else
+      depthwiseRowsAvx2<KH, KW, S, Act>(rows);
+  };
   switch (p.epilogue.activation) {
   case A::None:
-    return depthwiseRowsAvx2<KH, KW, S, A::None>(rows);
+    return run(std::integral_constant<A, A::None>());
   case A::Relu:
-    return depthwiseRowsAvx2<KH, KW, S, A::Relu>(rows);
+    return run(std::integral_constant<A, A::Relu>());
   case A::Clip:
-    return depthwiseRowsAvx2<KH, KW, S, A::Clip>(rows);
+    return run(std::integral_constant<A, A::Clip>());
   case A::LeakyRelu:
-    return depthwiseRowsAvx2<KH, KW, S, A::LeakyRelu>(rows);
+    return run(std::integral_constant<A, A::LeakyRelu>());
   }
 }
 #endif
 
 using DepthwisePlaneFn = void (*)(const DepthwisePlanes &, int64_t, float *);
 
-/// The plane function for g on this CPU: the AVX2 one for 1-D and 2-D convs
-/// (specialized for the common kernels and strides), the portable loop for
+/// The plane function for g on this CPU: the AVX-512 or AVX2 one for 1-D and
+/// 2-D convs (specialized for the common kernels and strides), the portable
+/// loop for
 /// 3-D ones and when the GEMM runs its portable variant too (the variant the
 /// CPU EP's vector code follows, setSgemmVariant included).
 DepthwisePlaneFn pickDepthwisePlane(const Geometry &g) {
 #if defined(__x86_64__) || defined(__i386__)
   bool twoD = g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1;
-  if (twoD && std::strcmp(sgemmVariant(), "generic") != 0) {
-    bool unitDilation = g.d[1] == 1 && g.d[2] == 1;
-    if (unitDilation && g.k[1] == 3 && g.k[2] == 3 && g.s[2] == 1)
-      return depthwisePlane2dAvx2<3, 3, 1>;
-    if (unitDilation && g.k[1] == 3 && g.k[2] == 3 && g.s[2] == 2)
-      return depthwisePlane2dAvx2<3, 3, 2>;
-    if (unitDilation && g.k[1] == 5 && g.k[2] == 5 && g.s[2] == 1)
-      return depthwisePlane2dAvx2<5, 5, 1>;
-    if (unitDilation && g.k[1] == 5 && g.k[2] == 5 && g.s[2] == 2)
-      return depthwisePlane2dAvx2<5, 5, 2>;
-    return depthwisePlane2dAvx2<0, 0, 0>;
+  const char *variant = sgemmVariant();
+  if (twoD && std::strcmp(variant, "generic") != 0) {
+    auto pick = [&](auto lanes) -> DepthwisePlaneFn {
+      constexpr int L = decltype(lanes)::value;
+      bool unitDilation = g.d[1] == 1 && g.d[2] == 1;
+      if (unitDilation && g.k[1] == 3 && g.k[2] == 3 && g.s[2] == 1)
+        return depthwisePlane2d<3, 3, 1, L>;
+      if (unitDilation && g.k[1] == 3 && g.k[2] == 3 && g.s[2] == 2)
+        return depthwisePlane2d<3, 3, 2, L>;
+      if (unitDilation && g.k[1] == 5 && g.k[2] == 5 && g.s[2] == 1)
+        return depthwisePlane2d<5, 5, 1, L>;
+      if (unitDilation && g.k[1] == 5 && g.k[2] == 5 && g.s[2] == 2)
+        return depthwisePlane2d<5, 5, 2, L>;
+      return depthwisePlane2d<0, 0, 0, L>;
+    };
+    if (std::strcmp(variant, "avx512") == 0)
+      return pick(std::integral_constant<int, 16>());
+    return pick(std::integral_constant<int, 8>());
   }
 #endif
   return depthwisePlaneGeneric;

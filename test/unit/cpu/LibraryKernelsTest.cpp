@@ -402,47 +402,53 @@ TEST(LibraryKernels, Conv2D) {
 }
 
 // The depthwise kernel's specialized (3x3 and 5x5 at stride 1 and 2) and
-// general paths against the reference: rows shorter than, equal to and
+// general paths against the reference, on every vector variant: rows shorter than, equal to and
 // longer than a chunk, the masked last chunk, symmetric and asymmetric pads,
 // dilations, other strides, and a channel multiplier.
 TEST(LibraryKernels, DepthwiseConvGeometries) {
   struct Kernel {
     int64_t kh, kw, dh, dw;
   };
-  uint64_t seed = 500;
-  for (Kernel k : {Kernel{3, 3, 1, 1}, Kernel{5, 5, 1, 1}, Kernel{3, 3, 2, 2}, Kernel{1, 7, 1, 1},
-                   Kernel{2, 3, 1, 3}})
-    for (int64_t stride : {1, 2, 3})
-      for (int64_t width : {1, 7, 8, 9, 14, 23, 56})
-        for (std::vector<int64_t> pads :
-             {std::vector<int64_t>{0, 0, 0, 0}, {1, 1, 1, 1}, {0, 2, 1, 0}}) {
-          int64_t height = 5 + stride;
-          int64_t extH = (k.kh - 1) * k.dh + 1, extW = (k.kw - 1) * k.dw + 1;
-          if (height + pads[0] + pads[2] < extH || width + pads[1] + pads[3] < extW)
-            continue;
-          int64_t multiplier = width == 9 ? 2 : 1;
-          checkConv({{2, 3, height, width},
-                     {3 * multiplier, 1, k.kh, k.kw},
-                     3,
-                     {stride, stride},
-                     pads,
-                     {k.dh, k.dw},
-                     width != 14},
-                    ++seed);
-        }
+  for (const char *variant : {"generic", "avx2", "avx512"}) {
+    if (!setSgemmVariant(variant))
+      continue; // this CPU cannot run it (ConvOnEveryVectorVariant says so)
+    SCOPED_TRACE(variant);
+    uint64_t seed = 500;
+    for (Kernel k : {Kernel{3, 3, 1, 1}, Kernel{5, 5, 1, 1}, Kernel{3, 3, 2, 2}, Kernel{1, 7, 1, 1},
+                     Kernel{2, 3, 1, 3}})
+      for (int64_t stride : {1, 2, 3})
+        for (int64_t width : {1, 7, 8, 9, 14, 23, 56})
+          for (std::vector<int64_t> pads :
+               {std::vector<int64_t>{0, 0, 0, 0}, {1, 1, 1, 1}, {0, 2, 1, 0}}) {
+            int64_t height = 5 + stride;
+            int64_t extH = (k.kh - 1) * k.dh + 1, extW = (k.kw - 1) * k.dw + 1;
+            if (height + pads[0] + pads[2] < extH || width + pads[1] + pads[3] < extW)
+              continue;
+            int64_t multiplier = width == 9 ? 2 : 1;
+            checkConv({{2, 3, height, width},
+                       {3 * multiplier, 1, k.kh, k.kw},
+                       3,
+                       {stride, stride},
+                       pads,
+                       {k.dh, k.dw},
+                       width != 14},
+                      ++seed);
+          }
 
-  // A residual in the output's own memory (the kernel then masks what it
-  // would otherwise overlap or spill) gives what a separate residual gives.
-  for (int64_t width : {5, 14, 16}) {
-    Tensor X = randomF({1, 4, 6, width}, ++seed), W = randomF({4, 1, 3, 3}, ++seed);
-    Tensor Z = randomF({1, 4, 6, width}, ++seed);
-    Attrs attrs = Attrs().is("pads", {1, 1, 1, 1}).i("group", 4).s("activation", "relu");
-    attrs.a.floats["activation_params"] = {};
-    Tensor want(ElementType::Float, Z.shape), inPlace = Z;
-    ASSERT_OK(run("Conv", attrs, {&X, &W, nullptr, &Z}, {&want}));
-    ASSERT_OK(run("Conv", attrs, {&X, &W, nullptr, &inPlace}, {&inPlace}));
-    EXPECT_EQ(inPlace.floats(), want.floats()) << "width " << width;
+    // A residual in the output's own memory (the kernel then masks what it
+    // would otherwise overlap or spill) gives what a separate residual gives.
+    for (int64_t width : {5, 14, 16}) {
+      Tensor X = randomF({1, 4, 6, width}, ++seed), W = randomF({4, 1, 3, 3}, ++seed);
+      Tensor Z = randomF({1, 4, 6, width}, ++seed);
+      Attrs attrs = Attrs().is("pads", {1, 1, 1, 1}).i("group", 4).s("activation", "relu");
+      attrs.a.floats["activation_params"] = {};
+      Tensor want(ElementType::Float, Z.shape), inPlace = Z;
+      ASSERT_OK(run("Conv", attrs, {&X, &W, nullptr, &Z}, {&want}));
+      ASSERT_OK(run("Conv", attrs, {&X, &W, nullptr, &inPlace}, {&inPlace}));
+      EXPECT_EQ(inPlace.floats(), want.floats()) << "width " << width;
+    }
   }
+  setSgemmVariant(nullptr);
 }
 
 TEST(LibraryKernels, ConvOnAThreadPool) {
