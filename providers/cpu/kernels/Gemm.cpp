@@ -531,8 +531,14 @@ void packA(const Variant &variant, const float *A, int64_t lda, bool transA, int
     int64_t mr = std::min<int64_t>(kMr, mc - ip);
     float *panel = dst + ip * kc;
     if (transA) {
-      // op(A)(i,k) = A[k*lda + i]: each k reads mr consecutive floats.
+      // op(A)(i,k) = A[k*lda + i]: each k reads mr consecutive floats (a
+      // fixed-size copy for a full panel, which compiles to two moves).
       const float *src = A + k0 * lda + i0 + ip;
+      if (mr == kMr) {
+        for (int64_t k = 0; k < kc; ++k)
+          std::memcpy(panel + k * kMr, src + k * lda, kMr * sizeof(float));
+        continue;
+      }
       for (int64_t k = 0; k < kc; ++k) {
         const float *s = src + k * lda;
         float *d = panel + k * kMr;
