@@ -16,6 +16,7 @@
 #include "providers/cpu/compile/SharedObjectEmitter.h"
 #include "providers/cpu/compile/TargetCpu.h"
 #include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/ThreadPool.h"
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -679,8 +680,8 @@ static int64_t kernelRank(ArrayRef<Operation *> ops) {
 }
 
 /// The dim an elementwise group splits over (PlanExecutor runs row blocks of
-/// it in parallel): the first dim of the group's static shape that is not
-/// 1, when every dim before it is 1 (a block is then contiguous in every
+/// it in parallel), for groups big enough for two blocks: the first dim of
+/// the group's static shape that is not 1, when every dim before it is 1 (a block is then contiguous in every
 /// value that spans the dim) and every input and inlined constant either
 /// spans it or broadcasts over it. None for other groups.
 static std::optional<int64_t> elementwiseSplitDim(ArrayRef<Operation *> ops,
@@ -690,7 +691,7 @@ static std::optional<int64_t> elementwiseSplitDim(ArrayRef<Operation *> ops,
     if (classifyCpuOp(op) != CpuOpClass::Elementwise || op->getNumResults() != 1)
       return std::nullopt;
   auto shape = cast<RankedTensorType>(ops.front()->getResult(0).getType());
-  if (!shape.hasStaticShape())
+  if (!shape.hasStaticShape() || shape.getNumElements() < 2 * kMinElementsPerBlock)
     return std::nullopt;
   int64_t rank = shape.getRank(), d = 0;
   while (d < rank && shape.getDimSize(d) == 1)

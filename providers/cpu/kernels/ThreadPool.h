@@ -24,6 +24,11 @@
 
 namespace ortc::cpu {
 
+/// Fewest elements one row block of a split generated kernel gets
+/// (PlanExecutor: below that, waking threads costs more than it saves); the
+/// compiler marks only kernels big enough for two.
+constexpr int64_t kMinElementsPerBlock = int64_t(1) << 15;
+
 class ThreadPool {
 public:
   /// `threads` counts the caller: 1 (or less) starts no workers.

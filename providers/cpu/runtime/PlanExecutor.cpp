@@ -1306,8 +1306,6 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
 bool PlanExecutor::runSplitKernel(const StepInfo &step, const std::vector<TensorView> &views,
                                   const std::vector<int64_t> &words,
                                   const std::vector<size_t> &starts) const {
-  // Below ~32K elements per block, waking threads costs more than it saves.
-  constexpr int64_t kMinBlockElements = int64_t(1) << 15;
   if (step.splitDim < 0 || !pool_ || pool_->threads() < 2)
     return false;
   const TensorView &out = views[size_t(step.outputs.front())];
@@ -1318,7 +1316,7 @@ bool PlanExecutor::runSplitKernel(const StepInfo &step, const std::vector<Tensor
   for (int64_t size : out.shape)
     elements *= size;
   int64_t blocks = std::min<int64_t>({int64_t(pool_->threads()), extent,
-                                      elements / kMinBlockElements});
+                                      elements / kMinElementsPerBlock});
   if (blocks < 2)
     return false;
   // Which operands span the dim (their `?` there), in descriptor order.
