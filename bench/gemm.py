@@ -201,7 +201,7 @@ def main():
         "onnxruntime, back to back.",
         "",
         f"- CPU: {cpu_model()}, {os.cpu_count()} cores; ortc variant: `{variant}`",
-        "- ortc's kernel (`providers/cpu/kernels/Gemm.cpp`): 6x16 register tile, A packed per",
+        "- ortc's kernel (`providers/cpu/kernels/Gemm.cpp`): 6x16 register tile (AVX-512: two panels as one 6x32 tile), A packed per",
         "  block, K blocks <= 384 (up to 9216 when M <= 6), M blocks <= 144 rows",
         f"- fp32 FMA peak (measured, {peak['isa']}): {peak_gflops:.1f} GFLOP/s per core",
         f"- date: {datetime.date.today().isoformat()}; share of wall time the timed thread was "

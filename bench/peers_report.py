@@ -43,9 +43,10 @@ def ratio(config, peer):
 
 
 def best_ratio(config):
-    """ortc p50 / the faster peer's p50, or None when no peer ran."""
+    """ortc p50 / the faster peer's p50 (the largest of the ratios), or None
+    when no peer ran."""
     ratios = [r for r in (ratio(config, p) for p in PEERS) if r is not None]
-    return min(ratios) if ratios else None
+    return max(ratios) if ratios else None
 
 
 def ratio_target(results, config):

@@ -331,36 +331,21 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
   if (kind != fb::BufferKind::Weight)
     return invalid(what, name + ": packing '" + packing + "' applies to Weight buffers only");
   const auto &shape = *buffer.shape();
-  if (packing == "gemm_a") {
-    // packedGemmASize() (Gemm.h) of W as [M, K]: M rounded up to whole
-    // panels of K.
+  if (packing == "gemm_a" || packing == "gemm_bt") {
+    // Conv's W as [M, K]: packedGemmASize() (Gemm.h), M rounded up to whole
+    // row panels of K; or packedGemmBSize() of W^T, K rows of M rounded up
+    // to whole column panels.
     if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() < 2)
-      return invalid(what, name + ": packing 'gemm_a' needs a float32 weight of rank >= 2, not " +
+      return invalid(what, name + ": packing '" + packing +
+                               "' needs a float32 weight of rank >= 2, not " +
                                typeText(buffer.element_type()) + " " + shapeText(shape));
     uint64_t M = uint64_t(shape[0]), K = 1;
     for (size_t d = 1; d < shape.size(); ++d)
       if (shape[d] < 0 || __builtin_mul_overflow(K, uint64_t(shape[d]), &K))
         return invalid(what, name + ": packed shape " + shapeText(shape) + " is not static");
-    uint64_t height = uint64_t(kGemmPanelHeight);
-    uint64_t rows = (M / height + (M % height != 0)) * height;
+    uint64_t panel = uint64_t(packing == "gemm_a" ? kGemmPanelHeight : kGemmPanelWidth);
+    uint64_t rows = (M / panel + (M % panel != 0)) * panel;
     if (shape[0] < 0 || __builtin_mul_overflow(rows, K, &bytes) ||
-        __builtin_mul_overflow(bytes, uint64_t(sizeof(float)), &bytes))
-      return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
-    return Status::ok();
-  }
-  if (packing == "gemm_bt") {
-    // packedGemmBSize() (Gemm.h) of W^T, W as [M, K]: K rows of M rounded
-    // up to whole panels.
-    if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() < 2)
-      return invalid(what, name + ": packing 'gemm_bt' needs a float32 weight of rank >= 2, not " +
-                               typeText(buffer.element_type()) + " " + shapeText(shape));
-    uint64_t M = uint64_t(shape[0]), K = 1;
-    for (size_t d = 1; d < shape.size(); ++d)
-      if (shape[d] < 0 || __builtin_mul_overflow(K, uint64_t(shape[d]), &K))
-        return invalid(what, name + ": packed shape " + shapeText(shape) + " is not static");
-    uint64_t width = uint64_t(kGemmPanelWidth);
-    uint64_t columns = (M / width + (M % width != 0)) * width;
-    if (shape[0] < 0 || __builtin_mul_overflow(columns, K, &bytes) ||
         __builtin_mul_overflow(bytes, uint64_t(sizeof(float)), &bytes))
       return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
     return Status::ok();

@@ -274,12 +274,10 @@ namespace {
 /// One row of LayerNormalization: y = (x - mean) * inv * scale + bias (scale
 /// and bias spanning the row, or null), with its mean and inv = 1/sqrt(var +
 /// epsilon).
-void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const float *bias,
-                  float epsilon, float &mean, float &inv) {
-  float var;
-  moments(x, n, mean, var);
-  inv = 1.f / std::sqrt(var + epsilon);
-  for (int64_t i = 0; i < n; ++i) {
+/// Elements [from, n) of a row normalized by its mean and inv.
+void normalizeRow(const float *x, float *y, int64_t from, int64_t n, const float *scale,
+                  const float *bias, float mean, float inv) {
+  for (int64_t i = from; i < n; ++i) {
     float v = (x[i] - mean) * inv;
     if (scale)
       v *= scale[i];
@@ -287,6 +285,14 @@ void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const
       v += bias[i];
     y[i] = v;
   }
+}
+
+void layerNormRow(const float *x, float *y, int64_t n, const float *scale, const float *bias,
+                  float epsilon, float &mean, float &inv) {
+  float var;
+  moments(x, n, mean, var);
+  inv = 1.f / std::sqrt(var + epsilon);
+  normalizeRow(x, y, 0, n, scale, bias, mean, inv);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -323,14 +329,7 @@ __attribute__((target("avx2,fma"))) void layerNormRowAvx2(const float *x, float 
       v = _mm256_add_ps(v, _mm256_loadu_ps(bias + i));
     _mm256_storeu_ps(y + i, v);
   }
-  for (int64_t i = full; i < n; ++i) {
-    float v = (x[i] - mean) * inv;
-    if (scale)
-      v *= scale[i];
-    if (bias)
-      v += bias[i];
-    y[i] = v;
-  }
+  normalizeRow(x, y, full, n, scale, bias, mean, inv);
 }
 #endif
 
