@@ -54,6 +54,14 @@ struct Geometry {
   int64_t padEnd[kMaxSpatial] = {0, 0, 0};
 
   int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  /// A 1x1 window at stride 1 without padding: output position p reads
+  /// input position p (X is its own im2col matrix).
+  bool pointwise() const {
+    bool unit = kernelSize() == 1;
+    for (int i = 0; i < kMaxSpatial; ++i)
+      unit = unit && s[i] == 1 && padBegin[i] == 0 && padEnd[i] == 0;
+    return unit;
+  }
   int64_t outSize() const { return out[0] * out[1] * out[2]; }
   int64_t kernelSize() const { return k[0] * k[1] * k[2]; }
 };
@@ -327,10 +335,10 @@ void im2colPacked(const float *x, int64_t Cg, const Geometry &g, int64_t j0, int
                   float *packed) {
   static_assert(kGemmPanelWidth == 16, "a panel row is one zmm or two ymm");
 #if defined(__x86_64__) || defined(__i386__)
-  const char *variant = sgemmVariant();
-  if (std::strcmp(variant, "avx512") == 0)
+  KernelIsa isa = kernelIsa();
+  if (isa == KernelIsa::Avx512)
     return im2colPackedWith(x, Cg, g, j0, cols, packed, CopyRowAvx512{g.s[2]});
-  if (std::strcmp(variant, "avx2") == 0)
+  if (isa == KernelIsa::Avx2)
     return im2colPackedWith(x, Cg, g, j0, cols, packed, CopyRowAvx2{g.s[2]});
 #endif
   im2colPackedGeneric(x, Cg, g, j0, cols, packed);
@@ -739,8 +747,8 @@ using DepthwisePlaneFn = void (*)(const DepthwisePlanes &, int64_t, float *);
 DepthwisePlaneFn pickDepthwisePlane(const Geometry &g) {
 #if defined(__x86_64__) || defined(__i386__)
   bool twoD = g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1;
-  const char *variant = sgemmVariant();
-  if (twoD && std::strcmp(variant, "generic") != 0) {
+  KernelIsa isa = kernelIsa();
+  if (twoD && isa != KernelIsa::Generic) {
     auto pick = [&](auto lanes) -> DepthwisePlaneFn {
       constexpr int L = decltype(lanes)::value;
       bool unitDilation = g.d[1] == 1 && g.d[2] == 1;
@@ -754,7 +762,7 @@ DepthwisePlaneFn pickDepthwisePlane(const Geometry &g) {
         return depthwisePlane2d<5, 5, 2, L>;
       return depthwisePlane2d<0, 0, 0, L>;
     };
-    if (std::strcmp(variant, "avx512") == 0)
+    if (isa == KernelIsa::Avx512)
       return pick(std::integral_constant<int, 16>());
     return pick(std::integral_constant<int, 8>());
   }
@@ -861,7 +869,7 @@ __attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *produ
 void transposeProduct(const float *product, int64_t P, int64_t M, int64_t p0, int64_t p1,
                       const GemmEpilogue &e, float *y) {
 #if defined(__x86_64__) || defined(__i386__)
-  if (std::strcmp(sgemmVariant(), "generic") != 0)
+  if (kernelIsa() != KernelIsa::Generic)
     return transposeProductAvx2(product, P, M, p0, p1, e, y);
 #endif
   transposeProductGeneric(product, M, P, M, p0, p1, e, y);
@@ -880,9 +888,7 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
                           const GemmEpilogue &epilogue, float *y) {
   const char *op = "Conv";
   int64_t P = g.outSize(), K = C * g.kernelSize(), inPlane = g.inSize();
-  bool pointwise = g.kernelSize() == 1;
-  for (int i = 0; i < kMaxSpatial; ++i)
-    pointwise = pointwise && g.s[i] == 1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
+  bool pointwise = g.pointwise();
   // One scratch: the product [P, M], then the im2col matrix [K, P].
   size_t productFloats = size_t(P * M + 15) / 16 * 16;
   float *scratch;
@@ -1029,9 +1035,7 @@ Status conv(const KernelCall &call) {
     return Status::ok();
   }
 
-  bool pointwise = kSize == 1;
-  for (int i = 0; i < kMaxSpatial; ++i)
-    pointwise = pointwise && g.s[i] == 1 && g.padBegin[i] == 0 && g.padEnd[i] == 0;
+  bool pointwise = g.pointwise();
 
   // The output positions are shared out in whole panels, one contiguous
   // range per task; each task packs its own tiles into its own scratch and

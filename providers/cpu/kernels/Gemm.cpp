@@ -475,21 +475,25 @@ using PairKernel = void (*)(int64_t kc, const float *a, const float *b0, const f
 
 struct Variant {
   const char *name;
+  KernelIsa isa;
   MicroKernel kernels[kMr + 1]; // indexed by rows, 1..6
   RowPacker packRows;
   PairKernel pairKernel = nullptr;
 };
 
 const Variant kGeneric = {"generic",
+                          KernelIsa::Generic,
                           {nullptr, kernelGeneric<1>, kernelGeneric<2>, kernelGeneric<3>,
                            kernelGeneric<4>, kernelGeneric<5>, kernelGeneric<6>},
                           packRowsGeneric};
 #ifdef ORTC_GEMM_X86
 const Variant kAvx2 = {"avx2",
+                       KernelIsa::Avx2,
                        {nullptr, kernelAvx2<1>, kernelAvx2<2>, kernelAvx2<3>, kernelAvx2<4>,
                         kernelAvx2<5>, kernelAvx2<6>},
                        packRowsAvx2};
 const Variant kAvx512 = {"avx512",
+                         KernelIsa::Avx512,
                          {nullptr, kernelAvx512<1>, kernelAvx512<2>, kernelAvx512<3>,
                           kernelAvx512<4>, kernelAvx512<5>, kernelAvx512<6>},
                          packRowsAvx2,
@@ -875,6 +879,8 @@ void GemmEpilogue::apply(float *c, int64_t ldc, int64_t rows, int64_t cols) cons
 }
 
 const char *sgemmVariant() { return activeVariant()->name; }
+
+KernelIsa kernelIsa() { return activeVariant()->isa; }
 
 bool setSgemmVariant(const char *variant) {
   if (!variant) {

@@ -99,6 +99,11 @@ void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
 /// The microkernel variant this CPU runs: "avx512", "avx2", or "generic".
 const char *sgemmVariant();
 
+/// The same as a value, for the kernels whose vector paths follow the
+/// GEMM's variant (im2col, depthwise, Softmax, ...): no string compares.
+enum class KernelIsa { Generic, Avx2, Avx512 };
+KernelIsa kernelIsa();
+
 /// Makes later library kernel calls (in every thread: the GEMM, and the conv
 /// paths that follow its variant) use `variant` ("avx512", "avx2" or
 /// "generic"), or the CPU's best again when null: the tests' switch, and the

@@ -145,13 +145,14 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y
 }
 #endif
 
-/// softmaxRow by the library kernels' vector variant.
-void softmaxRowBest(const float *x, float *y, int64_t n, bool log) {
+/// softmaxRow for the library kernels' vector variant (picked once a call).
+using SoftmaxRowFn = void (*)(const float *, float *, int64_t, bool);
+SoftmaxRowFn bestSoftmaxRow() {
 #if defined(__x86_64__) || defined(__i386__)
-  if (std::strcmp(sgemmVariant(), "generic") != 0)
-    return softmaxRowAvx2(x, y, n, log);
+  if (kernelIsa() != KernelIsa::Generic)
+    return softmaxRowAvx2;
 #endif
-  softmaxRow(x, y, n, log);
+  return softmaxRow;
 }
 
 Status softmaxImpl(const KernelCall &call, const char *op, bool log) {
@@ -174,9 +175,10 @@ Status softmaxImpl(const KernelCall &call, const char *op, bool log) {
     // Rows shared out in chunks of at least ~16K elements.
     int64_t perTask = std::max<int64_t>(1, (int64_t(1) << 14) / n);
     int64_t tasks = (outer + perTask - 1) / perTask;
+    SoftmaxRowFn row = bestSoftmaxRow();
     parallelFor(call.pool, tasks, [&](int64_t t) {
       for (int64_t o = t * perTask; o < std::min(outer, (t + 1) * perTask); ++o)
-        softmaxRowBest(x + o * n, y + o * n, n, log);
+        row(x + o * n, y + o * n, n, log);
     });
     return Status::ok();
   }
@@ -333,14 +335,15 @@ __attribute__((target("avx2,fma"))) void layerNormRowAvx2(const float *x, float 
 }
 #endif
 
-/// layerNormRow by the library kernels' vector variant.
-void layerNormRowBest(const float *x, float *y, int64_t n, const float *scale, const float *bias,
-                      float epsilon, float &mean, float &inv) {
+/// layerNormRow for the library kernels' vector variant (picked once a call).
+using LayerNormRowFn = void (*)(const float *, float *, int64_t, const float *, const float *,
+                                float, float &, float &);
+LayerNormRowFn bestLayerNormRow() {
 #if defined(__x86_64__) || defined(__i386__)
-  if (std::strcmp(sgemmVariant(), "generic") != 0)
-    return layerNormRowAvx2(x, y, n, scale, bias, epsilon, mean, inv);
+  if (kernelIsa() != KernelIsa::Generic)
+    return layerNormRowAvx2;
 #endif
-  layerNormRow(x, y, n, scale, bias, epsilon, mean, inv);
+  return layerNormRow;
 }
 
 } // namespace
@@ -407,10 +410,11 @@ Status layerNormalization(const KernelCall &call) {
   float *y = static_cast<float *>(call.outputs[0].data);
   // Rows shared out in chunks of at least ~16K elements.
   int64_t perTask = std::max<int64_t>(1, (int64_t(1) << 14) / n);
+  LayerNormRowFn row = bestLayerNormRow();
   parallelFor(call.pool, (outer + perTask - 1) / perTask, [&](int64_t t) {
     for (int64_t o = t * perTask; o < std::min(outer, (t + 1) * perTask); ++o) {
       float mean, inv;
-      layerNormRowBest(x + o * n, y + o * n, n, sc, bi, epsilon, mean, inv);
+      row(x + o * n, y + o * n, n, sc, bi, epsilon, mean, inv);
       if (stats[0])
         stats[0][o] = mean;
       if (stats[1])
