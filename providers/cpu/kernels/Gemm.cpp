@@ -13,9 +13,10 @@
 // to 6 rows and the kernel only touches the first MR rows; B panels are
 // zero-padded to 16 columns and the kernel masks C columns past N.
 //
-// Variants, picked by the CPU's features: AVX-512F (the panel is one zmm; two
-// adjacent full panels run as one 6x32 tile, so each A broadcast feeds two
-// FMAs), AVX2+FMA, and portable C++.
+// Variants, picked by the CPU's features: AVX-512F (the panel is one zmm;
+// four or two adjacent full panels run as one 6x64 or 6x32 tile, so each A
+// broadcast feeds four or two FMAs: 24 accumulators keep CPUs with two
+// 512-bit FMA pipes busy), AVX2+FMA, and portable C++.
 // Single-threaded by design: callers split work across threads if they want.
 //
 //===----------------------------------------------------------------------===//
@@ -359,52 +360,64 @@ ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float 
   }
 }
 
-/// A full 6-row tile over two adjacent full B panels (b0, b1: their slices)
-/// in AVX-512: each broadcast of A feeds two FMAs, so a k step is 2 B loads,
-/// 6 broadcasts and 12 FMAs on 12 independent accumulators, and the tile's
-/// fixed costs (C, prefetches, loop) are paid once per 32 columns. The
-/// epilogue is at the first panel's column.
-ORTC_AVX512 void kernelAvx512Pair(int64_t kc, const float *a, const float *b0, const float *b1,
-                                  float *c, int64_t ldc, bool load,
+/// A full 6-row tile over `Panels` adjacent full B panels (b: the first
+/// one's slice, the next ones `panelStride` floats apart) in AVX-512: each
+/// broadcast of A feeds `Panels` FMAs, so a k step is `Panels` B loads, 6
+/// broadcasts and 6 * Panels FMAs on as many independent accumulators, and
+/// the tile's fixed costs (C, prefetches, loop) are paid once per 16 * Panels
+/// columns. Four panels (24 accumulators) keep two FMA pipes busy with fewer
+/// loads per FMA than two. The epilogue is at the first panel's column.
+template <int Panels>
+ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
+                                  int64_t panelStride, float *c, int64_t ldc, bool load,
                                   const GemmEpilogue *epilogue, int64_t row0) {
-  __m512 acc0[kMr], acc1[kMr];
+  __m512 acc[kMr][Panels];
+  const float *bp[Panels];
+#pragma GCC unroll 4
+  for (int p = 0; p < Panels; ++p)
+    bp[p] = b + p * panelStride;
 #pragma GCC unroll 6
   for (int r = 0; r < kMr; ++r) {
-    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + kNr), _MM_HINT_T0);
-    acc0[r] = _mm512_setzero_ps();
-    acc1[r] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p) {
+      _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + p * kNr), _MM_HINT_T0);
+      acc[r][p] = _mm512_setzero_ps();
+    }
   }
   for (int64_t k = 0; k < kc; ++k) {
-    _mm_prefetch(reinterpret_cast<const char *>(b0 + kBPrefetch * kNr), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char *>(b1 + kBPrefetch * kNr), _MM_HINT_T0);
-    __m512 bv0 = _mm512_loadu_ps(b0), bv1 = _mm512_loadu_ps(b1);
+    __m512 bv[Panels];
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p) {
+      _mm_prefetch(reinterpret_cast<const char *>(bp[p] + kBPrefetch * kNr), _MM_HINT_T0);
+      bv[p] = _mm512_loadu_ps(bp[p]);
+      bp[p] += kNr;
+    }
 #pragma GCC unroll 6
     for (int r = 0; r < kMr; ++r) {
       __m512 av = _mm512_set1_ps(a[r]);
-      acc0[r] = _mm512_fmadd_ps(av, bv0, acc0[r]);
-      acc1[r] = _mm512_fmadd_ps(av, bv1, acc1[r]);
+#pragma GCC unroll 4
+      for (int p = 0; p < Panels; ++p)
+        acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
     }
     a += kMr;
-    b0 += kNr;
-    b1 += kNr;
   }
 #pragma GCC unroll 6
   for (int r = 0; r < kMr; ++r) {
     float *cr = c + r * ldc;
-    __m512 v[2] = {acc0[r], acc1[r]};
-    for (int h = 0; h < 2; ++h) {
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p) {
+      __m512 v = acc[r][p];
       if (load)
-        v[h] = _mm512_add_ps(v[h], _mm512_loadu_ps(cr + h * kNr));
+        v = _mm512_add_ps(v, _mm512_loadu_ps(cr + p * kNr));
       if (epilogue) {
         const GemmEpilogue &e = *epilogue;
         if (e.rowBias)
-          v[h] = _mm512_add_ps(v[h], _mm512_set1_ps(e.rowBias[row0 + r]));
+          v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
         if (e.residual)
-          v[h] = _mm512_add_ps(v[h], _mm512_loadu_ps(e.residual + (row0 + r) * e.ldr + h * kNr));
-        v[h] = activateAvx512(e.activation, e, v[h]);
+          v = _mm512_add_ps(v, _mm512_loadu_ps(e.residual + (row0 + r) * e.ldr + p * kNr));
+        v = activateAvx512(e.activation, e, v);
       }
-      _mm512_storeu_ps(cr + h * kNr, v[h]);
+      _mm512_storeu_ps(cr + p * kNr, v);
     }
   }
 }
@@ -468,8 +481,9 @@ bool cpuHasAvx512() { return false; }
 // Variants and dispatch
 //===----------------------------------------------------------------------===//
 
-/// A full tile over two adjacent full B panels; null where a variant has none.
-using PairKernel = void (*)(int64_t kc, const float *a, const float *b0, const float *b1,
+/// A full tile over adjacent full B panels (panelStride floats apart); null
+/// where a variant has none.
+using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t panelStride,
                             float *c, int64_t ldc, bool load, const GemmEpilogue *epilogue,
                             int64_t row0);
 
@@ -478,7 +492,9 @@ struct Variant {
   KernelIsa isa;
   MicroKernel kernels[kMr + 1]; // indexed by rows, 1..6
   RowPacker packRows;
-  PairKernel pairKernel = nullptr;
+  // Full tiles over 4 and 2 adjacent B panels.
+  WideKernel quadKernel = nullptr;
+  WideKernel pairKernel = nullptr;
 };
 
 const Variant kGeneric = {"generic",
@@ -497,7 +513,8 @@ const Variant kAvx512 = {"avx512",
                          {nullptr, kernelAvx512<1>, kernelAvx512<2>, kernelAvx512<3>,
                           kernelAvx512<4>, kernelAvx512<5>, kernelAvx512<6>},
                          packRowsAvx2,
-                         kernelAvx512Pair};
+                         kernelAvx512Wide<4>,
+                         kernelAvx512Wide<2>};
 #endif
 
 const Variant *detectVariant() {
@@ -702,33 +719,40 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
       // epilogue before it stores the tile.
       bool last = k0 + kc >= K;
       for (int64_t j0 = 0; j0 < N;) {
-        // Two full panels at once where the variant has a pair kernel.
-        bool pair = variant->pairKernel && j0 + 2 * kNr <= N;
+        // Four or two full panels at once where the variant has a kernel for
+        // them; else one panel, the last one maybe partial.
+        int panels = 1;
+        WideKernel wide = nullptr;
+        if (variant->quadKernel && j0 + 4 * kNr <= N) {
+          panels = 4;
+          wide = variant->quadKernel;
+        } else if (variant->pairKernel && j0 + 2 * kNr <= N) {
+          panels = 2;
+          wide = variant->pairKernel;
+        }
         int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
         const float *bPanel = packedB + j0 * K + k0 * kNr;
         // The epilogue at this block's rows and panel's column; each tile
         // starts at its row ip of it.
-        GemmEpilogue panel, second;
-        if (last && epilogue) {
-          panel = epilogue->at(i0, j0);
-          second = epilogue->at(i0, j0 + kNr);
-        }
-        const GemmEpilogue *tileEpilogue = last && epilogue ? &panel : nullptr;
+        GemmEpilogue panelEpilogue[4];
+        if (last && epilogue)
+          for (int p = 0; p < panels; ++p)
+            panelEpilogue[p] = epilogue->at(i0, j0 + p * kNr);
         for (int64_t ip = 0; ip < mc; ip += kMr) {
           int mr = static_cast<int>(std::min<int64_t>(kMr, mc - ip));
           float *c = C + (i0 + ip) * ldc + j0;
-          if (pair && mr == kMr) {
-            variant->pairKernel(kc, aBlock + ip * aStride, bPanel, bPanel + K * kNr, c, ldc, load,
-                                tileEpilogue, ip);
+          const float *aPanel = aBlock + ip * aStride;
+          if (wide && mr == kMr) {
+            wide(kc, aPanel, bPanel, K * kNr, c, ldc, load,
+                 last && epilogue ? &panelEpilogue[0] : nullptr, ip);
             continue;
           }
-          variant->kernels[mr](kc, aBlock + ip * aStride, bPanel, c, ldc, nr, load, tileEpilogue,
-                               ip);
-          if (pair)
-            variant->kernels[mr](kc, aBlock + ip * aStride, bPanel + K * kNr, c + kNr, ldc, kNr,
-                                 load, last && epilogue ? &second : nullptr, ip);
+          for (int p = 0; p < panels; ++p)
+            variant->kernels[mr](kc, aPanel, bPanel + p * K * kNr, c + p * kNr, ldc,
+                                 panels > 1 ? kNr : nr, load,
+                                 last && epilogue ? &panelEpilogue[p] : nullptr, ip);
         }
-        j0 += pair ? 2 * kNr : kNr;
+        j0 += panels * kNr;
       }
     }
   }
