@@ -67,6 +67,15 @@ inline void scaleShift(const float *x, float *y, int64_t n, float a, float b) {
 // Softmax / LogSoftmax
 //===----------------------------------------------------------------------===//
 
+/// Softmax's terms below this x - max are 0 rather than denormal: e^x < FLT_MIN
+/// * n, over a sum <= n, would give a denormal probability, which is below
+/// any tolerance of a value that the row sums to 1, and costs a microcode
+/// assist per use on CPUs without fast denormals (most Intel ones: the
+/// attention MatMul after a masked softmax slowed 10x).
+inline float softmaxCutoff(int64_t n) {
+  return std::log(std::numeric_limits<float>::min()) + std::log(float(std::max<int64_t>(n, 1)));
+}
+
 /// One contiguous row: y = softmax(x) or log-softmax(x), max-shifted.
 void softmaxRow(const float *x, float *y, int64_t n, bool log) {
   float m = -std::numeric_limits<float>::infinity();
@@ -81,8 +90,10 @@ void softmaxRow(const float *x, float *y, int64_t n, bool log) {
       y[i] = x[i] - shift;
     return;
   }
+  const float cutoff = softmaxCutoff(n);
   for (int64_t i = 0; i < n; ++i) {
-    y[i] = std::exp(x[i] - m);
+    float d = x[i] - m;
+    y[i] = d < cutoff ? 0.f : std::exp(d);
     sum += y[i];
   }
   float inv = 1.f / sum;
@@ -91,9 +102,15 @@ void softmaxRow(const float *x, float *y, int64_t n, bool log) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+/// e^d, or 0 where d < cutoff (NaN kept: the compare is unordered-true).
+__attribute__((target("avx2,fma"))) inline __m256 softmaxTermAvx2(__m256 d, __m256 cutoff) {
+  return _mm256_and_ps(expAvx2(d), _mm256_cmp_ps(d, cutoff, _CMP_NLT_UQ));
+}
+
 /// softmaxRow in AVX2: the max, exp(x - max) with its sum, and the scaling
 /// (or the log shift) 8 lanes at a time, masked at the row's end; the sums
 /// are folded lane by lane, so they differ from the serial loop's in ulps.
+/// Terms below softmaxCutoff are 0 as there.
 __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y, int64_t n,
                                                         bool log) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -114,15 +131,17 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y
   for (int i = 1; i < 8; ++i)
     m = std::max(m, lanesOut[i]);
   const __m256 shift = _mm256_set1_ps(m);
+  const __m256 cutoff = _mm256_set1_ps(log ? -std::numeric_limits<float>::infinity()
+                                           : softmaxCutoff(n));
   __m256 sv = _mm256_setzero_ps();
   for (int64_t i = 0; i < full; i += 8) {
-    __m256 e = expAvx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift));
+    __m256 e = softmaxTermAvx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift), cutoff);
     if (!log)
       _mm256_storeu_ps(y + i, e);
     sv = _mm256_add_ps(sv, e);
   }
   if (full < n) {
-    __m256 e = _mm256_and_ps(expAvx2(_mm256_sub_ps(_mm256_maskload_ps(x + full, tail), shift)),
+    __m256 e = _mm256_and_ps(softmaxTermAvx2(_mm256_sub_ps(_mm256_maskload_ps(x + full, tail), shift), cutoff),
                              _mm256_castsi256_ps(tail));
     if (!log)
       _mm256_maskstore_ps(y + full, tail, e);

@@ -16,11 +16,14 @@ namespace ortc::cpu {
 /// e^x per lane, within 2 ulp of std::exp over the float range: x = n ln2 +
 /// r with |r| <= ln2/2 (ln2 in two parts, so r is exact), e^r by Cephes'
 /// degree-6 polynomial, 2^n into the exponent bits. x is clamped to
-/// [-87.3, 88] (below: the smallest normal, not 0, a denormal-free result;
-/// above: e^88, where 2^n still fits the exponent); NaN stays NaN (the
-/// clamps return it). Softmax's x - max <= 0 never reaches the top clamp.
+/// [-87.33, 88] (below: 1.007 times the smallest normal, not 0: a result
+/// that stays normal after the polynomial's rounding, where ln(FLT_MIN) =
+/// -87.3365 itself came out a denormal half the time, a microcode assist per
+/// lane on most Intel CPUs; above: e^88, where 2^n still fits the exponent);
+/// NaN stays NaN (the clamps return it). Softmax's x - max <= 0 never
+/// reaches the top clamp.
 __attribute__((target("avx2,fma"))) inline __m256 expAvx2(__m256 x) {
-  const __m256 hi = _mm256_set1_ps(88.0f), lo = _mm256_set1_ps(-87.3365447f);
+  const __m256 hi = _mm256_set1_ps(88.0f), lo = _mm256_set1_ps(-87.33f);
   x = _mm256_min_ps(hi, _mm256_max_ps(lo, x)); // NaN: max_ps/min_ps return x
   __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
