@@ -463,9 +463,18 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
     auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
     if (w && w.hasStaticShape() && w.getElementType().isF32() && w.getRank() >= 3) {
       // Few output positions per image (a static output shape says how
-      // many): the transposed product, W packed as B panels of W^T.
+      // many): the transposed product, W packed as B panels of W^T; unless
+      // the conv runs directly over its padded input (W as A panels).
       auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-      bool transposed = y && y.hasStaticShape() && y.getRank() >= 3 &&
+      auto ints = [&](StringRef name, int64_t i) -> int64_t {
+        auto a = op->getAttrOfType<DenseI64ArrayAttr>(name);
+        return a && int64_t(a.size()) > i ? a[i] : 1;
+      };
+      bool direct = w.getRank() == 4 && y && y.getRank() == 4 && !y.isDynamicDim(3) &&
+                    convRunsDirect(w.getDimSize(2), w.getDimSize(3), ints("strides", 0),
+                                   ints("strides", 1), ints("dilations", 0),
+                                   ints("dilations", 1), y.getDimSize(3));
+      bool transposed = !direct && y && y.hasStaticShape() && y.getRank() >= 3 &&
                         convPrefersTransposedGemm(w.getDimSize(0), y.getNumElements() /
                                                                       (y.getDimSize(0) *
                                                                        y.getDimSize(1)));

@@ -923,6 +923,113 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
   return Status::ok();
 }
 
+/// Where convDirect keeps one image's zero-padded input planes and product:
+/// padded row r, column c of channel ch at ch * planeStride + r * width + c;
+/// the product over Q positions (q = oh * width + ow, ow < width, the last
+/// kw - 1 of each row dropped), Q rounded up to whole panels.
+struct DirectLayout {
+  int64_t width, rows, q, qPanels, planeStride;
+
+  DirectLayout(const Geometry &g) {
+    width = g.out[2] + g.k[2] - 1;
+    rows = g.out[1] + g.k[1] - 1;
+    q = g.out[1] * width;
+    qPanels = (q + kGemmPanelWidth - 1) / kGemmPanelWidth * kGemmPanelWidth;
+    // The last panel's reads reach past the plane's rows: they stay inside
+    // the plane's own (zeroed) slack.
+    int64_t reach = qPanels + (g.k[1] - 1) * width + g.k[2] - 1;
+    planeStride = (std::max(rows * width, reach) + 15) / 16 * 16;
+  }
+  /// Offsets into the planes must fit sgemmOffsetsB's int32.
+  bool fits(int64_t C) const { return C * planeStride <= int64_t(INT32_MAX); }
+};
+
+/// A group-1 2-D Conv at stride 1 and dilation 1 (convRunsDirect) over W
+/// packed as A panels: each image's input is copied once into zero-padded
+/// planes, the product reads its taps from them in place (sgemmOffsetsB: tap
+/// (c, i, j) is the offset c * planeStride + i * width + j), and each output
+/// row is taken from the product's padded rows with the epilogue (bias,
+/// residual, activation). No im2col: a 3x3 conv moves its input once, not 9
+/// times.
+Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout &d,
+                  const float *x, const float *packedW, int64_t N, int64_t C, int64_t M,
+                  const GemmEpilogue &epilogue, float *y) {
+  const char *op = "Conv";
+  const int64_t kh = g.k[1], kw = g.k[2], inH = g.in[1], inW = g.in[2];
+  const int64_t outH = g.out[1], outW = g.out[2], P = outH * outW, K = C * kh * kw;
+  const int64_t padTop = g.padBegin[1], padLeft = g.padBegin[2];
+  const int64_t rowsM = (M + kGemmPanelHeight - 1) / kGemmPanelHeight * kGemmPanelHeight;
+  float *scratch;
+  if (Status s = allocScratch(call, op, size_t(C * d.planeStride + rowsM * d.qPanels + K), scratch);
+      !s.isOk())
+    return s;
+  float *planes = scratch, *product = planes + C * d.planeStride;
+  auto *offsets = reinterpret_cast<int32_t *>(product + rowsM * d.qPanels);
+  for (int64_t c = 0, k = 0; c < C; ++c)
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j)
+        offsets[k++] = int32_t(c * d.planeStride + i * d.width + j);
+
+  // Tasks: whole column tiles when there are enough, else whole row panels.
+  constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
+  int64_t threads = call.pool ? call.pool->threads() : 1;
+  int64_t tiles = (d.qPanels + kOffsetsTile - 1) / kOffsetsTile;
+  int64_t panels = rowsM / kGemmPanelHeight;
+  bool byTiles = tiles >= threads || tiles >= panels;
+  int64_t units = byTiles ? tiles : panels;
+  int64_t tasks = std::min<int64_t>(
+      {threads, units, std::max<int64_t>(1, 2 * M * P * K / kMinFlopsPerTask)});
+  int64_t perTask = (units + tasks - 1) / tasks;
+  tasks = (units + perTask - 1) / perTask;
+
+  for (int64_t n = 0; n < N; ++n) {
+    const float *xn = x + n * C * inH * inW;
+    parallelFor(call.pool, C, [&](int64_t c) {
+      float *plane = planes + c * d.planeStride;
+      const float *src = xn + c * inH * inW;
+      for (int64_t r = 0; r < d.rows; ++r) {
+        float *row = plane + r * d.width;
+        int64_t ir = r - padTop;
+        if (ir < 0 || ir >= inH) {
+          std::fill(row, row + d.width, 0.f);
+          continue;
+        }
+        std::fill(row, row + padLeft, 0.f);
+        std::copy(src + ir * inW, src + (ir + 1) * inW, row + padLeft);
+        std::fill(row + padLeft + inW, row + d.width, 0.f);
+      }
+      std::fill(plane + d.rows * d.width, plane + d.planeStride, 0.f);
+    });
+    parallelFor(call.pool, tasks, [&](int64_t t) {
+      int64_t u0 = t * perTask, u1 = std::min(units, u0 + perTask);
+      if (byTiles)
+        sgemmOffsetsB(M, std::min(d.qPanels, u1 * kOffsetsTile) - u0 * kOffsetsTile, K, packedW,
+                      planes + u0 * kOffsetsTile, offsets, product + u0 * kOffsetsTile,
+                      d.qPanels);
+      else
+        sgemmOffsetsB(std::min(M, u1 * kGemmPanelHeight) - u0 * kGemmPanelHeight, d.qPanels, K,
+                      packedW + u0 * kGemmPanelHeight * K, planes, offsets,
+                      product + u0 * kGemmPanelHeight * d.qPanels, d.qPanels);
+    });
+    float *yn = y + n * M * P;
+    GemmEpilogue image = epilogue;
+    image.residual = epilogue.residual ? epilogue.residual + n * M * P : nullptr;
+    int64_t rowTasks = std::min<int64_t>(threads, std::max<int64_t>(1, M * P / (int64_t(1) << 14)));
+    int64_t perRows = (M + rowTasks - 1) / rowTasks;
+    parallelFor(call.pool, (M + perRows - 1) / perRows, [&](int64_t t) {
+      for (int64_t m = t * perRows; m < std::min(M, (t + 1) * perRows); ++m) {
+        float *out = yn + m * P;
+        const float *from = product + m * d.qPanels;
+        for (int64_t oh = 0; oh < outH; ++oh)
+          std::copy(from + oh * d.width, from + oh * d.width + outW, out + oh * outW);
+        if (image.any())
+          image.at(m, 0).apply(out, P, 1, P);
+      }
+    });
+  }
+  return Status::ok();
+}
+
 /// The epilogue ortc.fused_conv asks for (activation, activation_params); a
 /// plain Conv has none.
 Status convActivation(const KernelCall &call, GemmEpilogue &e) {
@@ -1033,6 +1140,18 @@ Status conv(const KernelCall &call) {
     DepthwisePlaneFn planeFn = pickDepthwisePlane(g);
     parallelFor(call.pool, N * M, [&](int64_t plane) { planeFn(planes, plane, y + plane * P); });
     return Status::ok();
+  }
+
+  if (prepacked && g.rank == 2 &&
+      convRunsDirect(g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2], g.out[2])) {
+    DirectLayout layout(g);
+    if (layout.fits(C)) {
+      GemmEpilogue full = epilogue;
+      full.rowBias = bias;
+      full.residual = residual;
+      full.ldr = P;
+      return convDirect(call, g, layout, x, w, N, C, M, full, y);
+    }
   }
 
   bool pointwise = g.pointwise();

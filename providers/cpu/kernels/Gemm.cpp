@@ -93,6 +93,24 @@ void kernelGeneric(int64_t kc, const float *a, const float *b, float *c, int64_t
     epilogue->at(row0, 0).apply(c, ldc, MR, nr);
 }
 
+/// A 6-row tile of `cols` (a multiple of 16) columns whose row k of B is b +
+/// offsets[k] (sgemmOffsetsB), in portable C++.
+void kernelGenericOffsets(int64_t kc, const float *a, const float *b, const int32_t *offsets,
+                          float *c, int64_t ldc, int64_t cols, bool load) {
+  for (int64_t j = 0; j < cols; j += kNr) {
+    float acc[kMr][kNr] = {};
+    for (int64_t k = 0; k < kc; ++k) {
+      const float *bk = b + offsets[k] + j;
+      for (int r = 0; r < kMr; ++r)
+        for (int q = 0; q < kNr; ++q)
+          acc[r][q] += a[k * kMr + r] * bk[q];
+    }
+    for (int r = 0; r < kMr; ++r)
+      for (int q = 0; q < kNr; ++q)
+        c[r * ldc + j + q] = load ? c[r * ldc + j + q] + acc[r][q] : acc[r][q];
+  }
+}
+
 /// Packs 6 full rows of row-major A (row stride lda), kc columns, into one
 /// k-major panel: panel[k*6 + r] = a[r*lda + k].
 using RowPacker = void (*)(const float *a, int64_t lda, int64_t kc, float *panel);
@@ -285,6 +303,40 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
   }
 }
 
+/// kernelAvx512Offsets in AVX2: 16 columns at a time (12 accumulators).
+ORTC_AVX2 void kernelAvx2Offsets(int64_t kc, const float *a, const float *b,
+                                 const int32_t *offsets, float *c, int64_t ldc, int64_t cols,
+                                 bool load) {
+  for (int64_t j = 0; j < cols; j += kNr) {
+    __m256 acc0[kMr], acc1[kMr];
+#pragma GCC unroll 6
+    for (int r = 0; r < kMr; ++r)
+      acc0[r] = acc1[r] = _mm256_setzero_ps();
+    const float *ak = a;
+    for (int64_t k = 0; k < kc; ++k) {
+      const float *bk = b + offsets[k] + j;
+      __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
+#pragma GCC unroll 6
+      for (int r = 0; r < kMr; ++r) {
+        __m256 av = _mm256_broadcast_ss(ak + r);
+        acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
+        acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
+      }
+      ak += kMr;
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < kMr; ++r) {
+      float *cr = c + r * ldc + j;
+      if (load) {
+        acc0[r] = _mm256_add_ps(acc0[r], _mm256_loadu_ps(cr));
+        acc1[r] = _mm256_add_ps(acc1[r], _mm256_loadu_ps(cr + 8));
+      }
+      _mm256_storeu_ps(cr, acc0[r]);
+      _mm256_storeu_ps(cr + 8, acc1[r]);
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // AVX-512 kernel: the 16-wide panel is one zmm, so a k step is one B load, MR
 // broadcasts and MR FMAs (half the AVX2 kernel's instructions for the same
@@ -422,6 +474,59 @@ ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
   }
 }
 
+/// A full 6-row tile of 16 * Panels columns whose B is read in place: row k
+/// of B is b + offsets[k] (sgemmOffsetsB). Up to 24 accumulators as in the
+/// 6x64 tile; the loads are unaligned and mostly L1 hits (neighbouring taps
+/// overlap).
+template <int Panels>
+ORTC_AVX512 void kernelAvx512OffsetsOf(int64_t kc, const float *a, const float *b,
+                                       const int32_t *offsets, float *c, int64_t ldc, bool load) {
+  __m512 acc[kMr][Panels];
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r)
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p)
+      acc[r][p] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    const float *bk = b + offsets[k];
+    __m512 bv[Panels];
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p)
+      bv[p] = _mm512_loadu_ps(bk + p * kNr);
+#pragma GCC unroll 6
+    for (int r = 0; r < kMr; ++r) {
+      __m512 av = _mm512_set1_ps(a[r]);
+#pragma GCC unroll 4
+      for (int p = 0; p < Panels; ++p)
+        acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
+    }
+    a += kMr;
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r)
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p) {
+      float *cp = c + r * ldc + p * kNr;
+      _mm512_storeu_ps(cp, load ? _mm512_add_ps(acc[r][p], _mm512_loadu_ps(cp)) : acc[r][p]);
+    }
+}
+
+/// kernelAvx512OffsetsOf for `cols` (16, 32, 48 or 64) columns.
+ORTC_AVX512 void kernelAvx512Offsets(int64_t kc, const float *a, const float *b,
+                                     const int32_t *offsets, float *c, int64_t ldc, int64_t cols,
+                                     bool load) {
+  switch (cols / kNr) {
+  case 4:
+    return kernelAvx512OffsetsOf<4>(kc, a, b, offsets, c, ldc, load);
+  case 3:
+    return kernelAvx512OffsetsOf<3>(kc, a, b, offsets, c, ldc, load);
+  case 2:
+    return kernelAvx512OffsetsOf<2>(kc, a, b, offsets, c, ldc, load);
+  default:
+    return kernelAvx512OffsetsOf<1>(kc, a, b, offsets, c, ldc, load);
+  }
+}
+
 /// Stores 4 consecutive k of a 6-row panel: rows 0-3 from u_k, rows 4-5 from
 /// the (r4,r5)-interleaved t45 (k 0-1) and t67 (k 2-3).
 ORTC_AVX2 inline void storeK6(float *d, __m128 u0, __m128 u1, __m128 u2, __m128 u3,
@@ -481,6 +586,12 @@ bool cpuHasAvx512() { return false; }
 // Variants and dispatch
 //===----------------------------------------------------------------------===//
 
+/// A 6-row tile of `cols` (16 to kOffsetsTile, a multiple of 16) columns
+/// whose B rows are read in place (sgemmOffsetsB).
+using OffsetsKernel = void (*)(int64_t kc, const float *a, const float *b,
+                               const int32_t *offsets, float *c, int64_t ldc, int64_t cols,
+                               bool load);
+
 /// A full tile over adjacent full B panels (panelStride floats apart); null
 /// where a variant has none.
 using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t panelStride,
@@ -492,6 +603,7 @@ struct Variant {
   KernelIsa isa;
   MicroKernel kernels[kMr + 1]; // indexed by rows, 1..6
   RowPacker packRows;
+  OffsetsKernel offsetsKernel;
   // Full tiles over 4 and 2 adjacent B panels.
   WideKernel quadKernel = nullptr;
   WideKernel pairKernel = nullptr;
@@ -501,18 +613,21 @@ const Variant kGeneric = {"generic",
                           KernelIsa::Generic,
                           {nullptr, kernelGeneric<1>, kernelGeneric<2>, kernelGeneric<3>,
                            kernelGeneric<4>, kernelGeneric<5>, kernelGeneric<6>},
-                          packRowsGeneric};
+                          packRowsGeneric,
+                          kernelGenericOffsets};
 #ifdef ORTC_GEMM_X86
 const Variant kAvx2 = {"avx2",
                        KernelIsa::Avx2,
                        {nullptr, kernelAvx2<1>, kernelAvx2<2>, kernelAvx2<3>, kernelAvx2<4>,
                         kernelAvx2<5>, kernelAvx2<6>},
-                       packRowsAvx2};
+                       packRowsAvx2,
+                       kernelAvx2Offsets};
 const Variant kAvx512 = {"avx512",
                          KernelIsa::Avx512,
                          {nullptr, kernelAvx512<1>, kernelAvx512<2>, kernelAvx512<3>,
                           kernelAvx512<4>, kernelAvx512<5>, kernelAvx512<6>},
                          packRowsAvx2,
+                         kernelAvx512Offsets,
                          kernelAvx512Wide<4>,
                          kernelAvx512Wide<2>};
 #endif
@@ -815,6 +930,31 @@ void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, b
   a.lda = lda;
   a.transA = transA;
   sgemmBlocks(M, N, K, a, packedB, C, ldc, accumulate);
+}
+
+void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const float *b,
+                   const int32_t *offsets, float *C, int64_t ldc) {
+  if (M <= 0 || Q <= 0)
+    return;
+  const Variant *variant = activeVariant();
+  int64_t kBlocks = std::max<int64_t>(1, (K + kKc - 1) / kKc);
+  int64_t kcBlock = std::max<int64_t>(1, (K + kBlocks - 1) / kBlocks);
+  int64_t panels = (M + kMr - 1) / kMr, mcPanels = kMc / kMr;
+  // A block of rows stays in L2 across the column tiles; a tile's B rows (a
+  // few input rows per channel of the K block) stay in L1 across the
+  // block's panels.
+  for (int64_t p0 = 0; p0 < panels; p0 += mcPanels) {
+    int64_t p1 = std::min(panels, p0 + mcPanels);
+    for (int64_t k0 = 0; k0 < std::max<int64_t>(K, 1); k0 += kcBlock) {
+      int64_t kc = std::min(kcBlock, K - k0);
+      for (int64_t q0 = 0; q0 < Q; q0 += kOffsetsTile) {
+        int64_t cols = std::min(kOffsetsTile, Q - q0);
+        for (int64_t p = p0; p < p1; ++p)
+          variant->offsetsKernel(kc, packedA + p * kMr * K + k0 * kMr, b + q0, offsets + k0,
+                                 C + p * kMr * ldc + q0, ldc, cols, k0 > 0);
+      }
+    }
+  }
 }
 
 void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,

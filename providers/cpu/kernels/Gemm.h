@@ -58,6 +58,18 @@ inline bool convPrefersTransposedGemm(int64_t M, int64_t P) {
   return P > 0 && P <= 256 && M >= kGemmPanelWidth && P * panels(M) <= M * panels(P);
 }
 
+/// Whether a group-1 2-D Conv runs directly over its zero-padded input
+/// planes (sgemmOffsetsB, W packed by packGemmA: packing "gemm_a"): stride 1,
+/// dilation 1 and a kernel wider than 1x1, where im2col would copy each input
+/// value kh*kw times. The product covers whole padded rows, whose last kw - 1
+/// columns are dropped, so output rows narrower than 3 (kw - 1) do not pay.
+/// The compiler packs W for it and the kernel takes it: one rule for both.
+inline bool convRunsDirect(int64_t kh, int64_t kw, int64_t strideH, int64_t strideW,
+                           int64_t dilationH, int64_t dilationW, int64_t outW) {
+  return strideH == 1 && strideW == 1 && dilationH == 1 && dilationW == 1 && kh * kw > 1 &&
+         outW >= 3 * (kw - 1);
+}
+
 /// What the GEMM does to C once a tile of it is final, in registers before
 /// the microkernel stores it: c = activation(c + rowBias[i] + residual[i][j]) (Conv's bias,
 /// a residual sum, an activation: ortc.fused_conv).
@@ -95,6 +107,18 @@ void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
 void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
                             const float *packedA, const float *packedB, float *C, int64_t ldc,
                             bool accumulate, const GemmEpilogue *epilogue = nullptr);
+
+/// Most columns of C per tile of sgemmOffsetsB.
+constexpr int64_t kOffsetsTile = 64;
+
+/// C = A * B for constant A packed by packGemmA (M rows, K) and a B that is
+/// read in place: B[k][q] = b[offsets[k] + q] (a conv's zero-padded input
+/// planes, each tap an offset into them: a direct convolution with no
+/// im2col or packing). Q must be a multiple of kGemmPanelWidth, every
+/// b[offsets[k] + q] (q < Q) readable, and C must have room for M rounded
+/// up to kGemmPanelHeight rows (those past M come out 0). Single-threaded.
+void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const float *b,
+                   const int32_t *offsets, float *C, int64_t ldc);
 
 /// The microkernel variant this CPU runs: "avx512", "avx2", or "generic".
 const char *sgemmVariant();

@@ -537,8 +537,10 @@ TEST(LibraryKernels, ConvAutoPad) {
 }
 
 // Weights packed at compile time (packed_w = 1, packGemmA of W as [M, K])
-// give the bits of the unpacked run: 3x3 pad 1 and a pointwise conv, M not
-// a multiple of the panel height, several output tiles' worth of positions.
+// give the unpacked run's values: the bits for a pointwise conv (the same
+// GEMM over the same packed tiles), ulps for a 3x3 pad 1 (convRunsDirect:
+// the direct product sums in another order than im2col's GEMM); M not a
+// multiple of the panel height, several output tiles' worth of positions.
 TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
   struct Shape {
     std::vector<int64_t> x, w;
@@ -556,13 +558,70 @@ TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
     Tensor want(ElementType::Float, {c.x[0], M, oh, ow}), got(ElementType::Float, want.shape);
     EXPECT_OK(run("Conv", Attrs().is("pads", c.pads), {&X, &W, &B}, {&want}));
     EXPECT_OK(run("Conv", Attrs().is("pads", c.pads).i("packed_w", 1), {&X, &P, &B}, {&got}));
-    EXPECT_EQ(got.floats(), want.floats()) << shapeToString(c.w);
+    if (c.w[2] == 1)
+      EXPECT_EQ(got.floats(), want.floats()) << shapeToString(c.w);
+    else
+      EXPECT_TRUE(near(got.floats(), want.floats(), 1e-5f)) << shapeToString(c.w);
   }
   // Only a group-1 conv takes packed weights.
   Tensor X = randomF({1, 4, 5, 5}, 24), W = randomF({4, 2, 3, 3}, 25);
   Tensor Y(ElementType::Float, {1, 4, 3, 3});
   EXPECT_INVALID(run("Conv", Attrs().i("group", 2).i("packed_w", 1), {&X, &W}, {&Y}),
                  "packed_w needs group 1");
+}
+
+// A stride-1 conv wider than 1x1 over prepacked W runs directly over its
+// zero-padded input planes (convRunsDirect, sgemmOffsetsB): the reference's
+// values with the fused epilogue, serial and on a pool, on every vector
+// variant: one column tile split by row panels (7x7), many tiles and M not a
+// multiple of the panel height, batches of 2 and 3, a 5x5 with asymmetric
+// pads, no padding, a 1x3 kernel; last tiles of 16, 32, 48 and 64 columns.
+TEST(LibraryKernels, ConvDirectMatchesReference) {
+  struct Shape {
+    std::vector<int64_t> x, w, pads;
+  };
+  ThreadPool pool(2);
+  uint64_t seed = 900;
+  for (const Shape &c : {Shape{{1, 40, 7, 7}, {48, 40, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{2, 5, 33, 31}, {13, 5, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 8, 9, 14}, {20, 8, 5, 5}, {2, 1, 0, 3}},
+                         Shape{{1, 16, 14, 14}, {32, 16, 3, 3}, {0, 0, 0, 0}},
+                         Shape{{3, 16, 12, 12}, {7, 16, 1, 3}, {0, 1, 0, 1}},
+                         Shape{{1, 4, 8, 10}, {6, 4, 3, 3}, {1, 1, 1, 1}}}) {
+    ConvSpec spec{c.x, c.w, 1, {1, 1}, c.pads, {1, 1}};
+    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
+    std::vector<int64_t> ys;
+    std::vector<float> want = refConv(X, W, &B, spec, ys);
+    ASSERT_TRUE(convRunsDirect(c.w[2], c.w[3], 1, 1, 1, 1, ys[3])) << shapeToString(c.w);
+    Tensor Z = randomF(ys, ++seed);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
+    int64_t M = c.w[0], K = c.w[1] * c.w[2] * c.w[3];
+    Tensor P(ElementType::Float, {int64_t(packedGemmASize(M, K))});
+    packGemmA(W.f(), K, M, K, P.f());
+    P.shape = c.w; // the view keeps W's logical shape
+    Attrs attrs = Attrs().is("pads", c.pads).i("packed_w", 1);
+    attrs.s("activation", "clip");
+    attrs.a.floats["activation_params"] = {0.f, 0.75f};
+    for (const char *variant : {"generic", "avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue; // this CPU cannot run it (ConvOnEveryVectorVariant says so)
+      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+        Tensor Y(ElementType::Float, ys);
+        ASSERT_OK(run("Conv", attrs, {&X, &P, &B, &Z}, {&Y}, on));
+        EXPECT_TRUE(near(Y.floats(), want, 1e-4))
+            << shapeToString(c.w) << " " << variant << (on ? " pool" : "");
+      }
+    }
+    setSgemmVariant(nullptr);
+  }
+  // Strided, dilated and 1x1 convs, and rows too narrow for the padding, do
+  // not run directly.
+  EXPECT_FALSE(convRunsDirect(3, 3, 2, 2, 1, 1, 28));
+  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 2, 2, 28));
+  EXPECT_FALSE(convRunsDirect(1, 1, 1, 1, 1, 1, 28));
+  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 1, 1, 5));
+  EXPECT_TRUE(convRunsDirect(3, 3, 1, 1, 1, 1, 7));
 }
 
 // Weights packed as B panels of W^T (packed_w = 2, "gemm_bt": the
