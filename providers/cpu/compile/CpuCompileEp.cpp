@@ -470,10 +470,11 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
         auto a = op->getAttrOfType<DenseI64ArrayAttr>(name);
         return a && int64_t(a.size()) > i ? a[i] : 1;
       };
-      bool direct = w.getRank() == 4 && y && y.getRank() == 4 && !y.isDynamicDim(3) &&
+      bool direct = w.getRank() == 4 && y && y.getRank() == 4 && !y.isDynamicDim(2) &&
+                    !y.isDynamicDim(3) &&
                     convRunsDirect(w.getDimSize(2), w.getDimSize(3), ints("strides", 0),
                                    ints("strides", 1), ints("dilations", 0),
-                                   ints("dilations", 1), y.getDimSize(3));
+                                   ints("dilations", 1), y.getDimSize(2), y.getDimSize(3));
       bool transposed = !direct && y && y.hasStaticShape() && y.getRank() >= 3 &&
                         convPrefersTransposedGemm(w.getDimSize(0), y.getNumElements() /
                                                                       (y.getDimSize(0) *

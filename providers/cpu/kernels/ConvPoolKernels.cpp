@@ -923,34 +923,45 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
   return Status::ok();
 }
 
-/// Where convDirect keeps one image's zero-padded input planes and product:
-/// padded row r, column c of channel ch at ch * planeStride + r * width + c;
-/// the product over Q positions (q = oh * width + ow, ow < width, the last
-/// kw - 1 of each row dropped), Q rounded up to whole panels.
+/// Where convDirect keeps one image's zero-padded input, split by the
+/// strides into phase planes per channel: phase (a, b) of channel ch, row r,
+/// column c holds the padded input at row r*sh + a, column c*sw + b, at
+/// (ch * phases + a * phaseCols + b) * planeStride + r * width + c (only the
+/// phases some tap reads: a < min(kh, sh), b < min(kw, sw)). Output position
+/// (oh, ow) is q = oh * width + ow, and its tap (i, j) reads phase
+/// (i % sh, j % sw) at q + (i / sh) * width + j / sw: a contiguous run per
+/// tap. The product covers Q = outH * width positions (the last
+/// (kw - 1) / sw of each row dropped), rounded up to whole panels.
 struct DirectLayout {
-  int64_t width, rows, q, qPanels, planeStride;
+  int64_t sh, sw, phaseCols, phases, width, rows, q, qPanels, planeStride;
 
-  DirectLayout(const Geometry &g) {
-    width = g.out[2] + g.k[2] - 1;
-    rows = g.out[1] + g.k[1] - 1;
+  explicit DirectLayout(const Geometry &g) {
+    sh = g.s[1];
+    sw = g.s[2];
+    phaseCols = std::min(g.k[2], sw);
+    phases = std::min(g.k[1], sh) * phaseCols;
+    width = g.out[2] + (g.k[2] - 1) / sw;
+    rows = g.out[1] + (g.k[1] - 1) / sh;
     q = g.out[1] * width;
     qPanels = (q + kGemmPanelWidth - 1) / kGemmPanelWidth * kGemmPanelWidth;
     // The last panel's reads reach past the plane's rows: they stay inside
     // the plane's own (zeroed) slack.
-    int64_t reach = qPanels + (g.k[1] - 1) * width + g.k[2] - 1;
+    int64_t reach = qPanels + (g.k[1] - 1) / sh * width + (g.k[2] - 1) / sw;
     planeStride = (std::max(rows * width, reach) + 15) / 16 * 16;
   }
   /// Offsets into the planes must fit sgemmOffsetsB's int32.
-  bool fits(int64_t C) const { return C * planeStride <= int64_t(INT32_MAX); }
+  bool fits(int64_t C) const { return C * phases * planeStride <= int64_t(INT32_MAX); }
+  int64_t offset(int64_t c, int64_t i, int64_t j) const {
+    return (c * phases + (i % sh) * phaseCols + j % sw) * planeStride + i / sh * width + j / sw;
+  }
 };
 
-/// A group-1 2-D Conv at stride 1 and dilation 1 (convRunsDirect) over W
-/// packed as A panels: each image's input is copied once into zero-padded
-/// planes, the product reads its taps from them in place (sgemmOffsetsB: tap
-/// (c, i, j) is the offset c * planeStride + i * width + j), and each output
-/// row is taken from the product's padded rows with the epilogue (bias,
-/// residual, activation). No im2col: a 3x3 conv moves its input once, not 9
-/// times.
+/// A group-1 2-D Conv at dilation 1 (convRunsDirect) over W packed as A
+/// panels: each image's input is copied once into zero-padded phase planes,
+/// the product reads its taps from them in place (sgemmOffsetsB, each tap an
+/// offset: DirectLayout), and each output row is taken from the product's
+/// rows with the epilogue (bias, residual, activation). No im2col: a 3x3
+/// conv moves its input once, not 9 times.
 Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout &d,
                   const float *x, const float *packedW, int64_t N, int64_t C, int64_t M,
                   const GemmEpilogue &epilogue, float *y) {
@@ -959,16 +970,17 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
   const int64_t outH = g.out[1], outW = g.out[2], P = outH * outW, K = C * kh * kw;
   const int64_t padTop = g.padBegin[1], padLeft = g.padBegin[2];
   const int64_t rowsM = (M + kGemmPanelHeight - 1) / kGemmPanelHeight * kGemmPanelHeight;
+  const int64_t planesFloats = C * d.phases * d.planeStride;
   float *scratch;
-  if (Status s = allocScratch(call, op, size_t(C * d.planeStride + rowsM * d.qPanels + K), scratch);
+  if (Status s = allocScratch(call, op, size_t(planesFloats + rowsM * d.qPanels + K), scratch);
       !s.isOk())
     return s;
-  float *planes = scratch, *product = planes + C * d.planeStride;
+  float *planes = scratch, *product = planes + planesFloats;
   auto *offsets = reinterpret_cast<int32_t *>(product + rowsM * d.qPanels);
   for (int64_t c = 0, k = 0; c < C; ++c)
     for (int64_t i = 0; i < kh; ++i)
       for (int64_t j = 0; j < kw; ++j)
-        offsets[k++] = int32_t(c * d.planeStride + i * d.width + j);
+        offsets[k++] = int32_t(d.offset(c, i, j));
 
   // Tasks: whole column tiles when there are enough, else whole row panels.
   constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
@@ -984,19 +996,30 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
 
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * C * inH * inW;
-    parallelFor(call.pool, C, [&](int64_t c) {
-      float *plane = planes + c * d.planeStride;
+    parallelFor(call.pool, C * d.phases, [&](int64_t cp) {
+      int64_t c = cp / d.phases, a = cp % d.phases / d.phaseCols, b = cp % d.phaseCols;
+      float *plane = planes + cp * d.planeStride;
       const float *src = xn + c * inH * inW;
+      // Phase columns cc read input column cc * sw + b - padLeft: those in
+      // [lo, hi) are inside the input.
+      int64_t lo = std::clamp<int64_t>((padLeft - b + d.sw - 1) / d.sw, 0, d.width);
+      int64_t hi = std::clamp<int64_t>((inW + padLeft - b + d.sw - 1) / d.sw, lo, d.width);
       for (int64_t r = 0; r < d.rows; ++r) {
         float *row = plane + r * d.width;
-        int64_t ir = r - padTop;
+        int64_t ir = r * d.sh + a - padTop;
         if (ir < 0 || ir >= inH) {
           std::fill(row, row + d.width, 0.f);
           continue;
         }
-        std::fill(row, row + padLeft, 0.f);
-        std::copy(src + ir * inW, src + (ir + 1) * inW, row + padLeft);
-        std::fill(row + padLeft + inW, row + d.width, 0.f);
+        const float *in = src + ir * inW;
+        int64_t first = lo * d.sw + b - padLeft; // input column of phase column lo
+        std::fill(row, row + lo, 0.f);
+        if (d.sw == 1)
+          std::copy(in + first, in + first + (hi - lo), row + lo);
+        else
+          for (int64_t cc = lo; cc < hi; ++cc)
+            row[cc] = in[first + (cc - lo) * d.sw];
+        std::fill(row + hi, row + d.width, 0.f);
       }
       std::fill(plane + d.rows * d.width, plane + d.planeStride, 0.f);
     });
@@ -1143,7 +1166,7 @@ Status conv(const KernelCall &call) {
   }
 
   if (prepacked && g.rank == 2 &&
-      convRunsDirect(g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2], g.out[2])) {
+      convRunsDirect(g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2], g.out[1], g.out[2])) {
     DirectLayout layout(g);
     if (layout.fits(C)) {
       GemmEpilogue full = epilogue;

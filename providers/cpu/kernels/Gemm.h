@@ -59,15 +59,23 @@ inline bool convPrefersTransposedGemm(int64_t M, int64_t P) {
 }
 
 /// Whether a group-1 2-D Conv runs directly over its zero-padded input
-/// planes (sgemmOffsetsB, W packed by packGemmA: packing "gemm_a"): stride 1,
-/// dilation 1 and a kernel wider than 1x1, where im2col would copy each input
-/// value kh*kw times. The product covers whole padded rows, whose last kw - 1
-/// columns are dropped, so output rows narrower than 3 (kw - 1) do not pay.
-/// The compiler packs W for it and the kernel takes it: one rule for both.
+/// planes (sgemmOffsetsB, W packed by packGemmA: packing "gemm_a"): dilation
+/// 1 and a kernel wider than 1x1, where im2col would copy each input value
+/// up to kh*kw times (a 1x1 packs X once; a strided one measured faster that
+/// way). A stride s splits the padded input into phase planes, so that every
+/// tap still reads output positions as a contiguous run. The product covers
+/// whole phase-plane rows (outW + (kw - 1) / sw columns, the last ones
+/// dropped) rounded up to whole panels; it runs directly while that wastes
+/// at most a quarter of it. The compiler packs W for it and the kernel
+/// takes it: one rule for both.
 inline bool convRunsDirect(int64_t kh, int64_t kw, int64_t strideH, int64_t strideW,
-                           int64_t dilationH, int64_t dilationW, int64_t outW) {
-  return strideH == 1 && strideW == 1 && dilationH == 1 && dilationW == 1 && kh * kw > 1 &&
-         outW >= 3 * (kw - 1);
+                           int64_t dilationH, int64_t dilationW, int64_t outH, int64_t outW) {
+  if (dilationH != 1 || dilationW != 1 || strideH < 1 || strideW < 1 || outH < 1 || outW < 1 ||
+      kh * kw == 1)
+    return false;
+  int64_t width = outW + (kw - 1) / strideW;
+  int64_t panels = (outH * width + kGemmPanelWidth - 1) / kGemmPanelWidth * kGemmPanelWidth;
+  return 4 * outH * outW >= 3 * panels;
 }
 
 /// What the GEMM does to C once a tile of it is final, in registers before

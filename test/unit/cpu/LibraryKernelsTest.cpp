@@ -570,15 +570,17 @@ TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
                  "packed_w needs group 1");
 }
 
-// A stride-1 conv wider than 1x1 over prepacked W runs directly over its
-// zero-padded input planes (convRunsDirect, sgemmOffsetsB): the reference's
-// values with the fused epilogue, serial and on a pool, on every vector
-// variant: one column tile split by row panels (7x7), many tiles and M not a
-// multiple of the panel height, batches of 2 and 3, a 5x5 with asymmetric
-// pads, no padding, a 1x3 kernel; last tiles of 16, 32, 48 and 64 columns.
+// A conv over prepacked W wider than 1x1 runs directly over its zero-padded
+// input (phase) planes (convRunsDirect, sgemmOffsetsB): the
+// reference's values with the fused epilogue, serial and on a pool, on every
+// vector variant: one column tile split by row panels (7x7), many tiles and
+// M not a multiple of the panel height, batches of 2 and 3, a 5x5 with
+// asymmetric pads, no padding, a 1x3 kernel; last tiles of 16, 32, 48 and
+// 64 columns; strides 2 and 3 (a 7x7 stem, unequal strides, pads odd and
+// even).
 TEST(LibraryKernels, ConvDirectMatchesReference) {
   struct Shape {
-    std::vector<int64_t> x, w, pads;
+    std::vector<int64_t> x, w, pads, strides = {1, 1};
   };
   ThreadPool pool(2);
   uint64_t seed = 900;
@@ -587,12 +589,17 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
                          Shape{{1, 8, 9, 14}, {20, 8, 5, 5}, {2, 1, 0, 3}},
                          Shape{{1, 16, 14, 14}, {32, 16, 3, 3}, {0, 0, 0, 0}},
                          Shape{{3, 16, 12, 12}, {7, 16, 1, 3}, {0, 1, 0, 1}},
-                         Shape{{1, 4, 8, 10}, {6, 4, 3, 3}, {1, 1, 1, 1}}}) {
-    ConvSpec spec{c.x, c.w, 1, {1, 1}, c.pads, {1, 1}};
+                         Shape{{1, 4, 8, 10}, {6, 4, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 3, 32, 30}, {8, 3, 7, 7}, {3, 3, 3, 3}, {2, 2}},
+                         Shape{{2, 16, 14, 14}, {24, 16, 3, 1}, {1, 0, 1, 0}, {2, 2}},
+                         Shape{{1, 6, 15, 17}, {9, 6, 3, 3}, {1, 0, 1, 2}, {2, 3}},
+                         Shape{{1, 8, 16, 16}, {10, 8, 3, 3}, {1, 1, 1, 1}, {2, 2}}}) {
+    ConvSpec spec{c.x, c.w, 1, c.strides, c.pads, {1, 1}};
     Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
     std::vector<int64_t> ys;
     std::vector<float> want = refConv(X, W, &B, spec, ys);
-    ASSERT_TRUE(convRunsDirect(c.w[2], c.w[3], 1, 1, 1, 1, ys[3])) << shapeToString(c.w);
+    ASSERT_TRUE(convRunsDirect(c.w[2], c.w[3], c.strides[0], c.strides[1], 1, 1, ys[2], ys[3]))
+        << shapeToString(c.w) << " " << shapeToString(ys);
     Tensor Z = randomF(ys, ++seed);
     for (size_t i = 0; i < want.size(); ++i)
       want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
@@ -600,7 +607,7 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
     Tensor P(ElementType::Float, {int64_t(packedGemmASize(M, K))});
     packGemmA(W.f(), K, M, K, P.f());
     P.shape = c.w; // the view keeps W's logical shape
-    Attrs attrs = Attrs().is("pads", c.pads).i("packed_w", 1);
+    Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).i("packed_w", 1);
     attrs.s("activation", "clip");
     attrs.a.floats["activation_params"] = {0.f, 0.75f};
     for (const char *variant : {"generic", "avx2", "avx512"}) {
@@ -610,18 +617,21 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
         Tensor Y(ElementType::Float, ys);
         ASSERT_OK(run("Conv", attrs, {&X, &P, &B, &Z}, {&Y}, on));
         EXPECT_TRUE(near(Y.floats(), want, 1e-4))
-            << shapeToString(c.w) << " " << variant << (on ? " pool" : "");
+            << shapeToString(c.w) << " strides " << shapeToString(c.strides) << " " << variant
+            << (on ? " pool" : "");
       }
     }
     setSgemmVariant(nullptr);
   }
-  // Strided, dilated and 1x1 convs, and rows too narrow for the padding, do
-  // not run directly.
-  EXPECT_FALSE(convRunsDirect(3, 3, 2, 2, 1, 1, 28));
-  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 2, 2, 28));
-  EXPECT_FALSE(convRunsDirect(1, 1, 1, 1, 1, 1, 28));
-  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 1, 1, 5));
-  EXPECT_TRUE(convRunsDirect(3, 3, 1, 1, 1, 1, 7));
+  // Dilated and 1x1 convs, and outputs where a quarter of the product would
+  // be padding, do not run directly.
+  EXPECT_TRUE(convRunsDirect(3, 3, 2, 2, 1, 1, 28, 28));
+  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 2, 2, 28, 28));
+  EXPECT_FALSE(convRunsDirect(1, 1, 1, 1, 1, 1, 28, 28));
+  EXPECT_FALSE(convRunsDirect(1, 1, 2, 2, 1, 1, 7, 7));
+  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 1, 1, 5, 5));
+  EXPECT_TRUE(convRunsDirect(3, 3, 1, 1, 1, 1, 7, 7));
+  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 1, 1, 1, 1));
 }
 
 // Weights packed as B panels of W^T (packed_w = 2, "gemm_bt": the
