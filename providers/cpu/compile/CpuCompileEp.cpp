@@ -472,7 +472,8 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       };
       bool direct = w.getRank() == 4 && y && y.getRank() == 4 && !y.isDynamicDim(2) &&
                     !y.isDynamicDim(3) &&
-                    convRunsDirect(w.getDimSize(2), w.getDimSize(3), ints("strides", 0),
+                    convRunsDirect(w.getDimSize(1), w.getDimSize(2), w.getDimSize(3),
+                                   ints("strides", 0),
                                    ints("strides", 1), ints("dilations", 0),
                                    ints("dilations", 1), y.getDimSize(2), y.getDimSize(3));
       bool transposed = !direct && y && y.hasStaticShape() && y.getRank() >= 3 &&

@@ -1166,7 +1166,7 @@ Status conv(const KernelCall &call) {
   }
 
   if (prepacked && g.rank == 2 &&
-      convRunsDirect(g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2], g.out[1], g.out[2])) {
+      convRunsDirect(C, g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2], g.out[1], g.out[2])) {
     DirectLayout layout(g);
     if (layout.fits(C)) {
       GemmEpilogue full = epilogue;

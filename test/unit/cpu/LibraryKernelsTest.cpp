@@ -585,20 +585,21 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
   ThreadPool pool(2);
   uint64_t seed = 900;
   for (const Shape &c : {Shape{{1, 40, 7, 7}, {48, 40, 3, 3}, {1, 1, 1, 1}},
-                         Shape{{2, 5, 33, 31}, {13, 5, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{2, 8, 33, 31}, {13, 8, 3, 3}, {1, 1, 1, 1}},
                          Shape{{1, 8, 9, 14}, {20, 8, 5, 5}, {2, 1, 0, 3}},
                          Shape{{1, 16, 14, 14}, {32, 16, 3, 3}, {0, 0, 0, 0}},
-                         Shape{{3, 16, 12, 12}, {7, 16, 1, 3}, {0, 1, 0, 1}},
-                         Shape{{1, 4, 8, 10}, {6, 4, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{3, 24, 12, 12}, {7, 24, 1, 3}, {0, 1, 0, 1}},
+                         Shape{{1, 8, 8, 10}, {6, 8, 3, 3}, {1, 1, 1, 1}},
                          Shape{{1, 3, 32, 30}, {8, 3, 7, 7}, {3, 3, 3, 3}, {2, 2}},
-                         Shape{{2, 16, 14, 14}, {24, 16, 3, 1}, {1, 0, 1, 0}, {2, 2}},
-                         Shape{{1, 6, 15, 17}, {9, 6, 3, 3}, {1, 0, 1, 2}, {2, 3}},
+                         Shape{{2, 24, 14, 14}, {24, 24, 3, 1}, {1, 0, 1, 0}, {2, 2}},
+                         Shape{{1, 8, 15, 17}, {9, 8, 3, 3}, {1, 0, 1, 2}, {2, 3}},
                          Shape{{1, 8, 16, 16}, {10, 8, 3, 3}, {1, 1, 1, 1}, {2, 2}}}) {
     ConvSpec spec{c.x, c.w, 1, c.strides, c.pads, {1, 1}};
     Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
     std::vector<int64_t> ys;
     std::vector<float> want = refConv(X, W, &B, spec, ys);
-    ASSERT_TRUE(convRunsDirect(c.w[2], c.w[3], c.strides[0], c.strides[1], 1, 1, ys[2], ys[3]))
+    ASSERT_TRUE(
+        convRunsDirect(c.w[1], c.w[2], c.w[3], c.strides[0], c.strides[1], 1, 1, ys[2], ys[3]))
         << shapeToString(c.w) << " " << shapeToString(ys);
     Tensor Z = randomF(ys, ++seed);
     for (size_t i = 0; i < want.size(); ++i)
@@ -623,15 +624,17 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
     }
     setSgemmVariant(nullptr);
   }
-  // Dilated and 1x1 convs, and outputs where a quarter of the product would
-  // be padding, do not run directly.
-  EXPECT_TRUE(convRunsDirect(3, 3, 2, 2, 1, 1, 28, 28));
-  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 2, 2, 28, 28));
-  EXPECT_FALSE(convRunsDirect(1, 1, 1, 1, 1, 1, 28, 28));
-  EXPECT_FALSE(convRunsDirect(1, 1, 2, 2, 1, 1, 7, 7));
-  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 1, 1, 5, 5));
-  EXPECT_TRUE(convRunsDirect(3, 3, 1, 1, 1, 1, 7, 7));
-  EXPECT_FALSE(convRunsDirect(3, 3, 1, 1, 1, 1, 1, 1));
+  // Dilated and 1x1 convs, outputs where a quarter of the product would be
+  // padding, and fewer than 64 products per output do not run directly.
+  EXPECT_TRUE(convRunsDirect(64, 3, 3, 2, 2, 1, 1, 28, 28));
+  EXPECT_FALSE(convRunsDirect(64, 3, 3, 1, 1, 2, 2, 28, 28));
+  EXPECT_FALSE(convRunsDirect(64, 1, 1, 1, 1, 1, 1, 28, 28));
+  EXPECT_FALSE(convRunsDirect(64, 1, 1, 2, 2, 1, 1, 7, 7));
+  EXPECT_FALSE(convRunsDirect(64, 3, 3, 1, 1, 1, 1, 5, 5));
+  EXPECT_TRUE(convRunsDirect(64, 3, 3, 1, 1, 1, 1, 7, 7));
+  EXPECT_FALSE(convRunsDirect(64, 3, 3, 1, 1, 1, 1, 1, 1));
+  EXPECT_FALSE(convRunsDirect(3, 3, 3, 2, 2, 1, 1, 112, 112));
+  EXPECT_TRUE(convRunsDirect(3, 7, 7, 2, 2, 1, 1, 112, 112));
 }
 
 // Weights packed as B panels of W^T (packed_w = 2, "gemm_bt": the
