@@ -996,7 +996,7 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
 
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * C * inH * inW;
-    parallelFor(call.pool, C * d.phases, [&](int64_t cp) {
+    auto copyPlane = [&](int64_t cp) {
       int64_t c = cp / d.phases, a = cp % d.phases / d.phaseCols, b = cp % d.phaseCols;
       float *plane = planes + cp * d.planeStride;
       const float *src = xn + c * inH * inW;
@@ -1022,6 +1022,14 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
         std::fill(row + hi, row + d.width, 0.f);
       }
       std::fill(plane + d.rows * d.width, plane + d.planeStride, 0.f);
+    };
+    // Contiguous runs of planes per task (small planes, one task each, make
+    // both threads write the same lines).
+    int64_t planesPerTask = std::max<int64_t>(1, kMinElementsPerBlock / d.planeStride);
+    parallelFor(call.pool, (C * d.phases + planesPerTask - 1) / planesPerTask, [&](int64_t t) {
+      for (int64_t cp = t * planesPerTask; cp < std::min(C * d.phases, (t + 1) * planesPerTask);
+           ++cp)
+        copyPlane(cp);
     });
     parallelFor(call.pool, tasks, [&](int64_t t) {
       int64_t u0 = t * perTask, u1 = std::min(units, u0 + perTask);
