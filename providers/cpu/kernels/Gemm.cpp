@@ -17,6 +17,8 @@
 // four or two adjacent full panels run as one 6x64 or 6x32 tile, so each A
 // broadcast feeds four or two FMAs: 24 accumulators keep CPUs with two
 // 512-bit FMA pipes busy), AVX2+FMA, and portable C++.
+// sgemmOffsetsB runs the same tiles over a B that is never packed: row k of
+// B is an offset into a conv's padded input planes (the direct conv).
 // Single-threaded by design: callers split work across threads if they want.
 //
 //===----------------------------------------------------------------------===//
