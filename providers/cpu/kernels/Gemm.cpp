@@ -423,8 +423,8 @@ ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float 
 /// loads per FMA than two. The epilogue is at the first panel's column.
 template <int Panels>
 ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
-                                  int64_t panelStride, float *c, int64_t ldc, bool load,
-                                  const GemmEpilogue *epilogue, int64_t row0) {
+                                  int64_t panelStride, const float *next, float *c, int64_t ldc,
+                                  bool load, const GemmEpilogue *epilogue, int64_t row0) {
   __m512 acc[kMr][Panels];
   const float *bp[Panels];
 #pragma GCC unroll 4
@@ -446,6 +446,9 @@ ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
       bv[p] = _mm512_loadu_ps(bp[p]);
       bp[p] += kNr;
     }
+    // One line a step of the B slice the next tiles read, into L2: weights
+    // streamed from memory arrive before the next tiles' first pass.
+    _mm_prefetch(reinterpret_cast<const char *>(next + k * kNr), _MM_HINT_T1);
 #pragma GCC unroll 6
     for (int r = 0; r < kMr; ++r) {
       __m512 av = _mm512_set1_ps(a[r]);
@@ -597,8 +600,8 @@ using OffsetsKernel = void (*)(int64_t kc, const float *a, const float *b,
 /// A full tile over adjacent full B panels (panelStride floats apart); null
 /// where a variant has none.
 using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t panelStride,
-                            float *c, int64_t ldc, bool load, const GemmEpilogue *epilogue,
-                            int64_t row0);
+                            const float *next, float *c, int64_t ldc, bool load,
+                            const GemmEpilogue *epilogue, int64_t row0);
 
 struct Variant {
   const char *name;
@@ -860,7 +863,12 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
           float *c = C + (i0 + ip) * ldc + j0;
           const float *aPanel = aBlock + ip * aStride;
           if (wide && mr == kMr) {
-            wide(kc, aPanel, bPanel, K * kNr, c, ldc, load,
+            // Each tile prefetches one panel slice of the next tiles (the
+            // first ones cover them all), or re-touches its own at the end.
+            int64_t nextPanel = j0 + panels * kNr + (ip / kMr % panels) * kNr;
+            const float *next =
+                nextPanel < N ? packedB + nextPanel * K + k0 * kNr : bPanel;
+            wide(kc, aPanel, bPanel, K * kNr, next, c, ldc, load,
                  last && epilogue ? &panelEpilogue[0] : nullptr, ip);
             continue;
           }
