@@ -875,6 +875,29 @@ void transposeProduct(const float *product, int64_t P, int64_t M, int64_t p0, in
   transposeProductGeneric(product, M, P, M, p0, p1, e, y);
 }
 
+/// Units of work (tiles, panels) per task when `units` of them, `flops` in
+/// all, are shared out on call's pool: no more tasks than threads, nor than
+/// ~1 MFLOP each (below that, waking threads costs more than it saves).
+int64_t unitsPerTask(const KernelCall &call, int64_t units, int64_t flops) {
+  constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
+  int64_t tasks = std::max<int64_t>(1, std::min<int64_t>({call.pool ? call.pool->threads() : 1,
+                                                           units, flops / kMinFlopsPerTask}));
+  return (units + tasks - 1) / tasks;
+}
+
+/// body(i) for i in [0, n) on `pool`, each task a contiguous run of items of
+/// at least kMinElementsPerBlock elements in all (`elementsEach` per item):
+/// one task per small item makes the threads share a counter per item and
+/// write the same cache lines.
+template <typename Body>
+void parallelForRuns(ThreadPool *pool, int64_t n, int64_t elementsEach, Body &&body) {
+  int64_t perTask = std::max<int64_t>(1, kMinElementsPerBlock / std::max<int64_t>(elementsEach, 1));
+  parallelFor(pool, (n + perTask - 1) / perTask, [&](int64_t t) {
+    for (int64_t i = t * perTask; i < std::min(n, (t + 1) * perTask); ++i)
+      body(i);
+  });
+}
+
 /// A group-1 Conv as Y^T = col^T * W^T per image (convPrefersTransposedGemm):
 /// the P output positions are the GEMM's rows, read from X itself (1x1,
 /// stride 1, unpadded) or from the im2col matrix as op(A) = A^T; W comes
@@ -896,13 +919,9 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
       !s.isOk())
     return s;
   float *product = scratch, *cols = scratch + productFloats;
-  // Below ~1 MFLOP per task, waking threads costs more than it saves.
-  constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
   int64_t tiles = (P + kGemmPanelHeight - 1) / kGemmPanelHeight;
-  int64_t tasks = std::min<int64_t>({call.pool ? call.pool->threads() : 1, tiles,
-                                     std::max<int64_t>(1, 2 * M * P * K / kMinFlopsPerTask)});
-  int64_t perTask = (tiles + tasks - 1) / tasks * kGemmPanelHeight;
-  tasks = (P + perTask - 1) / perTask;
+  int64_t perTask = unitsPerTask(call, tiles, 2 * M * P * K) * kGemmPanelHeight;
+  int64_t tasks = (P + perTask - 1) / perTask;
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * C * inPlane;
     float *yn = y + n * M * P;
@@ -983,16 +1002,13 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
         offsets[k++] = int32_t(d.offset(c, i, j));
 
   // Tasks: whole column tiles when there are enough, else whole row panels.
-  constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
   int64_t threads = call.pool ? call.pool->threads() : 1;
   int64_t tiles = (d.qPanels + kOffsetsTile - 1) / kOffsetsTile;
   int64_t panels = rowsM / kGemmPanelHeight;
   bool byTiles = tiles >= threads || tiles >= panels;
   int64_t units = byTiles ? tiles : panels;
-  int64_t tasks = std::min<int64_t>(
-      {threads, units, std::max<int64_t>(1, 2 * M * P * K / kMinFlopsPerTask)});
-  int64_t perTask = (units + tasks - 1) / tasks;
-  tasks = (units + perTask - 1) / perTask;
+  int64_t perTask = unitsPerTask(call, units, 2 * M * P * K);
+  int64_t tasks = (units + perTask - 1) / perTask;
 
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * C * inH * inW;
@@ -1023,14 +1039,7 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
       }
       std::fill(plane + d.rows * d.width, plane + d.planeStride, 0.f);
     };
-    // Contiguous runs of planes per task (small planes, one task each, make
-    // both threads write the same lines).
-    int64_t planesPerTask = std::max<int64_t>(1, kMinElementsPerBlock / d.planeStride);
-    parallelFor(call.pool, (C * d.phases + planesPerTask - 1) / planesPerTask, [&](int64_t t) {
-      for (int64_t cp = t * planesPerTask; cp < std::min(C * d.phases, (t + 1) * planesPerTask);
-           ++cp)
-        copyPlane(cp);
-    });
+    parallelForRuns(call.pool, C * d.phases, d.planeStride, copyPlane);
     parallelFor(call.pool, tasks, [&](int64_t t) {
       int64_t u0 = t * perTask, u1 = std::min(units, u0 + perTask);
       if (byTiles)
@@ -1169,15 +1178,10 @@ Status conv(const KernelCall &call) {
   if (isDepthwiseConv(C, group)) {
     DepthwisePlanes planes{x, w, bias, residual, g, epilogue, C, M, inPlane, P, kSize};
     DepthwisePlaneFn planeFn = pickDepthwisePlane(g);
-    // Contiguous runs of planes of at least kMinElementsPerBlock outputs per
-    // task: one task per plane made a 7x7 layer slower on two threads than
-    // on one (a shared counter per plane, and neighbouring small planes of
-    // one cache line written by both threads).
-    int64_t perTask = std::max<int64_t>(1, kMinElementsPerBlock / std::max<int64_t>(P, 1));
-    parallelFor(call.pool, (N * M + perTask - 1) / perTask, [&](int64_t t) {
-      for (int64_t plane = t * perTask; plane < std::min(N * M, (t + 1) * perTask); ++plane)
-        planeFn(planes, plane, y + plane * P);
-    });
+    // Runs of planes per task: one task per plane made a 7x7 layer slower
+    // on two threads than on one.
+    parallelForRuns(call.pool, N * M, P,
+                    [&](int64_t plane) { planeFn(planes, plane, y + plane * P); });
     return Status::ok();
   }
 
@@ -1199,13 +1203,9 @@ Status conv(const KernelCall &call) {
   // range per task; each task packs its own tiles into its own scratch and
   // multiplies them on its thread, so a task's packed columns stay in its
   // core's cache and a conv waits on its threads once per image and group.
-  // Below ~1 MFLOP per task, waking threads costs more than it saves.
-  constexpr int64_t kMinFlopsPerTask = int64_t(1) << 20;
   int64_t panels = (P + kGemmPanelWidth - 1) / kGemmPanelWidth;
-  int64_t tasks = std::min<int64_t>({call.pool ? call.pool->threads() : 1, panels,
-                                     std::max<int64_t>(1, 2 * Mg * P * K / kMinFlopsPerTask)});
-  int64_t perTask = (panels + tasks - 1) / tasks * kGemmPanelWidth;
-  tasks = (P + perTask - 1) / perTask;
+  int64_t perTask = unitsPerTask(call, panels, 2 * Mg * P * K) * kGemmPanelWidth;
+  int64_t tasks = (P + perTask - 1) / perTask;
   // Output positions per tile: the packed tile (K x tile floats) stays around
   // 2 MiB so it is still in cache while the GEMM streams W's rows over it.
   constexpr int64_t kTileFloats = int64_t(1) << 19;

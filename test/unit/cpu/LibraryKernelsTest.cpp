@@ -570,6 +570,25 @@ TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
                  "packed_w needs group 1");
 }
 
+// Runs Conv with `attrs` on every vector variant this CPU runs, serially and
+// on a pool of 2, each time expecting `want` (a variant the CPU lacks is
+// ConvOnEveryVectorVariant's to report).
+void expectConvOnEveryVariant(const Attrs &attrs, std::vector<const Tensor *> inputs,
+                              const std::vector<int64_t> &ys, const std::vector<float> &want,
+                              const std::string &label) {
+  ThreadPool pool(2);
+  for (const char *variant : {"generic", "avx2", "avx512"}) {
+    if (!setSgemmVariant(variant))
+      continue;
+    for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+      Tensor Y(ElementType::Float, ys);
+      ASSERT_OK(run("Conv", attrs, inputs, {&Y}, on));
+      EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << label << " " << variant << (on ? " pool" : "");
+    }
+  }
+  setSgemmVariant(nullptr);
+}
+
 // A conv over prepacked W wider than 1x1 runs directly over its zero-padded
 // input (phase) planes (convRunsDirect, sgemmOffsetsB): the
 // reference's values with the fused epilogue, serial and on a pool, on every
@@ -582,7 +601,6 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
   struct Shape {
     std::vector<int64_t> x, w, pads, strides = {1, 1};
   };
-  ThreadPool pool(2);
   uint64_t seed = 900;
   for (const Shape &c : {Shape{{1, 40, 7, 7}, {48, 40, 3, 3}, {1, 1, 1, 1}},
                          Shape{{2, 8, 33, 31}, {13, 8, 3, 3}, {1, 1, 1, 1}},
@@ -611,18 +629,8 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
     Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).i("packed_w", 1);
     attrs.s("activation", "clip");
     attrs.a.floats["activation_params"] = {0.f, 0.75f};
-    for (const char *variant : {"generic", "avx2", "avx512"}) {
-      if (!setSgemmVariant(variant))
-        continue; // this CPU cannot run it (ConvOnEveryVectorVariant says so)
-      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
-        Tensor Y(ElementType::Float, ys);
-        ASSERT_OK(run("Conv", attrs, {&X, &P, &B, &Z}, {&Y}, on));
-        EXPECT_TRUE(near(Y.floats(), want, 1e-4))
-            << shapeToString(c.w) << " strides " << shapeToString(c.strides) << " " << variant
-            << (on ? " pool" : "");
-      }
-    }
-    setSgemmVariant(nullptr);
+    expectConvOnEveryVariant(attrs, {&X, &P, &B, &Z}, ys, want,
+                             shapeToString(c.w) + " strides " + shapeToString(c.strides));
   }
   // Dilated and 1x1 convs, outputs where a quarter of the product would be
   // padding, and fewer than 64 products per output do not run directly.
@@ -647,7 +655,6 @@ TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
   struct Shape {
     std::vector<int64_t> x, w, strides, pads;
   };
-  ThreadPool pool(2);
   uint64_t seed = 700;
   for (const Shape &c : {Shape{{1, 40, 7, 7}, {48, 40, 3, 3}, {1, 1}, {1, 1, 1, 1}},
                          Shape{{2, 24, 7, 7}, {37, 24, 1, 1}, {1, 1}, {0, 0, 0, 0}},
@@ -668,17 +675,7 @@ TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
     Attrs attrs = Attrs().is("strides", c.strides).is("pads", c.pads).i("packed_w", 2);
     attrs.s("activation", "clip");
     attrs.a.floats["activation_params"] = {0.f, 0.75f};
-    for (const char *variant : {"generic", "avx2", "avx512"}) {
-      if (!setSgemmVariant(variant))
-        continue; // this CPU cannot run it (ConvOnEveryVectorVariant says so)
-      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
-        Tensor Y(ElementType::Float, ys);
-        ASSERT_OK(run("Conv", attrs, {&X, &P, &B, &Z}, {&Y}, on));
-        EXPECT_TRUE(near(Y.floats(), want, 1e-4))
-            << shapeToString(c.w) << " " << variant << (on ? " pool" : "");
-      }
-    }
-    setSgemmVariant(nullptr);
+    expectConvOnEveryVariant(attrs, {&X, &P, &B, &Z}, ys, want, shapeToString(c.w));
   }
   Tensor X = randomF({1, 4, 5, 5}, 1), W = randomF({4, 4, 1, 1}, 2);
   Tensor Y(ElementType::Float, {1, 4, 5, 5});
