@@ -71,9 +71,13 @@ inline void scaleShift(const float *x, float *y, int64_t n, float a, float b) {
 /// * n, over a sum <= n, would give a denormal probability, which is below
 /// any tolerance of a value that the row sums to 1, and costs a microcode
 /// assist per use on CPUs without fast denormals (most Intel ones: the
-/// attention MatMul after a masked softmax slowed 10x).
+/// attention MatMul after a masked softmax slowed 10x). n is rounded up to
+/// a power of two, so that a row pays a bit count, not two logs.
 inline float softmaxCutoff(int64_t n) {
-  return std::log(std::numeric_limits<float>::min()) + std::log(float(std::max<int64_t>(n, 1)));
+  constexpr float kLogFloatMin = -87.3365447505531f; // ln(FLT_MIN)
+  constexpr float kLn2 = 0.693147180559945f;
+  int bits = n <= 1 ? 0 : 64 - __builtin_clzll(uint64_t(n - 1)); // ceil(log2(n))
+  return kLogFloatMin + kLn2 * float(bits);
 }
 
 /// One contiguous row: y = softmax(x) or log-softmax(x), max-shifted.
