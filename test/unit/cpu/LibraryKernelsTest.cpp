@@ -645,6 +645,53 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
   EXPECT_TRUE(convRunsDirect(3, 7, 7, 2, 2, 1, 1, 112, 112));
 }
 
+// Depthwise convs whose output rows would leave most of the plane loop's
+// vector empty run on blocks of 8 channels (transposed in, summed per
+// position, transposed out): the reference's values with the fused epilogue
+// (residual, clip), serial and on a pool, on every vector variant: 19
+// channels (two whole blocks and one of 3), batches, 3x3 and 5x5 at strides 1
+// and 2, unequal strides, a dilated 2x3, asymmetric pads, widths 1 to 8, a
+// plane tall enough for several bands, and a residual in the output's own
+// memory.
+TEST(LibraryKernels, DepthwiseConvChannelBlocks) {
+  struct Shape {
+    std::vector<int64_t> x, w, strides, pads, dilations = {1, 1};
+  };
+  uint64_t seed = 1000;
+  for (const Shape &c : {Shape{{1, 19, 7, 7}, {19, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{2, 19, 14, 14}, {19, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}},
+                         Shape{{1, 16, 9, 5}, {16, 1, 5, 5}, {1, 1}, {2, 2, 2, 2}},
+                         Shape{{1, 11, 12, 12}, {11, 1, 5, 5}, {2, 2}, {2, 1, 1, 2}},
+                         Shape{{1, 9, 8, 8}, {9, 1, 2, 3}, {1, 1}, {0, 1, 1, 0}, {2, 2}},
+                         Shape{{1, 8, 6, 1}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{1, 10, 400, 4}, {10, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{3, 5, 7, 3}, {5, 1, 3, 1}, {1, 2}, {1, 0, 1, 0}},
+                         Shape{{1, 24, 9, 16}, {24, 1, 3, 3}, {2, 3}, {1, 1, 1, 1}}}) {
+    int64_t C = c.x[1];
+    ConvSpec spec{c.x, c.w, C, c.strides, c.pads, c.dilations};
+    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({C}, ++seed);
+    std::vector<int64_t> ys;
+    std::vector<float> want = refConv(X, W, &B, spec, ys);
+    Tensor Z = randomF(ys, ++seed);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
+    Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).i("group", C);
+    attrs.is("dilations", c.dilations).s("activation", "clip");
+    attrs.a.floats["activation_params"] = {0.f, 0.75f};
+    std::string label = shapeToString(c.x) + " " + shapeToString(c.w);
+    expectConvOnEveryVariant(attrs, {&X, &W, &B, &Z}, ys, want, label);
+    // The residual in y's own memory.
+    for (const char *variant : {"avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue;
+      Tensor inPlace = Z;
+      ASSERT_OK(run("Conv", attrs, {&X, &W, &B, &inPlace}, {&inPlace}));
+      EXPECT_TRUE(near(inPlace.floats(), want, 1e-4)) << label << " in place " << variant;
+    }
+    setSgemmVariant(nullptr);
+  }
+}
+
 // Weights packed as B panels of W^T (packed_w = 2, "gemm_bt": the
 // transposed product the compiler picks for few output positions) give the
 // reference's values, with the fused epilogue, serial and on a pool: a 3x3
