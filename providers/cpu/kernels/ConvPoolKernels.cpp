@@ -1297,13 +1297,18 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
       for (int64_t j = 0; j < kw; ++j)
         offsets[k++] = int32_t(d.offset(c, i, j));
 
-  // Tasks: whole column tiles when there are enough, else whole row panels.
+  // Tasks: whole column tiles or whole row panels, whichever gives the
+  // largest task the smaller share of the product (14x14: four tiles, the
+  // last one half full, split 2:1.5 where 43 panels split 22:21).
   int64_t threads = call.pool ? call.pool->threads() : 1;
   int64_t tiles = (d.qPanels + kOffsetsTile - 1) / kOffsetsTile;
   int64_t panels = rowsM / kGemmPanelHeight;
-  bool byTiles = tiles >= threads || tiles >= panels;
+  int64_t perTile = unitsPerTask(call, tiles, 2 * M * P * K);
+  int64_t perPanel = unitsPerTask(call, panels, 2 * M * P * K);
+  bool byTiles = rowsM * std::min(d.qPanels, perTile * kOffsetsTile) <=
+                 std::min(rowsM, perPanel * kGemmPanelHeight) * d.qPanels;
   int64_t units = byTiles ? tiles : panels;
-  int64_t perTask = unitsPerTask(call, units, 2 * M * P * K);
+  int64_t perTask = byTiles ? perTile : perPanel;
   int64_t tasks = (units + perTask - 1) / perTask;
 
   for (int64_t n = 0; n < N; ++n) {
