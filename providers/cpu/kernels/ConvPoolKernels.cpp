@@ -1121,15 +1121,16 @@ void transposeProductGeneric(const float *product, int64_t ldp, int64_t P, int64
 /// The same in 8x8 blocks transposed in registers, each row of a block
 /// taking the epilogue (GemmEpilogue::apply's order) before its one store;
 /// the edges the portable way.
-__attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *product, int64_t P,
-                                                              int64_t M, int64_t p0, int64_t p1,
-                                                              const GemmEpilogue &e, float *y) {
+__attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *product, int64_t ldp,
+                                                              int64_t P, int64_t M, int64_t p0,
+                                                              int64_t p1, const GemmEpilogue &e,
+                                                              float *y) {
   const int64_t fullRows = M / 8 * 8, fullEnd = p0 + (p1 - p0) / 8 * 8;
   for (int64_t mb = 0; mb < fullRows; mb += 8) {
     for (int64_t p = p0; p < fullEnd; p += 8) {
       __m256 r[8], t[8], u[8];
       for (int j = 0; j < 8; ++j)
-        r[j] = _mm256_loadu_ps(product + (p + j) * M + mb);
+        r[j] = _mm256_loadu_ps(product + (p + j) * ldp + mb);
       for (int j = 0; j < 8; j += 2) {
         t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
         t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
@@ -1154,21 +1155,21 @@ __attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *produ
   }
   // The last positions of every channel, and the last channels.
   if (fullEnd < p1)
-    transposeProductGeneric(product, M, P, fullRows, fullEnd, p1, e, y);
+    transposeProductGeneric(product, ldp, P, fullRows, fullEnd, p1, e, y);
   if (fullRows < M)
-    transposeProductGeneric(product + fullRows, M, P, M - fullRows, p0, p1, e.at(fullRows, 0),
+    transposeProductGeneric(product + fullRows, ldp, P, M - fullRows, p0, p1, e.at(fullRows, 0),
                             y + fullRows * P);
 }
 #endif
 
 /// transposeProductGeneric by the GEMM's variant.
-void transposeProduct(const float *product, int64_t P, int64_t M, int64_t p0, int64_t p1,
-                      const GemmEpilogue &e, float *y) {
+void transposeProduct(const float *product, int64_t ldp, int64_t P, int64_t M, int64_t p0,
+                      int64_t p1, const GemmEpilogue &e, float *y) {
 #if defined(__x86_64__) || defined(__i386__)
   if (kernelIsa() != KernelIsa::Generic)
-    return transposeProductAvx2(product, P, M, p0, p1, e, y);
+    return transposeProductAvx2(product, ldp, P, M, p0, p1, e, y);
 #endif
-  transposeProductGeneric(product, M, P, M, p0, p1, e, y);
+  transposeProductGeneric(product, ldp, P, M, p0, p1, e, y);
 }
 
 /// Units of work (tiles, panels) per task when `units` of them, `flops` in
@@ -1218,11 +1219,26 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
   int64_t tiles = (P + kGemmPanelHeight - 1) / kGemmPanelHeight;
   int64_t perTask = unitsPerTask(call, tiles, 2 * M * P * K) * kGemmPanelHeight;
   int64_t tasks = (P + perTask - 1) / perTask;
+  // A pointwise conv whose W outweighs X shares out W's column panels
+  // instead: each task then reads its part of W, not all of it (MobileNetV2's
+  // 576x96 at 14x14 reads 221 KiB of W against 75 KiB of X).
+  int64_t mPanels = (M + kGemmPanelWidth - 1) / kGemmPanelWidth;
+  int64_t perChannelTask = unitsPerTask(call, mPanels, 2 * M * P * K) * kGemmPanelWidth;
+  bool byChannels = pointwise && M > P && perChannelTask < M;
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * C * inPlane;
     float *yn = y + n * M * P;
     GemmEpilogue image = epilogue;
     image.residual = epilogue.residual ? epilogue.residual + n * M * P : nullptr;
+    if (byChannels) {
+      parallelFor(call.pool, (M + perChannelTask - 1) / perChannelTask, [&](int64_t t) {
+        int64_t m0 = t * perChannelTask, m1 = std::min(M, m0 + perChannelTask);
+        sgemmPackedParallel(nullptr, P, m1 - m0, K, xn, P, /*transA=*/true, packedWt + m0 * K,
+                            product + m0, M, false);
+        transposeProduct(product + m0, M, P, m1 - m0, 0, P, image.at(m0, 0), yn + m0 * P);
+      });
+      continue;
+    }
     parallelFor(call.pool, tasks, [&](int64_t t) {
       int64_t p0 = t * perTask, p1 = std::min(P, p0 + perTask);
       const float *a = xn;
@@ -1232,7 +1248,7 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
       }
       sgemmPackedParallel(nullptr, p1 - p0, M, K, a + p0, P, /*transA=*/true, packedWt,
                           product + p0 * M, M, false);
-      transposeProduct(product, P, M, p0, p1, image, yn);
+      transposeProduct(product, M, P, M, p0, p1, image, yn);
     });
   }
   return Status::ok();

@@ -696,7 +696,8 @@ TEST(LibraryKernels, DepthwiseConvChannelBlocks) {
 // transposed product the compiler picks for few output positions) give the
 // reference's values, with the fused epilogue, serial and on a pool: a 3x3
 // at 7x7, a pointwise conv (X read as op(A) directly), a strided 1x1,
-// batches of 2 and 3, M not a multiple of the panel width, on every vector
+// batches of 2 and 3, M not a multiple of the panel width, a pointwise conv
+// whose W outweighs X (split by output channels on a pool), on every vector
 // variant.
 TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
   struct Shape {
@@ -707,7 +708,9 @@ TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
                          Shape{{2, 24, 7, 7}, {37, 24, 1, 1}, {1, 1}, {0, 0, 0, 0}},
                          Shape{{1, 16, 14, 14}, {32, 16, 1, 1}, {2, 2}, {0, 0, 0, 0}},
                          Shape{{1, 8, 9, 11}, {20, 8, 3, 3}, {2, 1}, {0, 1, 2, 1}},
-                         Shape{{3, 16, 7, 7}, {32, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}}}) {
+                         Shape{{3, 16, 7, 7}, {32, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         // W outweighs X: a pool shares out W's column panels.
+                         Shape{{2, 256, 5, 5}, {200, 256, 1, 1}, {1, 1}, {0, 0, 0, 0}}}) {
     ConvSpec spec{c.x, c.w, 1, c.strides, c.pads, {1, 1}};
     Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
     std::vector<int64_t> ys;
