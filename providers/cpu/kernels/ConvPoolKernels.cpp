@@ -1377,10 +1377,10 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
       for (int64_t m = t * perRows; m < std::min(M, (t + 1) * perRows); ++m) {
         float *out = yn + m * P;
         const float *from = product + m * d.qPanels;
+        // Each output row from the product's padded row, finished on the way.
         for (int64_t oh = 0; oh < outH; ++oh)
-          std::copy(from + oh * d.width, from + oh * d.width + outW, out + oh * outW);
-        if (image.any())
-          image.at(m, 0).apply(out, P, 1, P);
+          image.at(m, oh * outW).applyFrom(from + oh * d.width, d.width, out + oh * outW, P, 1,
+                                           outW);
       }
     });
   }

@@ -1000,13 +1000,14 @@ GemmEpilogue GemmEpilogue::at(int64_t i0, int64_t j0) const {
 
 namespace {
 
-/// One row: bias and residual summed, then the activation; a loop the
-/// compiler vectorizes per (residual, activation) pair.
+/// One row from `src` (c itself, or another row) into c: bias and residual
+/// summed, then the activation; a loop the compiler vectorizes per
+/// (residual, activation) pair.
 template <bool kResidual, GemmEpilogue::Activation kActivation>
-void epilogueRow(float *c, const float *residual, int64_t cols, float bias,
+void epilogueRow(const float *src, float *c, const float *residual, int64_t cols, float bias,
                  const GemmEpilogue &e) {
   for (int64_t j = 0; j < cols; ++j) {
-    float v = c[j] + bias;
+    float v = src[j] + bias;
     if constexpr (kResidual)
       v += residual[j];
     if constexpr (kActivation == GemmEpilogue::Activation::Relu)
@@ -1020,24 +1021,26 @@ void epilogueRow(float *c, const float *residual, int64_t cols, float bias,
 }
 
 template <bool kResidual>
-void epilogueRows(const GemmEpilogue &e, float *c, int64_t ldc, int64_t rows, int64_t cols) {
+void epilogueRows(const GemmEpilogue &e, const float *src, int64_t lds, float *c, int64_t ldc,
+                  int64_t rows, int64_t cols) {
   using A = GemmEpilogue::Activation;
   for (int64_t i = 0; i < rows; ++i) {
     float bias = e.rowBias ? e.rowBias[i] : 0.f;
     float *row = c + i * ldc;
+    const float *from = src + i * lds;
     const float *res = kResidual ? e.residual + i * e.ldr : nullptr;
     switch (e.activation) {
     case A::None:
-      epilogueRow<kResidual, A::None>(row, res, cols, bias, e);
+      epilogueRow<kResidual, A::None>(from, row, res, cols, bias, e);
       break;
     case A::Relu:
-      epilogueRow<kResidual, A::Relu>(row, res, cols, bias, e);
+      epilogueRow<kResidual, A::Relu>(from, row, res, cols, bias, e);
       break;
     case A::Clip:
-      epilogueRow<kResidual, A::Clip>(row, res, cols, bias, e);
+      epilogueRow<kResidual, A::Clip>(from, row, res, cols, bias, e);
       break;
     case A::LeakyRelu:
-      epilogueRow<kResidual, A::LeakyRelu>(row, res, cols, bias, e);
+      epilogueRow<kResidual, A::LeakyRelu>(from, row, res, cols, bias, e);
       break;
     }
   }
@@ -1046,10 +1049,15 @@ void epilogueRows(const GemmEpilogue &e, float *c, int64_t ldc, int64_t rows, in
 } // namespace
 
 void GemmEpilogue::apply(float *c, int64_t ldc, int64_t rows, int64_t cols) const {
+  applyFrom(c, ldc, c, ldc, rows, cols);
+}
+
+void GemmEpilogue::applyFrom(const float *src, int64_t lds, float *c, int64_t ldc, int64_t rows,
+                             int64_t cols) const {
   if (residual)
-    epilogueRows<true>(*this, c, ldc, rows, cols);
+    epilogueRows<true>(*this, src, lds, c, ldc, rows, cols);
   else
-    epilogueRows<false>(*this, c, ldc, rows, cols);
+    epilogueRows<false>(*this, src, lds, c, ldc, rows, cols);
 }
 
 const char *sgemmVariant() { return activeVariant()->name; }

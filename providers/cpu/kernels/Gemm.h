@@ -99,6 +99,10 @@ struct GemmEpilogue {
   /// Applies it to `rows` x `cols` of C at `c` (row stride ldc), the block at
   /// (0, 0) of this epilogue.
   void apply(float *c, int64_t ldc, int64_t rows, int64_t cols) const;
+  /// The same with C's values read from `src` (row stride lds): the product
+  /// copied into C and finished in one pass.
+  void applyFrom(const float *src, int64_t lds, float *c, int64_t ldc, int64_t rows,
+                 int64_t cols) const;
 };
 
 /// C = A * packedB, or C += A * packedB when accumulate. A is [M,K] with row
