@@ -1183,12 +1183,19 @@ int64_t unitsPerTask(const KernelCall &call, int64_t units, int64_t flops) {
 }
 
 /// body(i) for i in [0, n) on `pool`, each task a contiguous run of items of
-/// at least kMinElementsPerBlock elements in all (`elementsEach` per item):
-/// one task per small item makes the threads share a counter per item and
-/// write the same cache lines.
+/// at most kMinElementsPerBlock elements in all (`elementsEach` per item) and
+/// at most n / threads items, so that every thread gets a share; all on the
+/// caller when there are kMinElementsPerBlock elements or fewer. One task per
+/// small item makes the threads share a counter per item and write the same
+/// cache lines; runs of kMinElementsPerBlock alone split MobileNetV2's
+/// 960x7x7 depthwise 83:37 blocks.
 template <typename Body>
 void parallelForRuns(ThreadPool *pool, int64_t n, int64_t elementsEach, Body &&body) {
-  int64_t perTask = std::max<int64_t>(1, kMinElementsPerBlock / std::max<int64_t>(elementsEach, 1));
+  int64_t each = std::max<int64_t>(elementsEach, 1);
+  int64_t threads = pool ? pool->threads() : 1;
+  int64_t perTask = n;
+  if (n * each > kMinElementsPerBlock)
+    perTask = std::max<int64_t>(1, std::min(kMinElementsPerBlock / each, (n + threads - 1) / threads));
   parallelFor(pool, (n + perTask - 1) / perTask, [&](int64_t t) {
     for (int64_t i = t * perTask; i < std::min(n, (t + 1) * perTask); ++i)
       body(i);
