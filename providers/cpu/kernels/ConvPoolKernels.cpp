@@ -1430,6 +1430,39 @@ Status convActivation(const KernelCall &call, GemmEpilogue &e) {
 
 } // namespace
 
+Status conv(const KernelCall &call);
+
+/// conv on call's pool, each thread on a contiguous run of the N images (X,
+/// the residual and Y sliced along N), serially and on a scratch of its own.
+Status convByImages(const KernelCall &call, int64_t N) {
+  int64_t tasks = call.pool->threads();
+  std::vector<Status> status(size_t(tasks), Status::ok());
+  parallelFor(call.pool, tasks, [&](int64_t t) {
+    int64_t n0 = N * t / tasks, n1 = N * (t + 1) / tasks;
+    auto slice = [&](TensorView &v) {
+      if (!v.data)
+        return;
+      int64_t perImage = v.numElements() / v.shape[0];
+      v.data = static_cast<float *>(v.data) + n0 * perImage;
+      v.shape[0] = n1 - n0;
+    };
+    std::vector<TensorView> inputs(call.inputs, call.inputs + call.numInputs);
+    std::vector<TensorView> outputs(call.outputs, call.outputs + call.numOutputs);
+    slice(inputs[0]);
+    if (inputs.size() > 3)
+      slice(inputs[3]);
+    slice(outputs[0]);
+    thread_local Scratch scratch;
+    KernelCall part{call.attrs,     inputs.data(), inputs.size(), outputs.data(),
+                    outputs.size(), scratch,       nullptr,       nullptr};
+    status[size_t(t)] = conv(part);
+  });
+  for (const Status &s : status)
+    if (!s.isOk())
+      return s;
+  return Status::ok();
+}
+
 Status conv(const KernelCall &call) {
   const char *op = "Conv";
   const TensorView *X = call.input(0), *Wt = call.input(1), *B = call.input(2);
@@ -1491,6 +1524,13 @@ Status conv(const KernelCall &call) {
   bool prepacked = packedW == 1;
   if (packedW != 0 && (group != 1 || isDepthwiseConv(C, group)))
     return invalid(op, "packed_w needs group 1, got group " + std::to_string(group));
+  // A batch of at least as many images as threads: each thread takes whole
+  // images, and every path below runs on them serially (no split of an
+  // image's positions, no wait on the threads per image). Depthwise convs
+  // already share out the planes of every image.
+  if (call.pool && call.pool->threads() > 1 && N >= call.pool->threads() &&
+      !isDepthwiseConv(C, group))
+    return convByImages(call, N);
   const float *residual = Z ? static_cast<const float *>(Z->data) : nullptr;
   if (packedW == 2) {
     GemmEpilogue full = epilogue;

@@ -466,6 +466,13 @@ TEST(LibraryKernels, ConvOnAThreadPool) {
   Tensor Y(ElementType::Float, ys);
   EXPECT_OK(run("MatMul", Attrs(), {&A, &B}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), want, 1e-4));
+  // A batch of at least as many images as threads: each thread takes whole
+  // images (pointwise, im2col, grouped; 3 images on 2 threads).
+  ThreadPool two(2);
+  kernelPool() = &two;
+  checkConv({{3, 16, 5, 4}, {8, 16, 1, 1}}, 47);
+  checkConv({{3, 3, 7, 6}, {4, 3, 3, 3}, 1, {1, 1}, {1, 1, 1, 1}}, 48);
+  checkConv({{4, 4, 6, 6}, {6, 2, 3, 3}, 2, {1, 2}, {1, 0, 1, 2}, {2, 1}}, 49);
   kernelPool() = nullptr;
 }
 
