@@ -1128,23 +1128,12 @@ __attribute__((target("avx2,fma"))) void transposeProductAvx2(const float *produ
   const int64_t fullRows = M / 8 * 8, fullEnd = p0 + (p1 - p0) / 8 * 8;
   for (int64_t mb = 0; mb < fullRows; mb += 8) {
     for (int64_t p = p0; p < fullEnd; p += 8) {
-      __m256 r[8], t[8], u[8];
+      __m256 r[8];
       for (int j = 0; j < 8; ++j)
         r[j] = _mm256_loadu_ps(product + (p + j) * ldp + mb);
-      for (int j = 0; j < 8; j += 2) {
-        t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
-        t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
-      }
-      for (int h = 0; h < 8; h += 4) {
-        u[h] = _mm256_shuffle_ps(t[h], t[h + 2], 0x44);
-        u[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], 0xEE);
-        u[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0x44);
-        u[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], 0xEE);
-      }
+      transpose8x8(r);
       for (int i = 0; i < 8; ++i) {
-        // Channel mb + i at positions p..p+7.
-        __m256 v = i < 4 ? _mm256_permute2f128_ps(u[i], u[i + 4], 0x20)
-                         : _mm256_permute2f128_ps(u[i - 4], u[i], 0x31);
+        __m256 v = r[i]; // channel mb + i at positions p..p+7
         if (e.rowBias)
           v = _mm256_add_ps(v, _mm256_set1_ps(e.rowBias[mb + i]));
         if (e.residual)
