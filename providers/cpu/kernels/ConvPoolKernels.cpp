@@ -734,6 +734,9 @@ void depthwisePlane2d(const DepthwisePlanes &p, int64_t plane, float *y) {
     return run(std::integral_constant<A, A::Clip>());
   case A::LeakyRelu:
     return run(std::integral_constant<A, A::LeakyRelu>());
+  case A::Gelu: // no conv epilogue has these (convActivation); kept correct
+  case A::GeluTanh:
+    return depthwisePlaneGeneric(p, plane, y);
   }
 }
 #endif
@@ -1051,6 +1054,9 @@ DepthwiseBlockFn pickDepthwiseBlock(const DepthwiseBlocks &d) {
       return depthwiseBlock<KH, KW, S, A::Clip>;
     case A::LeakyRelu:
       return depthwiseBlock<KH, KW, S, A::LeakyRelu>;
+    case A::Gelu: // no conv epilogue has these (convActivation): the planes
+    case A::GeluTanh:
+      return nullptr;
     }
     return nullptr;
   };
@@ -1530,9 +1536,9 @@ Status conv(const KernelCall &call) {
   }
   if (isDepthwiseConv(C, group)) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (depthwiseRunsBlocked(g, C, M, y, residual, P * N * M)) {
-      DepthwiseBlocks blocks{g, x, w, bias, residual, epilogue, C};
-      DepthwiseBlockFn blockFn = pickDepthwiseBlock(blocks);
+    DepthwiseBlocks blocks{g, x, w, bias, residual, epilogue, C};
+    DepthwiseBlockFn blockFn = pickDepthwiseBlock(blocks);
+    if (blockFn && depthwiseRunsBlocked(g, C, M, y, residual, P * N * M)) {
       int64_t perImage = blocks.blocks();
       parallelForRuns(call.pool, N * perImage, DepthwiseBlocks::kLanes * P, [&](int64_t unit) {
         blockFn(blocks, unit / perImage, unit % perImage, y);

@@ -11,6 +11,7 @@
 #define ORTC_PROVIDERS_CPU_KERNELS_EPILOGUESIMD_H
 
 #include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/VectorMath.h"
 
 #include <immintrin.h>
 
@@ -32,6 +33,10 @@ __attribute__((target("avx2,fma"))) inline __m256 activateAvx2(GemmEpilogue::Act
   case A::LeakyRelu: // v >= 0 ? v : v * alpha
     return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(e.alpha)), v,
                             _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GE_OQ));
+  case A::Gelu:
+    return geluAvx2(v);
+  case A::GeluTanh:
+    return geluTanhAvx2(v);
   }
   return v;
 }
@@ -40,8 +45,9 @@ __attribute__((target("avx2,fma"))) inline __m256 activateAvx2(GemmEpilogue::Act
 // unused merge source, which -Wmaybe-uninitialized reports at every caller.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 /// The same on one zmm.
-__attribute__((target("avx512f"))) inline __m512 activateAvx512(GemmEpilogue::Activation act,
+__attribute__((target("avx512f,avx2,fma"))) inline __m512 activateAvx512(GemmEpilogue::Activation act,
                                                                 const GemmEpilogue &e, __m512 v) {
   using A = GemmEpilogue::Activation;
   switch (act) {
@@ -54,6 +60,17 @@ __attribute__((target("avx512f"))) inline __m512 activateAvx512(GemmEpilogue::Ac
   case A::LeakyRelu:
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ),
                                 _mm512_mul_ps(v, _mm512_set1_ps(e.alpha)), v);
+  case A::Gelu:
+  case A::GeluTanh: {
+    // Once per output element: the two AVX2 halves are fast enough.
+    __m256 lo = _mm512_castps512_ps256(v);
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    bool tanhForm = act == A::GeluTanh;
+    lo = tanhForm ? geluTanhAvx2(lo) : geluAvx2(lo);
+    hi = tanhForm ? geluTanhAvx2(hi) : geluAvx2(hi);
+    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                               _mm256_castps_pd(hi), 1));
+  }
   }
   return v;
 }

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -148,6 +149,11 @@ ORTC_AVX2 inline void epilogueAvx2(const GemmEpilogue &e, int64_t r, bool full, 
     __m256 bias = _mm256_set1_ps(e.rowBias[r]);
     v0 = _mm256_add_ps(v0, bias);
     v1 = _mm256_add_ps(v1, bias);
+  }
+  if (e.colBias) {
+    v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(e.colBias) : _mm256_maskload_ps(e.colBias, m0));
+    v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(e.colBias + 8)
+                                : _mm256_maskload_ps(e.colBias + 8, m1));
   }
   if (e.residual) {
     const float *z = e.residual + r * e.ldr;
@@ -403,6 +409,8 @@ ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float 
       const GemmEpilogue &e = *epilogue;
       if (e.rowBias)
         v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
+      if (e.colBias)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(columns, e.colBias));
       if (e.residual)
         v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(columns, e.residual + (row0 + r) * e.ldr));
       v = activateAvx512(e.activation, e, v);
@@ -470,6 +478,8 @@ ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
         const GemmEpilogue &e = *epilogue;
         if (e.rowBias)
           v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
+        if (e.colBias)
+          v = _mm512_add_ps(v, _mm512_loadu_ps(e.colBias + p * kNr));
         if (e.residual)
           v = _mm512_add_ps(v, _mm512_loadu_ps(e.residual + (row0 + r) * e.ldr + p * kNr));
         v = activateAvx512(e.activation, e, v);
@@ -993,6 +1003,8 @@ GemmEpilogue GemmEpilogue::at(int64_t i0, int64_t j0) const {
   GemmEpilogue part = *this;
   if (rowBias)
     part.rowBias += i0;
+  if (colBias)
+    part.colBias += j0;
   if (residual)
     part.residual += i0 * ldr + j0;
   return part;
@@ -1008,6 +1020,8 @@ void epilogueRow(const float *src, float *c, const float *residual, int64_t cols
                  const GemmEpilogue &e) {
   for (int64_t j = 0; j < cols; ++j) {
     float v = src[j] + bias;
+    if (e.colBias)
+      v += e.colBias[j];
     if constexpr (kResidual)
       v += residual[j];
     if constexpr (kActivation == GemmEpilogue::Activation::Relu)
@@ -1016,6 +1030,11 @@ void epilogueRow(const float *src, float *c, const float *residual, int64_t cols
       v = std::min(std::max(v, e.lo), e.hi);
     else if constexpr (kActivation == GemmEpilogue::Activation::LeakyRelu)
       v = v >= 0.f ? v : v * e.alpha;
+    else if constexpr (kActivation == GemmEpilogue::Activation::Gelu)
+      // 1 + erf(y) = erfc(-y); 0 where geluAvx2 gives 0 (no denormals).
+      v = v < -12.727922f ? 0.f : 0.5f * v * std::erfc(-v * 0.70710678118654752f);
+    else if constexpr (kActivation == GemmEpilogue::Activation::GeluTanh)
+      v = 0.5f * v * (1.f + std::tanh(0.79788456080286536f * (v + 0.044715f * v * v * v)));
     c[j] = v;
   }
 }
@@ -1041,6 +1060,12 @@ void epilogueRows(const GemmEpilogue &e, const float *src, int64_t lds, float *c
       break;
     case A::LeakyRelu:
       epilogueRow<kResidual, A::LeakyRelu>(from, row, res, cols, bias, e);
+      break;
+    case A::Gelu:
+      epilogueRow<kResidual, A::Gelu>(from, row, res, cols, bias, e);
+      break;
+    case A::GeluTanh:
+      epilogueRow<kResidual, A::GeluTanh>(from, row, res, cols, bias, e);
       break;
     }
   }

@@ -82,18 +82,21 @@ inline bool convRunsDirect(int64_t channels, int64_t kh, int64_t kw, int64_t str
 }
 
 /// What the GEMM does to C once a tile of it is final, in registers before
-/// the microkernel stores it: c = activation(c + rowBias[i] + residual[i][j]) (Conv's bias,
-/// a residual sum, an activation: ortc.fused_conv).
+/// the microkernel stores it: c = activation(c + rowBias[i] + colBias[j] +
+/// residual[i][j]) (Conv's bias or MatMul's, a residual sum, an activation:
+/// ortc.fused_conv, ortc.matmul_bias).
 struct GemmEpilogue {
-  enum class Activation { None, Relu, Clip, LeakyRelu };
+  /// Gelu: 0.5 x (1 + erf(x / sqrt 2)); GeluTanh: its tanh form (ortc.gelu).
+  enum class Activation { None, Relu, Clip, LeakyRelu, Gelu, GeluTanh };
   const float *rowBias = nullptr;  // one per row of C, or null
+  const float *colBias = nullptr;  // one per column of C (MatMul's bias), or null
   const float *residual = nullptr; // as C, row stride ldr, or null
   int64_t ldr = 0;
   Activation activation = Activation::None;
   float lo = 0, hi = 0; // Clip's bounds
   float alpha = 0;      // LeakyRelu's slope
 
-  bool any() const { return rowBias || residual || activation != Activation::None; }
+  bool any() const { return rowBias || colBias || residual || activation != Activation::None; }
   /// The same epilogue for the block of C that starts at row i0, column j0.
   GemmEpilogue at(int64_t i0, int64_t j0) const;
   /// Applies it to `rows` x `cols` of C at `c` (row stride ldc), the block at

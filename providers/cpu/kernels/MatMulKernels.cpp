@@ -2,7 +2,9 @@
 //
 // Both kernels reduce to sgemmPacked: B is packed into scratch per call unless
 // the plan already stores it packed (attribute packed_b = 1, constant weights
-// packed at compile time).
+// packed at compile time). MatMul also runs ortc.matmul_bias: a bias over the
+// last dim (input 2) and an activation (`activation`) applied by the GEMM to
+// each tile before it is stored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,31 @@ Status checkOperands(const char *op, const KernelCall &call, const TensorView *A
   if (Status s = checkOptionalFloat(op, C, "input C"); !s.isOk())
     return s;
   return checkFloat(op, &call.outputs[0], "output");
+}
+
+/// ortc.matmul_bias's epilogue: the bias [N] (input 2, float32) per column
+/// and the activation; none for a plain MatMul.
+Status matMulEpilogue(const char *op, const KernelCall &call, int64_t N, GemmEpilogue &e) {
+  using A = GemmEpilogue::Activation;
+  const TensorView *bias = call.input(2);
+  if (Status s = checkOptionalFloat(op, bias, "input bias"); !s.isOk())
+    return s;
+  if (bias && bias->shape != std::vector<int64_t>{N})
+    return invalid(op, "the bias must be [" + std::to_string(N) + "], got " +
+                           shapeToString(bias->shape));
+  e.colBias = bias ? static_cast<const float *>(bias->data) : nullptr;
+  std::string name = call.attrs.getString("activation", "none");
+  if (name == "none")
+    e.activation = A::None;
+  else if (name == "relu")
+    e.activation = A::Relu;
+  else if (name == "gelu")
+    e.activation = A::Gelu;
+  else if (name == "gelu_tanh")
+    e.activation = A::GeluTanh;
+  else
+    return invalid(op, "unknown activation '" + name + "'");
+  return Status::ok();
 }
 
 /// C[M] = A[M,K] * b[K]: a packed panel would be 16x wider than the work.
@@ -104,6 +131,10 @@ Status matMul(const KernelCall &call) {
     expect.push_back(N);
   if (Status s = checkOutputShape(op, Y, expect); !s.isOk())
     return s;
+  GemmEpilogue epilogue;
+  if (Status s = matMulEpilogue(op, call, N, epilogue); !s.isOk())
+    return s;
+  const GemmEpilogue *finish = epilogue.any() ? &epilogue : nullptr;
 
   int64_t batchCount = product(batch, 0, batchRank);
   int64_t aCount = product(a, 0, aBatchRank), bCount = product(b, 0, bBatchRank);
@@ -112,6 +143,8 @@ Status matMul(const KernelCall &call) {
     return Status::ok();
   if (K == 0) {
     std::fill(y, y + batchCount * M * N, 0.f);
+    if (finish)
+      finish->apply(y, N, batchCount * M, N);
     return Status::ok();
   }
   const float *aData = static_cast<const float *>(A->data);
@@ -121,6 +154,8 @@ Status matMul(const KernelCall &call) {
   bool foldRows = bCount == 1 && aCount == batchCount;
   if (foldRows && N == 1 && !prepacked) {
     gemv(batchCount * M, K, aData, bData, y);
+    if (finish)
+      finish->apply(y, 1, batchCount * M, 1);
     return Status::ok();
   }
 
@@ -135,7 +170,8 @@ Status matMul(const KernelCall &call) {
     packed = buf;
   }
   if (foldRows) {
-    sgemmPackedParallel(call.pool, batchCount * M, N, K, aData, K, false, packed, y, N, false);
+    sgemmPackedParallel(call.pool, batchCount * M, N, K, aData, K, false, packed, y, N, false,
+                        finish);
     return Status::ok();
   }
   // Strides over B's own batch index in packed units.
@@ -150,7 +186,8 @@ Status matMul(const KernelCall &call) {
       aOff += idx * aStride[i];
       bOff += idx * bPackedStride[i];
     }
-    sgemmPackedParallel(call.pool, M, N, K, aData + aOff, K, false, packed + bOff, y + n * M * N, N, false);
+    sgemmPackedParallel(call.pool, M, N, K, aData + aOff, K, false, packed + bOff, y + n * M * N,
+                        N, false, finish);
   }
   return Status::ok();
 }

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -300,6 +301,55 @@ TEST_P(GemmVariantTest, EpilogueMatchesGemmThenEpilogue) {
         sgemmPackedParallel(p, M, N, K, A.data(), K, false, packedB.data(), got.data(), ldc,
                             false, &e);
         EXPECT_EQ(got, want) << (p ? "pool" : "serial");
+      }
+    }
+}
+
+// A column bias (MatMul's) and the GELU activations in the epilogue: the
+// GEMM's result plus the bias through GELU in double (erf form and tanh
+// form), within 1e-6 of max(1, |x|) per output, serial and on a pool, with
+// partial panels; outputs from -40 to 40, so that GELU's far negative side,
+// where it must give 0 or a normal float, never a denormal, is covered.
+TEST_P(GemmVariantTest, EpilogueColumnBiasAndGelu) {
+  using Activation = GemmEpilogue::Activation;
+  ThreadPool pool(2);
+  const int64_t shapes[][3] = {{7, 33, 5}, {150, 70, 600}, {4, 1000, 60}, {13, 300, 77}};
+  for (const auto &shape : shapes)
+    for (Activation act : {Activation::Gelu, Activation::GeluTanh}) {
+      int64_t M = shape[0], N = shape[1], K = shape[2], ldc = N + 3;
+      SCOPED_TRACE(describe(Case{M, N, K}) + " activation " + std::to_string(int(act)));
+      Rng rng(uint64_t(M * 7 + N + K));
+      std::vector<float> A(M * K), B(K * N), bias(N);
+      for (std::vector<float> *v : {&A, &B})
+        for (float &x : *v)
+          x = rng.next();
+      for (int64_t j = 0; j < N; ++j)
+        bias[j] = -40.f + 80.f * float(j) / float(N);
+      std::vector<float> packedB(packedGemmBSize(K, N) + 1);
+      packGemmB(B.data(), N, false, K, N, 1.0f, packedB.data());
+      std::vector<float> product(M * ldc, kSentinel);
+      sgemmPackedParallel(nullptr, M, N, K, A.data(), K, false, packedB.data(), product.data(),
+                          ldc, false);
+      GemmEpilogue e;
+      e.colBias = bias.data();
+      e.activation = act;
+      for (ThreadPool *p : {static_cast<ThreadPool *>(nullptr), &pool}) {
+        std::vector<float> got(M * ldc, kSentinel);
+        sgemmPackedParallel(p, M, N, K, A.data(), K, false, packedB.data(), got.data(), ldc,
+                            false, &e);
+        double worst = 0;
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            double x = double(product[i * ldc + j]) + bias[j], want;
+            if (act == Activation::Gelu)
+              want = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+            else
+              want = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+            float v = got[i * ldc + j];
+            worst = std::max(worst, std::abs(double(v) - want) / std::max(1.0, std::abs(x)));
+            EXPECT_FALSE(v != 0 && std::abs(v) < FLT_MIN) << "denormal at " << i << "," << j;
+          }
+        EXPECT_LT(worst, 1e-6) << (p ? "pool" : "serial");
       }
     }
 }

@@ -237,6 +237,67 @@ TEST(LibraryKernels, MatMulPackedAndErrors) {
   EXPECT_INVALID(run("MatMul", {}, {&A3, &B3}, {&Y3}), "broadcast");
 }
 
+// ortc.matmul_bias on the MatMul kernel: a bias over the last dim and an
+// activation (relu, GELU and its tanh form) in the GEMM's epilogue, against
+// MatMul, the bias and the activation in double: packed and unpacked B, a
+// batch of stacked rows, B as a vector (N = 1), K = 0, on every vector
+// variant; a bias of the wrong size and an unknown activation are refused.
+TEST(LibraryKernels, MatMulBiasAndActivation) {
+  struct Shape {
+    std::vector<int64_t> a, b;
+  };
+  uint64_t seed = 60;
+  for (const char *variant : {"generic", "avx2", "avx512"}) {
+    if (!setSgemmVariant(variant))
+      continue;
+    for (const Shape &c : {Shape{{2, 3, 20}, {20, 19}}, Shape{{70, 64}, {64, 100}},
+                           Shape{{4, 9}, {9}}, Shape{{3, 0}, {0, 5}}})
+      for (const char *activation : {"none", "relu", "gelu", "gelu_tanh"})
+        for (bool packedB : {false, true}) {
+          if (packedB && c.b.size() != 2)
+            continue;
+          std::string label = std::string(variant) + " " + shapeToString(c.a) + " x " +
+                              shapeToString(c.b) + " " + activation + (packedB ? " packed" : "");
+          Tensor A = randomF(c.a, ++seed), B = randomF(c.b, ++seed);
+          int64_t N = c.b.size() == 2 ? c.b[1] : 1;
+          Tensor bias = randomF({N}, ++seed);
+          for (float &v : bias.floats())
+            v *= 4.f; // outputs on both sides of GELU's knee
+          std::vector<int64_t> ys;
+          std::vector<float> product = refMatMul(A, B, ys);
+          std::vector<float> want(product.size());
+          for (size_t i = 0; i < product.size(); ++i) {
+            double x = double(product[i]) + bias.floats()[i % size_t(N)];
+            if (std::strcmp(activation, "relu") == 0)
+              x = std::max(x, 0.0);
+            else if (std::strcmp(activation, "gelu") == 0)
+              x = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+            else if (std::strcmp(activation, "gelu_tanh") == 0)
+              x = 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+            want[i] = float(x);
+          }
+          Tensor Bin = B;
+          Attrs attrs = Attrs().s("activation", activation);
+          if (packedB) {
+            Bin = Tensor(ElementType::Float, {int64_t(packedGemmBSize(c.b[0], N))});
+            packGemmB(B.f(), N, false, c.b[0], N, 1.f, Bin.f());
+            Bin.shape = c.b;
+            attrs.i("packed_b", 1);
+          }
+          Tensor Y(ElementType::Float, ys);
+          Status status = run("MatMul", attrs, {&A, &Bin, &bias}, {&Y});
+          ASSERT_TRUE(status.isOk()) << label << ": " << status.message();
+          EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << label;
+        }
+  }
+  setSgemmVariant(nullptr);
+  Tensor A = randomF({2, 3}, 1), B = randomF({3, 4}, 2), Y(ElementType::Float, {2, 4});
+  Tensor shortBias = randomF({3}, 3), bias = randomF({4}, 4);
+  EXPECT_INVALID(run("MatMul", Attrs(), {&A, &B, &shortBias}, {&Y}), "the bias must be [4]");
+  EXPECT_INVALID(run("MatMul", Attrs().s("activation", "swish"), {&A, &B, &bias}, {&Y}),
+                 "unknown activation 'swish'");
+}
+
 TEST(LibraryKernels, Gemm) {
   struct Case {
     int64_t M, N, K;
