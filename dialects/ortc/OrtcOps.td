@@ -68,9 +68,12 @@ def Ortc_MatMulBiasOp : Ortc_Op<"matmul_bias", [Pure]> {
   let description = [{
     y = activation(alpha * MatMul(a, op(b)) + bias), with b a matrix
     ([K, N], or [N, K] when trans_b) and bias [N]; activation is "none",
-    "relu" or "gelu_tanh" (ortc.gelu's tanh form). What cuBLASLt computes
-    in one call with its BIAS, RELU_BIAS and GELU_BIAS epilogues; the CUDA
-    EP's cuda-fold-gemm-epilogue makes it inside its partitions.
+    "relu", "gelu" (ortc.gelu's erf form) or "gelu_tanh" (its tanh form).
+    What cuBLASLt computes in one call with its BIAS, RELU_BIAS and
+    GELU_BIAS epilogues (the CUDA EP's cuda-fold-gemm-epilogue makes it
+    inside its partitions, never with "gelu"), and what the CPU EP's
+    library MatMul applies to each GEMM tile (cpu-fuse-matmul-epilogue,
+    b as it is, alpha 1).
   }];
   let arguments = (ins AnyTensor:$a, AnyTensor:$b, AnyTensor:$bias, BoolAttr:$trans_b,
                        F32Attr:$alpha, StrAttr:$activation);

@@ -1539,6 +1539,25 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         // output; only a constant B is packed ahead (and is static).
         [](Operation *op) -> Refusal { return requireF32(op, {0, 1}); }}},
       {"Gemm", {"Gemm", [](Operation *op) -> Refusal { return requireF32(op, {0, 1, 2}); }}},
+      // Made inside CPU partitions (cpu-fuse-matmul-epilogue), after claims:
+      // B as it is (not transposed, no scale), the activations the GEMM's
+      // epilogue has.
+      {"matmul_bias",
+       {"MatMul",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0, 1, 2}); r.any())
+            return r;
+          auto transB = op->getAttrOfType<BoolAttr>("trans_b");
+          auto alpha = op->getAttrOfType<FloatAttr>("alpha");
+          if ((transB && transB.getValue()) || (alpha && alpha.getValueAsDouble() != 1.0))
+            return refuse(RejectedKind::Attribute, "trans_b or alpha", "trans_b = 0, alpha = 1");
+          auto activation = op->getAttrOfType<StringAttr>("activation");
+          StringRef name = activation ? activation.getValue() : "none";
+          if (name != "none" && name != "relu" && name != "gelu" && name != "gelu_tanh")
+            return refuse(RejectedKind::Attribute, "activation '" + name.str() + "'",
+                          "none, relu, gelu, gelu_tanh");
+          return Refusal{};
+        }}},
       {"Conv", {"Conv", checkConv}},
       // Made inside CPU partitions (cpu-fuse-conv-epilogue), after claims.
       {"fused_conv",

@@ -1162,9 +1162,11 @@ public:
     return matchCpuOp(query, name());
   }
   std::vector<std::string> contextSourceKeys() const override { return {kCpuContextSource}; }
-  /// Epilogues folded into library Convs, inside this EP's partitions only.
+  /// Epilogues folded into library Convs and MatMuls, inside this EP's
+  /// partitions only.
   void addCustomPasses(OpPassManager &pm) const override {
     pm.addPass(createCpuFuseConvEpilogue());
+    pm.addPass(createCpuFuseMatMulEpilogue());
   }
 
   FailureOr<std::unique_ptr<CompiledPartition>> compilePartition(func::FuncOp partition) override {

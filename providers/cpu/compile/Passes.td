@@ -1,7 +1,7 @@
 //===- Passes.td - the CPU EP's passes ---------------------*- tablegen -*-===//
 //
-// cpu-fuse-conv-epilogue runs on the CPU EP's partitions after partitioning
-// (CompileEp::addCustomPasses). The others take the CPU EP's generated kernels (func.func with the
+// cpu-fuse-conv-epilogue and cpu-fuse-matmul-epilogue run on the CPU EP's
+// partitions after partitioning (CompileEp::addCustomPasses). The others take the CPU EP's generated kernels (func.func with the
 // `ortc.kernel` attribute, destination-passing on memrefs, onnx/ortc
 // elementwise ops inside) to LLVM IR, after the generic onnx-lower-to-linalg
 // (compiler/Lowering/Passes.td). KernelPipeline.cpp strings them
@@ -29,6 +29,23 @@ def CpuFuseConvEpilogue : Pass<"cpu-fuse-conv-epilogue", "mlir::func::FuncOp"> {
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [
     Statistic<"numFused", "num-fused", "Number of Convs given an epilogue">
+  ];
+}
+
+def CpuFuseMatMulEpilogue : Pass<"cpu-fuse-matmul-epilogue", "mlir::func::FuncOp"> {
+  let summary = "Fold a MatMul's bias Add and activation into ortc.matmul_bias";
+  let description = [{
+    A float32 onnx.MatMul by a matrix B [K, N] whose only reader is an
+    onnx.Add of a bias [N] (either operand order, the sum of the product's
+    type), and the Relu or ortc.gelu (either form) that alone reads the sum,
+    becomes one ortc.matmul_bias: y = activation(MatMul(a, B) + bias). The
+    library MatMul applies this epilogue to each tile of its output while it
+    is in cache. A product anything else reads, a bias of another shape and
+    a batched B stay as they are.
+  }];
+  let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "Number of MatMuls given an epilogue">
   ];
 }
 

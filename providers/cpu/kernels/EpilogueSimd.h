@@ -47,7 +47,7 @@ __attribute__((target("avx2,fma"))) inline __m256 activateAvx2(GemmEpilogue::Act
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 /// The same on one zmm.
-__attribute__((target("avx512f,avx2,fma"))) inline __m512 activateAvx512(GemmEpilogue::Activation act,
+__attribute__((target("avx512f"))) inline __m512 activateAvx512(GemmEpilogue::Activation act,
                                                                 const GemmEpilogue &e, __m512 v) {
   using A = GemmEpilogue::Activation;
   switch (act) {
@@ -61,16 +61,9 @@ __attribute__((target("avx512f,avx2,fma"))) inline __m512 activateAvx512(GemmEpi
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GE_OQ),
                                 _mm512_mul_ps(v, _mm512_set1_ps(e.alpha)), v);
   case A::Gelu:
-  case A::GeluTanh: {
-    // Once per output element: the two AVX2 halves are fast enough.
-    __m256 lo = _mm512_castps512_ps256(v);
-    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-    bool tanhForm = act == A::GeluTanh;
-    lo = tanhForm ? geluTanhAvx2(lo) : geluAvx2(lo);
-    hi = tanhForm ? geluTanhAvx2(hi) : geluAvx2(hi);
-    return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
-                                               _mm256_castps_pd(hi), 1));
-  }
+    return geluAvx512(v);
+  case A::GeluTanh:
+    return geluTanhAvx512(v);
   }
   return v;
 }

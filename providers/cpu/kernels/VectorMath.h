@@ -1,7 +1,7 @@
 //===- VectorMath.h - elementary functions on vectors ------------*- C++ -*-===//
 //
-// exp, GELU and a lane sum on 8 floats for the library kernels' vector loops
-// (Softmax, LayerNormalization, the GEMM's epilogue). Include
+// exp, GELU and a lane sum on 8 (and 16) floats for the library kernels'
+// vector loops (Softmax, LayerNormalization, the GEMM's epilogue). Include
 // only from translation units that compile x86 code with target attributes.
 //
 //===----------------------------------------------------------------------===//
@@ -42,6 +42,13 @@ __attribute__((target("avx2,fma"))) inline __m256 expAvx2(__m256 x) {
   return _mm256_mul_ps(e, _mm256_castsi256_ps(pow2));
 }
 
+/// 1 / d per lane for normal d: the 12-bit estimate and one Newton step
+/// (about 23 bits), without the divider's latency.
+__attribute__((target("avx2,fma"))) inline __m256 reciprocalAvx2(__m256 d) {
+  __m256 r = _mm256_rcp_ps(d);
+  return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.f)));
+}
+
 /// GELU per lane, 0.5 x (1 + erf(x / sqrt 2)), written as x (1 - erfc(z) / 2)
 /// for x >= 0 and x erfc(z) / 2 below, z = |x| / sqrt 2, so that negative x
 /// lose nothing to cancellation. erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 +
@@ -52,8 +59,7 @@ __attribute__((target("avx2,fma"))) inline __m256 expAvx2(__m256 x) {
 __attribute__((target("avx2,fma"))) inline __m256 geluAvx2(__m256 x) {
   const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   __m256 z = _mm256_mul_ps(_mm256_and_ps(x, absMask), _mm256_set1_ps(0.70710678118654752f));
-  __m256 t = _mm256_div_ps(_mm256_set1_ps(1.f),
-                           _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.f)));
+  __m256 t = reciprocalAvx2(_mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.f)));
   static constexpr float kP[10] = {0.17087277f,  -0.82215223f, 1.48851587f,  -1.13520398f,
                                    0.27886807f,  -0.18628806f, 0.09678418f,  0.37409196f,
                                    1.00002368f,  -1.26551223f};
@@ -78,7 +84,64 @@ __attribute__((target("avx2,fma"))) inline __m256 geluTanhAvx2(__m256 x) {
   __m256 u = _mm256_mul_ps(_mm256_fmadd_ps(x3, _mm256_set1_ps(0.044715f), x),
                            _mm256_set1_ps(0.79788456080286536f));
   __m256 e = expAvx2(_mm256_mul_ps(u, _mm256_set1_ps(-2.f)));
-  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), e));
+  // e below 1e30: the reciprocal stays normal.
+  e = _mm256_min_ps(e, _mm256_set1_ps(1e30f));
+  return _mm256_mul_ps(x, reciprocalAvx2(_mm256_add_ps(_mm256_set1_ps(1.f), e)));
+}
+
+/// expAvx2 on 16 lanes (2^n applied by scalef).
+__attribute__((target("avx512f"))) inline __m512 expAvx512(__m512 x) {
+  x = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-87.33f), x));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                  _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 e = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.f));
+  return _mm512_scalef_ps(e, n);
+}
+
+/// reciprocalAvx2 on 16 lanes (14-bit estimate, one Newton step).
+__attribute__((target("avx512f"))) inline __m512 reciprocalAvx512(__m512 d) {
+  __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.f)));
+}
+
+/// geluAvx2 on 16 lanes.
+__attribute__((target("avx512f"))) inline __m512 geluAvx512(__m512 x) {
+  __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
+  __m512 t =
+      reciprocalAvx512(_mm512_fmadd_ps(z, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.f)));
+  static constexpr float kP[10] = {0.17087277f,  -0.82215223f, 1.48851587f,  -1.13520398f,
+                                   0.27886807f,  -0.18628806f, 0.09678418f,  0.37409196f,
+                                   1.00002368f,  -1.26551223f};
+  __m512 p = _mm512_set1_ps(kP[0]);
+  for (int i = 1; i < 10; ++i)
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kP[i]));
+  __m512 halfErfc = _mm512_mul_ps(_mm512_mul_ps(t, expAvx512(_mm512_fnmadd_ps(z, z, p))),
+                                  _mm512_set1_ps(0.5f));
+  __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+  __m512 factor = _mm512_mask_blend_ps(
+      negative, _mm512_sub_ps(_mm512_set1_ps(1.f), halfErfc), halfErfc);
+  __mmask16 vanishing =
+      negative & _mm512_cmp_ps_mask(z, _mm512_set1_ps(9.f), _CMP_GT_OQ);
+  factor = _mm512_maskz_mov_ps(static_cast<__mmask16>(~vanishing), factor);
+  return _mm512_mul_ps(x, factor);
+}
+
+/// geluTanhAvx2 on 16 lanes.
+__attribute__((target("avx512f"))) inline __m512 geluTanhAvx512(__m512 x) {
+  __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
+  __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x),
+                           _mm512_set1_ps(0.79788456080286536f));
+  __m512 e = _mm512_min_ps(expAvx512(_mm512_mul_ps(u, _mm512_set1_ps(-2.f))),
+                           _mm512_set1_ps(1e30f));
+  return _mm512_mul_ps(x, reciprocalAvx512(_mm512_add_ps(_mm512_set1_ps(1.f), e)));
 }
 
 /// The sum of the 8 lanes, lane 0 first (the order the kernels' tails then

@@ -1,0 +1,84 @@
+// RUN: ortc-opt %s -split-input-file -cpu-fuse-matmul-epilogue | FileCheck %s
+
+// A transformer's feed-forward: MatMul by a [K, N] weight, the bias [N]
+// added, then GELU: one matmul_bias with a gelu epilogue.
+// CHECK-LABEL: func.func @matmul_bias_gelu
+// CHECK-SAME: (%[[A:.*]]: tensor<1x?x8xf32>)
+// CHECK-DAG: %[[W:.*]] = "onnx.Constant"() <{value = dense<5.000000e-01> : tensor<8x16xf32>}>
+// CHECK-DAG: %[[B:.*]] = "onnx.Constant"() <{value = dense<2.500000e-01> : tensor<16xf32>}>
+// CHECK: %[[Y:.*]] = ortc.matmul_bias %[[A]], %[[W]], %[[B]] {activation = "gelu", alpha = 1.000000e+00 : f32, trans_b = false}
+// CHECK-NOT: onnx.MatMul
+// CHECK-NOT: onnx.Add
+// CHECK-NOT: ortc.gelu
+// CHECK: return %[[Y]]
+func.func @matmul_bias_gelu(%a: tensor<1x?x8xf32>) -> tensor<1x?x16xf32> {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x16xf32>} : () -> tensor<8x16xf32>
+  %b = "onnx.Constant"() {value = dense<0.25> : tensor<16xf32>} : () -> tensor<16xf32>
+  %m = "onnx.MatMul"(%a, %w) : (tensor<1x?x8xf32>, tensor<8x16xf32>) -> tensor<1x?x16xf32>
+  %s = "onnx.Add"(%m, %b) : (tensor<1x?x16xf32>, tensor<16xf32>) -> tensor<1x?x16xf32>
+  %y = ortc.gelu %s {approximate = "none"} : tensor<1x?x16xf32> -> tensor<1x?x16xf32>
+  return %y : tensor<1x?x16xf32>
+}
+
+// -----
+
+// The bias first in the Add, GELU's tanh form (GPT-2), and a bias with no
+// activation after it (the attention projections).
+// CHECK-LABEL: func.func @tanh_form_and_plain_bias
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<16xf32>, %[[C:.*]]: tensor<16xf32>)
+// CHECK: %[[G:.*]] = ortc.matmul_bias %[[A]], %{{.*}}, %[[B]] {activation = "gelu_tanh", alpha = 1.000000e+00 : f32, trans_b = false}
+// CHECK: %[[P:.*]] = ortc.matmul_bias %[[A]], %{{.*}}, %[[C]] {activation = "none", alpha = 1.000000e+00 : f32, trans_b = false}
+// CHECK: return %[[G]], %[[P]]
+func.func @tanh_form_and_plain_bias(%a: tensor<4x8xf32>, %b: tensor<16xf32>, %c: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x16xf32>} : () -> tensor<8x16xf32>
+  %m = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s = "onnx.Add"(%b, %m) : (tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %g = ortc.gelu %s {approximate = "tanh"} : tensor<4x16xf32> -> tensor<4x16xf32>
+  %m2 = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %p = "onnx.Add"(%m2, %c) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %g, %p : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Relu after the sum; a GELU that another op also reads stays apart (the
+// sum is still the product's epilogue).
+// CHECK-LABEL: func.func @relu_and_shared_sum
+// CHECK: %[[R:.*]] = ortc.matmul_bias %{{.*}} {activation = "relu"
+// CHECK: %[[S:.*]] = ortc.matmul_bias %{{.*}} {activation = "none"
+// CHECK: %[[G:.*]] = ortc.gelu %[[S]]
+// CHECK: "onnx.Mul"(%[[S]], %[[G]])
+func.func @relu_and_shared_sum(%a: tensor<4x8xf32>, %b: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x16xf32>} : () -> tensor<8x16xf32>
+  %m = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s = "onnx.Add"(%m, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %r = "onnx.Relu"(%s) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m2 = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s2 = "onnx.Add"(%m2, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %g = ortc.gelu %s2 {approximate = "none"} : tensor<4x16xf32> -> tensor<4x16xf32>
+  %u = "onnx.Mul"(%s2, %g) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %r, %u : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Left alone: a product another op reads too, a bias that broadcasts
+// across rows instead of the last dim, a batched B, and a bias [N] whose N
+// is not the product's.
+// CHECK-LABEL: func.func @not_fused
+// CHECK-NOT: ortc.matmul_bias
+// CHECK: return
+func.func @not_fused(%a: tensor<4x8xf32>, %a3: tensor<2x4x8xf32>, %w3: tensor<2x8x16xf32>,
+                     %b: tensor<16xf32>, %col: tensor<4x1xf32>, %one: tensor<1xf32>)
+    -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>, tensor<4x16xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x16xf32>} : () -> tensor<8x16xf32>
+  %m = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s = "onnx.Add"(%m, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %m2 = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s2 = "onnx.Add"(%m2, %col) : (tensor<4x16xf32>, tensor<4x1xf32>) -> tensor<4x16xf32>
+  %m3 = "onnx.MatMul"(%a3, %w3) : (tensor<2x4x8xf32>, tensor<2x8x16xf32>) -> tensor<2x4x16xf32>
+  %s3 = "onnx.Add"(%m3, %b) : (tensor<2x4x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+  %m4 = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s4 = "onnx.Add"(%m4, %one) : (tensor<4x16xf32>, tensor<1xf32>) -> tensor<4x16xf32>
+  return %m, %s, %s2, %s3, %s4 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>, tensor<4x16xf32>
+}
