@@ -27,6 +27,12 @@ inline std::optional<llvm::SmallVector<int64_t>> rankedShapeOf(mlir::Value v) {
   return std::nullopt;
 }
 
+/// A ranked float32 tensor type.
+inline bool isF32Tensor(mlir::Type type) {
+  auto t = mlir::dyn_cast<mlir::RankedTensorType>(type);
+  return t && t.getElementType().isF32();
+}
+
 /// The one op that reads `v`, or null (no reader, or several).
 inline mlir::Operation *soleUser(mlir::Value v) {
   return v.hasOneUse() ? *v.getUsers().begin() : nullptr;

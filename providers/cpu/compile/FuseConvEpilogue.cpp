@@ -35,13 +35,9 @@ namespace ortc::cpu {
 using namespace mlir;
 namespace onnx = ortc::onnx_dialect;
 namespace fused = ortc::fused;
+using ortc::isF32Tensor;
 
 namespace {
-
-bool isF32Tensor(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  return t && t.getElementType().isF32();
-}
 
 /// A one-element f32 onnx.Constant's value; `fallback` for an omitted input.
 std::optional<float> scalarOrOmitted(Value v, float fallback) {

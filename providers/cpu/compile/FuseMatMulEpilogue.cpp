@@ -28,13 +28,9 @@ namespace ortc::cpu {
 using namespace mlir;
 namespace onnx = ortc::onnx_dialect;
 namespace fused = ortc::fused;
+using ortc::isF32Tensor;
 
 namespace {
-
-bool isF32Tensor(Type type) {
-  auto t = dyn_cast<RankedTensorType>(type);
-  return t && t.getElementType().isF32();
-}
 
 /// What one MatMul's epilogue absorbs.
 struct Match {
@@ -96,9 +92,8 @@ void rewrite(Match m) {
   }
   OpBuilder b(last);
   auto fusedOp = fused::MatMulBiasOp::create(
-      b, b.getFusedLoc(locations), last->getResult(0).getType(), m.matmul.getA(),
-      m.matmul.getB(), m.bias, b.getBoolAttr(false), b.getF32FloatAttr(1.0f),
-      b.getStringAttr(m.activation));
+      b, b.getFusedLoc(locations), last->getResult(0).getType(), m.matmul.getA(), m.matmul.getB(),
+      m.bias, b.getBoolAttr(false), b.getF32FloatAttr(1.0f), b.getStringAttr(m.activation));
   last->getResult(0).replaceAllUsesWith(fusedOp.getOutput());
   // From the last op back: each has no readers left.
   for (Operation *op : llvm::reverse(chain))

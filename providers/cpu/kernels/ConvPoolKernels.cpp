@@ -882,9 +882,9 @@ depthwiseBlockPositions(const float *top, int64_t rowStep, int64_t kh, int64_t k
 /// positions at a time so the FMA chains overlap, into `out` ([rows][outW]
 /// vectors).
 template <int KH, int KW, int S>
-__attribute__((target("avx2,fma"))) void
-depthwiseBlockRows(const Geometry &g, const float *in, int64_t paddedWidth, const float *taps,
-                   __m256 bias, int64_t rows, float *out) {
+__attribute__((target("avx2,fma"))) void depthwiseBlockRows(const Geometry &g, const float *in,
+                                                            int64_t paddedWidth, const float *taps,
+                                                            __m256 bias, int64_t rows, float *out) {
   constexpr int64_t L = DepthwiseBlocks::kLanes;
   const int64_t kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = S ? S : g.s[2], dh = g.d[1],
                 dw = g.d[2], outW = g.out[2], rowStep = paddedWidth * L;
@@ -903,9 +903,9 @@ depthwiseBlockRows(const Geometry &g, const float *in, int64_t paddedWidth, cons
 
 /// Padded input rows [r0, r1) of channel block `c0` of image n, as vectors
 /// of the block's channels, into `rows` (row stride paddedWidth vectors).
-__attribute__((target("avx2,fma"))) void
-transposeInputRows(const DepthwiseBlocks &d, int64_t n, int64_t c0, int64_t r0, int64_t r1,
-                   float *rows) {
+__attribute__((target("avx2,fma"))) void transposeInputRows(const DepthwiseBlocks &d, int64_t n,
+                                                            int64_t c0, int64_t r0, int64_t r1,
+                                                            float *rows) {
   constexpr int64_t L = DepthwiseBlocks::kLanes;
   const Geometry &g = d.g;
   const int64_t inH = g.in[1], inW = g.in[2], padTop = g.padBegin[1], padLeft = g.padBegin[2];
@@ -948,9 +948,9 @@ transposeInputRows(const DepthwiseBlocks &d, int64_t n, int64_t c0, int64_t r0, 
 /// stored. A residual at y's own address is read just before each store of
 /// the same elements.
 template <GemmEpilogue::Activation Act>
-__attribute__((target("avx2,fma"))) void
-transposeOutputRows(const DepthwiseBlocks &d, int64_t n, int64_t c0, int64_t oh0, int64_t rows,
-                    const float *out, float *y) {
+__attribute__((target("avx2,fma"))) void transposeOutputRows(const DepthwiseBlocks &d, int64_t n,
+                                                             int64_t c0, int64_t oh0, int64_t rows,
+                                                             const float *out, float *y) {
   constexpr int64_t L = DepthwiseBlocks::kLanes;
   const int64_t outW = d.g.out[2], P = d.g.out[1] * outW;
   const int64_t channels = std::min(L, d.C - c0);
@@ -1043,8 +1043,7 @@ template <int V> using IntConstant = std::integral_constant<int, V>;
 DepthwiseBlockFn pickDepthwiseBlock(const DepthwiseBlocks &d) {
   using A = GemmEpilogue::Activation;
   auto pick = [&](auto kh, auto kw, auto stride) -> DepthwiseBlockFn {
-    constexpr int KH = decltype(kh)::value, KW = decltype(kw)::value,
-                  S = decltype(stride)::value;
+    constexpr int KH = decltype(kh)::value, KW = decltype(kw)::value, S = decltype(stride)::value;
     switch (d.epilogue.activation) {
     case A::None:
       return depthwiseBlock<KH, KW, S, A::None>;
@@ -1064,9 +1063,11 @@ DepthwiseBlockFn pickDepthwiseBlock(const DepthwiseBlocks &d) {
   if (g.d[1] == 1 && g.d[2] == 1 && g.k[1] == g.k[2] && (g.s[2] == 1 || g.s[2] == 2)) {
     bool one = g.s[2] == 1;
     if (g.k[1] == 3)
-      return one ? pick(IntConstant<3>(), IntConstant<3>(), IntConstant<1>()) : pick(IntConstant<3>(), IntConstant<3>(), IntConstant<2>());
+      return one ? pick(IntConstant<3>(), IntConstant<3>(), IntConstant<1>())
+                 : pick(IntConstant<3>(), IntConstant<3>(), IntConstant<2>());
     if (g.k[1] == 5)
-      return one ? pick(IntConstant<5>(), IntConstant<5>(), IntConstant<1>()) : pick(IntConstant<5>(), IntConstant<5>(), IntConstant<2>());
+      return one ? pick(IntConstant<5>(), IntConstant<5>(), IntConstant<1>())
+                 : pick(IntConstant<5>(), IntConstant<5>(), IntConstant<2>());
   }
   return pick(IntConstant<0>(), IntConstant<0>(), IntConstant<0>());
 }
@@ -1190,7 +1191,8 @@ void parallelForRuns(ThreadPool *pool, int64_t n, int64_t elementsEach, Body &&b
   int64_t threads = pool ? pool->threads() : 1;
   int64_t perTask = n;
   if (n * each > kMinElementsPerBlock)
-    perTask = std::max<int64_t>(1, std::min(kMinElementsPerBlock / each, (n + threads - 1) / threads));
+    perTask =
+        std::max<int64_t>(1, std::min(kMinElementsPerBlock / each, (n + threads - 1) / threads));
   parallelFor(pool, (n + perTask - 1) / perTask, [&](int64_t t) {
     for (int64_t i = t * perTask; i < std::min(n, (t + 1) * perTask); ++i)
       body(i);
@@ -1381,8 +1383,8 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
         const float *from = product + m * d.qPanels;
         // Each output row from the product's padded row, finished on the way.
         for (int64_t oh = 0; oh < outH; ++oh)
-          image.at(m, oh * outW).applyFrom(from + oh * d.width, d.width, out + oh * outW, P, 1,
-                                           outW);
+          image.at(m, oh * outW)
+              .applyFrom(from + oh * d.width, d.width, out + oh * outW, P, 1, outW);
       }
     });
   }
@@ -1540,9 +1542,8 @@ Status conv(const KernelCall &call) {
     DepthwiseBlockFn blockFn = pickDepthwiseBlock(blocks);
     if (blockFn && depthwiseRunsBlocked(g, C, M, y, residual, P * N * M)) {
       int64_t perImage = blocks.blocks();
-      parallelForRuns(call.pool, N * perImage, DepthwiseBlocks::kLanes * P, [&](int64_t unit) {
-        blockFn(blocks, unit / perImage, unit % perImage, y);
-      });
+      parallelForRuns(call.pool, N * perImage, DepthwiseBlocks::kLanes * P,
+                      [&](int64_t unit) { blockFn(blocks, unit / perImage, unit % perImage, y); });
       return Status::ok();
     }
 #endif
@@ -1582,8 +1583,7 @@ Status conv(const KernelCall &call) {
   // between 64 KiB and 2 MiB: with few output channels (MobileNetV2's
   // projections) a small tile is read from L1/L2 by each row panel where a
   // 2 MiB one came from L3 every time (24x144 at 56x56: 0.31 -> 0.21 ms).
-  const int64_t tileBudget =
-      std::clamp<int64_t>(8 * Mg * K, int64_t(1) << 14, int64_t(1) << 19);
+  const int64_t tileBudget = std::clamp<int64_t>(8 * Mg * K, int64_t(1) << 14, int64_t(1) << 19);
   int64_t tile = std::max<int64_t>(kGemmPanelWidth, tileBudget / std::max<int64_t>(K, 1) /
                                                         kGemmPanelWidth * kGemmPanelWidth);
   tile = std::min(tile, perTask);

@@ -186,8 +186,8 @@ Status matMul(const KernelCall &call) {
       aOff += idx * aStride[i];
       bOff += idx * bPackedStride[i];
     }
-    sgemmPackedParallel(call.pool, M, N, K, aData + aOff, K, false, packed + bOff, y + n * M * N,
-                        N, false, finish);
+    sgemmPackedParallel(call.pool, M, N, K, aData + aOff, K, false, packed + bOff, y + n * M * N, N,
+                        false, finish);
   }
   return Status::ok();
 }

@@ -13,6 +13,19 @@
 
 namespace ortc::cpu {
 
+/// exp's clamps, its reduction x = n ln2 + r (ln2 in two parts, so that r is
+/// exact) and Cephes' degree-6 polynomial for e^r, highest degree first
+/// (e^r = 1 + r + r^2 P(r)): one set for every vector width.
+inline constexpr float kExpLo = -87.33f, kExpHi = 88.0f, kLog2e = 1.44269504088896341f;
+inline constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+inline constexpr float kExpPoly[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                      4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+/// Numerical Recipes' erfcc: erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 +
+/// z / 2), P's Chebyshev-fit coefficients highest degree first.
+inline constexpr float kErfcPoly[10] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f,
+                                        0.27886807f, -0.18628806f, 0.09678418f, 0.37409196f,
+                                        1.00002368f, -1.26551223f};
+
 /// e^x per lane, within 2 ulp of std::exp over the float range: x = n ln2 +
 /// r with |r| <= ln2/2 (ln2 in two parts, so r is exact), e^r by Cephes'
 /// degree-6 polynomial, 2^n into the exponent bits. x is clamped to
@@ -23,18 +36,15 @@ namespace ortc::cpu {
 /// NaN stays NaN (the clamps return it). Softmax's x - max <= 0 never
 /// reaches the top clamp.
 __attribute__((target("avx2,fma"))) inline __m256 expAvx2(__m256 x) {
-  const __m256 hi = _mm256_set1_ps(88.0f), lo = _mm256_set1_ps(-87.33f);
+  const __m256 hi = _mm256_set1_ps(kExpHi), lo = _mm256_set1_ps(kExpLo);
   x = _mm256_min_ps(hi, _mm256_max_ps(lo, x)); // NaN: max_ps/min_ps return x
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+  __m256 p = _mm256_set1_ps(kExpPoly[0]);
+  for (int i = 1; i < 6; ++i)
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kExpPoly[i]));
   __m256 r2 = _mm256_mul_ps(r, r);
   __m256 e = _mm256_add_ps(_mm256_fmadd_ps(p, r2, r), _mm256_set1_ps(1.f));
   __m256i pow2 =
@@ -51,26 +61,22 @@ __attribute__((target("avx2,fma"))) inline __m256 reciprocalAvx2(__m256 d) {
 
 /// GELU per lane, 0.5 x (1 + erf(x / sqrt 2)), written as x (1 - erfc(z) / 2)
 /// for x >= 0 and x erfc(z) / 2 below, z = |x| / sqrt 2, so that negative x
-/// lose nothing to cancellation. erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 +
-/// z / 2), P the degree-9 Chebyshev fit of Numerical Recipes' erfcc
-/// (fractional error under 1.2e-7 for every z >= 0). Below x = -9 sqrt 2 the
-/// result is 0 (erfc(9) = 4e-37: anything smaller would leave the normal
-/// range, and a denormal costs a microcode assist on most Intel CPUs).
+/// lose nothing to cancellation; erfc from kErfcPoly (fractional error under
+/// 1.2e-7 for every z >= 0). Below x = -9 sqrt 2 the result is 0 (erfc(9) =
+/// 4e-37: anything smaller would leave the normal range, and a denormal costs
+/// a microcode assist on most Intel CPUs).
 __attribute__((target("avx2,fma"))) inline __m256 geluAvx2(__m256 x) {
   const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   __m256 z = _mm256_mul_ps(_mm256_and_ps(x, absMask), _mm256_set1_ps(0.70710678118654752f));
   __m256 t = reciprocalAvx2(_mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.f)));
-  static constexpr float kP[10] = {0.17087277f,  -0.82215223f, 1.48851587f,  -1.13520398f,
-                                   0.27886807f,  -0.18628806f, 0.09678418f,  0.37409196f,
-                                   1.00002368f,  -1.26551223f};
-  __m256 p = _mm256_set1_ps(kP[0]);
+  __m256 p = _mm256_set1_ps(kErfcPoly[0]);
   for (int i = 1; i < 10; ++i)
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(kP[i]));
-  __m256 halfErfc = _mm256_mul_ps(
-      _mm256_mul_ps(t, expAvx2(_mm256_fnmadd_ps(z, z, p))), _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(kErfcPoly[i]));
+  __m256 halfErfc =
+      _mm256_mul_ps(_mm256_mul_ps(t, expAvx2(_mm256_fnmadd_ps(z, z, p))), _mm256_set1_ps(0.5f));
   __m256 negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-  __m256 factor = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), halfErfc), halfErfc,
-                                   negative);
+  __m256 factor =
+      _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.f), halfErfc), halfErfc, negative);
   __m256 vanishing = _mm256_cmp_ps(z, _mm256_set1_ps(9.f), _CMP_GT_OQ);
   factor = _mm256_andnot_ps(_mm256_and_ps(negative, vanishing), factor);
   return _mm256_mul_ps(x, factor);
@@ -91,17 +97,14 @@ __attribute__((target("avx2,fma"))) inline __m256 geluTanhAvx2(__m256 x) {
 
 /// expAvx2 on 16 lanes (2^n applied by scalef).
 __attribute__((target("avx512f"))) inline __m512 expAvx512(__m512 x) {
-  x = _mm512_min_ps(_mm512_set1_ps(88.0f), _mm512_max_ps(_mm512_set1_ps(-87.33f), x));
-  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+  x = _mm512_min_ps(_mm512_set1_ps(kExpHi), _mm512_max_ps(_mm512_set1_ps(kExpLo), x));
+  __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kExpPoly[0]);
+  for (int i = 1; i < 6; ++i)
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kExpPoly[i]));
   __m512 e = _mm512_add_ps(_mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r), _mm512_set1_ps(1.f));
   return _mm512_scalef_ps(e, n);
 }
@@ -115,21 +118,16 @@ __attribute__((target("avx512f"))) inline __m512 reciprocalAvx512(__m512 d) {
 /// geluAvx2 on 16 lanes.
 __attribute__((target("avx512f"))) inline __m512 geluAvx512(__m512 x) {
   __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(0.70710678118654752f));
-  __m512 t =
-      reciprocalAvx512(_mm512_fmadd_ps(z, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.f)));
-  static constexpr float kP[10] = {0.17087277f,  -0.82215223f, 1.48851587f,  -1.13520398f,
-                                   0.27886807f,  -0.18628806f, 0.09678418f,  0.37409196f,
-                                   1.00002368f,  -1.26551223f};
-  __m512 p = _mm512_set1_ps(kP[0]);
+  __m512 t = reciprocalAvx512(_mm512_fmadd_ps(z, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.f)));
+  __m512 p = _mm512_set1_ps(kErfcPoly[0]);
   for (int i = 1; i < 10; ++i)
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kP[i]));
-  __m512 halfErfc = _mm512_mul_ps(_mm512_mul_ps(t, expAvx512(_mm512_fnmadd_ps(z, z, p))),
-                                  _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kErfcPoly[i]));
+  __m512 halfErfc =
+      _mm512_mul_ps(_mm512_mul_ps(t, expAvx512(_mm512_fnmadd_ps(z, z, p))), _mm512_set1_ps(0.5f));
   __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
-  __m512 factor = _mm512_mask_blend_ps(
-      negative, _mm512_sub_ps(_mm512_set1_ps(1.f), halfErfc), halfErfc);
-  __mmask16 vanishing =
-      negative & _mm512_cmp_ps_mask(z, _mm512_set1_ps(9.f), _CMP_GT_OQ);
+  __m512 factor =
+      _mm512_mask_blend_ps(negative, _mm512_sub_ps(_mm512_set1_ps(1.f), halfErfc), halfErfc);
+  __mmask16 vanishing = negative & _mm512_cmp_ps_mask(z, _mm512_set1_ps(9.f), _CMP_GT_OQ);
   factor = _mm512_maskz_mov_ps(static_cast<__mmask16>(~vanishing), factor);
   return _mm512_mul_ps(x, factor);
 }
@@ -139,8 +137,8 @@ __attribute__((target("avx512f"))) inline __m512 geluTanhAvx512(__m512 x) {
   __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(x, x), x);
   __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), x),
                            _mm512_set1_ps(0.79788456080286536f));
-  __m512 e = _mm512_min_ps(expAvx512(_mm512_mul_ps(u, _mm512_set1_ps(-2.f))),
-                           _mm512_set1_ps(1e30f));
+  __m512 e =
+      _mm512_min_ps(expAvx512(_mm512_mul_ps(u, _mm512_set1_ps(-2.f))), _mm512_set1_ps(1e30f));
   return _mm512_mul_ps(x, reciprocalAvx512(_mm512_add_ps(_mm512_set1_ps(1.f), e)));
 }
 

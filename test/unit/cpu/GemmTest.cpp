@@ -328,15 +328,15 @@ TEST_P(GemmVariantTest, EpilogueColumnBiasAndGelu) {
       std::vector<float> packedB(packedGemmBSize(K, N) + 1);
       packGemmB(B.data(), N, false, K, N, 1.0f, packedB.data());
       std::vector<float> product(M * ldc, kSentinel);
-      sgemmPackedParallel(nullptr, M, N, K, A.data(), K, false, packedB.data(), product.data(),
-                          ldc, false);
+      sgemmPackedParallel(nullptr, M, N, K, A.data(), K, false, packedB.data(), product.data(), ldc,
+                          false);
       GemmEpilogue e;
       e.colBias = bias.data();
       e.activation = act;
       for (ThreadPool *p : {static_cast<ThreadPool *>(nullptr), &pool}) {
         std::vector<float> got(M * ldc, kSentinel);
-        sgemmPackedParallel(p, M, N, K, A.data(), K, false, packedB.data(), got.data(), ldc,
-                            false, &e);
+        sgemmPackedParallel(p, M, N, K, A.data(), K, false, packedB.data(), got.data(), ldc, false,
+                            &e);
         double worst = 0;
         for (int64_t i = 0; i < M; ++i)
           for (int64_t j = 0; j < N; ++j) {
