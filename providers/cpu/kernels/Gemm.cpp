@@ -422,6 +422,21 @@ ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float 
   }
 }
 
+/// One k step of a 6-row tile over `Panels` B vectors: each of the panel's
+/// 6 A values broadcast once and multiplied into every panel's accumulator
+/// (the 6x64 tile and the direct conv's offsets tile alike).
+template <int Panels>
+ORTC_AVX512 __attribute__((always_inline)) inline void
+broadcastFmaStep(__m512 (&acc)[kMr][Panels], const float *a, const __m512 (&bv)[Panels]) {
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r) {
+    __m512 av = _mm512_set1_ps(a[r]);
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p)
+      acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
+  }
+}
+
 /// A full 6-row tile over `Panels` adjacent full B panels (b: the first
 /// one's slice, the next ones `panelStride` floats apart) in AVX-512: each
 /// broadcast of A feeds `Panels` FMAs, so a k step is `Panels` B loads, 6
@@ -457,13 +472,7 @@ ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
     // One line a step of the B slice the next tiles read, into L2: weights
     // streamed from memory arrive before the next tiles' first pass.
     _mm_prefetch(reinterpret_cast<const char *>(next + k * kNr), _MM_HINT_T1);
-#pragma GCC unroll 6
-    for (int r = 0; r < kMr; ++r) {
-      __m512 av = _mm512_set1_ps(a[r]);
-#pragma GCC unroll 4
-      for (int p = 0; p < Panels; ++p)
-        acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
-    }
+    broadcastFmaStep<Panels>(acc, a, bv);
     a += kMr;
   }
 #pragma GCC unroll 6
@@ -508,13 +517,7 @@ ORTC_AVX512 void kernelAvx512OffsetsOf(int64_t kc, const float *a, const float *
 #pragma GCC unroll 4
     for (int p = 0; p < Panels; ++p)
       bv[p] = _mm512_loadu_ps(bk + p * kNr);
-#pragma GCC unroll 6
-    for (int r = 0; r < kMr; ++r) {
-      __m512 av = _mm512_set1_ps(a[r]);
-#pragma GCC unroll 4
-      for (int p = 0; p < Panels; ++p)
-        acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
-    }
+    broadcastFmaStep<Panels>(acc, a, bv);
     a += kMr;
   }
 #pragma GCC unroll 6
@@ -1018,10 +1021,11 @@ namespace {
 template <bool kResidual, GemmEpilogue::Activation kActivation>
 void epilogueRow(const float *src, float *c, const float *residual, int64_t cols, float bias,
                  const GemmEpilogue &e) {
+  const float *colBias = e.colBias; // a local: the loop tests it, never reloads it
   for (int64_t j = 0; j < cols; ++j) {
     float v = src[j] + bias;
-    if (e.colBias)
-      v += e.colBias[j];
+    if (colBias)
+      v += colBias[j];
     if constexpr (kResidual)
       v += residual[j];
     if constexpr (kActivation == GemmEpilogue::Activation::Relu)

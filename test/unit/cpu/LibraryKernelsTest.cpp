@@ -528,7 +528,7 @@ TEST(LibraryKernels, ConvOnAThreadPool) {
   EXPECT_OK(run("MatMul", Attrs(), {&A, &B}, {&Y}));
   EXPECT_TRUE(near(Y.floats(), want, 1e-4));
   // A batch of at least as many images as threads: each thread takes whole
-  // images (pointwise, im2col, grouped; 3 images on 2 threads).
+  // images (pointwise and im2col with 3 images, grouped with 4, on 2 threads).
   ThreadPool two(2);
   kernelPool() = &two;
   checkConv({{3, 16, 5, 4}, {8, 16, 1, 1}}, 47);
