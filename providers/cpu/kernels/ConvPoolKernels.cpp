@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "providers/cpu/kernels/ConvCommon.h"
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/KernelApi.h"
 #include "providers/cpu/kernels/KernelUtil.h"
@@ -37,38 +38,8 @@
 
 namespace ortc::cpu::kernels {
 
-namespace {
+static std::string listToString(const std::vector<int64_t> &v) { return shapeToString(v); }
 
-constexpr int kMaxSpatial = 3;
-
-std::string listToString(const std::vector<int64_t> &v) { return shapeToString(v); }
-
-/// Spatial geometry, normalized to 3 dims (index 0 = depth).
-struct Geometry {
-  int rank = 0; // the real spatial rank, 1..3
-  int64_t in[kMaxSpatial] = {1, 1, 1};
-  int64_t out[kMaxSpatial] = {1, 1, 1};
-  int64_t k[kMaxSpatial] = {1, 1, 1};
-  int64_t s[kMaxSpatial] = {1, 1, 1};
-  int64_t d[kMaxSpatial] = {1, 1, 1};
-  int64_t padBegin[kMaxSpatial] = {0, 0, 0};
-  int64_t padEnd[kMaxSpatial] = {0, 0, 0};
-
-  int64_t inSize() const { return in[0] * in[1] * in[2]; }
-  /// A 1x1 window at stride 1 without padding: output position p reads
-  /// input position p (X is its own im2col matrix).
-  bool pointwise() const {
-    bool unit = kernelSize() == 1;
-    for (int i = 0; i < kMaxSpatial; ++i)
-      unit = unit && s[i] == 1 && padBegin[i] == 0 && padEnd[i] == 0;
-    return unit;
-  }
-  int64_t outSize() const { return out[0] * out[1] * out[2]; }
-  int64_t kernelSize() const { return k[0] * k[1] * k[2]; }
-};
-
-/// Reads strides, dilations, pads, auto_pad (and ceil_mode where allowed) and
-/// computes output sizes and the effective pads as ONNX defines them.
 Status computeGeometry(const char *op, const StepAttributes &attrs,
                        const std::vector<int64_t> &inSpatial, const std::vector<int64_t> &kernel,
                        bool allowDilations, bool allowCeilMode, Geometry &g) {
@@ -133,6 +104,8 @@ Status checkSingleOutput(const char *op, const KernelCall &call) {
       return invalid(op, "only the first output is supported");
   return checkFloat(op, &call.outputs[0], "output");
 }
+
+namespace {
 
 /// After the inputs' types: one float32 output, and X [N,C,D1..Dn] with a
 /// spatial rank n the kernels handle.
@@ -1178,27 +1151,6 @@ int64_t unitsPerTask(const KernelCall &call, int64_t units, int64_t flops) {
   return (units + tasks - 1) / tasks;
 }
 
-/// body(i) for i in [0, n) on `pool`, each task a contiguous run of items of
-/// at most kMinElementsPerBlock elements in all (`elementsEach` per item) and
-/// at most n / threads items, so that every thread gets a share; all on the
-/// caller when there are kMinElementsPerBlock elements or fewer. One task per
-/// small item makes the threads share a counter per item and write the same
-/// cache lines; runs of kMinElementsPerBlock alone split MobileNetV2's
-/// 960x7x7 depthwise 83:37 blocks.
-template <typename Body>
-void parallelForRuns(ThreadPool *pool, int64_t n, int64_t elementsEach, Body &&body) {
-  int64_t each = std::max<int64_t>(elementsEach, 1);
-  int64_t threads = pool ? pool->threads() : 1;
-  int64_t perTask = n;
-  if (n * each > kMinElementsPerBlock)
-    perTask =
-        std::max<int64_t>(1, std::min(kMinElementsPerBlock / each, (n + threads - 1) / threads));
-  parallelFor(pool, (n + perTask - 1) / perTask, [&](int64_t t) {
-    for (int64_t i = t * perTask; i < std::min(n, (t + 1) * perTask); ++i)
-      body(i);
-  });
-}
-
 /// A group-1 Conv as Y^T = col^T * W^T per image (convPrefersTransposedGemm):
 /// the P output positions are the GEMM's rows, read from X itself (1x1,
 /// stride 1, unpadded) or from the im2col matrix as op(A) = A^T; W comes
@@ -1391,8 +1343,8 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
   return Status::ok();
 }
 
-/// The epilogue ortc.fused_conv asks for (activation, activation_params); a
-/// plain Conv has none.
+} // namespace
+
 Status convActivation(const KernelCall &call, GemmEpilogue &e) {
   using A = GemmEpilogue::Activation;
   std::string name = call.attrs.getString("activation", "none");
@@ -1424,8 +1376,6 @@ Status convActivation(const KernelCall &call, GemmEpilogue &e) {
   }
   return Status::ok();
 }
-
-} // namespace
 
 Status conv(const KernelCall &call);
 
@@ -1461,6 +1411,8 @@ Status convByImages(const KernelCall &call, int64_t N) {
 }
 
 Status conv(const KernelCall &call) {
+  if (call.attrs.getInt("channels_last", 0) != 0)
+    return convChannelsLast(call);
   const char *op = "Conv";
   const TensorView *X = call.input(0), *Wt = call.input(1), *B = call.input(2);
   // ortc.fused_conv's residual (Y's shape) and activation.

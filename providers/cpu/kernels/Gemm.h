@@ -81,6 +81,13 @@ inline bool convRunsDirect(int64_t channels, int64_t kh, int64_t kw, int64_t str
   return 4 * outH * outW >= 3 * panels;
 }
 
+/// Packs Conv's W [M, C, KH, KW] (kSize = KH * KW) as B panels of W^T
+/// [KH * KW * C, M] with k in (kh, kw, c) order (packing "gemm_bt_hwc",
+/// packed_w = 3): the GEMM operand of a channels-last conv, whose im2col
+/// rows are runs of channels tap by tap. packedGemmBSize(C * kSize, M) floats.
+void packConvWeightsChannelsLast(const float *w, int64_t M, int64_t C, int64_t kSize,
+                                 float *packed);
+
 /// What the GEMM does to C once a tile of it is final, in registers before
 /// the microkernel stores it: c = activation(c + rowBias[i] + colBias[j] +
 /// residual[i][j]) (Conv's bias or MatMul's, a residual sum, an activation:

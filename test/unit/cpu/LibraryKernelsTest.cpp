@@ -760,6 +760,85 @@ TEST(LibraryKernels, DepthwiseConvChannelBlocks) {
   }
 }
 
+/// NCHW values as NHWC (`toChannelsLast`) or back.
+std::vector<float> permuteChannels(const std::vector<float> &v, const std::vector<int64_t> &nchw,
+                                   bool toChannelsLast) {
+  int64_t N = nchw[0], C = nchw[1], P = nchw[2] * nchw[3];
+  std::vector<float> out(v.size());
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < P; ++p) {
+        int64_t first = (n * C + c) * P + p, last = (n * P + p) * C + c;
+        out[size_t(toChannelsLast ? last : first)] = v[size_t(toChannelsLast ? first : last)];
+      }
+  return out;
+}
+
+// Conv with channels_last = 1 (X [N,H,W,C], Y and the residual [N,OH,OW,M])
+// gives the reference's values, transposed: group-1 convs as one GEMM (a
+// pointwise one reading X as A, strided and padded ones through im2col rows,
+// the 3-channel stem, a batch, more rows than one im2col chunk) with W
+// packed per call or by the compiler (packed_w = 3), and depthwise convs
+// (3x3, 5x5, a 2x3 window with dilation, strides 2 and 3, channels not a
+// multiple of any vector, rows narrower than the window), with bias,
+// residual and Clip, on every vector variant, serially and on a pool.
+TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
+  struct Shape {
+    std::vector<int64_t> x, w, strides, pads, dilations = {1, 1};
+  };
+  uint64_t seed = 1100;
+  for (const Shape &c : {Shape{{1, 24, 9, 9}, {40, 24, 1, 1}, {1, 1}, {0, 0, 0, 0}},
+                         Shape{{2, 19, 7, 6}, {21, 19, 1, 1}, {2, 2}, {0, 0, 0, 0}},
+                         Shape{{1, 3, 23, 21}, {32, 3, 3, 3}, {2, 2}, {1, 1, 1, 1}},
+                         Shape{{2, 16, 10, 10}, {17, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{1, 5, 11, 9}, {8, 5, 3, 2}, {1, 2}, {0, 1, 2, 1}, {2, 1}},
+                         Shape{{1, 64, 40, 40}, {16, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{1, 40, 13, 13}, {40, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{2, 19, 14, 15}, {19, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}},
+                         Shape{{1, 33, 12, 12}, {33, 1, 5, 5}, {2, 2}, {2, 2, 2, 2}},
+                         Shape{{1, 9, 8, 8}, {9, 1, 2, 3}, {1, 3}, {0, 1, 1, 0}, {2, 2}},
+                         Shape{{1, 16, 6, 2}, {16, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}}}) {
+    int64_t C = c.x[1], M = c.w[0];
+    bool depthwise = c.w[1] == 1 && C > 1;
+    ConvSpec spec{c.x, c.w, depthwise ? C : 1, c.strides, c.pads, c.dilations};
+    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({M}, ++seed);
+    std::vector<int64_t> ys;
+    std::vector<float> want = refConv(X, W, &B, spec, ys);
+    Tensor Z = randomF(ys, ++seed);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
+    std::vector<int64_t> xLast = {c.x[0], c.x[2], c.x[3], C}, yLast = {ys[0], ys[2], ys[3], M};
+    Tensor XL = F(xLast, permuteChannels(X.floats(), c.x, true));
+    Tensor ZL = F(yLast, permuteChannels(Z.floats(), ys, true));
+    std::vector<float> wantLast = permuteChannels(want, ys, true);
+    Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).is("dilations", c.dilations);
+    attrs.i("group", spec.group).i("channels_last", 1).s("activation", "clip");
+    attrs.a.floats["activation_params"] = {0.f, 0.75f};
+    std::string label = shapeToString(c.x) + " " + shapeToString(c.w);
+    expectConvOnEveryVariant(attrs, {&XL, &W, &B, &ZL}, yLast, wantLast, label);
+    if (depthwise)
+      continue;
+    Tensor P(ElementType::Float, {int64_t(packedGemmBSize(C * c.w[2] * c.w[3], M))});
+    packConvWeightsChannelsLast(W.f(), M, C, c.w[2] * c.w[3], P.f());
+    P.shape = c.w; // the view keeps W's logical shape
+    Attrs packed = attrs;
+    packed.i("packed_w", 3);
+    expectConvOnEveryVariant(packed, {&XL, &P, &B, &ZL}, yLast, wantLast, label + " packed");
+  }
+  Tensor X = randomF({1, 5, 5, 4}, 1), W = randomF({4, 4, 1, 1}, 2);
+  Tensor Y(ElementType::Float, {1, 5, 5, 4});
+  EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1).i("packed_w", 2), {&X, &W}, {&Y}),
+                 "channels_last reads packed_w 0 or 3 here, got 2");
+  Tensor X3 = randomF({1, 4, 5, 5, 4}, 1);
+  EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1), {&X3, &W}, {&Y}),
+                 "channels_last needs X [N,H,W,C]");
+  Tensor G = randomF({4, 2, 1, 1}, 3);
+  EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1).i("group", 2), {&X, &G}, {&Y}),
+                 "channels_last takes group 1 or a depthwise conv");
+  Tensor Wrong(ElementType::Float, {1, 5, 4, 4});
+  EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1), {&X, &W}, {&Wrong}), "Conv");
+}
+
 // Weights packed as B panels of W^T (packed_w = 2, "gemm_bt": the
 // transposed product the compiler picks for few output positions) give the
 // reference's values, with the fused epilogue, serial and on a pool: a 3x3

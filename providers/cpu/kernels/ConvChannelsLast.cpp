@@ -1,0 +1,432 @@
+//===- ConvChannelsLast.cpp - Conv on channels-last tensors, fp32 ---------===//
+//
+// Conv with channels_last = 1 (what cpu-conv-channels-last makes of a 2-D
+// ortc.fused_conv): X is [N, H, W, C], Y and the residual [N, OH, OW, M],
+// and W keeps ONNX's [M, C/group, KH, KW] unless the compiler packed it
+// (packed_w = 3). Every position is a run of channels, so:
+//  - a group-1 conv is one GEMM, Y[P, M] = A[P, K] * W^T[K, M] over the N *
+//    OH * OW positions: A is X itself (1x1, stride 1, unpadded) or an
+//    im2col matrix whose rows are whole channel runs, one copy per tap (K
+//    in (kh, kw, c) order, as packConvWeightsChannelsLast packs W^T); the
+//    bias is per column and the residual has Y's layout, so the GEMM's
+//    epilogue takes both and nothing is packed or transposed per run but A;
+//  - a depthwise conv sums its taps over vectors of channels at each
+//    position: every lane is used at any width, and a stride is only a step
+//    between positions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/kernels/ConvCommon.h"
+#include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/kernels/KernelUtil.h"
+#include "providers/cpu/kernels/SpatialKernels.h"
+#include "providers/cpu/kernels/ThreadPool.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include "providers/cpu/kernels/EpilogueSimd.h"
+#define ORTC_AVX2 __attribute__((target("avx2,fma")))
+#define ORTC_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#endif
+
+namespace ortc::cpu {
+
+void packConvWeightsChannelsLast(const float *w, int64_t M, int64_t C, int64_t kSize,
+                                 float *packed) {
+  // W^T's row k = t * C + c is W's column c * kSize + t: reorder W's rows
+  // to (t, c), then pack them as the columns of W^T.
+  int64_t K = C * kSize;
+  std::vector<float> rows(size_t(M * K));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < kSize; ++t)
+        rows[size_t(m * K + t * C + c)] = w[m * K + c * kSize + t];
+  packGemmB(rows.data(), K, /*transB=*/true, K, M, 1.0f, packed);
+}
+
+namespace kernels {
+namespace {
+
+constexpr const char *kOp = "Conv";
+// Most floats of im2col rows built before the GEMM consumes them: rows of
+// a whole image would take 7 MiB for ResNet-50's 64-channel 3x3 conv.
+constexpr int64_t kIm2colChunkFloats = int64_t(1) << 19;
+
+inline bool inside(int64_t i, int64_t n) { return uint64_t(i) < uint64_t(n); }
+
+/// Copies n floats: the runs are often a few channels long (the 3-channel
+/// stem), where a call to memcpy costs more than the copy.
+inline void copyRun(float *dst, const float *src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = src[i];
+}
+
+/// Rows [r0, r1) of the im2col matrix [N * OH * OW, KH * KW * C] of
+/// channels-last X: row (n, oh, ow) holds, tap by tap, the C channels of
+/// the input position the tap reads, zeros where it reads padding. Taps
+/// along a row whose positions are all inside are one contiguous run.
+void im2colRows(const float *x, int64_t C, const Geometry &g, int64_t r0, int64_t r1, float *a) {
+  int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  int64_t KH = g.k[1], KW = g.k[2], K = KH * KW * C;
+  for (int64_t r = r0; r < r1; ++r, a += K) {
+    int64_t ow = r % OW, oh = r / OW % OH, n = r / (OW * OH);
+    const float *image = x + n * H * W * C;
+    int64_t iw0 = ow * g.s[2] - g.padBegin[2];
+    bool wholeRow = g.d[2] == 1 && iw0 >= 0 && iw0 + KW <= W;
+    float *dst = a;
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
+      if (!inside(ih, H)) {
+        std::fill(dst, dst + KW * C, 0.f);
+        dst += KW * C;
+        continue;
+      }
+      const float *in = image + ih * W * C;
+      if (wholeRow) {
+        copyRun(dst, in + iw0 * C, KW * C);
+        dst += KW * C;
+        continue;
+      }
+      for (int64_t kw = 0; kw < KW; ++kw, dst += C) {
+        int64_t iw = iw0 + kw * g.d[2];
+        if (inside(iw, W))
+          copyRun(dst, in + iw * C, C);
+        else
+          std::fill(dst, dst + C, 0.f);
+      }
+    }
+  }
+}
+
+/// A group-1 conv as one GEMM over all N * OH * OW positions (see the file
+/// comment); `a` holds kIm2colChunkFloats floats unless X is its own A.
+void convGemm(const KernelCall &call, const Geometry &g, const float *x, const float *packedWt,
+              int64_t N, int64_t C, int64_t M, const GemmEpilogue &epilogue, float *y, float *a) {
+  int64_t rows = N * g.outSize(), K = C * g.kernelSize();
+  if (g.pointwise()) {
+    sgemmPackedParallel(call.pool, rows, M, K, x, C, false, packedWt, y, M, false,
+                        epilogue.any() ? &epilogue : nullptr);
+    return;
+  }
+  int64_t chunk = std::max<int64_t>(kGemmPanelHeight,
+                                    kIm2colChunkFloats / K / kGemmPanelHeight * kGemmPanelHeight);
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk) {
+    int64_t r1 = std::min(rows, r0 + chunk);
+    parallelForRuns(call.pool, r1 - r0, K,
+                    [&](int64_t i) { im2colRows(x, C, g, r0 + i, r0 + i + 1, a + i * K); });
+    GemmEpilogue part = epilogue.at(r0, 0);
+    sgemmPackedParallel(call.pool, r1 - r0, M, K, a, K, false, packedWt, y + r0 * M, M, false,
+                        part.any() ? &part : nullptr);
+  }
+}
+
+/// A depthwise conv's operands: W transposed to [KH * KW, C] so that a
+/// tap's weights are a run of channels like X's.
+struct DepthwiseRows {
+  const float *x, *wt, *bias, *residual;
+  const Geometry &g;
+  const GemmEpilogue &epilogue;
+  int64_t C;
+
+  int64_t rowFloats() const { return g.out[2] * C; }
+  /// The input image of output row `row` (n * OH + oh).
+  const float *image(int64_t row) const { return x + row / g.out[1] * g.in[1] * g.in[2] * C; }
+  /// Taps [kh0, kh1) of output row `row` read input rows inside.
+  void rowTaps(int64_t row, int64_t &kh0, int64_t &kh1) const {
+    int64_t ih0 = row % g.out[1] * g.s[1] - g.padBegin[1];
+    kh0 = 0;
+    while (kh0 < g.k[1] && !inside(ih0 + kh0 * g.d[1], g.in[1]))
+      ++kh0;
+    kh1 = g.k[1];
+    while (kh1 > kh0 && !inside(ih0 + (kh1 - 1) * g.d[1], g.in[1]))
+      --kh1;
+  }
+  const float *inputRow(int64_t row, int64_t kh) const {
+    int64_t ih = row % g.out[1] * g.s[1] - g.padBegin[1] + kh * g.d[1];
+    return image(row) + ih * g.in[2] * C;
+  }
+};
+
+/// One output row, every channel, in portable C++: taps summed, then the
+/// epilogue over the row as [OW, C] with the bias per column.
+void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *y) {
+  const Geometry &g = d.g;
+  int64_t C = d.C, OW = g.out[2];
+  float *out = y + row * d.rowFloats();
+  std::fill(out, out + OW * C, 0.f);
+  int64_t kh0, kh1;
+  d.rowTaps(row, kh0, kh1);
+  for (int64_t kh = kh0; kh < kh1; ++kh) {
+    const float *in = d.inputRow(row, kh);
+    for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+      const float *w = d.wt + (kh * g.k[2] + kw) * C;
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t iw = ow * g.s[2] - g.padBegin[2] + kw * g.d[2];
+        if (!inside(iw, g.in[2]))
+          continue;
+        for (int64_t c = 0; c < C; ++c)
+          out[ow * C + c] += in[iw * C + c] * w[c];
+      }
+    }
+  }
+  GemmEpilogue e = d.epilogue;
+  e.rowBias = nullptr;
+  e.colBias = d.bias;
+  e.residual = d.residual ? d.residual + row * d.rowFloats() : nullptr;
+  e.ldr = C;
+  if (e.any())
+    e.apply(out, C, OW, C);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// The row template is compiled only inlined into the target-attributed
+// functions below; GCC's ABI note on its vector values does not apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+/// One output row in vectors of channels: for each block of lanes, the
+/// weights of every tap are loaded once and each position sums its taps in
+/// one register, takes the epilogue and is stored once. Positions whose
+/// taps are all inside the row run without checks. `Vec` is the ISA's ops.
+template <typename Vec, int KW>
+__attribute__((always_inline)) inline void
+depthwiseRowVec(const DepthwiseRows &d, int64_t row, float *y) {
+  using V = typename Vec::V;
+  using Mask = typename Vec::Mask;
+  const Geometry &g = d.g;
+  const int64_t C = d.C, W = g.in[2], OW = g.out[2], sw = g.s[2], dw = g.d[2];
+  const int64_t pw = g.padBegin[2], kw = KW > 0 ? KW : g.k[2];
+  int64_t kh0, kh1;
+  d.rowTaps(row, kh0, kh1);
+  const float *in[8];
+  int64_t taps = kh1 - kh0;
+  for (int64_t i = 0; i < taps; ++i)
+    in[i] = d.inputRow(row, kh0 + i);
+  float *out = y + row * d.rowFloats();
+  const float *res = d.residual ? d.residual + row * d.rowFloats() : nullptr;
+  // Positions [owLo, owHi) read only inside columns.
+  int64_t owLo = std::min(OW, (pw + sw - 1) / sw);
+  int64_t lastInside = W - 1 + pw - (kw - 1) * dw; // of the first tap, for the last
+  int64_t owHi = std::max(owLo, lastInside < 0 ? 0 : std::min(OW, lastInside / sw + 1));
+  for (int64_t c = 0; c < C; c += Vec::kLanes) {
+    Mask m = Vec::mask(C - c);
+    V bias = d.bias ? Vec::load(d.bias + c, m) : Vec::zero();
+    V wv[8][KW > 0 ? KW : 1];
+    if constexpr (KW > 0)
+      for (int64_t i = 0; i < taps; ++i)
+        for (int j = 0; j < KW; ++j)
+          wv[i][j] = Vec::load(d.wt + ((kh0 + i) * KW + j) * C + c, m);
+    // Positions with a tap outside the row: each tap checked.
+    auto edge = [&](int64_t ow) {
+      V acc = bias;
+      for (int64_t i = 0; i < taps; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+          int64_t iw = ow * sw - pw + j * dw;
+          if (inside(iw, W))
+            acc = Vec::fma(Vec::load(in[i] + iw * C + c, m),
+                           Vec::load(d.wt + ((kh0 + i) * kw + j) * C + c, m), acc);
+        }
+      Vec::finish(d.epilogue, acc, res ? res + ow * C + c : nullptr, out + ow * C + c, m);
+    };
+    for (int64_t ow = 0; ow < owLo; ++ow)
+      edge(ow);
+    for (int64_t ow = owLo; ow < owHi; ++ow) {
+      V acc = bias;
+      int64_t at = (ow * sw - pw) * C + c;
+      if constexpr (KW > 0) {
+        for (int64_t i = 0; i < taps; ++i)
+          for (int j = 0; j < KW; ++j)
+            acc = Vec::fma(Vec::load(in[i] + at + j * dw * C, m), wv[i][j], acc);
+      } else {
+        for (int64_t i = 0; i < taps; ++i)
+          for (int64_t j = 0; j < kw; ++j)
+            acc = Vec::fma(Vec::load(in[i] + at + j * dw * C, m),
+                           Vec::load(d.wt + ((kh0 + i) * kw + j) * C + c, m), acc);
+      }
+      Vec::finish(d.epilogue, acc, res ? res + ow * C + c : nullptr, out + ow * C + c, m);
+    }
+    for (int64_t ow = owHi; ow < OW; ++ow)
+      edge(ow);
+  }
+}
+
+/// AVX-512: 16 channels a vector, the last block k-masked.
+struct Avx512Ops {
+  using V = __m512;
+  using Mask = __mmask16;
+  static constexpr int64_t kLanes = 16;
+  ORTC_AVX512 static Mask mask(int64_t left) {
+    return left >= 16 ? Mask(0xFFFF) : Mask((1u << left) - 1);
+  }
+  ORTC_AVX512 static V zero() { return _mm512_setzero_ps(); }
+  ORTC_AVX512 static V load(const float *p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
+  ORTC_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  /// + residual (or null), activation, store.
+  ORTC_AVX512 static void finish(const GemmEpilogue &e, V v, const float *res, float *out,
+                                 Mask m) {
+    if (res)
+      v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res));
+    _mm512_mask_storeu_ps(out, m, activateAvx512(e.activation, e, v));
+  }
+};
+
+/// AVX2: 8 channels a vector; the last block reads and writes through a
+/// small buffer (AMD's masked stores are microcoded).
+struct Avx2Ops {
+  using V = __m256;
+  using Mask = int64_t; // lanes present
+  static constexpr int64_t kLanes = 8;
+  ORTC_AVX2 static Mask mask(int64_t left) { return std::min<int64_t>(left, 8); }
+  ORTC_AVX2 static V zero() { return _mm256_setzero_ps(); }
+  ORTC_AVX2 static V load(const float *p, Mask m) {
+    if (m == 8)
+      return _mm256_loadu_ps(p);
+    alignas(32) float part[8] = {};
+    std::memcpy(part, p, size_t(m) * sizeof(float));
+    return _mm256_load_ps(part);
+  }
+  ORTC_AVX2 static void store(float *p, V v, Mask m) {
+    if (m == 8) {
+      _mm256_storeu_ps(p, v);
+      return;
+    }
+    alignas(32) float part[8];
+    _mm256_store_ps(part, v);
+    std::memcpy(p, part, size_t(m) * sizeof(float));
+  }
+  ORTC_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  ORTC_AVX2 static void finish(const GemmEpilogue &e, V v, const float *res, float *out, Mask m) {
+    if (res)
+      v = _mm256_add_ps(v, load(res, m));
+    store(out, activateAvx2(e.activation, e, v), m);
+  }
+};
+
+#pragma GCC diagnostic pop
+
+template <int KW> ORTC_AVX512 void depthwiseRowAvx512(const DepthwiseRows &d, int64_t row, float *y) {
+  depthwiseRowVec<Avx512Ops, KW>(d, row, y);
+}
+template <int KW> ORTC_AVX2 void depthwiseRowAvx2(const DepthwiseRows &d, int64_t row, float *y) {
+  depthwiseRowVec<Avx2Ops, KW>(d, row, y);
+}
+#endif
+
+using DepthwiseRowFn = void (*)(const DepthwiseRows &, int64_t, float *);
+
+/// The row function for this CPU and kernel: the weights in registers for
+/// rows of 3 and 5 taps; kernels of more than 8 rows run portably.
+DepthwiseRowFn pickDepthwiseRow(const Geometry &g) {
+#if defined(__x86_64__) || defined(__i386__)
+  KernelIsa isa = kernelIsa();
+  if (g.k[1] <= 8 && isa == KernelIsa::Avx512)
+    return g.k[2] == 3   ? depthwiseRowAvx512<3>
+           : g.k[2] == 5 ? depthwiseRowAvx512<5>
+                         : depthwiseRowAvx512<0>;
+  if (g.k[1] <= 8 && isa == KernelIsa::Avx2)
+    return g.k[2] == 3   ? depthwiseRowAvx2<3>
+           : g.k[2] == 5 ? depthwiseRowAvx2<5>
+                         : depthwiseRowAvx2<0>;
+#endif
+  (void)g;
+  return depthwiseRowGeneric;
+}
+
+} // namespace
+
+Status convChannelsLast(const KernelCall &call) {
+  const TensorView *X = call.input(0), *Wt = call.input(1), *B = call.input(2);
+  const TensorView *Z = call.input(3);
+  if (Status s = checkFloats(kOp, {{X, "input X"}, {Wt, "input W"}}); !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(kOp, B, "input B"); !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(kOp, Z, "residual"); !s.isOk())
+    return s;
+  if (Status s = checkSingleOutput(kOp, call); !s.isOk())
+    return s;
+  GemmEpilogue epilogue;
+  if (Status s = convActivation(call, epilogue); !s.isOk())
+    return s;
+  if (X->shape.size() != 4 || Wt->shape.size() != 4)
+    return invalid(kOp, "channels_last needs X [N,H,W,C] and W [M,C/group,KH,KW], got X " +
+                            shapeToString(X->shape) + " and W " + shapeToString(Wt->shape));
+  const TensorView &Y = call.outputs[0];
+  int64_t N = X->shape[0], C = X->shape[3], M = Wt->shape[0];
+  int64_t group = call.attrs.getInt("group", 1);
+  bool depthwise = isDepthwiseConv(C, group) && M == C && Wt->shape[1] == 1;
+  if (!depthwise && (group != 1 || Wt->shape[1] != C))
+    return invalid(kOp, "channels_last takes group 1 or a depthwise conv with one output "
+                        "channel per group; group " +
+                            std::to_string(group) + " does not fit X " +
+                            shapeToString(X->shape) + " and W " + shapeToString(Wt->shape));
+  std::vector<int64_t> kernel = {Wt->shape[2], Wt->shape[3]};
+  if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
+    return invalid(kOp, "kernel_shape " + shapeToString(call.attrs.getInts("kernel_shape")) +
+                            " differs from W " + shapeToString(Wt->shape));
+  if (B && B->shape != std::vector<int64_t>{M})
+    return invalid(kOp, "B must be [" + std::to_string(M) + "], got " + shapeToString(B->shape));
+  Geometry g;
+  if (Status s = computeGeometry(kOp, call.attrs, {X->shape[1], X->shape[2]}, kernel, true, false,
+                                 g);
+      !s.isOk())
+    return s;
+  std::vector<int64_t> yShape = {N, g.out[1], g.out[2], M};
+  if (Status s = checkOutputShape(kOp, Y, yShape); !s.isOk())
+    return s;
+  if (Z && Z->shape != yShape)
+    return invalid(kOp, "the residual " + shapeToString(Z->shape) + " differs from Y " +
+                            shapeToString(yShape));
+  int64_t packedW = call.attrs.getInt("packed_w", 0);
+  if (packedW != 0 && (packedW != 3 || depthwise))
+    return invalid(kOp, std::string("channels_last reads packed_w 0") +
+                            (depthwise ? "" : " or 3") + " here, got " + std::to_string(packedW));
+
+  const float *x = static_cast<const float *>(X->data);
+  const float *w = static_cast<const float *>(Wt->data);
+  const float *bias = B ? static_cast<const float *>(B->data) : nullptr;
+  const float *residual = Z ? static_cast<const float *>(Z->data) : nullptr;
+  float *y = static_cast<float *>(Y.data);
+  int64_t kSize = g.kernelSize(), K = C * kSize, rows = N * g.outSize();
+  if (rows == 0 || M == 0)
+    return Status::ok();
+
+  if (depthwise) {
+    float *wt = nullptr;
+    if (Status s = allocScratch(call, kOp, size_t(K), wt); !s.isOk())
+      return s;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t t = 0; t < kSize; ++t)
+        wt[t * C + c] = w[c * kSize + t];
+    DepthwiseRows d{x, wt, bias, residual, g, epilogue, C};
+    DepthwiseRowFn rowFn = pickDepthwiseRow(g);
+    parallelForRuns(call.pool, N * g.out[1], d.rowFloats(),
+                    [&](int64_t row) { rowFn(d, row, y); });
+    return Status::ok();
+  }
+
+  // Scratch: W^T packed when the plan did not pack it, then im2col rows.
+  size_t packedFloats = packedW == 3 ? 0 : (packedGemmBSize(K, M) + 15) / 16 * 16;
+  size_t aFloats = g.pointwise() ? 0 : size_t(kIm2colChunkFloats + K * kGemmPanelHeight);
+  float *work = nullptr;
+  if (packedFloats + aFloats > 0)
+    if (Status s = allocScratch(call, kOp, packedFloats + aFloats, work); !s.isOk())
+      return s;
+  const float *packedWt = w;
+  if (packedW != 3) {
+    packConvWeightsChannelsLast(w, M, C, kSize, work);
+    packedWt = work;
+  }
+  GemmEpilogue full = epilogue;
+  full.colBias = bias;
+  full.residual = residual;
+  full.ldr = M;
+  convGemm(call, g, x, packedWt, N, C, M, full, y, work ? work + packedFloats : nullptr);
+  return Status::ok();
+}
+
+} // namespace kernels
+} // namespace ortc::cpu

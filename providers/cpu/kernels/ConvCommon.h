@@ -1,0 +1,89 @@
+//===- ConvCommon.h - what the NCHW and channels-last Convs share -*- C++ -*-===//
+//
+// The window geometry, the epilogue that ortc.fused_conv asks for and the
+// task split of the direct loops: shared by ConvPoolKernels.cpp (NCHW Conv
+// and the pools) and ConvChannelsLast.cpp, and by nothing else.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ORTC_PROVIDERS_CPU_KERNELS_CONVCOMMON_H
+#define ORTC_PROVIDERS_CPU_KERNELS_CONVCOMMON_H
+
+#include "providers/cpu/kernels/Gemm.h"
+#include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/kernels/ThreadPool.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace ortc::cpu::kernels {
+
+constexpr int kMaxSpatial = 3;
+
+/// Spatial geometry, normalized to 3 dims (index 0 = depth).
+struct Geometry {
+  int rank = 0; // the real spatial rank, 1..3
+  int64_t in[kMaxSpatial] = {1, 1, 1};
+  int64_t out[kMaxSpatial] = {1, 1, 1};
+  int64_t k[kMaxSpatial] = {1, 1, 1};
+  int64_t s[kMaxSpatial] = {1, 1, 1};
+  int64_t d[kMaxSpatial] = {1, 1, 1};
+  int64_t padBegin[kMaxSpatial] = {0, 0, 0};
+  int64_t padEnd[kMaxSpatial] = {0, 0, 0};
+
+  int64_t inSize() const { return in[0] * in[1] * in[2]; }
+  /// A 1x1 window at stride 1 without padding: output position p reads
+  /// input position p (X is its own im2col matrix).
+  bool pointwise() const {
+    bool unit = kernelSize() == 1;
+    for (int i = 0; i < kMaxSpatial; ++i)
+      unit = unit && s[i] == 1 && padBegin[i] == 0 && padEnd[i] == 0;
+    return unit;
+  }
+  int64_t outSize() const { return out[0] * out[1] * out[2]; }
+  int64_t kernelSize() const { return k[0] * k[1] * k[2]; }
+};
+
+
+/// Reads strides, dilations, pads, auto_pad (and ceil_mode where allowed) and
+/// computes output sizes and the effective pads as ONNX defines them.
+Status computeGeometry(const char *op, const StepAttributes &attrs,
+                       const std::vector<int64_t> &inSpatial, const std::vector<int64_t> &kernel,
+                       bool allowDilations, bool allowCeilMode, Geometry &g);
+
+/// One float32 output, and no other output given.
+Status checkSingleOutput(const char *op, const KernelCall &call);
+
+/// The epilogue ortc.fused_conv asks for (activation, activation_params); a
+/// plain Conv has none.
+Status convActivation(const KernelCall &call, GemmEpilogue &e);
+
+/// body(i) for i in [0, n) on `pool`, each task a contiguous run of items of
+/// at most kMinElementsPerBlock elements in all (`elementsEach` per item) and
+/// at most n / threads items, so that every thread gets a share; all on the
+/// caller when there are kMinElementsPerBlock elements or fewer. One task per
+/// small item makes the threads share a counter per item and write the same
+/// cache lines; runs of kMinElementsPerBlock alone split MobileNetV2's
+/// 960x7x7 depthwise 83:37 blocks.
+template <typename Body>
+void parallelForRuns(ThreadPool *pool, int64_t n, int64_t elementsEach, Body &&body) {
+  int64_t each = std::max<int64_t>(elementsEach, 1);
+  int64_t threads = pool ? pool->threads() : 1;
+  int64_t perTask = n;
+  if (n * each > kMinElementsPerBlock)
+    perTask =
+        std::max<int64_t>(1, std::min(kMinElementsPerBlock / each, (n + threads - 1) / threads));
+  parallelFor(pool, (n + perTask - 1) / perTask, [&](int64_t t) {
+    for (int64_t i = t * perTask; i < std::min(n, (t + 1) * perTask); ++i)
+      body(i);
+  });
+}
+
+/// Conv with channels_last = 1 (ConvChannelsLast.cpp): X [N, H, W, C] and Y
+/// (and the residual) [N, OH, OW, M].
+Status convChannelsLast(const KernelCall &call);
+
+} // namespace ortc::cpu::kernels
+
+#endif // ORTC_PROVIDERS_CPU_KERNELS_CONVCOMMON_H
