@@ -55,6 +55,9 @@ constexpr const char *kOp = "Conv";
 // Most floats of im2col rows built before the GEMM consumes them: rows of
 // a whole image would take 7 MiB for ResNet-50's 64-channel 3x3 conv.
 constexpr int64_t kIm2colChunkFloats = int64_t(1) << 19;
+// Most rows of taps the vector depthwise rows take (the input row pointers
+// live in an array); taller kernels run the portable rows.
+constexpr int64_t kMaxDepthwiseRows = 8;
 
 inline bool inside(int64_t i, int64_t n) { return uint64_t(i) < uint64_t(n); }
 
@@ -127,7 +130,7 @@ void convGemm(const KernelCall &call, const Geometry &g, const float *x, const f
 /// A depthwise conv's operands: W transposed to [KH * KW, C] so that a
 /// tap's weights are a run of channels like X's.
 struct DepthwiseRows {
-  const float *x, *wt, *bias, *residual;
+  const float *x, *wt, *bias, *residual, *zeros;
   const Geometry &g;
   const GemmEpilogue &epilogue;
   int64_t C;
@@ -135,19 +138,11 @@ struct DepthwiseRows {
   int64_t rowFloats() const { return g.out[2] * C; }
   /// The input image of output row `row` (n * OH + oh).
   const float *image(int64_t row) const { return x + row / g.out[1] * g.in[1] * g.in[2] * C; }
-  /// Taps [kh0, kh1) of output row `row` read input rows inside.
-  void rowTaps(int64_t row, int64_t &kh0, int64_t &kh1) const {
-    int64_t ih0 = row % g.out[1] * g.s[1] - g.padBegin[1];
-    kh0 = 0;
-    while (kh0 < g.k[1] && !inside(ih0 + kh0 * g.d[1], g.in[1]))
-      ++kh0;
-    kh1 = g.k[1];
-    while (kh1 > kh0 && !inside(ih0 + (kh1 - 1) * g.d[1], g.in[1]))
-      --kh1;
-  }
+  /// Input row kh of output row `row` (n * OH + oh): `zeros` (a row of
+  /// zeros) when it is padding.
   const float *inputRow(int64_t row, int64_t kh) const {
     int64_t ih = row % g.out[1] * g.s[1] - g.padBegin[1] + kh * g.d[1];
-    return image(row) + ih * g.in[2] * C;
+    return inside(ih, g.in[1]) ? image(row) + ih * g.in[2] * C : zeros;
   }
 };
 
@@ -158,9 +153,7 @@ void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *y) {
   int64_t C = d.C, OW = g.out[2];
   float *out = y + row * d.rowFloats();
   std::fill(out, out + OW * C, 0.f);
-  int64_t kh0, kh1;
-  d.rowTaps(row, kh0, kh1);
-  for (int64_t kh = kh0; kh < kh1; ++kh) {
+  for (int64_t kh = 0; kh < g.k[1]; ++kh) {
     const float *in = d.inputRow(row, kh);
     for (int64_t kw = 0; kw < g.k[2]; ++kw) {
       const float *w = d.wt + (kh * g.k[2] + kw) * C;
@@ -187,70 +180,95 @@ void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *y) {
 // functions below; GCC's ABI note on its vector values does not apply.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-/// One output row in vectors of channels: for each block of lanes, the
-/// weights of every tap are loaded once and each position sums its taps in
-/// one register, takes the epilogue and is stored once. Positions whose
-/// taps are all inside the row run without checks. `Vec` is the ISA's ops.
-template <typename Vec, int KW>
-__attribute__((always_inline)) inline void
-depthwiseRowVec(const DepthwiseRows &d, int64_t row, float *y) {
+/// One output row in vectors of channels. Input rows above or below the
+/// image read d.zeros, so every position sums all KH rows of taps; blocks
+/// of kPositions positions whose taps are all inside the row load each
+/// block of channels' weights once and share the input columns their taps
+/// have in common (stride 1: 6 loads for 4 positions of 3 taps), and take
+/// the epilogue before their one store. KH, KW and S (the stride) are
+/// compile-time for the common kernels, 0 for any (then read from g, and
+/// the weights from memory). `Vec` is the ISA's operations.
+template <typename Vec, int KH, int KW, int S>
+__attribute__((always_inline)) inline void depthwiseRowVec(const DepthwiseRows &d, int64_t row,
+                                                           float *y) {
   using V = typename Vec::V;
   using Mask = typename Vec::Mask;
+  constexpr int kPositions = 4;
   const Geometry &g = d.g;
-  const int64_t C = d.C, W = g.in[2], OW = g.out[2], sw = g.s[2], dw = g.d[2];
-  const int64_t pw = g.padBegin[2], kw = KW > 0 ? KW : g.k[2];
-  int64_t kh0, kh1;
-  d.rowTaps(row, kh0, kh1);
-  const float *in[8];
-  int64_t taps = kh1 - kh0;
-  for (int64_t i = 0; i < taps; ++i)
-    in[i] = d.inputRow(row, kh0 + i);
+  const int64_t C = d.C, W = g.in[2], OW = g.out[2], dw = g.d[2], pw = g.padBegin[2];
+  const int64_t kh = KH > 0 ? KH : g.k[1], kw = KW > 0 ? KW : g.k[2], sw = S > 0 ? S : g.s[2];
+  const float *in[kMaxDepthwiseRows];
+  for (int64_t i = 0; i < kh; ++i)
+    in[i] = d.inputRow(row, i);
   float *out = y + row * d.rowFloats();
   const float *res = d.residual ? d.residual + row * d.rowFloats() : nullptr;
+  auto weight = [&](int64_t i, int64_t j, int64_t c) __attribute__((always_inline)) { return d.wt + (i * kw + j) * C + c; };
   // Positions [owLo, owHi) read only inside columns.
   int64_t owLo = std::min(OW, (pw + sw - 1) / sw);
   int64_t lastInside = W - 1 + pw - (kw - 1) * dw; // of the first tap, for the last
   int64_t owHi = std::max(owLo, lastInside < 0 ? 0 : std::min(OW, lastInside / sw + 1));
-  for (int64_t c = 0; c < C; c += Vec::kLanes) {
-    Mask m = Vec::mask(C - c);
-    V bias = d.bias ? Vec::load(d.bias + c, m) : Vec::zero();
-    V wv[8][KW > 0 ? KW : 1];
-    if constexpr (KW > 0)
-      for (int64_t i = 0; i < taps; ++i)
-        for (int j = 0; j < KW; ++j)
-          wv[i][j] = Vec::load(d.wt + ((kh0 + i) * KW + j) * C + c, m);
-    // Positions with a tap outside the row: each tap checked.
-    auto edge = [&](int64_t ow) {
-      V acc = bias;
-      for (int64_t i = 0; i < taps; ++i)
-        for (int64_t j = 0; j < kw; ++j) {
-          int64_t iw = ow * sw - pw + j * dw;
-          if (inside(iw, W))
-            acc = Vec::fma(Vec::load(in[i] + iw * C + c, m),
-                           Vec::load(d.wt + ((kh0 + i) * kw + j) * C + c, m), acc);
-        }
-      Vec::finish(d.epilogue, acc, res ? res + ow * C + c : nullptr, out + ow * C + c, m);
-    };
-    for (int64_t ow = 0; ow < owLo; ++ow)
-      edge(ow);
-    for (int64_t ow = owLo; ow < owHi; ++ow) {
-      V acc = bias;
-      int64_t at = (ow * sw - pw) * C + c;
-      if constexpr (KW > 0) {
-        for (int64_t i = 0; i < taps; ++i)
-          for (int j = 0; j < KW; ++j)
-            acc = Vec::fma(Vec::load(in[i] + at + j * dw * C, m), wv[i][j], acc);
-      } else {
-        for (int64_t i = 0; i < taps; ++i)
-          for (int64_t j = 0; j < kw; ++j)
-            acc = Vec::fma(Vec::load(in[i] + at + j * dw * C, m),
-                           Vec::load(d.wt + ((kh0 + i) * kw + j) * C + c, m), acc);
-      }
+  // One position, every block of channels, over the taps [j0, j1) that
+  // read inside columns.
+  auto edge = [&](int64_t ow) __attribute__((always_inline)) {
+    int64_t first = ow * sw - pw, j0 = 0, j1 = kw;
+    while (j0 < kw && !inside(first + j0 * dw, W))
+      ++j0;
+    while (j1 > j0 && !inside(first + (j1 - 1) * dw, W))
+      --j1;
+    for (int64_t c = 0; c < C; c += Vec::kLanes) {
+      Mask m = Vec::mask(C - c);
+      V acc = d.bias ? Vec::load(d.bias + c, m) : Vec::zero();
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = j0; j < j1; ++j)
+          acc = Vec::fma(Vec::load(in[i] + (first + j * dw) * C + c, m),
+                         Vec::load(weight(i, j, c), m), acc);
       Vec::finish(d.epilogue, acc, res ? res + ow * C + c : nullptr, out + ow * C + c, m);
     }
-    for (int64_t ow = owHi; ow < OW; ++ow)
-      edge(ow);
+  };
+  for (int64_t ow = 0; ow < owLo; ++ow)
+    edge(ow);
+  int64_t ow = owLo;
+  if constexpr (KH > 0 && KW > 0 && S > 0) {
+    for (; ow + kPositions <= owHi; ow += kPositions) {
+      int64_t at = (ow * S - pw) * C;
+      for (int64_t c = 0; c < C; c += Vec::kLanes) {
+        Mask m = Vec::mask(C - c);
+        V bias = d.bias ? Vec::load(d.bias + c, m) : Vec::zero();
+        V acc[kPositions];
+        for (int p = 0; p < kPositions; ++p)
+          acc[p] = bias;
+        for (int i = 0; i < KH; ++i) {
+          // Input column q of the block is read by the positions p and
+          // taps j with p * S + j * dw = q; dilation 1 here (see pick).
+          V column[(kPositions - 1) * S + KW];
+          for (int q = 0; q < (kPositions - 1) * S + KW; ++q)
+            column[q] = Vec::load(in[i] + at + q * C + c, m);
+          for (int j = 0; j < KW; ++j) {
+            V wv = Vec::load(weight(i, j, c), m);
+            for (int p = 0; p < kPositions; ++p)
+              acc[p] = Vec::fma(column[p * S + j], wv, acc[p]);
+          }
+        }
+        for (int p = 0; p < kPositions; ++p)
+          Vec::finish(d.epilogue, acc[p], res ? res + (ow + p) * C + c : nullptr,
+                      out + (ow + p) * C + c, m);
+      }
+    }
   }
+  for (; ow < owHi; ++ow) {
+    int64_t at = (ow * sw - pw) * C;
+    for (int64_t c = 0; c < C; c += Vec::kLanes) {
+      Mask m = Vec::mask(C - c);
+      V acc = d.bias ? Vec::load(d.bias + c, m) : Vec::zero();
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j)
+          acc = Vec::fma(Vec::load(in[i] + at + j * dw * C + c, m), Vec::load(weight(i, j, c), m),
+                         acc);
+      Vec::finish(d.epilogue, acc, res ? res + ow * C + c : nullptr, out + ow * C + c, m);
+    }
+  }
+  for (; ow < OW; ++ow)
+    edge(ow);
 }
 
 /// AVX-512: 16 channels a vector, the last block k-masked.
@@ -307,29 +325,35 @@ struct Avx2Ops {
 
 #pragma GCC diagnostic pop
 
-template <int KW> ORTC_AVX512 void depthwiseRowAvx512(const DepthwiseRows &d, int64_t row, float *y) {
-  depthwiseRowVec<Avx512Ops, KW>(d, row, y);
+template <int KH, int KW, int S>
+ORTC_AVX512 void depthwiseRowAvx512(const DepthwiseRows &d, int64_t row, float *y) {
+  depthwiseRowVec<Avx512Ops, KH, KW, S>(d, row, y);
 }
-template <int KW> ORTC_AVX2 void depthwiseRowAvx2(const DepthwiseRows &d, int64_t row, float *y) {
-  depthwiseRowVec<Avx2Ops, KW>(d, row, y);
+template <int KH, int KW, int S>
+ORTC_AVX2 void depthwiseRowAvx2(const DepthwiseRows &d, int64_t row, float *y) {
+  depthwiseRowVec<Avx2Ops, KH, KW, S>(d, row, y);
 }
+
 #endif
 
 using DepthwiseRowFn = void (*)(const DepthwiseRows &, int64_t, float *);
 
-/// The row function for this CPU and kernel: the weights in registers for
-/// rows of 3 and 5 taps; kernels of more than 8 rows run portably.
+/// The row function for this CPU and kernel.
 DepthwiseRowFn pickDepthwiseRow(const Geometry &g) {
 #if defined(__x86_64__) || defined(__i386__)
   KernelIsa isa = kernelIsa();
-  if (g.k[1] <= 8 && isa == KernelIsa::Avx512)
-    return g.k[2] == 3   ? depthwiseRowAvx512<3>
-           : g.k[2] == 5 ? depthwiseRowAvx512<5>
-                         : depthwiseRowAvx512<0>;
-  if (g.k[1] <= 8 && isa == KernelIsa::Avx2)
-    return g.k[2] == 3   ? depthwiseRowAvx2<3>
-           : g.k[2] == 5 ? depthwiseRowAvx2<5>
-                         : depthwiseRowAvx2<0>;
+  if (g.k[1] <= kMaxDepthwiseRows && (isa == KernelIsa::Avx512 || isa == KernelIsa::Avx2)) {
+    bool avx512 = isa == KernelIsa::Avx512;
+    bool fixed = g.d[2] == 1 && g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5) &&
+                 (g.s[2] == 1 || g.s[2] == 2);
+    if (!fixed)
+      return avx512 ? depthwiseRowAvx512<0, 0, 0> : depthwiseRowAvx2<0, 0, 0>;
+    if (g.k[1] == 3)
+      return g.s[2] == 1 ? (avx512 ? depthwiseRowAvx512<3, 3, 1> : depthwiseRowAvx2<3, 3, 1>)
+                         : (avx512 ? depthwiseRowAvx512<3, 3, 2> : depthwiseRowAvx2<3, 3, 2>);
+    return g.s[2] == 1 ? (avx512 ? depthwiseRowAvx512<5, 5, 1> : depthwiseRowAvx2<5, 5, 1>)
+                       : (avx512 ? depthwiseRowAvx512<5, 5, 2> : depthwiseRowAvx2<5, 5, 2>);
+  }
 #endif
   (void)g;
   return depthwiseRowGeneric;
@@ -395,13 +419,16 @@ Status convChannelsLast(const KernelCall &call) {
     return Status::ok();
 
   if (depthwise) {
+    // W as [KH * KW, C], then a row of zeros for the padding rows.
     float *wt = nullptr;
-    if (Status s = allocScratch(call, kOp, size_t(K), wt); !s.isOk())
+    int64_t width = X->shape[2] * C;
+    if (Status s = allocScratch(call, kOp, size_t(K + width), wt); !s.isOk())
       return s;
     for (int64_t c = 0; c < C; ++c)
       for (int64_t t = 0; t < kSize; ++t)
         wt[t * C + c] = w[c * kSize + t];
-    DepthwiseRows d{x, wt, bias, residual, g, epilogue, C};
+    std::fill(wt + K, wt + K + width, 0.f);
+    DepthwiseRows d{x, wt, bias, residual, wt + K, g, epilogue, C};
     DepthwiseRowFn rowFn = pickDepthwiseRow(g);
     parallelForRuns(call.pool, N * g.out[1], d.rowFloats(),
                     [&](int64_t row) { rowFn(d, row, y); });
