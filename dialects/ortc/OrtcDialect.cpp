@@ -34,6 +34,12 @@ LogicalResult FusedConvOp::verify() {
   for (Value optional : {getBias(), getResidual()})
     if (!isa<NoneType, TensorType>(optional.getType()))
       return emitOpError("bias and residual must be tensors or none");
+  if (getChannelsLast()) {
+    auto x = dyn_cast<RankedTensorType>(getX().getType());
+    auto w = dyn_cast<RankedTensorType>(getW().getType());
+    if (!x || !w || x.getRank() != 4 || w.getRank() != 4)
+      return emitOpError("channels_last needs x [N, H, W, C] and w [M, C/group, KH, KW]");
+  }
   if (auto residual = dyn_cast<TensorType>(getResidual().getType()))
     if (residual != getY().getType())
       return emitOpError("residual ") << residual << " differs from the output "

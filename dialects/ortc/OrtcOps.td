@@ -93,7 +93,9 @@ def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {
     "relu", "clip" (activation_params [min, max]) or "leaky_relu"
     ([alpha]). The CPU EP's cpu-fuse-conv-epilogue makes it inside its
     partitions, so that the sum and the activation happen while the
-    convolution's output is in cache.
+    convolution's output is in cache. With `channels_last` (2-D only, made
+    by cpu-conv-channels-last), x is [N, H, W, C] and y and the residual
+    [N, OH, OW, M]; w keeps ONNX's [M, C/group, KH, KW].
   }];
   let arguments = (ins AnyTensor:$x, AnyTensor:$w, AnyType:$bias, AnyType:$residual,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -103,7 +105,8 @@ def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {
                        OptionalAttr<DenseI64ArrayAttr>:$pads,
                        OptionalAttr<DenseI64ArrayAttr>:$strides,
                        StrAttr:$activation,
-                       DenseF32ArrayAttr:$activation_params);
+                       DenseF32ArrayAttr:$activation_params,
+                       UnitAttr:$channels_last);
   let results = (outs AnyTensor:$y);
   let assemblyFormat = [{
     $x `,` $w `,` $bias `,` $residual attr-dict `:` type($x) `,` type($w) `,` type($bias) `,`

@@ -38,10 +38,11 @@ LogicalResult inferMatMulBias(fused::MatMulBiasOp op, ShapeRuleContext &ctx) {
   return success();
 }
 
-/// fused_conv: onnx.Conv's window rule.
+/// fused_conv: onnx.Conv's window rule, with the channels last or first.
 LogicalResult inferFusedConv(fused::FusedConvOp op, ShapeRuleContext &ctx) {
-  return inferWindowOf(ctx, convWindowAttrs(op), op.getX(), op.getW(), op.getY(),
-                       ctx.elementType(op.getX()));
+  WindowAttrs attrs = convWindowAttrs(op);
+  attrs.channelsLast = op.getChannelsLast();
+  return inferWindowOf(ctx, attrs, op.getX(), op.getW(), op.getY(), ctx.elementType(op.getX()));
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/Twine.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -26,6 +27,13 @@ LogicalResult inferWindowOf(ShapeRuleContext &ctx, const WindowAttrs &attrs, Val
   if (!xd || xd->size() < 3) {
     ctx.setUnranked(result, element);
     return success();
+  }
+  // Channels last: the rule below on x's dims as [N, C, D1..Dn].
+  DimList channelsFirst;
+  if (attrs.channelsLast) {
+    channelsFirst = {xd->front(), xd->back()};
+    channelsFirst.append(xd->begin() + 1, xd->end() - 1);
+    xd = &channelsFirst;
   }
   size_t spatial = xd->size() - 2;
   // Kernel sizes: the attribute, else W's spatial dims (unknown: -1).
@@ -72,6 +80,8 @@ LogicalResult inferWindowOf(ShapeRuleContext &ctx, const WindowAttrs &attrs, Val
       return ctx.fail("the window is larger than the padded input in spatial dim " + Twine(i));
     out.push_back(d.id);
   }
+  if (attrs.channelsLast)
+    std::rotate(out.begin() + 1, out.begin() + 2, out.end());
   ctx.setResult(result, element, out);
   return success();
 }

@@ -46,6 +46,9 @@ struct WindowAttrs {
   std::optional<llvm::ArrayRef<int64_t>> kernelShape, strides, dilations, pads;
   llvm::StringRef autoPad;
   bool ceilMode = false;
+  /// x and the result are [N, D1..Dn, C] rather than [N, C, D1..Dn]
+  /// (ortc.fused_conv's channels_last).
+  bool channelsLast = false;
 };
 template <typename OpT> WindowAttrs convWindowAttrs(OpT op) {
   return {op.getKernelShape(), op.getStrides(), op.getDilations(), op.getPads(),

@@ -331,10 +331,11 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
   if (kind != fb::BufferKind::Weight)
     return invalid(what, name + ": packing '" + packing + "' applies to Weight buffers only");
   const auto &shape = *buffer.shape();
-  if (packing == "gemm_a" || packing == "gemm_bt") {
+  if (packing == "gemm_a" || packing == "gemm_bt" || packing == "gemm_bt_hwc") {
     // Conv's W as [M, K]: packedGemmASize() (Gemm.h), M rounded up to whole
     // row panels of K; or packedGemmBSize() of W^T, K rows of M rounded up
-    // to whole column panels.
+    // to whole column panels (gemm_bt_hwc: the same size, k in another
+    // order).
     if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() < 2)
       return invalid(what, name + ": packing '" + packing +
                                "' needs a float32 weight of rank >= 2, not " +
@@ -368,8 +369,8 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
 }
 
 // A step that reads a packed weight says so, and only so: packed_b = 1 takes
-// a "gemm_b" weight as input 1, packed_w = 1 a "gemm_a" one and packed_w = 2
-// a "gemm_bt" one; a packed
+// a "gemm_b" weight as input 1, packed_w = 1 a "gemm_a" one, packed_w = 2
+// a "gemm_bt" one and packed_w = 3 a "gemm_bt_hwc" one; a packed
 // weight is read nowhere else (the kernel would read its panels as rows, or
 // rows as panels past their end).
 Status checkPackedOperands(const fb::Step &step,
@@ -386,6 +387,7 @@ Status checkPackedOperands(const fb::Step &step,
   std::string want = flag("packed_b") != 0 ? "gemm_b"
                      : packedW == 1        ? "gemm_a"
                      : packedW == 2        ? "gemm_bt"
+                     : packedW == 3        ? "gemm_bt_hwc"
                                            : "";
   const auto &ins = *step.inputs();
   for (size_t i = 0; i < ins.size(); ++i) {

@@ -104,7 +104,13 @@ void addAttributes(Operation *op, fb::StepT &step) {
         name.find('.') != std::string::npos)
       continue;
     Attribute attr = named.getValue();
-    if (auto i = dyn_cast<IntegerAttr>(attr)) {
+    if (isa<UnitAttr>(attr)) {
+      // A flag (fused_conv's channels_last): 1.
+      auto a = std::make_unique<fb::IntsAttrT>();
+      a->name = name;
+      a->values = {1};
+      step.ints.push_back(std::move(a));
+    } else if (auto i = dyn_cast<IntegerAttr>(attr)) {
       auto a = std::make_unique<fb::IntsAttrT>();
       a->name = name;
       a->values = {i.getInt()};
@@ -211,6 +217,9 @@ private:
   /// Conv's constant weights [M, ...] packed as GEMM A panels of [M, K], or
   /// when `transposed` as B panels of W^T [K, M] (convPrefersTransposedGemm).
   int packedConvWeight(Value w, bool transposed);
+  /// A channels-last Conv's constant W [M, C, KH, KW] as B panels of W^T
+  /// with k in (kh, kw, c) order (packConvWeightsChannelsLast).
+  int packedConvWeightChannelsLast(Value w);
   /// A Weight buffer of `logicalType` whose bytes are `packed` (`packing`).
   int addPackedWeight(Type logicalType, std::string name, const std::vector<float> &packed,
                       const char *packing);
@@ -383,6 +392,20 @@ int PartitionCompiler::packedConvWeight(Value w, bool transposed) {
                          transposed ? "gemm_bt" : "gemm_a");
 }
 
+int PartitionCompiler::packedConvWeightChannelsLast(Value w) {
+  auto type = dyn_cast<RankedTensorType>(w.getType());
+  std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
+  if (!type || type.getRank() != 4 || !type.hasStaticShape() || !type.getElementType().isF32() ||
+      !bytes)
+    return -2;
+  int64_t M = type.getDimSize(0), C = type.getDimSize(1);
+  int64_t kSize = type.getDimSize(2) * type.getDimSize(3);
+  std::vector<float> packed(packedGemmBSize(C * kSize, M));
+  packConvWeightsChannelsLast(reinterpret_cast<const float *>(bytes->data()), M, C, kSize,
+                              packed.data());
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed, "gemm_bt_hwc");
+}
+
 int PartitionCompiler::bufferFor(Value value) {
   auto found = buffers.find(value);
   if (found != buffers.end())
@@ -456,10 +479,18 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
     setInt(step, "packed_b", 1);
   }
   // A group-1, non-depthwise Conv's constant weights: packed once here
-  // rather than per tile of every run.
+  // rather than per tile of every run; a channels-last one's as W^T in
+  // (kh, kw, c) order, the only packing its kernel reads.
   auto group = op->getAttrOfType<IntegerAttr>("group");
-  if (callee == "Conv" && isConstantOp(op->getOperand(1).getDefiningOp()) &&
+  bool channelsLast = op->hasAttr("channels_last");
+  if (callee == "Conv" && channelsLast && isConstantOp(op->getOperand(1).getDefiningOp()) &&
       (!group || group.getInt() == 1)) {
+    packedWeight = packedConvWeightChannelsLast(op->getOperand(1));
+    if (*packedWeight < 0)
+      return op->emitError("cpu_ep: cannot read the constant W of Conv");
+    setInt(step, "packed_w", 3);
+  } else if (callee == "Conv" && isConstantOp(op->getOperand(1).getDefiningOp()) &&
+             (!group || group.getInt() == 1)) {
     auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
     if (w && w.hasStaticShape() && w.getElementType().isF32() && w.getRank() >= 3) {
       // Few output positions per image (a static output shape says how
@@ -1166,6 +1197,7 @@ public:
   /// partitions only.
   void addCustomPasses(OpPassManager &pm) const override {
     pm.addPass(createCpuFuseConvEpilogue());
+    pm.addPass(createCpuConvChannelsLast());
     pm.addPass(createCpuFuseMatMulEpilogue());
   }
 

@@ -1,7 +1,9 @@
 //===- Passes.td - the CPU EP's passes ---------------------*- tablegen -*-===//
 //
-// cpu-fuse-conv-epilogue and cpu-fuse-matmul-epilogue run on the CPU EP's
-// partitions after partitioning (CompileEp::addCustomPasses). The others take the CPU EP's generated kernels (func.func with the
+// cpu-fuse-conv-epilogue, cpu-conv-channels-last and cpu-fuse-matmul-epilogue
+// run on the CPU EP's partitions after partitioning
+// (CompileEp::addCustomPasses). The others take the CPU EP's generated
+// kernels (func.func with the
 // `ortc.kernel` attribute, destination-passing on memrefs, onnx/ortc
 // elementwise ops inside) to LLVM IR, after the generic onnx-lower-to-linalg
 // (compiler/Lowering/Passes.td). KernelPipeline.cpp strings them
@@ -29,6 +31,27 @@ def CpuFuseConvEpilogue : Pass<"cpu-fuse-conv-epilogue", "mlir::func::FuncOp"> {
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [
     Statistic<"numFused", "num-fused", "Number of Convs given an epilogue">
+  ];
+}
+
+def CpuConvChannelsLast : Pass<"cpu-conv-channels-last", "mlir::func::FuncOp"> {
+  let summary = "Run chains of 2-D convolutions on channels-last tensors";
+  let description = [{
+    A float32 2-D onnx.Conv or ortc.fused_conv with a constant W and group 1,
+    or depthwise with one output channel per input channel, that reads or
+    feeds another such conv directly, becomes an ortc.fused_conv with
+    `channels_last` (x [N, H, W, C], y and the residual [N, OH, OW, M])
+    between an onnx.Transpose into that layout (perm [0, 2, 3, 1]) and one
+    out of it ([0, 3, 1, 2]). A Transpose that undoes the Transpose it reads
+    is then replaced by that Transpose's input, so inside a chain the convs
+    (and the residuals they add) meet in the same layout with no copy; the
+    chain keeps a Transpose where it meets anything else. A conv alone stays
+    as it is: two Transposes would cost more than its layout saves.
+  }];
+  let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
+  let statistics = [
+    Statistic<"numConverted", "num-converted", "Number of convs made channels-last">,
+    Statistic<"numCancelled", "num-cancelled", "Number of Transposes that undid their input">
   ];
 }
 

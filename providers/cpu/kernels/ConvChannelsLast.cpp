@@ -61,18 +61,23 @@ constexpr int64_t kMaxDepthwiseRows = 8;
 
 inline bool inside(int64_t i, int64_t n) { return uint64_t(i) < uint64_t(n); }
 
-/// Copies n floats: the runs are often a few channels long (the 3-channel
-/// stem), where a call to memcpy costs more than the copy.
-inline void copyRun(float *dst, const float *src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] = src[i];
-}
+/// How im2col moves runs of channels: std::copy and std::fill (library
+/// calls) for the portable path.
+struct PortableRuns {
+  static void copy(float *dst, const float *src, int64_t n) { std::copy(src, src + n, dst); }
+  static void zero(float *dst, int64_t n) { std::fill(dst, dst + n, 0.f); }
+};
 
 /// Rows [r0, r1) of the im2col matrix [N * OH * OW, KH * KW * C] of
 /// channels-last X: row (n, oh, ow) holds, tap by tap, the C channels of
 /// the input position the tap reads, zeros where it reads padding. Taps
 /// along a row whose positions are all inside are one contiguous run.
-void im2colRows(const float *x, int64_t C, const Geometry &g, int64_t r0, int64_t r1, float *a) {
+/// `Runs` copies and zeroes them (the stem's runs are 3 channels: a
+/// library call per run costs more than the copy).
+template <typename Runs>
+__attribute__((always_inline)) inline void im2colRowsWith(const float *x, int64_t C,
+                                                          const Geometry &g, int64_t r0,
+                                                          int64_t r1, float *a) {
   int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   int64_t KH = g.k[1], KW = g.k[2], K = KH * KW * C;
   for (int64_t r = r0; r < r1; ++r, a += K) {
@@ -84,25 +89,96 @@ void im2colRows(const float *x, int64_t C, const Geometry &g, int64_t r0, int64_
     for (int64_t kh = 0; kh < KH; ++kh) {
       int64_t ih = oh * g.s[1] - g.padBegin[1] + kh * g.d[1];
       if (!inside(ih, H)) {
-        std::fill(dst, dst + KW * C, 0.f);
+        Runs::zero(dst, KW * C);
         dst += KW * C;
         continue;
       }
       const float *in = image + ih * W * C;
       if (wholeRow) {
-        copyRun(dst, in + iw0 * C, KW * C);
+        Runs::copy(dst, in + iw0 * C, KW * C);
         dst += KW * C;
         continue;
       }
       for (int64_t kw = 0; kw < KW; ++kw, dst += C) {
         int64_t iw = iw0 + kw * g.d[2];
         if (inside(iw, W))
-          copyRun(dst, in + iw * C, C);
+          Runs::copy(dst, in + iw * C, C);
         else
-          std::fill(dst, dst + C, 0.f);
+          Runs::zero(dst, C);
       }
     }
   }
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/// Runs in 16-float vectors, the tail k-masked.
+struct Avx512Runs {
+  ORTC_AVX512 static void copy(float *dst, const float *src, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      _mm512_storeu_ps(dst + i, _mm512_loadu_ps(src + i));
+    if (i < n) {
+      __mmask16 m = __mmask16((1u << (n - i)) - 1);
+      _mm512_mask_storeu_ps(dst + i, m, _mm512_maskz_loadu_ps(m, src + i));
+    }
+  }
+  ORTC_AVX512 static void zero(float *dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+      _mm512_storeu_ps(dst + i, _mm512_setzero_ps());
+    if (i < n)
+      _mm512_mask_storeu_ps(dst + i, __mmask16((1u << (n - i)) - 1), _mm512_setzero_ps());
+  }
+};
+
+/// Runs in 8-float vectors, the tail a float at a time (AMD's masked
+/// stores are microcoded).
+struct Avx2Runs {
+  ORTC_AVX2 static void copy(float *dst, const float *src, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+    for (; i < n; ++i)
+      dst[i] = src[i];
+  }
+  ORTC_AVX2 static void zero(float *dst, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      _mm256_storeu_ps(dst + i, _mm256_setzero_ps());
+    for (; i < n; ++i)
+      dst[i] = 0.f;
+  }
+};
+
+ORTC_AVX512 void im2colRowsAvx512(const float *x, int64_t C, const Geometry &g, int64_t r0,
+                                  int64_t r1, float *a) {
+  im2colRowsWith<Avx512Runs>(x, C, g, r0, r1, a);
+}
+ORTC_AVX2 void im2colRowsAvx2(const float *x, int64_t C, const Geometry &g, int64_t r0,
+                              int64_t r1, float *a) {
+  im2colRowsWith<Avx2Runs>(x, C, g, r0, r1, a);
+}
+#endif
+
+void im2colRowsPortable(const float *x, int64_t C, const Geometry &g, int64_t r0, int64_t r1,
+                        float *a) {
+  im2colRowsWith<PortableRuns>(x, C, g, r0, r1, a);
+}
+
+using Im2colRowsFn = void (*)(const float *, int64_t, const Geometry &, int64_t, int64_t, float *);
+
+Im2colRowsFn pickIm2colRows() {
+#if defined(__x86_64__) || defined(__i386__)
+  switch (kernelIsa()) {
+  case KernelIsa::Avx512:
+    return im2colRowsAvx512;
+  case KernelIsa::Avx2:
+    return im2colRowsAvx2;
+  case KernelIsa::Generic:
+    break;
+  }
+#endif
+  return im2colRowsPortable;
 }
 
 /// A group-1 conv as one GEMM over all N * OH * OW positions (see the file
@@ -115,6 +191,7 @@ void convGemm(const KernelCall &call, const Geometry &g, const float *x, const f
                         epilogue.any() ? &epilogue : nullptr);
     return;
   }
+  Im2colRowsFn im2colRows = pickIm2colRows();
   int64_t chunk = std::max<int64_t>(kGemmPanelHeight,
                                     kIm2colChunkFloats / K / kGemmPanelHeight * kGemmPanelHeight);
   for (int64_t r0 = 0; r0 < rows; r0 += chunk) {

@@ -437,8 +437,10 @@ broadcastFmaStep(__m512 (&acc)[kMr][Panels], const float *a, const __m512 (&bv)[
   }
 }
 
-/// A full 6-row tile over `Panels` adjacent full B panels (b: the first
-/// one's slice, the next ones `panelStride` floats apart) in AVX-512: each
+/// A full 6-row tile over `Panels` adjacent B panels (b: the first one's
+/// slice, the next ones `panelStride` floats apart; the last one has
+/// `lastCols` columns of C, its zero padding computed and not stored) in
+/// AVX-512: each
 /// broadcast of A feeds `Panels` FMAs, so a k step is `Panels` B loads, 6
 /// broadcasts and 6 * Panels FMAs on as many independent accumulators, and
 /// the tile's fixed costs (C, prefetches, loop) are paid once per 16 * Panels
@@ -447,8 +449,16 @@ broadcastFmaStep(__m512 (&acc)[kMr][Panels], const float *a, const __m512 (&bv)[
 template <int Panels>
 ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
                                   int64_t panelStride, const float *next, float *c, int64_t ldc,
-                                  bool load, const GemmEpilogue *epilogue, int64_t row0) {
+                                  int lastCols, bool load, const GemmEpilogue *epilogue,
+                                  int64_t row0) {
   __m512 acc[kMr][Panels];
+  // The columns of C each panel covers (masked ops on all-ones masks cost
+  // what plain ones do).
+  __mmask16 columns[Panels];
+#pragma GCC unroll 4
+  for (int p = 0; p < Panels; ++p)
+    columns[p] = p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF)
+                                                   : __mmask16((1u << lastCols) - 1);
   const float *bp[Panels];
 #pragma GCC unroll 4
   for (int p = 0; p < Panels; ++p)
@@ -481,19 +491,21 @@ ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
 #pragma GCC unroll 4
     for (int p = 0; p < Panels; ++p) {
       __m512 v = acc[r][p];
+      __mmask16 m = columns[p];
       if (load)
-        v = _mm512_add_ps(v, _mm512_loadu_ps(cr + p * kNr));
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, cr + p * kNr));
       if (epilogue) {
         const GemmEpilogue &e = *epilogue;
         if (e.rowBias)
           v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
         if (e.colBias)
-          v = _mm512_add_ps(v, _mm512_loadu_ps(e.colBias + p * kNr));
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.colBias + p * kNr));
         if (e.residual)
-          v = _mm512_add_ps(v, _mm512_loadu_ps(e.residual + (row0 + r) * e.ldr + p * kNr));
+          v = _mm512_add_ps(v,
+                            _mm512_maskz_loadu_ps(m, e.residual + (row0 + r) * e.ldr + p * kNr));
         v = activateAvx512(e.activation, e, v);
       }
-      _mm512_storeu_ps(cr + p * kNr, v);
+      _mm512_mask_storeu_ps(cr + p * kNr, m, v);
     }
   }
 }
@@ -610,10 +622,11 @@ using OffsetsKernel = void (*)(int64_t kc, const float *a, const float *b,
                                const int32_t *offsets, float *c, int64_t ldc, int64_t cols,
                                bool load);
 
-/// A full tile over adjacent full B panels (panelStride floats apart); null
-/// where a variant has none.
+/// A full-height tile over adjacent B panels (panelStride floats apart),
+/// the last with lastCols (1..16) columns of C; null where a variant has
+/// none.
 using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t panelStride,
-                            const float *next, float *c, int64_t ldc, bool load,
+                            const float *next, float *c, int64_t ldc, int lastCols, bool load,
                             const GemmEpilogue *epilogue, int64_t row0);
 
 struct Variant {
@@ -622,7 +635,7 @@ struct Variant {
   MicroKernel kernels[kMr + 1]; // indexed by rows, 1..6
   RowPacker packRows;
   OffsetsKernel offsetsKernel;
-  // Full tiles over 4 and 2 adjacent B panels.
+  // Tiles over 4 and 2 adjacent B panels.
   WideKernel quadKernel = nullptr;
   WideKernel pairKernel = nullptr;
 };
@@ -852,17 +865,20 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
       // epilogue before it stores the tile.
       bool last = k0 + kc >= K;
       for (int64_t j0 = 0; j0 < N;) {
-        // Four or two full panels at once where the variant has a kernel for
-        // them; else one panel, the last one maybe partial.
+        // Four or two panels at once where the variant has a kernel for
+        // them, the last of them maybe partial (N = 24 runs as one 6x32
+        // tile, not a 6x16 one and a masked 6x16 one that read A twice);
+        // else one panel, maybe partial.
         int panels = 1;
         WideKernel wide = nullptr;
-        if (variant->quadKernel && j0 + 4 * kNr <= N) {
+        if (variant->quadKernel && j0 + 3 * kNr < N) {
           panels = 4;
           wide = variant->quadKernel;
-        } else if (variant->pairKernel && j0 + 2 * kNr <= N) {
+        } else if (variant->pairKernel && j0 + kNr < N) {
           panels = 2;
           wide = variant->pairKernel;
         }
+        int lastCols = static_cast<int>(std::min<int64_t>(kNr, N - j0 - (panels - 1) * kNr));
         int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
         const float *bPanel = packedB + j0 * K + k0 * kNr;
         // The epilogue at this block's rows and panel's column; each tile
@@ -881,13 +897,13 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
             int64_t nextPanel = j0 + panels * kNr + (ip / kMr % panels) * kNr;
             const float *next =
                 nextPanel < N ? packedB + nextPanel * K + k0 * kNr : bPanel;
-            wide(kc, aPanel, bPanel, K * kNr, next, c, ldc, load,
+            wide(kc, aPanel, bPanel, K * kNr, next, c, ldc, lastCols, load,
                  last && epilogue ? &panelEpilogue[0] : nullptr, ip);
             continue;
           }
           for (int p = 0; p < panels; ++p)
             variant->kernels[mr](kc, aPanel, bPanel + p * K * kNr, c + p * kNr, ldc,
-                                 panels > 1 ? kNr : nr, load,
+                                 panels > 1 ? (p + 1 < panels ? kNr : lastCols) : nr, load,
                                  last && epilogue ? &panelEpilogue[p] : nullptr, ip);
         }
         j0 += panels * kNr;

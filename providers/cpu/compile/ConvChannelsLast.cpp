@@ -1,0 +1,181 @@
+//===- ConvChannelsLast.cpp - cpu-conv-channels-last ----------------------===//
+//
+// Chains of 2-D convolutions run on channels-last tensors: in NHWC a group-1
+// conv is one GEMM whose columns are the output channels (W packed once as
+// W^T, no per-run packing of X and no transposed product) and a depthwise
+// conv uses every vector lane at any width and stride (ConvChannelsLast.cpp
+// in the kernels). Each eligible conv becomes its channels_last
+// ortc.fused_conv between two onnx.Transpose ops,
+//
+//   x -> Transpose[0,2,3,1] -> fused_conv{channels_last} -> Transpose[0,3,1,2]
+//
+// and a Transpose of a Transpose that undoes it is its input, so between
+// two convs of a chain (and into a residual read by a conv of the chain) no
+// copy is left; the chain's ends keep one Transpose each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/compile/Passes.h"
+
+#include "compiler/Transforms/OpQueries.h"
+#include "dialects/onnx/OnnxOps.h"
+#include "dialects/ortc/OrtcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace ortc::cpu {
+#define GEN_PASS_DEF_CPUCONVCHANNELSLAST
+#include "providers/cpu/compile/Passes.h.inc"
+} // namespace ortc::cpu
+
+using namespace mlir;
+namespace onnx = ortc::onnx_dialect;
+namespace fused = ortc::fused;
+using ortc::isF32Tensor;
+
+namespace {
+
+constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1};
+constexpr int64_t kToChannelsFirst[] = {0, 3, 1, 2};
+
+/// A conv's operands and window, whether it is onnx.Conv or ortc.fused_conv.
+struct ConvView {
+  Operation *op;
+  Value x, w, bias, residual, y;
+};
+
+std::optional<ConvView> viewConv(Operation *op) {
+  if (auto conv = dyn_cast<onnx::ConvOp>(op))
+    return ConvView{op, conv.getX(), conv.getW(), conv.getB(), Value(), conv.getY()};
+  if (auto conv = dyn_cast<fused::FusedConvOp>(op))
+    if (!conv.getChannelsLast())
+      return ConvView{op, conv.getX(), conv.getW(), conv.getBias(), conv.getResidual(),
+                      conv.getY()};
+  return std::nullopt;
+}
+
+/// Whether the channels-last kernel takes `conv`: float32, 2-D, a constant
+/// W, and group 1 or one output channel per input channel (depthwise).
+bool runsChannelsLast(const ConvView &conv) {
+  auto x = dyn_cast<RankedTensorType>(conv.x.getType());
+  auto w = dyn_cast<RankedTensorType>(conv.w.getType());
+  auto y = dyn_cast<RankedTensorType>(conv.y.getType());
+  if (!x || !w || !y || !isF32Tensor(x) || !isF32Tensor(w) || !isF32Tensor(y) ||
+      x.getRank() != 4 || w.getRank() != 4 || y.getRank() != 4 || !w.hasStaticShape() ||
+      !isa_and_nonnull<onnx::ConstantOp>(conv.w.getDefiningOp()) || x.isDynamicDim(1))
+    return false;
+  for (Value optional : {conv.bias, conv.residual})
+    if (!ortc::isAbsentOperand(optional) && !isF32Tensor(optional.getType()))
+      return false;
+  int64_t group = ortc::intAttrOr(conv.op, "group", 1);
+  int64_t C = x.getDimSize(1), M = w.getDimSize(0);
+  bool depthwise = group > 1 && group == C && M == C && w.getDimSize(1) == 1;
+  return group == 1 || depthwise;
+}
+
+/// `type` (rank 4) with its dims in `perm`'s order.
+RankedTensorType permuted(RankedTensorType type, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t, 4> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  auto type = permuted(cast<RankedTensorType>(v.getType()), perm);
+  return onnx::TransposeOp::create(b, loc, type, v, b.getDenseI64ArrayAttr(perm)).getResult();
+}
+
+/// Replaces conv `op` with its channels_last fused_conv between Transposes.
+void rewrite(Operation *op) {
+  ConvView conv = *viewConv(op);
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  // The Transposes under names of their own, so that profiles tell them
+  // from the conv.
+  std::string name = ortc::nodeNameOf(op, "Conv");
+  Location into = NameLoc::get(b.getStringAttr(name + "/to_channels_last"), loc);
+  Location outOf = NameLoc::get(b.getStringAttr(name + "/to_channels_first"), loc);
+  Value x = transpose(b, into, conv.x, kToChannelsLast);
+  Value residual = conv.residual;
+  if (ortc::isAbsentOperand(residual))
+    residual = onnx::NoValueOp::create(b, loc, b.getNoneType()).getResult();
+  else
+    residual = transpose(b, into, residual, kToChannelsLast);
+  auto yType = cast<RankedTensorType>(conv.y.getType());
+  OperationState state(loc, fused::FusedConvOp::getOperationName());
+  state.addOperands({x, conv.w, conv.bias, residual});
+  state.addTypes(permuted(yType, kToChannelsLast));
+  for (StringRef name : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides",
+                         "activation", "activation_params"})
+    if (Attribute attr = op->getAttr(name))
+      state.addAttribute(name, attr);
+  if (!op->getAttr("activation")) {
+    state.addAttribute("activation", b.getStringAttr("none"));
+    state.addAttribute("activation_params", b.getDenseF32ArrayAttr({}));
+  }
+  state.addAttribute("channels_last", b.getUnitAttr());
+  Operation *channelsLast = b.create(state);
+  Value y = transpose(b, outOf, channelsLast->getResult(0), kToChannelsFirst);
+  conv.y.replaceAllUsesWith(y);
+  op->erase();
+}
+
+/// Whether `t` undoes the Transpose that produced its input.
+bool undoesItsInput(onnx::TransposeOp t) {
+  auto inner = t.getData().getDefiningOp<onnx::TransposeOp>();
+  if (!inner || !t.getPerm() || !inner.getPerm() || t.getPerm()->size() != inner.getPerm()->size())
+    return false;
+  ArrayRef<int64_t> outer = *t.getPerm(), first = *inner.getPerm();
+  for (size_t i = 0; i < outer.size(); ++i)
+    if (outer[i] < 0 || outer[i] >= int64_t(first.size()) || first[outer[i]] != int64_t(i))
+      return false;
+  return inner.getData().getType() == t.getType();
+}
+
+struct CpuConvChannelsLastPass
+    : ortc::cpu::impl::CpuConvChannelsLastBase<CpuConvChannelsLastPass> {
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    llvm::SetVector<Operation *> eligible;
+    fn.walk([&](Operation *op) {
+      if (std::optional<ConvView> conv = viewConv(op); conv && runsChannelsLast(*conv))
+        eligible.insert(op);
+    });
+    // A conv joins when it reads or feeds another eligible conv directly:
+    // a conv alone would pay two transposes for what its layout saves.
+    SmallVector<Operation *> chained;
+    for (Operation *op : eligible) {
+      ConvView conv = *viewConv(op);
+      bool linked = false;
+      for (Value in : {conv.x, conv.residual})
+        linked |= in && in.getDefiningOp() && eligible.contains(in.getDefiningOp());
+      for (Operation *user : conv.y.getUsers())
+        linked |= eligible.contains(user);
+      if (linked)
+        chained.push_back(op);
+    }
+    // Each view is taken as its conv is rewritten: an earlier rewrite
+    // replaces the value a later conv reads.
+    for (Operation *op : chained)
+      rewrite(op);
+    numConverted += chained.size();
+
+    // Transpose pairs that cancel: readers take the original value; the
+    // Transposes nothing reads any more go.
+    SmallVector<onnx::TransposeOp> transposes;
+    fn.walk([&](onnx::TransposeOp t) { transposes.push_back(t); });
+    for (onnx::TransposeOp t : transposes)
+      if (undoesItsInput(t)) {
+        t.getTransposed().replaceAllUsesWith(t.getData().getDefiningOp()->getOperand(0));
+        ++numCancelled;
+      }
+    for (onnx::TransposeOp t : llvm::reverse(transposes))
+      if (t->use_empty())
+        t->erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,88 @@
+// RUN: ortc-opt %s -split-input-file -cpu-conv-channels-last | FileCheck %s
+
+// Two convs in a chain (a 3x3, then a depthwise fused_conv with a residual
+// that is the chain's input): both run channels-last, the Transposes
+// between them cancel, the residual is transposed in once more, and one
+// Transpose leaves the chain. The dynamic batch stays dynamic.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[X:.*]]: tensor<?x4x8x8xf32>)
+// CHECK-DAG: %[[W1:.*]] = "onnx.Constant"() <{value = dense<5.000000e-01> : tensor<6x4x3x3xf32>}>
+// CHECK-DAG: %[[W2:.*]] = "onnx.Constant"() <{value = dense<2.500000e-01> : tensor<6x1x3x3xf32>}>
+// CHECK: %[[XT:.*]] = "onnx.Transpose"(%[[X]]) <{perm = array<i64: 0, 2, 3, 1>}> : (tensor<?x4x8x8xf32>) -> tensor<?x8x8x4xf32>
+// CHECK: %[[A:.*]] = ortc.fused_conv %[[XT]], %[[W1]], %{{.*}}, %{{.*}} {activation = "relu", activation_params = array<f32>, channels_last, pads = array<i64: 1, 1, 1, 1>} : tensor<?x8x8x4xf32>, tensor<6x4x3x3xf32>, none, none -> tensor<?x8x8x6xf32>
+// CHECK-NOT: "onnx.Transpose"(%[[A]])
+// CHECK: %[[B:.*]] = ortc.fused_conv %[[A]], %[[W2]], %{{.*}}, %[[A]] {activation = "none", activation_params = array<f32>, channels_last, group = 6 : i64, pads = array<i64: 1, 1, 1, 1>}
+// CHECK-SAME: -> tensor<?x8x8x6xf32>
+// CHECK: %[[Y:.*]] = "onnx.Transpose"(%[[B]]) <{perm = array<i64: 0, 3, 1, 2>}> : (tensor<?x8x8x6xf32>) -> tensor<?x6x8x8xf32>
+// CHECK-NOT: onnx.Transpose
+// CHECK-NOT: onnx.Conv
+// CHECK: return %[[Y]]
+func.func @chain(%x: tensor<?x4x8x8xf32>) -> tensor<?x6x8x8xf32> {
+  %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<6x4x3x3xf32>} : () -> tensor<6x4x3x3xf32>
+  %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<6x1x3x3xf32>} : () -> tensor<6x1x3x3xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %a = ortc.fused_conv %x, %w1, %none, %none {activation = "relu", activation_params = array<f32>, pads = array<i64: 1, 1, 1, 1>} : tensor<?x4x8x8xf32>, tensor<6x4x3x3xf32>, none, none -> tensor<?x6x8x8xf32>
+  %b = ortc.fused_conv %a, %w2, %none, %a {activation = "none", activation_params = array<f32>, group = 6 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<?x6x8x8xf32>, tensor<6x1x3x3xf32>, none, tensor<?x6x8x8xf32> -> tensor<?x6x8x8xf32>
+  return %b : tensor<?x6x8x8xf32>
+}
+
+// -----
+
+// A plain onnx.Conv in a chain becomes a fused_conv with no epilogue; its
+// output, also read by a MaxPool, goes back to NCHW for the pool alone.
+// CHECK-LABEL: func.func @plain_conv_and_pool
+// CHECK: %[[P:.*]] = ortc.fused_conv %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = "none", activation_params = array<f32>, channels_last}
+// CHECK: %[[PT:.*]] = "onnx.Transpose"(%[[P]]) <{perm = array<i64: 0, 3, 1, 2>}>
+// CHECK: %[[Q:.*]] = ortc.fused_conv %[[P]], {{.*}} channels_last
+// CHECK: %[[QT:.*]] = "onnx.Transpose"(%[[Q]]) <{perm = array<i64: 0, 3, 1, 2>}>
+// CHECK: %[[M:.*]], %{{.*}} = "onnx.MaxPool"(%[[PT]])
+// CHECK: return %[[QT]], %[[M]]
+func.func @plain_conv_and_pool(%x: tensor<1x8x6x6xf32>) -> (tensor<1x8x6x6xf32>, tensor<1x8x3x3xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %b = "onnx.Constant"() {value = dense<0.5> : tensor<8xf32>} : () -> tensor<8xf32>
+  %p = "onnx.Conv"(%x, %w, %b) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, tensor<8xf32>) -> tensor<1x8x6x6xf32>
+  %q = "onnx.Conv"(%p, %w, %b) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, tensor<8xf32>) -> tensor<1x8x6x6xf32>
+  %m, %i = "onnx.MaxPool"(%p) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x6x6xf32>) -> (tensor<1x8x3x3xf32>, none)
+  return %q, %m : tensor<1x8x6x6xf32>, tensor<1x8x3x3xf32>
+}
+
+// -----
+
+// Not converted: a conv alone (two Transposes for one conv), a grouped conv
+// that is not depthwise, a 1-D conv, a conv whose W is computed, and a
+// depthwise conv with two outputs per channel. Each would read or feed
+// another conv.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: onnx.Transpose
+// CHECK-NOT: channels_last
+// CHECK: return
+func.func @left_alone(%x: tensor<1x8x6x6xf32>, %x1: tensor<1x4x9xf32>, %wx: tensor<8x8x1x1xf32>) -> (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>, tensor<1x4x9xf32>, tensor<1x16x6x6xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %wg = "onnx.Constant"() {value = dense<0.5> : tensor<8x4x1x1xf32>} : () -> tensor<8x4x1x1xf32>
+  %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<4x4x3xf32>} : () -> tensor<4x4x3xf32>
+  %wm = "onnx.Constant"() {value = dense<0.5> : tensor<16x1x1x1xf32>} : () -> tensor<16x1x1x1xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %alone = "onnx.Conv"(%x, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %g = "onnx.Conv"(%x, %wg, %none) {group = 2 : i64} : (tensor<1x8x6x6xf32>, tensor<8x4x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %g2 = "onnx.Conv"(%g, %wx, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %c1 = "onnx.Conv"(%x1, %w1, %none) {pads = array<i64: 1, 1>} : (tensor<1x4x9xf32>, tensor<4x4x3xf32>, none) -> tensor<1x4x9xf32>
+  %c2 = "onnx.Conv"(%c1, %w1, %none) {pads = array<i64: 1, 1>} : (tensor<1x4x9xf32>, tensor<4x4x3xf32>, none) -> tensor<1x4x9xf32>
+  %m = "onnx.Conv"(%g2, %wm, %none) {group = 8 : i64} : (tensor<1x8x6x6xf32>, tensor<16x1x1x1xf32>, none) -> tensor<1x16x6x6xf32>
+  return %alone, %g2, %c2, %m : tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>, tensor<1x4x9xf32>, tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// A Transpose pair the pass did not make still cancels when the second
+// undoes the first; a pair that does not undo it stays.
+// CHECK-LABEL: func.func @transpose_pairs
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4x5xf32>)
+// CHECK: %[[T:.*]] = "onnx.Transpose"(%[[X]]) <{perm = array<i64: 0, 2, 3, 1>}>
+// CHECK: %[[U:.*]] = "onnx.Transpose"(%[[T]]) <{perm = array<i64: 0, 2, 3, 1>}>
+// CHECK: return %[[X]], %[[U]]
+func.func @transpose_pairs(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<2x5x3x4xf32>) {
+  %t = "onnx.Transpose"(%x) {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
+  %back = "onnx.Transpose"(%t) {perm = array<i64: 0, 3, 1, 2>} : (tensor<2x4x5x3xf32>) -> tensor<2x3x4x5xf32>
+  %again = "onnx.Transpose"(%t) {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x4x5x3xf32>) -> tensor<2x5x3x4xf32>
+  return %back, %again : tensor<2x3x4x5xf32>, tensor<2x5x3x4xf32>
+}
