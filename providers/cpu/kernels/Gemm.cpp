@@ -612,6 +612,78 @@ bool cpuHasAvx2() { return false; }
 bool cpuHasAvx512() { return false; }
 #endif
 
+/// A tile of up to 6 rows over `Panels` adjacent B panels (as
+/// kernelAvx512Wide) whose A is never packed: row r's k = t * C + c is
+/// rows[r][tapOffsets[t] + c] (sgemmRowsOfTaps). K runs [k0, k1), a run of
+/// channels per tap; the 6 broadcasts of a k step read 6 rows of the
+/// caller's input, which the hardware streams like packed panels. Rows past
+/// `mr` compute from row 0 and are not stored.
+template <int Panels>
+ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float *const *rows,
+                                  const int64_t *tapOffsets, const float *b, int64_t panelStride,
+                                  float *c, int64_t ldc, int mr, int lastCols, bool load,
+                                  const GemmEpilogue *epilogue, int64_t row0) {
+  __m512 acc[kMr][Panels];
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r)
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p)
+      acc[r][p] = _mm512_setzero_ps();
+  const float *bp = b;
+  // One run of channels per tap: the block may start and end inside one.
+  for (int64_t k = k0, t = k0 / C, ch = k0 % C; k < k1; ++t, ch = 0) {
+    int64_t n = std::min(C - ch, k1 - k);
+    const float *a[kMr];
+#pragma GCC unroll 6
+    for (int r = 0; r < kMr; ++r)
+      a[r] = rows[r] + tapOffsets[t] + ch;
+    for (int64_t j = 0; j < n; ++j, bp += kNr) {
+      __m512 bv[Panels];
+#pragma GCC unroll 4
+      for (int p = 0; p < Panels; ++p)
+        bv[p] = _mm512_loadu_ps(bp + p * panelStride);
+#pragma GCC unroll 6
+      for (int r = 0; r < kMr; ++r) {
+        __m512 av = _mm512_set1_ps(a[r][j]);
+#pragma GCC unroll 4
+        for (int p = 0; p < Panels; ++p)
+          acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
+      }
+    }
+    k += n;
+  }
+  __mmask16 columns[Panels];
+#pragma GCC unroll 4
+  for (int p = 0; p < Panels; ++p)
+    columns[p] = p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF)
+                                                   : __mmask16((1u << lastCols) - 1);
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r) {
+    if (r >= mr)
+      break;
+    float *cr = c + r * ldc;
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p) {
+      __m512 v = acc[r][p];
+      __mmask16 m = columns[p];
+      if (load)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, cr + p * kNr));
+      if (epilogue) {
+        const GemmEpilogue &e = *epilogue;
+        if (e.rowBias)
+          v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
+        if (e.colBias)
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.colBias + p * kNr));
+        if (e.residual)
+          v = _mm512_add_ps(v,
+                            _mm512_maskz_loadu_ps(m, e.residual + (row0 + r) * e.ldr + p * kNr));
+        v = activateAvx512(e.activation, e, v);
+      }
+      _mm512_mask_storeu_ps(cr + p * kNr, m, v);
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Variants and dispatch
 //===----------------------------------------------------------------------===//
@@ -629,6 +701,12 @@ using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t 
                             const float *next, float *c, int64_t ldc, int lastCols, bool load,
                             const GemmEpilogue *epilogue, int64_t row0);
 
+/// kernelAvx512Taps's signature.
+using TapsKernel = void (*)(int64_t k0, int64_t k1, int64_t C, const float *const *rows,
+                            const int64_t *tapOffsets, const float *b, int64_t panelStride,
+                            float *c, int64_t ldc, int mr, int lastCols, bool load,
+                            const GemmEpilogue *epilogue, int64_t row0);
+
 struct Variant {
   const char *name;
   KernelIsa isa;
@@ -638,6 +716,9 @@ struct Variant {
   // Tiles over 4 and 2 adjacent B panels.
   WideKernel quadKernel = nullptr;
   WideKernel pairKernel = nullptr;
+  // Tiles over 1, 2 and 4 panels whose A rows are runs of taps
+  // (sgemmRowsOfTaps); null where a variant has none.
+  TapsKernel tapsKernels[3] = {nullptr, nullptr, nullptr};
 };
 
 const Variant kGeneric = {"generic",
@@ -660,7 +741,8 @@ const Variant kAvx512 = {"avx512",
                          packRowsAvx2,
                          kernelAvx512Offsets,
                          kernelAvx512Wide<4>,
-                         kernelAvx512Wide<2>};
+                         kernelAvx512Wide<2>,
+                         {kernelAvx512Taps<1>, kernelAvx512Taps<2>, kernelAvx512Taps<4>}};
 #endif
 
 const Variant *detectVariant() {
@@ -991,6 +1073,46 @@ void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const 
         for (int64_t p = p0; p < p1; ++p)
           variant->offsetsKernel(kc, packedA + p * kMr * K + k0 * kMr, b + q0, offsets + k0,
                                  C + p * kMr * ldc + q0, ldc, cols, k0 > 0);
+      }
+    }
+  }
+}
+
+bool sgemmRowsOfTapsAvailable() { return activeVariant()->tapsKernels[0] != nullptr; }
+
+void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float *x,
+                     const int64_t *rowOffsets, const int64_t *tapOffsets, const float *packedB,
+                     float *Cm, int64_t ldc, const GemmEpilogue *epilogue) {
+  const Variant *variant = activeVariant();
+  int64_t K = C * taps;
+  if (M <= 0 || N <= 0 || K <= 0 || !variant->tapsKernels[0])
+    return;
+  int64_t kBlocks = (K + kKc - 1) / kKc;
+  int64_t kcBlock = (K + kBlocks - 1) / kBlocks;
+  // Rows in blocks whose C stays in cache across the K blocks; a B slice
+  // of a K block stays in L2 across the block's tiles.
+  for (int64_t i0 = 0; i0 < M; i0 += kMc) {
+    int64_t mc = std::min(kMc, M - i0);
+    for (int64_t k0 = 0; k0 < K; k0 += kcBlock) {
+      int64_t k1 = std::min(K, k0 + kcBlock);
+      bool last = k1 >= K;
+      for (int64_t j0 = 0; j0 < N;) {
+        int panels = j0 + 3 * kNr < N ? 4 : j0 + kNr < N ? 2 : 1;
+        TapsKernel kernel = variant->tapsKernels[panels == 4 ? 2 : panels - 1];
+        int lastCols = static_cast<int>(std::min<int64_t>(kNr, N - j0 - (panels - 1) * kNr));
+        GemmEpilogue panelEpilogue;
+        if (last && epilogue)
+          panelEpilogue = epilogue->at(i0, j0);
+        for (int64_t ip = 0; ip < mc; ip += kMr) {
+          int mr = static_cast<int>(std::min<int64_t>(kMr, mc - ip));
+          const float *rows[kMr];
+          for (int r = 0; r < kMr; ++r)
+            rows[r] = x + rowOffsets[i0 + ip + (r < mr ? r : 0)];
+          kernel(k0, k1, C, rows, tapOffsets, packedB + j0 * K + k0 * kNr, K * kNr,
+                 Cm + (i0 + ip) * ldc + j0, ldc, mr, lastCols, k0 > 0,
+                 last && epilogue ? &panelEpilogue : nullptr, ip);
+        }
+        j0 += panels * kNr;
       }
     }
   }

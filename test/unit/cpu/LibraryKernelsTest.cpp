@@ -777,8 +777,9 @@ std::vector<float> permuteChannels(const std::vector<float> &v, const std::vecto
 // Conv with channels_last = 1 (X [N,H,W,C], Y and the residual [N,OH,OW,M])
 // gives the reference's values, transposed: group-1 convs as one GEMM (a
 // pointwise one reading X as A, strided and padded ones through im2col rows,
-// the 3-channel stem, a batch, more rows than one im2col chunk) with W
-// packed per call or by the compiler (packed_w = 3), and depthwise convs
+// the 3-channel stem, a batch, more rows than one im2col chunk, and on
+// AVX-512 rows read in place from the padded input) with W packed per call
+// or by the compiler (packed_w = 3), and depthwise convs
 // (3x3, 5x5, a 2x3 window with dilation, strides 2 and 3, channels not a
 // multiple of any vector, rows narrower than the window), with bias,
 // residual and Clip, on every vector variant, serially and on a pool.
@@ -793,6 +794,12 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
                          Shape{{2, 16, 10, 10}, {17, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}},
                          Shape{{1, 5, 11, 9}, {8, 5, 3, 2}, {1, 2}, {0, 1, 2, 1}, {2, 1}},
                          Shape{{1, 64, 40, 40}, {16, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         // Rows read in place (AVX-512): a pointwise conv
+                         // (70 rows, 40 columns), a strided 1x1, and K
+                         // blocks that split a tap's channels.
+                         Shape{{2, 72, 5, 7}, {40, 72, 1, 1}, {1, 1}, {0, 0, 0, 0}},
+                         Shape{{1, 64, 9, 9}, {50, 64, 1, 1}, {2, 2}, {0, 0, 0, 0}},
+                         Shape{{1, 80, 11, 10}, {24, 80, 3, 3}, {1, 1}, {1, 1, 1, 1}},
                          Shape{{1, 40, 13, 13}, {40, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
                          Shape{{2, 19, 14, 15}, {19, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}},
                          Shape{{1, 33, 12, 12}, {33, 1, 5, 5}, {2, 2}, {2, 2, 2, 2}},
