@@ -23,6 +23,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace ortc::cpu {
@@ -88,8 +89,24 @@ Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   return onnx::TransposeOp::create(b, loc, type, v, b.getDenseI64ArrayAttr(perm)).getResult();
 }
 
+/// The channels-last Transposes made so far, by the value they transpose:
+/// two convs that read one value (ResNet's first block and its projection
+/// shortcut) share one.
+using TransposeCache = llvm::DenseMap<Value, Value>;
+
+/// `v` channels-last: a Transpose made before `at`, or one made earlier in
+/// the same block.
+Value channelsLastOf(OpBuilder &b, Location loc, Value v, Operation *at, TransposeCache &cache) {
+  if (Value cached = cache.lookup(v))
+    if (cached.getDefiningOp()->getBlock() == at->getBlock())
+      return cached;
+  Value t = transpose(b, loc, v, kToChannelsLast);
+  cache[v] = t;
+  return t;
+}
+
 /// Replaces conv `op` with its channels_last fused_conv between Transposes.
-void rewrite(Operation *op) {
+void rewrite(Operation *op, TransposeCache &cache) {
   ConvView conv = *viewConv(op);
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -98,12 +115,12 @@ void rewrite(Operation *op) {
   std::string name = ortc::nodeNameOf(op, "Conv");
   Location into = NameLoc::get(b.getStringAttr(name + "/to_channels_last"), loc);
   Location outOf = NameLoc::get(b.getStringAttr(name + "/to_channels_first"), loc);
-  Value x = transpose(b, into, conv.x, kToChannelsLast);
+  Value x = channelsLastOf(b, into, conv.x, op, cache);
   Value residual = conv.residual;
   if (ortc::isAbsentOperand(residual))
     residual = onnx::NoValueOp::create(b, loc, b.getNoneType()).getResult();
   else
-    residual = transpose(b, into, residual, kToChannelsLast);
+    residual = channelsLastOf(b, into, residual, op, cache);
   auto yType = cast<RankedTensorType>(conv.y.getType());
   OperationState state(loc, fused::FusedConvOp::getOperationName());
   state.addOperands({x, conv.w, conv.bias, residual});
@@ -159,8 +176,9 @@ struct CpuConvChannelsLastPass
     }
     // Each view is taken as its conv is rewritten: an earlier rewrite
     // replaces the value a later conv reads.
+    TransposeCache cache;
     for (Operation *op : chained)
-      rewrite(op);
+      rewrite(op, cache);
     numConverted += chained.size();
 
     // Transpose pairs that cancel: readers take the original value; the

@@ -437,6 +437,46 @@ broadcastFmaStep(__m512 (&acc)[kMr][Panels], const float *a, const __m512 (&bv)[
   }
 }
 
+/// Stores the first `rows` rows of a tile of `Panels` panels (the last
+/// with `lastCols` columns of C): + C when `load`, then the epilogue
+/// (GemmEpilogue::apply's arithmetic, in the same order). Masked ops on
+/// all-ones masks cost what plain ones do.
+template <int Panels>
+ORTC_AVX512 __attribute__((always_inline)) inline void
+storeTileAvx512(__m512 (&acc)[kMr][Panels], float *c, int64_t ldc, int rows, int lastCols,
+                bool load, const GemmEpilogue *epilogue, int64_t row0) {
+  __mmask16 columns[Panels];
+#pragma GCC unroll 4
+  for (int p = 0; p < Panels; ++p)
+    columns[p] = p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF)
+                                                   : __mmask16((1u << lastCols) - 1);
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r) {
+    if (r >= rows)
+      break;
+    float *cr = c + r * ldc;
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p) {
+      __m512 v = acc[r][p];
+      __mmask16 m = columns[p];
+      if (load)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, cr + p * kNr));
+      if (epilogue) {
+        const GemmEpilogue &e = *epilogue;
+        if (e.rowBias)
+          v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
+        if (e.colBias)
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.colBias + p * kNr));
+        if (e.residual)
+          v = _mm512_add_ps(v,
+                            _mm512_maskz_loadu_ps(m, e.residual + (row0 + r) * e.ldr + p * kNr));
+        v = activateAvx512(e.activation, e, v);
+      }
+      _mm512_mask_storeu_ps(cr + p * kNr, m, v);
+    }
+  }
+}
+
 /// A full 6-row tile over `Panels` adjacent B panels (b: the first one's
 /// slice, the next ones `panelStride` floats apart; the last one has
 /// `lastCols` columns of C, its zero padding computed and not stored) in
@@ -452,13 +492,6 @@ ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
                                   int lastCols, bool load, const GemmEpilogue *epilogue,
                                   int64_t row0) {
   __m512 acc[kMr][Panels];
-  // The columns of C each panel covers (masked ops on all-ones masks cost
-  // what plain ones do).
-  __mmask16 columns[Panels];
-#pragma GCC unroll 4
-  for (int p = 0; p < Panels; ++p)
-    columns[p] = p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF)
-                                                   : __mmask16((1u << lastCols) - 1);
   const float *bp[Panels];
 #pragma GCC unroll 4
   for (int p = 0; p < Panels; ++p)
@@ -485,29 +518,7 @@ ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
     broadcastFmaStep<Panels>(acc, a, bv);
     a += kMr;
   }
-#pragma GCC unroll 6
-  for (int r = 0; r < kMr; ++r) {
-    float *cr = c + r * ldc;
-#pragma GCC unroll 4
-    for (int p = 0; p < Panels; ++p) {
-      __m512 v = acc[r][p];
-      __mmask16 m = columns[p];
-      if (load)
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, cr + p * kNr));
-      if (epilogue) {
-        const GemmEpilogue &e = *epilogue;
-        if (e.rowBias)
-          v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
-        if (e.colBias)
-          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.colBias + p * kNr));
-        if (e.residual)
-          v = _mm512_add_ps(v,
-                            _mm512_maskz_loadu_ps(m, e.residual + (row0 + r) * e.ldr + p * kNr));
-        v = activateAvx512(e.activation, e, v);
-      }
-      _mm512_mask_storeu_ps(cr + p * kNr, m, v);
-    }
-  }
+  storeTileAvx512<Panels>(acc, c, ldc, kMr, lastCols, load, epilogue, row0);
 }
 
 /// A full 6-row tile of 16 * Panels columns whose B is read in place: row k
@@ -627,8 +638,10 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
 #pragma GCC unroll 6
   for (int r = 0; r < kMr; ++r)
 #pragma GCC unroll 4
-    for (int p = 0; p < Panels; ++p)
+    for (int p = 0; p < Panels; ++p) {
+      _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + p * kNr), _MM_HINT_T0);
       acc[r][p] = _mm512_setzero_ps();
+    }
   const float *bp = b;
   // One run of channels per tap: the block may start and end inside one.
   for (int64_t k = k0, t = k0 / C, ch = k0 % C; k < k1; ++t, ch = 0) {
@@ -652,36 +665,7 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
     }
     k += n;
   }
-  __mmask16 columns[Panels];
-#pragma GCC unroll 4
-  for (int p = 0; p < Panels; ++p)
-    columns[p] = p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF)
-                                                   : __mmask16((1u << lastCols) - 1);
-#pragma GCC unroll 6
-  for (int r = 0; r < kMr; ++r) {
-    if (r >= mr)
-      break;
-    float *cr = c + r * ldc;
-#pragma GCC unroll 4
-    for (int p = 0; p < Panels; ++p) {
-      __m512 v = acc[r][p];
-      __mmask16 m = columns[p];
-      if (load)
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, cr + p * kNr));
-      if (epilogue) {
-        const GemmEpilogue &e = *epilogue;
-        if (e.rowBias)
-          v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
-        if (e.colBias)
-          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.colBias + p * kNr));
-        if (e.residual)
-          v = _mm512_add_ps(v,
-                            _mm512_maskz_loadu_ps(m, e.residual + (row0 + r) * e.ldr + p * kNr));
-        v = activateAvx512(e.activation, e, v);
-      }
-      _mm512_mask_storeu_ps(cr + p * kNr, m, v);
-    }
-  }
+  storeTileAvx512<Panels>(acc, c, ldc, mr, lastCols, load, epilogue, row0);
 }
 
 //===----------------------------------------------------------------------===//

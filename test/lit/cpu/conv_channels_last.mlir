@@ -86,3 +86,23 @@ func.func @transpose_pairs(%x: tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, ten
   %again = "onnx.Transpose"(%t) {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x4x5x3xf32>) -> tensor<2x5x3x4xf32>
   return %back, %again : tensor<2x3x4x5xf32>, tensor<2x5x3x4xf32>
 }
+
+// -----
+
+// Two convs that read one value (a block and its projection shortcut)
+// share one Transpose of it.
+// CHECK-LABEL: func.func @shared_input
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x6x6xf32>)
+// CHECK: %[[XT:.*]] = "onnx.Transpose"(%[[X]]) <{perm = array<i64: 0, 2, 3, 1>}>
+// CHECK-NOT: "onnx.Transpose"(%[[X]])
+// CHECK: %[[A:.*]] = ortc.fused_conv %[[XT]], {{.*}} channels_last
+// CHECK: %[[S:.*]] = ortc.fused_conv %[[XT]], {{.*}} channels_last
+// CHECK: ortc.fused_conv %[[A]], %{{.*}}, %{{.*}}, %[[S]] {{.*}} channels_last
+func.func @shared_input(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %a = "onnx.Conv"(%x, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %s = "onnx.Conv"(%x, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %y = ortc.fused_conv %a, %w, %none, %s {activation = "relu", activation_params = array<f32>} : tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none, tensor<1x8x6x6xf32> -> tensor<1x8x6x6xf32>
+  return %y : tensor<1x8x6x6xf32>
+}

@@ -81,6 +81,15 @@ func.func @fused_conv_clip_params(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf3
 
 // -----
 
+func.func @fused_conv_channels_last_rank(%x: tensor<1x2x4xf32>, %w: tensor<2x2x1xf32>) -> tensor<1x2x4xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.fused_conv' op channels_last needs x [N, H, W, C] and w [M, C/group, KH, KW]}}
+  %y = ortc.fused_conv %x, %w, %none, %none {activation = "none", activation_params = array<f32>, channels_last} : tensor<1x2x4xf32>, tensor<2x2x1xf32>, none, none -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
 func.func @fused_conv_residual_shape(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %r: tensor<1x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
   %none = "onnx.NoValue"() : () -> none
   // expected-error@+1 {{'ortc.fused_conv' op residual 'tensor<1x2x1x1xf32>' differs from the output 'tensor<1x2x4x4xf32>'}}

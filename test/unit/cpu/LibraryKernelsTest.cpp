@@ -1489,7 +1489,12 @@ TEST(LibraryKernels, Transpose) {
       {{2, 1, 4, 1}, {3, 2, 1, 0}},
       {{5}, {0}},
       {{2, 3, 4}, {}},
+      // Matrix transposes (NCHW <-> NHWC) across 16x16 blocks, on a pool.
+      {{3, 19, 37}, {0, 2, 1}},
+      {{2, 3, 40, 41}, {0, 2, 3, 1}},
+      {{2, 33, 7, 35}, {0, 3, 1, 2}},
   };
+  ThreadPool pool(2);
   for (ElementType type : kTypes)
     for (auto &[shape, perm] : cases) {
       Tensor X = iota(type, shape);
@@ -1510,8 +1515,11 @@ TEST(LibraryKernels, Transpose) {
       Attrs at;
       if (!perm.empty())
         at.is("perm", perm);
-      EXPECT_OK(run("Transpose", at, {&X}, {&Y}));
-      EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(shape) << " perm " << shapeToString(perm);
+      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+        EXPECT_OK(run("Transpose", at, {&X}, {&Y}, on));
+        EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(shape) << " perm " << shapeToString(perm)
+                                       << (on ? " pool" : "");
+      }
     }
   Tensor X = iota(ElementType::Float, {2, 3}), Y(ElementType::Float, {3, 2});
   EXPECT_INVALID(run("Transpose", Attrs().is("perm", {0, 0}), {&X}, {&Y}), "permutation");
