@@ -52,7 +52,7 @@ std::optional<ConvView> viewConv(Operation *op) {
     return ConvView{op, conv.getX(), conv.getW(), conv.getB(), Value(), conv.getY()};
   if (auto conv = dyn_cast<fused::FusedConvOp>(op))
     if (!conv.getChannelsLast())
-      return ConvView{op, conv.getX(), conv.getW(), conv.getBias(), conv.getResidual(),
+      return ConvView{op,         conv.getX(), conv.getW(), conv.getBias(), conv.getResidual(),
                       conv.getY()};
   return std::nullopt;
 }
@@ -63,8 +63,8 @@ bool runsChannelsLast(const ConvView &conv) {
   auto x = dyn_cast<RankedTensorType>(conv.x.getType());
   auto w = dyn_cast<RankedTensorType>(conv.w.getType());
   auto y = dyn_cast<RankedTensorType>(conv.y.getType());
-  if (!x || !w || !y || !isF32Tensor(x) || !isF32Tensor(w) || !isF32Tensor(y) ||
-      x.getRank() != 4 || w.getRank() != 4 || y.getRank() != 4 || !w.hasStaticShape() ||
+  if (!x || !w || !y || !isF32Tensor(x) || !isF32Tensor(w) || !isF32Tensor(y) || x.getRank() != 4 ||
+      w.getRank() != 4 || y.getRank() != 4 || !w.hasStaticShape() ||
       !isa_and_nonnull<onnx::ConstantOp>(conv.w.getDefiningOp()) || x.isDynamicDim(1))
     return false;
   for (Value optional : {conv.bias, conv.residual})
@@ -73,7 +73,7 @@ bool runsChannelsLast(const ConvView &conv) {
   int64_t group = ortc::intAttrOr(conv.op, "group", 1);
   int64_t C = x.getDimSize(1), M = w.getDimSize(0);
   bool depthwise = group > 1 && group == C && M == C && w.getDimSize(1) == 1;
-  return group == 1 || depthwise;
+  return (group == 1 && w.getDimSize(1) == C) || depthwise;
 }
 
 /// `type` (rank 4) with its dims in `perm`'s order.
@@ -152,8 +152,7 @@ bool undoesItsInput(onnx::TransposeOp t) {
   return inner.getData().getType() == t.getType();
 }
 
-struct CpuConvChannelsLastPass
-    : ortc::cpu::impl::CpuConvChannelsLastBase<CpuConvChannelsLastPass> {
+struct CpuConvChannelsLastPass : ortc::cpu::impl::CpuConvChannelsLastBase<CpuConvChannelsLastPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
     llvm::SetVector<Operation *> eligible;

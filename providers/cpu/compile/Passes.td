@@ -46,7 +46,8 @@ def CpuConvChannelsLast : Pass<"cpu-conv-channels-last", "mlir::func::FuncOp"> {
     is then replaced by that Transpose's input, so inside a chain the convs
     (and the residuals they add) meet in the same layout with no copy; the
     chain keeps a Transpose where it meets anything else. A conv alone stays
-    as it is: two Transposes would cost more than its layout saves.
+    as it is: two Transposes would cost more than its layout saves. The CPU
+    EP runs this pass for AVX-512 targets only.
   }];
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [

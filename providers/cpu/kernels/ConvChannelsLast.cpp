@@ -5,11 +5,13 @@
 // and W keeps ONNX's [M, C/group, KH, KW] unless the compiler packed it
 // (packed_w = 3). Every position is a run of channels, so:
 //  - a group-1 conv is one GEMM, Y[P, M] = A[P, K] * W^T[K, M] over the N *
-//    OH * OW positions: A is X itself (1x1, stride 1, unpadded) or an
-//    im2col matrix whose rows are whole channel runs, one copy per tap (K
-//    in (kh, kw, c) order, as packConvWeightsChannelsLast packs W^T); the
-//    bias is per column and the residual has Y's layout, so the GEMM's
-//    epilogue takes both and nothing is packed or transposed per run but A;
+//    OH * OW positions, K in (kh, kw, c) order as packConvWeightsChannelsLast
+//    packs W^T; the bias is per column and the residual has Y's layout, so
+//    the GEMM's epilogue takes both. On AVX-512 the GEMM's tiles read A's
+//    rows in place (sgemmRowsOfTaps: offsets into X, zero-padded once when
+//    the conv has pads, one run of KW * C floats per row of taps); else A
+//    is X itself (1x1, stride 1, unpadded) or im2col rows of channel runs,
+//    which the GEMM packs;
 //  - a depthwise conv sums its taps over vectors of channels at each
 //    position: every lane is used at any width, and a stride is only a step
 //    between positions.
@@ -75,9 +77,8 @@ struct PortableRuns {
 /// `Runs` copies and zeroes them (the stem's runs are 3 channels: a
 /// library call per run costs more than the copy).
 template <typename Runs>
-__attribute__((always_inline)) inline void im2colRowsWith(const float *x, int64_t C,
-                                                          const Geometry &g, int64_t r0,
-                                                          int64_t r1, float *a) {
+__attribute__((always_inline)) inline void
+im2colRowsWith(const float *x, int64_t C, const Geometry &g, int64_t r0, int64_t r1, float *a) {
   int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   int64_t KH = g.k[1], KW = g.k[2], K = KH * KW * C;
   for (int64_t r = r0; r < r1; ++r, a += K) {
@@ -154,8 +155,8 @@ ORTC_AVX512 void im2colRowsAvx512(const float *x, int64_t C, const Geometry &g, 
                                   int64_t r1, float *a) {
   im2colRowsWith<Avx512Runs>(x, C, g, r0, r1, a);
 }
-ORTC_AVX2 void im2colRowsAvx2(const float *x, int64_t C, const Geometry &g, int64_t r0,
-                              int64_t r1, float *a) {
+ORTC_AVX2 void im2colRowsAvx2(const float *x, int64_t C, const Geometry &g, int64_t r0, int64_t r1,
+                              float *a) {
   im2colRowsWith<Avx2Runs>(x, C, g, r0, r1, a);
 }
 #endif
@@ -370,7 +371,9 @@ __attribute__((always_inline)) inline void depthwiseRowVec(const DepthwiseRows &
     in[i] = d.inputRow(row, i);
   float *out = y + row * d.rowFloats();
   const float *res = d.residual ? d.residual + row * d.rowFloats() : nullptr;
-  auto weight = [&](int64_t i, int64_t j, int64_t c) __attribute__((always_inline)) { return d.wt + (i * kw + j) * C + c; };
+  auto weight = [&](int64_t i, int64_t j, int64_t c) __attribute__((always_inline)) {
+    return d.wt + (i * kw + j) * C + c;
+  };
   // Positions [owLo, owHi) read only inside columns.
   int64_t owLo = std::min(OW, (pw + sw - 1) / sw);
   int64_t lastInside = W - 1 + pw - (kw - 1) * dw; // of the first tap, for the last
@@ -451,8 +454,7 @@ struct Avx512Ops {
   ORTC_AVX512 static V load(const float *p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
   ORTC_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   /// + residual (or null), activation, store.
-  ORTC_AVX512 static void finish(const GemmEpilogue &e, V v, const float *res, float *out,
-                                 Mask m) {
+  ORTC_AVX512 static void finish(const GemmEpilogue &e, V v, const float *res, float *out, Mask m) {
     if (res)
       v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, res));
     _mm512_mask_storeu_ps(out, m, activateAvx512(e.activation, e, v));
@@ -553,8 +555,8 @@ Status convChannelsLast(const KernelCall &call) {
   if (!depthwise && (group != 1 || Wt->shape[1] != C))
     return invalid(kOp, "channels_last takes group 1 or a depthwise conv with one output "
                         "channel per group; group " +
-                            std::to_string(group) + " does not fit X " +
-                            shapeToString(X->shape) + " and W " + shapeToString(Wt->shape));
+                            std::to_string(group) + " does not fit X " + shapeToString(X->shape) +
+                            " and W " + shapeToString(Wt->shape));
   std::vector<int64_t> kernel = {Wt->shape[2], Wt->shape[3]};
   if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
     return invalid(kOp, "kernel_shape " + shapeToString(call.attrs.getInts("kernel_shape")) +
@@ -562,8 +564,8 @@ Status convChannelsLast(const KernelCall &call) {
   if (B && B->shape != std::vector<int64_t>{M})
     return invalid(kOp, "B must be [" + std::to_string(M) + "], got " + shapeToString(B->shape));
   Geometry g;
-  if (Status s = computeGeometry(kOp, call.attrs, {X->shape[1], X->shape[2]}, kernel, true, false,
-                                 g);
+  if (Status s =
+          computeGeometry(kOp, call.attrs, {X->shape[1], X->shape[2]}, kernel, true, false, g);
       !s.isOk())
     return s;
   std::vector<int64_t> yShape = {N, g.out[1], g.out[2], M};
@@ -574,8 +576,8 @@ Status convChannelsLast(const KernelCall &call) {
                             shapeToString(yShape));
   int64_t packedW = call.attrs.getInt("packed_w", 0);
   if (packedW != 0 && (packedW != 3 || depthwise))
-    return invalid(kOp, std::string("channels_last reads packed_w 0") +
-                            (depthwise ? "" : " or 3") + " here, got " + std::to_string(packedW));
+    return invalid(kOp, std::string("channels_last reads packed_w 0") + (depthwise ? "" : " or 3") +
+                            " here, got " + std::to_string(packedW));
 
   const float *x = static_cast<const float *>(X->data);
   const float *w = static_cast<const float *>(Wt->data);
@@ -598,8 +600,7 @@ Status convChannelsLast(const KernelCall &call) {
     std::fill(wt + K, wt + K + width, 0.f);
     DepthwiseRows d{x, wt, bias, residual, wt + K, g, epilogue, C};
     DepthwiseRowFn rowFn = pickDepthwiseRow(g);
-    parallelForRuns(call.pool, N * g.out[1], d.rowFloats(),
-                    [&](int64_t row) { rowFn(d, row, y); });
+    parallelForRuns(call.pool, N * g.out[1], d.rowFloats(), [&](int64_t row) { rowFn(d, row, y); });
     return Status::ok();
   }
 

@@ -45,7 +45,6 @@ struct Geometry {
   int64_t kernelSize() const { return k[0] * k[1] * k[2]; }
 };
 
-
 /// Reads strides, dilations, pads, auto_pad (and ceil_mode where allowed) and
 /// computes output sizes and the effective pads as ONNX defines them.
 Status computeGeometry(const char *op, const StepAttributes &attrs,

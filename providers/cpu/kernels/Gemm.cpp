@@ -448,8 +448,8 @@ storeTileAvx512(__m512 (&acc)[kMr][Panels], float *c, int64_t ldc, int rows, int
   __mmask16 columns[Panels];
 #pragma GCC unroll 4
   for (int p = 0; p < Panels; ++p)
-    columns[p] = p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF)
-                                                   : __mmask16((1u << lastCols) - 1);
+    columns[p] =
+        p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF) : __mmask16((1u << lastCols) - 1);
 #pragma GCC unroll 6
   for (int r = 0; r < kMr; ++r) {
     if (r >= rows)
@@ -468,8 +468,7 @@ storeTileAvx512(__m512 (&acc)[kMr][Panels], float *c, int64_t ldc, int rows, int
         if (e.colBias)
           v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.colBias + p * kNr));
         if (e.residual)
-          v = _mm512_add_ps(v,
-                            _mm512_maskz_loadu_ps(m, e.residual + (row0 + r) * e.ldr + p * kNr));
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.residual + (row0 + r) * e.ldr + p * kNr));
         v = activateAvx512(e.activation, e, v);
       }
       _mm512_mask_storeu_ps(cr + p * kNr, m, v);
@@ -487,10 +486,9 @@ storeTileAvx512(__m512 (&acc)[kMr][Panels], float *c, int64_t ldc, int rows, int
 /// columns. Four panels (24 accumulators) keep two FMA pipes busy with fewer
 /// loads per FMA than two. The epilogue is at the first panel's column.
 template <int Panels>
-ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b,
-                                  int64_t panelStride, const float *next, float *c, int64_t ldc,
-                                  int lastCols, bool load, const GemmEpilogue *epilogue,
-                                  int64_t row0) {
+ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b, int64_t panelStride,
+                                  const float *next, float *c, int64_t ldc, int lastCols, bool load,
+                                  const GemmEpilogue *epilogue, int64_t row0) {
   __m512 acc[kMr][Panels];
   const float *bp[Panels];
 #pragma GCC unroll 4
@@ -1081,7 +1079,9 @@ void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float 
       int64_t k1 = std::min(K, k0 + kcBlock);
       bool last = k1 >= K;
       for (int64_t j0 = 0; j0 < N;) {
-        int panels = j0 + 3 * kNr < N ? 4 : j0 + kNr < N ? 2 : 1;
+        int panels = variant->tapsKernels[2] && j0 + 3 * kNr < N ? 4
+                     : variant->tapsKernels[1] && j0 + kNr < N   ? 2
+                                                                 : 1;
         TapsKernel kernel = variant->tapsKernels[panels == 4 ? 2 : panels - 1];
         int lastCols = static_cast<int>(std::min<int64_t>(kNr, N - j0 - (panels - 1) * kNr));
         GemmEpilogue panelEpilogue;

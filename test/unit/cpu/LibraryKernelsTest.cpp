@@ -1517,8 +1517,8 @@ TEST(LibraryKernels, Transpose) {
         at.is("perm", perm);
       for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
         EXPECT_OK(run("Transpose", at, {&X}, {&Y}, on));
-        EXPECT_EQ(Y.bytes, want.bytes) << shapeToString(shape) << " perm " << shapeToString(perm)
-                                       << (on ? " pool" : "");
+        EXPECT_EQ(Y.bytes, want.bytes)
+            << shapeToString(shape) << " perm " << shapeToString(perm) << (on ? " pool" : "");
       }
     }
   Tensor X = iota(ElementType::Float, {2, 3}), Y(ElementType::Float, {3, 2});
