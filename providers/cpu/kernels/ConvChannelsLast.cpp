@@ -60,6 +60,9 @@ constexpr int64_t kIm2colChunkFloats = int64_t(1) << 19;
 // Most rows of taps the vector depthwise rows take (the input row pointers
 // live in an array); taller kernels run the portable rows.
 constexpr int64_t kMaxDepthwiseRows = 8;
+// Most outputs of a depthwise conv split statically, a contiguous run of
+// rows per thread: 4 MiB of output, about what stays in the caches.
+constexpr int64_t kDepthwiseStaticSplitOutputs = int64_t(1) << 20;
 
 inline bool inside(int64_t i, int64_t n) { return uint64_t(i) < uint64_t(n); }
 
@@ -600,7 +603,22 @@ Status convChannelsLast(const KernelCall &call) {
     std::fill(wt + K, wt + K + width, 0.f);
     DepthwiseRows d{x, wt, bias, residual, wt + K, g, epilogue, C};
     DepthwiseRowFn rowFn = pickDepthwiseRow(g);
-    parallelForRuns(call.pool, N * g.out[1], d.rowFloats(), [&](int64_t row) { rowFn(d, row, y); });
+    // A layer that fits in cache: one contiguous run of rows per thread,
+    // the split the GEMM before it made of the positions, so that each
+    // thread reads what it wrote itself (MobileNetV2 b1 at 2 threads: 3.84
+    // -> 3.55 ms); a larger one in runs handed out as threads come free.
+    int64_t rowsAll = N * g.out[1], outputs = rowsAll * d.rowFloats();
+    int64_t threads = call.pool ? call.pool->threads() : 1;
+    if (outputs > kDepthwiseStaticSplitOutputs) {
+      parallelForRuns(call.pool, rowsAll, d.rowFloats(), [&](int64_t row) { rowFn(d, row, y); });
+      return Status::ok();
+    }
+    if (outputs <= kMinElementsPerBlock)
+      threads = 1;
+    parallelFor(call.pool, std::min(threads, rowsAll), [&](int64_t t) {
+      for (int64_t row = rowsAll * t / threads; row < rowsAll * (t + 1) / threads; ++row)
+        rowFn(d, row, y);
+    });
     return Status::ok();
   }
 

@@ -804,7 +804,11 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
                          Shape{{2, 19, 14, 15}, {19, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}},
                          Shape{{1, 33, 12, 12}, {33, 1, 5, 5}, {2, 2}, {2, 2, 2, 2}},
                          Shape{{1, 9, 8, 8}, {9, 1, 2, 3}, {1, 3}, {0, 1, 1, 0}, {2, 2}},
-                         Shape{{1, 16, 6, 2}, {16, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}}}) {
+                         Shape{{1, 16, 6, 2}, {16, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         // Depthwise rows split on a pool: one run per
+                         // thread, then (over 2^20 outputs) runs handed out.
+                         Shape{{1, 64, 30, 30}, {64, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{2, 32, 130, 130}, {32, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}}}) {
     int64_t C = c.x[1], M = c.w[0];
     bool depthwise = c.w[1] == 1 && C > 1;
     ConvSpec spec{c.x, c.w, depthwise ? C : 1, c.strides, c.pads, c.dilations};
@@ -812,8 +816,9 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
     std::vector<int64_t> ys;
     std::vector<float> want = refConv(X, W, &B, spec, ys);
     Tensor Z = randomF(ys, ++seed);
+    std::vector<float> z = Z.floats();
     for (size_t i = 0; i < want.size(); ++i)
-      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
+      want[i] = std::min(std::max(want[i] + z[i], 0.f), 0.75f);
     std::vector<int64_t> xLast = {c.x[0], c.x[2], c.x[3], C}, yLast = {ys[0], ys[2], ys[3], M};
     Tensor XL = F(xLast, permuteChannels(X.floats(), c.x, true));
     Tensor ZL = F(yLast, permuteChannels(Z.floats(), ys, true));
