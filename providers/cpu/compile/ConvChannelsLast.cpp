@@ -41,7 +41,7 @@ namespace {
 constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1};
 constexpr int64_t kToChannelsFirst[] = {0, 3, 1, 2};
 
-/// A conv's operands and window, whether it is onnx.Conv or ortc.fused_conv.
+/// A conv's operands, whether it is onnx.Conv or ortc.fused_conv.
 struct ConvView {
   Operation *op;
   Value x, w, bias, residual, y;
@@ -116,10 +116,11 @@ void rewrite(Operation *op, TransposeCache &cache) {
   Location into = NameLoc::get(b.getStringAttr(name + "/to_channels_last"), loc);
   Location outOf = NameLoc::get(b.getStringAttr(name + "/to_channels_first"), loc);
   Value x = channelsLastOf(b, into, conv.x, op, cache);
+  // onnx.Conv has no residual operand; a fused_conv's absent one is kept.
   Value residual = conv.residual;
-  if (ortc::isAbsentOperand(residual))
+  if (!residual)
     residual = onnx::NoValueOp::create(b, loc, b.getNoneType()).getResult();
-  else
+  else if (!ortc::isAbsentOperand(residual))
     residual = channelsLastOf(b, into, residual, op, cache);
   auto yType = cast<RankedTensorType>(conv.y.getType());
   OperationState state(loc, fused::FusedConvOp::getOperationName());

@@ -31,8 +31,6 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include "providers/cpu/kernels/EpilogueSimd.h"
-#define ORTC_AVX2 __attribute__((target("avx2,fma")))
-#define ORTC_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #endif
 
 namespace ortc::cpu {
@@ -115,26 +113,6 @@ im2colRowsWith(const float *x, int64_t C, const Geometry &g, int64_t r0, int64_t
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/// Runs in 16-float vectors, the tail k-masked.
-struct Avx512Runs {
-  ORTC_AVX512 static void copy(float *dst, const float *src, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-      _mm512_storeu_ps(dst + i, _mm512_loadu_ps(src + i));
-    if (i < n) {
-      __mmask16 m = __mmask16((1u << (n - i)) - 1);
-      _mm512_mask_storeu_ps(dst + i, m, _mm512_maskz_loadu_ps(m, src + i));
-    }
-  }
-  ORTC_AVX512 static void zero(float *dst, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-      _mm512_storeu_ps(dst + i, _mm512_setzero_ps());
-    if (i < n)
-      _mm512_mask_storeu_ps(dst + i, __mmask16((1u << (n - i)) - 1), _mm512_setzero_ps());
-  }
-};
-
 /// Runs in 8-float vectors, the tail a float at a time (AMD's masked
 /// stores are microcoded).
 struct Avx2Runs {
@@ -154,10 +132,6 @@ struct Avx2Runs {
   }
 };
 
-ORTC_AVX512 void im2colRowsAvx512(const float *x, int64_t C, const Geometry &g, int64_t r0,
-                                  int64_t r1, float *a) {
-  im2colRowsWith<Avx512Runs>(x, C, g, r0, r1, a);
-}
 ORTC_AVX2 void im2colRowsAvx2(const float *x, int64_t C, const Geometry &g, int64_t r0, int64_t r1,
                               float *a) {
   im2colRowsWith<Avx2Runs>(x, C, g, r0, r1, a);
@@ -173,9 +147,9 @@ using Im2colRowsFn = void (*)(const float *, int64_t, const Geometry &, int64_t,
 
 Im2colRowsFn pickIm2colRows() {
 #if defined(__x86_64__) || defined(__i386__)
+  // AVX-512 reads its rows in place (readsRowsOfTaps) and never gets here.
   switch (kernelIsa()) {
   case KernelIsa::Avx512:
-    return im2colRowsAvx512;
   case KernelIsa::Avx2:
     return im2colRowsAvx2;
   case KernelIsa::Generic:

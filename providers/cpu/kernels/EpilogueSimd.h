@@ -15,6 +15,10 @@
 
 #include <immintrin.h>
 
+/// The target attributes of the kernels' AVX2 and AVX-512 functions.
+#define ORTC_AVX2 __attribute__((target("avx2,fma")))
+#define ORTC_AVX512 __attribute__((target("avx512f,avx2,fma")))
+
 namespace ortc::cpu {
 
 /// Activation `act` of v with e's parameters, with the NaN behaviour of

@@ -131,7 +131,6 @@ void packRowsGeneric(const float *a, int64_t lda, int64_t kc, float *panel) {
 //===----------------------------------------------------------------------===//
 
 #ifdef ORTC_GEMM_X86
-#define ORTC_AVX2 __attribute__((target("avx2,fma")))
 
 ORTC_AVX2 inline void maskFor(int nr, __m256i &m0, __m256i &m1) {
   const __m256i iota0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -352,7 +351,6 @@ ORTC_AVX2 void kernelAvx2Offsets(int64_t kc, const float *a, const float *b,
 // on AMD).
 //===----------------------------------------------------------------------===//
 
-#define ORTC_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
 template <int MR>
 ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float *c,
@@ -1079,9 +1077,7 @@ void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float 
       int64_t k1 = std::min(K, k0 + kcBlock);
       bool last = k1 >= K;
       for (int64_t j0 = 0; j0 < N;) {
-        int panels = variant->tapsKernels[2] && j0 + 3 * kNr < N ? 4
-                     : variant->tapsKernels[1] && j0 + kNr < N   ? 2
-                                                                 : 1;
+        int panels = j0 + 3 * kNr < N ? 4 : j0 + kNr < N ? 2 : 1;
         TapsKernel kernel = variant->tapsKernels[panels == 4 ? 2 : panels - 1];
         int lastCols = static_cast<int>(std::min<int64_t>(kNr, N - j0 - (panels - 1) * kNr));
         GemmEpilogue panelEpilogue;
