@@ -351,7 +351,6 @@ ORTC_AVX2 void kernelAvx2Offsets(int64_t kc, const float *a, const float *b,
 // on AMD).
 //===----------------------------------------------------------------------===//
 
-
 template <int MR>
 ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float *c,
                               int64_t ldc, int nr, bool load, const GemmEpilogue *epilogue,
