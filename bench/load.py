@@ -4,7 +4,7 @@ fp32 weights) with ortc's runtime (C API, libortc_runtime.so, through ctypes)
 against onnxruntime's session creation on the original model, side by side in
 one process. Target (runtime issue): ortc's load of the model as
 `ortc compile` writes it by default (a sidecar blob: the blobs are over
-64 MiB) at least 10x faster than onnxruntime's session creation; the
+1 MiB) at least 10x faster than onnxruntime's session creation; the
 stripped libortc_runtime.so (CPU EP only) under 2 MB.
 
 Usage: .venv/bin/python bench/load.py [--lib build/runtime/capi/libortc_runtime.so]
@@ -409,14 +409,14 @@ def run(opts, workdir):
         f"{opts.reps} rounds each create and release one session of",
         "every kind in turn; medians of wall time. The files are in the page cache (warm",
         "loads). ortc loads the blob as `ortc compile` wrote it: every load verifies the",
-        "whole blob (XXH3-64 checksum, FlatBuffer verifier, plan checks, ELF checks) before",
+        "whole blob (XXH3-64 checksum on the session's threads, FlatBuffer verifier, plan checks, ELF checks) before",
         "it trusts a byte.",
         "",
         f"- CPU: {cpu_model()}, {os.cpu_count()} cores; {platform.system()} "
         f"{platform.release()}; Python {platform.python_version()}",
         f"- files: original {facts['files']['original'] / mib:.1f} MiB; compiled with a sidecar "
         f"{facts['files']['sidecar'] / mib:.1f} MiB (model + `_cpu_ep.bin`, the default above "
-        f"64 MiB of blobs); inline {facts['files']['inline'] / mib:.1f} MiB",
+        f"1 MiB of blobs); inline {facts['files']['inline'] / mib:.1f} MiB",
         f"- date: {datetime.date.today().isoformat()}; share of wall time this process was on a "
         f"CPU during the rounds: {m['on_cpu']:.2f}; `import onnxruntime` took "
         f"{ms(m['import_seconds'])} ms, loading libortc_runtime.so {ms(m['lib_seconds'])} ms "

@@ -8,6 +8,8 @@
 
 #include "runtime/support/BlobContainer.h"
 
+#include "runtime/support/Xxh3.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -67,9 +69,9 @@ std::string tagForMessage(const char *tag) {
   return text;
 }
 
-// The checksum covers the whole blob with its own field read as zero; hashing
-// in three pieces avoids copying the blob.
-uint64_t envelopeChecksum(const char *data, size_t size) {
+// Version 1: XXH3-64 of the whole blob with its own field read as zero,
+// hashed in three pieces to avoid copying the blob.
+uint64_t wholeBlobChecksum(const char *data, size_t size) {
   static const char zeros[8] = {};
   XXH3_state_t state;
   XXH3_INITSTATE(&state);
@@ -80,13 +82,59 @@ uint64_t envelopeChecksum(const char *data, size_t size) {
   return XXH3_64bits_digest(&state);
 }
 
+void runChunks(const ParallelChunks &parallel, size_t count,
+               const std::function<void(size_t)> &body) {
+  if (parallel && count > 1)
+    parallel(count, body);
+  else
+    for (size_t i = 0; i < count; ++i)
+      body(i);
+}
+
+// Version 2: the leaves are the header's hash, then each chunk's after it
+// (BlobContainer.h); `chunkLeaf(i)` hashes chunk i, on whichever thread.
+uint64_t chunkedChecksum(const char *header, size_t size, const ParallelChunks &parallel,
+                         const std::function<uint64_t(size_t)> &chunkLeaf) {
+  char zeroed[kHeaderSize];
+  std::memcpy(zeroed, header, kHeaderSize);
+  std::memset(zeroed + kChecksumOffset, 0, 8);
+  size_t chunks = (size - kHeaderSize + kBlobChecksumChunk - 1) / kBlobChecksumChunk;
+  std::vector<uint64_t> leaves(chunks + 1);
+  leaves[0] = xxh3(zeroed, kHeaderSize);
+  runChunks(parallel, chunks, [&](size_t i) { leaves[i + 1] = chunkLeaf(i); });
+  std::vector<char> bytes(leaves.size() * 8);
+  for (size_t i = 0; i < leaves.size(); ++i)
+    writeU64(bytes.data() + 8 * i, leaves[i]);
+  return xxh3(bytes.data(), bytes.size());
+}
+
+// Chunk i of the bytes after the header: [begin, begin + length).
+std::pair<size_t, size_t> chunkRange(size_t i, size_t size) {
+  size_t begin = kHeaderSize + i * kBlobChecksumChunk;
+  return {begin, std::min(kBlobChecksumChunk, size - begin)};
+}
+
+// The checksum the header should hold, by the version it names.
+uint64_t envelopeChecksum(const char *data, size_t size, const ParallelChunks &parallel = {}) {
+  if (readU32(data + 8) == 1)
+    return wholeBlobChecksum(data, size);
+  return chunkedChecksum(data, size, parallel, [&](size_t i) {
+    auto [begin, length] = chunkRange(i, size);
+    return xxh3(data + begin, length);
+  });
+}
+
 Status invalid(const std::string &what, const std::string &message) {
   return Status::error(StatusCode::InvalidArgument, what + ": " + message);
 }
 
 } // namespace
 
-uint64_t blobChecksum(const char *data, size_t size) { return XXH3_64bits(data, size); }
+uint64_t blobChecksum(const char *data, size_t size) { return xxh3(data, size); }
+
+uint64_t blobEnvelopeChecksum(const char *data, size_t size, const ParallelChunks &parallel) {
+  return envelopeChecksum(data, size, parallel);
+}
 
 const BlobSection *BlobView::find(const std::string &tag) const {
   for (const BlobSection &section : sections)
@@ -186,10 +234,11 @@ Status checkHeader(const char *data, size_t size, const std::string &what) {
   if (std::memcmp(data, kMagic, 8) != 0)
     return invalid(what, "not an ortc blob (wrong magic)");
   uint32_t version = readU32(data + 8);
-  if (version != kBlobContainerVersion)
+  if (version < kOldestBlobContainerVersion || version > kBlobContainerVersion)
     return Status::error(StatusCode::Unsupported,
                          what + ": blob container version " + std::to_string(version) +
-                             " is not supported (this build reads version " +
+                             " is not supported (this build reads versions " +
+                             std::to_string(kOldestBlobContainerVersion) + " to " +
                              std::to_string(kBlobContainerVersion) + "); recompile the model");
   uint64_t declared = readU64(data + 16);
   if (declared > size)
@@ -205,12 +254,12 @@ Status checkHeader(const char *data, size_t size, const std::string &what) {
 // openBlob(), with the checksum of `data` computed already when `computed`
 // is given (copyAndOpenBlob hashes the bytes as it copies them).
 Result<BlobView> openChecked(const char *data, size_t size, const std::string &what,
-                             const uint64_t *computed) {
+                             const uint64_t *computed, const ParallelChunks &parallel) {
   if (Status header = checkHeader(data, size, what); !header.isOk())
     return header;
   uint32_t version = readU32(data + 8);
   uint64_t stored = readU64(data + kChecksumOffset);
-  if ((computed ? *computed : envelopeChecksum(data, size)) != stored)
+  if ((computed ? *computed : envelopeChecksum(data, size, parallel)) != stored)
     return invalid(what, "blob checksum mismatch: the bytes are corrupted");
 
   // The checksum only proves the bytes are what some writer wrote; the
@@ -280,14 +329,21 @@ Result<BlobView> openChecked(const char *data, size_t size, const std::string &w
 
 // Copies `size` bytes and returns the envelope checksum of the copy, hashing
 // each piece right after writing it, while it is still in cache: the bytes
-// cross the memory bus once, and the checksum is of the bytes that stay.
-uint64_t copyAndChecksum(char *dst, const char *src, size_t size) {
+// cross the memory bus once, and the checksum is of the bytes that stay. The
+// header has been checked, so the version is one this build reads.
+uint64_t copyAndChecksum(char *dst, const char *src, size_t size, const ParallelChunks &parallel) {
+  std::memcpy(dst, src, kHeaderSize);
+  if (readU32(dst + 8) != 1)
+    return chunkedChecksum(dst, size, parallel, [&](size_t i) {
+      auto [begin, length] = chunkRange(i, size);
+      std::memcpy(dst + begin, src + begin, length);
+      return xxh3(dst + begin, length);
+    });
   constexpr size_t kPiece = 256 << 10; // well inside L2
   static const char zeros[8] = {};
   XXH3_state_t state;
   XXH3_INITSTATE(&state);
   XXH3_64bits_reset(&state);
-  std::memcpy(dst, src, kHeaderSize);
   XXH3_64bits_update(&state, dst, kChecksumOffset);
   XXH3_64bits_update(&state, zeros, 8);
   for (size_t at = kHeaderSize; at < size; at += kPiece) {
@@ -300,8 +356,9 @@ uint64_t copyAndChecksum(char *dst, const char *src, size_t size) {
 
 } // namespace
 
-Result<BlobView> openBlob(const char *data, size_t size, const std::string &what) {
-  return openChecked(data, size, what, nullptr);
+Result<BlobView> openBlob(const char *data, size_t size, const std::string &what,
+                          const ParallelChunks &parallel) {
+  return openChecked(data, size, what, nullptr, parallel);
 }
 
 OwnedBlobBytes::~OwnedBlobBytes() { reset(); }
@@ -360,16 +417,16 @@ Status OwnedBlobBytes::allocate(size_t size, const std::string &what) {
 }
 
 Result<BlobView> copyAndOpenBlob(const char *data, size_t size, const std::string &what,
-                                 OwnedBlobBytes &storage) {
+                                 OwnedBlobBytes &storage, const ParallelChunks &parallel) {
   storage = OwnedBlobBytes();
   // Refuse what the header alone refuses before allocating its size.
   if (Status header = checkHeader(data, size, what); !header.isOk())
     return header;
   if (Status allocated = storage.allocate(size, what); !allocated.isOk())
     return allocated;
-  uint64_t checksum = copyAndChecksum(storage.data_, data, size);
+  uint64_t checksum = copyAndChecksum(storage.data_, data, size, parallel);
   // Everything is verified again on the copy: the source may change meanwhile.
-  Result<BlobView> view = openChecked(storage.data_, size, what, &checksum);
+  Result<BlobView> view = openChecked(storage.data_, size, what, &checksum, parallel);
   if (!view.isOk())
     storage = OwnedBlobBytes();
   return view;

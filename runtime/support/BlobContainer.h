@@ -5,7 +5,11 @@
 //   offset 0   magic "ORTCBLOB" (8 bytes)
 //          8   container version (u32, little endian), section count (u32)
 //         16   total size in bytes (u64)
-//         24   checksum (u64): XXH3-64 of the whole blob with these 8 bytes zero
+//         24   checksum (u64), over the blob with these 8 bytes read as zero:
+//              version 2, XXH3-64 of a list of little-endian u64 leaves, the
+//              XXH3-64 of the 32-byte header and then of each 1 MiB chunk of
+//              the bytes after it (the last chunk shorter); version 1, which
+//              is still read, XXH3-64 of the whole blob
 //         32   section directory: per section tag (4 chars), alignment (u32),
 //              offset (u64), size (u64)
 //   then the sections, each at an offset that is a multiple of its alignment.
@@ -17,6 +21,11 @@
 // overlapping no other. Section offsets are relative to the blob's start, so a
 // blob mapped at a page boundary keeps its 64-byte aligned sections aligned.
 //
+// The chunks of version 2 hash independently, so a loader verifies a blob of
+// hundreds of MiB on all the threads it has (ParallelChunks): the checksum is
+// most of a load's time, and one core reads memory at a fraction of what two
+// do.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ORTC_RUNTIME_SUPPORT_BLOBCONTAINER_H
@@ -26,12 +35,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace ortc {
 
-constexpr uint32_t kBlobContainerVersion = 1;
+/// The version writeBlob() writes; openBlob() reads it and every older one.
+constexpr uint32_t kBlobContainerVersion = 2;
+constexpr uint32_t kOldestBlobContainerVersion = 1;
+
+/// The bytes one leaf of a version 2 checksum covers.
+constexpr size_t kBlobChecksumChunk = size_t(1) << 20;
+
+/// Calls body(i) for every i in [0, count), in any order and on any threads,
+/// and returns when every call has returned: how a loader lends its threads to
+/// verifying a blob. An empty one runs them in order on the caller.
+using ParallelChunks = std::function<void(size_t count, const std::function<void(size_t)> &body)>;
 
 struct BlobSection {
   std::string tag; // exactly four characters
@@ -60,7 +80,9 @@ struct BlobView {
 /// saying what is wrong: a blob shorter than its header or than its declared
 /// size, a wrong magic, an unknown version, a checksum mismatch, a section out
 /// of bounds, misaligned relative to the blob, or overlapping another.
-Result<BlobView> openBlob(const char *data, size_t size, const std::string &what);
+/// `parallel` spreads the checksum over the caller's threads.
+Result<BlobView> openBlob(const char *data, size_t size, const std::string &what,
+                          const ParallelChunks &parallel = {});
 
 /// What a blob's header and section directory say, read without trusting
 /// them: `ortc inspect` shows a corrupted blob instead of refusing it.
@@ -90,6 +112,11 @@ Result<BlobDescription> describeBlob(const char *data, size_t size, const std::s
 /// XXH3-64 of a byte range (exposed for tests and for `ortc inspect`).
 uint64_t blobChecksum(const char *data, size_t size);
 
+/// The checksum the header of the `size` bytes at `data` (at least the 32 of
+/// the header) should hold: by the version the header names (version 1's
+/// for version 1, else version 2's), with the checksum field read as zero.
+uint64_t blobEnvelopeChecksum(const char *data, size_t size, const ParallelChunks &parallel = {});
+
 /// Fresh memory that holds a copy of a blob: page aligned (so every section
 /// keeps its alignment), on 2 MiB boundaries and advised for transparent huge
 /// pages when the blob is at least that large. Move-only; unmapped when
@@ -109,7 +136,7 @@ public:
 
 private:
   friend Result<BlobView> copyAndOpenBlob(const char *data, size_t size, const std::string &what,
-                                          OwnedBlobBytes &storage);
+                                          OwnedBlobBytes &storage, const ParallelChunks &parallel);
   Status allocate(size_t size, const std::string &what);
   void reset();
 
@@ -124,9 +151,10 @@ private:
 /// checksum computed over each piece of the copy as it is written, so the
 /// bytes are read once and what is verified is what the caller uses. The
 /// header is checked on the source before anything is allocated. On failure
-/// `storage` is left empty.
+/// `storage` is left empty. `parallel` spreads the copy and the checksum over
+/// the caller's threads.
 Result<BlobView> copyAndOpenBlob(const char *data, size_t size, const std::string &what,
-                                 OwnedBlobBytes &storage);
+                                 OwnedBlobBytes &storage, const ParallelChunks &parallel = {});
 
 } // namespace ortc
 

@@ -120,7 +120,8 @@ Options:
                         over 2 GB in all) or each in a sidecar file beside
                         it, OUT_<ep>.bin, then OUT_<ep>_1.bin, ... (OUT: the
                         output's name without .onnx). Default: inline unless
-                        the blobs total over 64 MiB.
+                        the blobs total over 1 MiB (a sidecar is mapped and
+                        used in place at load; inline bytes are copied).
   --progress            Show the stage, partition and kernels done, also
                         when stderr is not a terminal (one line per change).
   --quiet               No progress line. By default a terminal shows one

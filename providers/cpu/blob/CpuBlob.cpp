@@ -1025,13 +1025,14 @@ Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, 
 
 Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string &what,
                                 const std::string &hostArchitecture,
-                                const std::vector<std::string> &hostCpuFeatures) {
+                                const std::vector<std::string> &hostCpuFeatures,
+                                const ParallelChunks &parallel) {
   // Sections are aligned relative to the blob; FlatBuffers also needs the base
   // aligned for its in-place scalar reads.
   if (reinterpret_cast<uintptr_t>(data) % 8 != 0)
     return invalid(what, "blob bytes are not 8-byte aligned in memory; copy them into an "
                          "aligned buffer first");
-  Result<BlobView> blob = openBlob(data, size, what);
+  Result<BlobView> blob = openBlob(data, size, what, parallel);
   if (!blob.isOk())
     return blob.status();
   return openCpuSections(blob.value(), what, hostArchitecture, hostCpuFeatures);
@@ -1040,8 +1041,8 @@ Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string
 Result<CpuBlobView> openCpuBlobCopy(const char *data, size_t size, const std::string &what,
                                     const std::string &hostArchitecture,
                                     const std::vector<std::string> &hostCpuFeatures,
-                                    OwnedBlobBytes &storage) {
-  Result<BlobView> blob = copyAndOpenBlob(data, size, what, storage);
+                                    OwnedBlobBytes &storage, const ParallelChunks &parallel) {
+  Result<BlobView> blob = copyAndOpenBlob(data, size, what, storage, parallel);
   if (!blob.isOk())
     return blob.status();
   Result<CpuBlobView> opened =

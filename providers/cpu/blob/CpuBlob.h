@@ -58,9 +58,11 @@ struct CpuBlobView {
 /// in `hostCpuFeatures`. Returns Unsupported for a blob this build or host
 /// cannot run (versions, architecture, features) and InvalidArgument for one
 /// that is corrupt or inconsistent; each error is one line.
+/// `parallel` spreads the checksum over the caller's threads.
 Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string &what,
                                 const std::string &hostArchitecture,
-                                const std::vector<std::string> &hostCpuFeatures);
+                                const std::vector<std::string> &hostCpuFeatures,
+                                const ParallelChunks &parallel = {});
 
 /// openCpuBlob() for bytes at any address (an inline blob inside a protobuf
 /// string): copies them once into `storage` (copyAndOpenBlob(): page aligned,
@@ -70,7 +72,7 @@ Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string
 Result<CpuBlobView> openCpuBlobCopy(const char *data, size_t size, const std::string &what,
                                     const std::string &hostArchitecture,
                                     const std::vector<std::string> &hostCpuFeatures,
-                                    OwnedBlobBytes &storage);
+                                    OwnedBlobBytes &storage, const ParallelChunks &parallel = {});
 
 /// The plan's dim expressions as DimExpr.h nodes (empty when it has none).
 std::vector<DimNode> cpuPlanDimNodes(const fb::Plan &plan);

@@ -126,13 +126,20 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
   // Sections are 64-byte aligned relative to the blob. A mapped sidecar starts
   // on a page, so its weights are used in place; bytes inside the protobuf
   // (an inline blob) may start anywhere, and then the blob is copied once,
-  // and verified as it is copied (openCpuBlobCopy).
+  // and verified as it is copied (openCpuBlobCopy). The checksum, most of a
+  // load's time, runs on the session's threads.
   std::unique_ptr<PlanExecutor> exec(new PlanExecutor());
+  ParallelChunks parallel;
+  if (pool)
+    parallel = [&pool](size_t count, const std::function<void(size_t)> &body) {
+      pool->parallelFor(int64_t(count), [&body](int64_t i) { body(size_t(i)); });
+    };
   Result<CpuBlobView> opened =
       reinterpret_cast<uintptr_t>(context.data) % kAlignment == 0
-          ? openCpuBlob(context.data, context.size, what, hostArchitecture(), hostCpuFeatures())
-          : openCpuBlobCopy(context.data, context.size, what, hostArchitecture(),
-                            hostCpuFeatures(), exec->ownedBlob_);
+          ? openCpuBlob(context.data, context.size, what, hostArchitecture(), hostCpuFeatures(),
+                        parallel)
+          : openCpuBlobCopy(context.data, context.size, what, hostArchitecture(), hostCpuFeatures(),
+                            exec->ownedBlob_, parallel);
   if (!opened.isOk())
     return opened.status();
   const CpuBlobView &blob = opened.value();

@@ -52,8 +52,7 @@ void put64(std::vector<char> &b, size_t at, uint64_t v) {
 
 // Recomputes the checksum as the header documents it, after an edit.
 void reseal(std::vector<char> &blob) {
-  put64(blob, 24, 0);
-  put64(blob, 24, blobChecksum(blob.data(), blob.size()));
+  put64(blob, 24, blobEnvelopeChecksum(blob.data(), blob.size()));
 }
 
 // Directory entry i: tag at 32 + 24 i, alignment +4, offset +8, size +16.
@@ -138,9 +137,14 @@ TEST(BlobContainerTest, HeaderAndDirectoryHaveTheDocumentedLayout) {
   EXPECT_EQ(get32(blob, 8), kBlobContainerVersion);
   EXPECT_EQ(get32(blob, 12), 2u);
   EXPECT_EQ(get64(blob, 16), blob.size());
-  std::vector<char> zeroed = blob;
-  put64(zeroed, 24, 0);
-  EXPECT_EQ(get64(blob, 24), blobChecksum(zeroed.data(), zeroed.size()));
+  // Version 2: the leaves are the zeroed header's hash and the rest's (one
+  // chunk here).
+  std::vector<char> header(blob.begin(), blob.begin() + 32);
+  put64(header, 24, 0);
+  std::vector<char> leaves(16);
+  put64(leaves, 0, blobChecksum(header.data(), 32));
+  put64(leaves, 8, blobChecksum(blob.data() + 32, blob.size() - 32));
+  EXPECT_EQ(get64(blob, 24), blobChecksum(leaves.data(), leaves.size()));
   EXPECT_EQ(std::string(&blob[entry(0)], 4), "AAAA");
   EXPECT_EQ(get32(blob, entry(0) + 4), 64u);
   EXPECT_EQ(get64(blob, entry(0) + 8), 128u); // the directory ends at 80
@@ -224,8 +228,91 @@ TEST(BlobContainerTest, RefusesAnUnknownContainerVersion) {
   put32(blob, 8, kBlobContainerVersion + 1);
   reseal(blob);
   Status status = openStatus(blob);
-  expectError(status, "blob container version 2 is not supported");
+  expectError(status, "blob container version 3 is not supported (this build reads versions 1 "
+                      "to 2)");
   EXPECT_EQ(status.code(), StatusCode::Unsupported);
+  put32(blob, 8, 0);
+  reseal(blob);
+  expectError(openStatus(blob), "blob container version 0 is not supported");
+}
+
+// A blob of several checksum chunks, the last one short: 2.5 MiB of payload.
+std::vector<char> chunkedBlob() {
+  static const std::vector<char> a = pattern((2 << 20) + 1000, 3), b = pattern(300 << 10, 4);
+  Result<std::vector<char>> blob =
+      writeBlob({{"AAAA", 64, a.data(), a.size()}, {"BBBB", 4096, b.data(), b.size()}});
+  EXPECT_TRUE(blob.isOk()) << blob.status().message();
+  return blob.isOk() ? blob.takeValue() : std::vector<char>();
+}
+
+TEST(BlobContainerTest, ChecksumIsXxh3OfTheHeaderAndChunkLeaves) {
+  std::vector<char> blob = chunkedBlob();
+  ASSERT_GT(blob.size(), 2 * kBlobChecksumChunk + 32);
+  std::vector<char> header(blob.begin(), blob.begin() + 32);
+  put64(header, 24, 0);
+  std::vector<char> leaves(8);
+  put64(leaves, 0, blobChecksum(header.data(), 32));
+  for (size_t at = 32; at < blob.size(); at += kBlobChecksumChunk) {
+    leaves.resize(leaves.size() + 8);
+    size_t length = std::min(kBlobChecksumChunk, blob.size() - at);
+    put64(leaves, leaves.size() - 8, blobChecksum(blob.data() + at, length));
+  }
+  EXPECT_EQ(leaves.size(), 4u * 8);
+  EXPECT_EQ(get64(blob, 24), blobChecksum(leaves.data(), leaves.size()));
+}
+
+TEST(BlobContainerTest, VersionOneBlobsStillOpen) {
+  // Version 1's checksum: XXH3-64 of the whole blob, its field zero.
+  std::vector<char> blob = chunkedBlob();
+  put32(blob, 8, 1);
+  put64(blob, 24, 0);
+  put64(blob, 24, blobChecksum(blob.data(), blob.size()));
+  EXPECT_EQ(get64(blob, 24), blobEnvelopeChecksum(blob.data(), blob.size()));
+  Result<BlobView> view = openBlob(blob.data(), blob.size(), kWhat);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  EXPECT_EQ(view.value().version, 1u);
+  OwnedBlobBytes storage;
+  ASSERT_TRUE(copyAndOpenBlob(blob.data() + 0, blob.size(), kWhat, storage).isOk());
+  blob[blob.size() - 5] ^= 1;
+  expectError(openStatus(blob), "checksum mismatch");
+}
+
+// The chunks handed to a ParallelChunks may run in any order: run them
+// backwards and check that every one ran once.
+TEST(BlobContainerTest, ParallelChecksumMatchesAndCoversEveryChunk) {
+  std::vector<char> blob = chunkedBlob();
+  size_t calls = 0, chunksRun = 0;
+  ParallelChunks backwards = [&](size_t count, const std::function<void(size_t)> &body) {
+    ++calls;
+    for (size_t i = count; i-- > 0;) {
+      body(i);
+      ++chunksRun;
+    }
+  };
+  EXPECT_EQ(blobEnvelopeChecksum(blob.data(), blob.size(), backwards), get64(blob, 24));
+  EXPECT_EQ(calls, 1u);
+  EXPECT_EQ(chunksRun, 3u);
+  ASSERT_TRUE(openBlob(blob.data(), blob.size(), kWhat, backwards).isOk());
+  std::vector<char> source(blob.size() + 1);
+  std::memcpy(source.data() + 1, blob.data(), blob.size());
+  OwnedBlobBytes storage;
+  Result<BlobView> copied =
+      copyAndOpenBlob(source.data() + 1, blob.size(), kWhat, storage, backwards);
+  ASSERT_TRUE(copied.isOk()) << copied.status().message();
+  EXPECT_EQ(std::memcmp(storage.data(), blob.data(), blob.size()), 0);
+  // A flipped byte in any chunk, the last one included, is caught either way.
+  for (size_t at :
+       {size_t(40), kBlobChecksumChunk + 31, kBlobChecksumChunk + 32, blob.size() - 1}) {
+    SCOPED_TRACE("byte " + std::to_string(at));
+    std::vector<char> bad = blob;
+    bad[at] ^= 0x10;
+    Result<BlobView> view = openBlob(bad.data(), bad.size(), kWhat, backwards);
+    expectError(view.isOk() ? Status::ok() : view.status(), "checksum mismatch");
+    OwnedBlobBytes scratch;
+    Result<BlobView> copy = copyAndOpenBlob(bad.data(), bad.size(), kWhat, scratch, backwards);
+    expectError(copy.isOk() ? Status::ok() : copy.status(), "checksum mismatch");
+    EXPECT_TRUE(scratch.empty());
+  }
 }
 
 TEST(BlobContainerTest, RefusesASectionOutOfBounds) {
