@@ -7,6 +7,7 @@
 #include "compiler/Transforms/ShapeRules/SequenceTypes.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 #include "dialects/onnx/OnnxOps.h"
+#include "dialects/ortc/OrtcDialect.h"
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/blob/CpuPlan_generated.h"
 #include "runtime/ep/MemoryPlanner.h"
@@ -226,6 +227,9 @@ private:
   int addPackedWeight(Type logicalType, std::string name, const std::vector<float> &packed,
                       const char *packing);
   LogicalResult emitLibraryStep(Operation *op);
+  /// The buffer `op`'s result may be written over: a channels-last conv's
+  /// residual that nothing reads afterwards (-1: none).
+  int overwritableResidual(Operation *op);
   LogicalResult emitView(Operation *op);
   LogicalResult emitIf(Operation *op);
   /// A sequence or optional op as a Sequence step the executor runs.
@@ -527,10 +531,14 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
     step.inputs.push_back(id);
   }
   std::vector<int64_t> slots;
+  int overwritten = overwritableResidual(op);
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     if (isa<NoneType>(result.getType()))
       continue;
-    int id = addBuffer(fb::BufferKind::Arena, result, onnxNodeName(op));
+    int id = addBuffer(overwritten >= 0 ? fb::BufferKind::Alias : fb::BufferKind::Arena, result,
+                       onnxNodeName(op));
+    if (id >= 0 && overwritten >= 0)
+      plan.buffers[id]->alias_of = overwritten;
     if (id < 0)
       return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
     buffers[result] = id;
@@ -546,6 +554,50 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
     step.ints.push_back(std::move(a));
   }
   return success();
+}
+
+// The sum lands over the residual, as onnxruntime's NCHWc conv does: y is
+// not a buffer of its own but the residual's bytes, which nothing reads after
+// this conv. The channels-last kernel then adds its GEMM onto y. Only static
+// shapes, and never a value the partition returns (its output buffer is the
+// caller's). Every other reader of the residual must have run already: an
+// earlier step, not a member of the elementwise group still open (emitted
+// after this step), and not a view whose bytes live on.
+int PartitionCompiler::overwritableResidual(Operation *op) {
+  auto conv = dyn_cast<ortc::fused::FusedConvOp>(op);
+  if (!conv || !conv.getChannelsLast())
+    return -1;
+  Value residual = conv.getResidual(), y = conv.getY();
+  auto type = dyn_cast<RankedTensorType>(y.getType());
+  if (!type || !type.hasStaticShape() || residual.getType() != y.getType())
+    return -1;
+  if (llvm::any_of(y.getUsers(),
+                   [](Operation *user) { return user->hasTrait<OpTrait::IsTerminator>(); }))
+    return -1;
+  auto found = buffers.find(residual);
+  if (found == buffers.end())
+    return -1;
+  int root = rootOf(found->second);
+  const fb::BufferT &buffer = *plan.buffers[root];
+  if (buffer.kind != fb::BufferKind::Arena || buffer.container != fb::ContainerKind::None)
+    return -1;
+  for (OpOperand &use : residual.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == op) {
+      if (use.getOperandNumber() != conv.getResidualMutable().getOperandNumber())
+        return -1; // also read as x, w or bias
+      continue;
+    }
+    if (user->getBlock() != op->getBlock() || !user->isBeforeInBlock(op) ||
+        groupMembers.contains(user))
+      return -1;
+    for (Value result : user->getResults()) {
+      auto view = buffers.find(result);
+      if (view != buffers.end() && rootOf(view->second) == root)
+        return -1;
+    }
+  }
+  return root;
 }
 
 FailureOr<int64_t> PartitionCompiler::buildSubplan(Operation *op, Region &region,

@@ -196,14 +196,15 @@ int64_t convGemmScratchFloats(const Geometry &g, int64_t N, int64_t C, int64_t M
 }
 
 /// A group-1 conv as one GEMM over all N * OH * OW positions (see the file
-/// comment); `work` holds convGemmScratchFloats floats.
+/// comment), added to y's values when `accumulate`; `work` holds
+/// convGemmScratchFloats floats.
 void convGemm(const KernelCall &call, const Geometry &g, const float *x, const float *packedWt,
               int64_t N, int64_t C, int64_t M, const GemmEpilogue &epilogue, float *y,
-              float *work) {
+              float *work, bool accumulate) {
   int64_t rows = N * g.outSize(), K = C * g.kernelSize();
   bool inPlace = readsRowsOfTaps(g, C, M);
   if (g.pointwise() && !inPlace) {
-    sgemmPackedParallel(call.pool, rows, M, K, x, C, false, packedWt, y, M, false,
+    sgemmPackedParallel(call.pool, rows, M, K, x, C, false, packedWt, y, M, accumulate,
                         epilogue.any() ? &epilogue : nullptr);
     return;
   }
@@ -256,7 +257,7 @@ void convGemm(const KernelCall &call, const Geometry &g, const float *x, const f
         return;
       GemmEpilogue part = epilogue.at(r0, 0);
       sgemmRowsOfTaps(r1 - r0, M, runLength, runs, xp, rowOffsets + r0, tapOffsets, packedWt,
-                      y + r0 * M, M, part.any() ? &part : nullptr);
+                      y + r0 * M, M, accumulate, part.any() ? &part : nullptr);
     });
     return;
   }
@@ -268,8 +269,8 @@ void convGemm(const KernelCall &call, const Geometry &g, const float *x, const f
     parallelForRuns(call.pool, r1 - r0, K,
                     [&](int64_t i) { im2colRows(x, C, g, r0 + i, r0 + i + 1, work + i * K); });
     GemmEpilogue part = epilogue.at(r0, 0);
-    sgemmPackedParallel(call.pool, r1 - r0, M, K, work, K, false, packedWt, y + r0 * M, M, false,
-                        part.any() ? &part : nullptr);
+    sgemmPackedParallel(call.pool, r1 - r0, M, K, work, K, false, packedWt, y + r0 * M, M,
+                        accumulate, part.any() ? &part : nullptr);
   }
 }
 
@@ -298,6 +299,14 @@ void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *y) {
   const Geometry &g = d.g;
   int64_t C = d.C, OW = g.out[2];
   float *out = y + row * d.rowFloats();
+  const float *residual = d.residual ? d.residual + row * d.rowFloats() : nullptr;
+  // A residual in y's own row (the sum written over it) is zeroed below:
+  // keep a copy.
+  thread_local std::vector<float> residualCopy;
+  if (residual == out) {
+    residualCopy.assign(residual, residual + OW * C);
+    residual = residualCopy.data();
+  }
   std::fill(out, out + OW * C, 0.f);
   for (int64_t kh = 0; kh < g.k[1]; ++kh) {
     const float *in = d.inputRow(row, kh);
@@ -315,7 +324,7 @@ void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *y) {
   GemmEpilogue e = d.epilogue;
   e.rowBias = nullptr;
   e.colBias = d.bias;
-  e.residual = d.residual ? d.residual + row * d.rowFloats() : nullptr;
+  e.residual = residual;
   e.ldr = C;
   if (e.any())
     e.apply(out, C, OW, C);
@@ -564,6 +573,12 @@ Status convChannelsLast(const KernelCall &call) {
   int64_t kSize = g.kernelSize(), K = C * kSize, rows = N * g.outSize();
   if (rows == 0 || M == 0)
     return Status::ok();
+  // The residual may be y itself (the sum written over it); any other
+  // overlap would be read after it was written.
+  const bool sumOverResidual = residual == y;
+  size_t yFloats = size_t(rows * M);
+  if (residual && !sumOverResidual && residual < y + yFloats && y < residual + yFloats)
+    return invalid(kOp, "the residual overlaps Y without being Y");
 
   if (depthwise) {
     // W as [KH * KW, C], then a row of zeros for the padding rows.
@@ -608,11 +623,15 @@ Status convChannelsLast(const KernelCall &call) {
     packConvWeightsChannelsLast(w, M, C, kSize, work);
     packedWt = work;
   }
+  // y over the residual (the plan's in-place sum): the product is added to
+  // y's values in every K block, not the residual in the last one, which
+  // the first would have overwritten.
   GemmEpilogue full = epilogue;
   full.colBias = bias;
-  full.residual = residual;
+  full.residual = sumOverResidual ? nullptr : residual;
   full.ldr = M;
-  convGemm(call, g, x, packedWt, N, C, M, full, y, work ? work + packedFloats : nullptr);
+  convGemm(call, g, x, packedWt, N, C, M, full, y, work ? work + packedFloats : nullptr,
+           sumOverResidual);
   return Status::ok();
 }
 

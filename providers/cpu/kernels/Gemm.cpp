@@ -48,6 +48,12 @@ constexpr int kNr = static_cast<int>(kGemmPanelWidth);
 // floats) about fill a 32 KiB L1D; fewer K blocks mean fewer passes over C,
 // which measured better than a B slice that fits L1 with room to spare.
 constexpr int64_t kKc = 384;
+// Most k per block of sgemmRowsOfTaps, whose 6x64 tiles read a B slice of
+// kc*64 floats: 48 KiB, about an L1D. At kKc (96 KiB) the slice streamed from
+// L2 for every tile, and ResNet-50's 3x3 convs ran 8-10% slower (64 to 512
+// channels, one thread). sgemmBlocks keeps kKc: with a wide C (BERT's
+// 128x3072 products) the extra passes over C cost more than they save.
+constexpr int64_t kKcTaps = 192;
 // Most rows per block: kMc*kKc floats of packed A (216 KiB) stay in L2.
 constexpr int64_t kMc = 144;
 static_assert(kMc % kMr == 0, "M block must hold whole A panels");
@@ -1061,15 +1067,15 @@ bool sgemmRowsOfTapsAvailable() { return activeVariant()->tapsKernels[0] != null
 
 void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float *x,
                      const int64_t *rowOffsets, const int64_t *tapOffsets, const float *packedB,
-                     float *Cm, int64_t ldc, const GemmEpilogue *epilogue) {
+                     float *Cm, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue) {
   const Variant *variant = activeVariant();
   int64_t K = C * taps;
   if (M <= 0 || N <= 0 || K <= 0 || !variant->tapsKernels[0])
     return;
-  int64_t kBlocks = (K + kKc - 1) / kKc;
+  int64_t kBlocks = (K + kKcTaps - 1) / kKcTaps;
   int64_t kcBlock = (K + kBlocks - 1) / kBlocks;
   // Rows in blocks whose C stays in cache across the K blocks; a B slice
-  // of a K block stays in L2 across the block's tiles.
+  // of a K block stays in L1 across the block's tiles.
   for (int64_t i0 = 0; i0 < M; i0 += kMc) {
     int64_t mc = std::min(kMc, M - i0);
     for (int64_t k0 = 0; k0 < K; k0 += kcBlock) {
@@ -1088,7 +1094,7 @@ void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float 
           for (int r = 0; r < kMr; ++r)
             rows[r] = x + rowOffsets[i0 + ip + (r < mr ? r : 0)];
           kernel(k0, k1, C, rows, tapOffsets, packedB + j0 * K + k0 * kNr, K * kNr,
-                 Cm + (i0 + ip) * ldc + j0, ldc, mr, lastCols, k0 > 0,
+                 Cm + (i0 + ip) * ldc + j0, ldc, mr, lastCols, accumulate || k0 > 0,
                  last && epilogue ? &panelEpilogue : nullptr, ip);
         }
         j0 += panels * kNr;

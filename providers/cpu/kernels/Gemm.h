@@ -145,14 +145,15 @@ constexpr int64_t kOffsetsTile = 64;
 void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const float *b,
                    const int32_t *offsets, float *C, int64_t ldc);
 
-/// C[M, N] = A * packedB, then the epilogue, where row i of A is, tap by
-/// tap, the C floats at x + rowOffsets[i] + tapOffsets[t] (K = taps * C,
-/// packedB packed from B [K, N]): a channels-last conv over its
-/// zero-padded input, each output position a row, with no im2col copy.
-/// Single-threaded; does nothing unless sgemmRowsOfTapsAvailable().
+/// C[M, N] = A * packedB (or C += A * packedB when accumulate), then the
+/// epilogue, where row i of A is, tap by tap, the C floats at x +
+/// rowOffsets[i] + tapOffsets[t] (K = taps * C, packedB packed from B
+/// [K, N]): a channels-last conv over its zero-padded input, each output
+/// position a row, with no im2col copy. Single-threaded; does nothing
+/// unless sgemmRowsOfTapsAvailable().
 void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float *x,
                      const int64_t *rowOffsets, const int64_t *tapOffsets, const float *packedB,
-                     float *Cm, int64_t ldc, const GemmEpilogue *epilogue);
+                     float *Cm, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue);
 /// Whether the variant in use has sgemmRowsOfTaps's kernels (AVX-512 only:
 /// an AVX2 6x16 tile broadcasting from six rows measured 1.7x slower than
 /// im2col rows through sgemmPacked, which the others take).

@@ -11,6 +11,7 @@
 #define ORTC_TEST_UNIT_CPU_COMPILECPUPARTITION_H
 
 #include "compiler/Import/OnnxImporter.h"
+#include "dialects/ortc/OrtcDialect.h"
 #include "providers/cpu/compile/CpuCompileEp.h"
 #include "providers/cpu/runtime/PlanExecutor.h"
 
@@ -31,7 +32,7 @@ namespace ortc::cputest {
 inline std::optional<EpContextBlob> compileCpuPartition(const char *source) {
   mlir::MLIRContext context;
   loadImportDialects(context);
-  context.loadDialect<mlir::func::FuncDialect>();
+  context.loadDialect<mlir::func::FuncDialect, fused::OrtcDialect>();
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(source, &context);
   EXPECT_TRUE(module);

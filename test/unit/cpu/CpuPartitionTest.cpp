@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/kernels/ThreadPool.h"
+#include "providers/cpu/runtime/HostCpu.h"
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
 #include "runtime/support/ExternalData.h"
 
@@ -562,4 +564,106 @@ func.func @main(%x: tensor<1x96x1024xf32>, %s: tensor<96x1xf32>, %b: tensor<1024
     if (step.kind == "Kernel")
       kernels.push_back(step.ops);
   EXPECT_EQ(kernels, (std::vector<std::string>{"Mul,Add,Tanh,IsNaN", "Add,Relu"}));
+}
+
+// A chain of channels-last 1x1 convs, a = conv(x), b = conv(a), c =
+// relu(conv(b) + a), whose last conv writes over its residual a where
+// nothing reads a after it (the plan's buffer for c is an Alias of a's), and
+// where something does, gets its own buffer; every variant computes the
+// same values. TAIL is what follows c: its uses and the return (never c
+// itself: a returned value is written to the caller's buffer).
+const char *kResidualChain = R"mlir(
+func.func @cpu_ep_p0(%x: tensor<1x4x4x8xf32>) -> RESULTS attributes {ortc.ep = "cpu_ep"} {
+  %none = "onnx.NoValue"() : () -> none
+  %w1 = "onnx.Constant"() {value = dense<0.125> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %w2 = "onnx.Constant"() {value = dense<-0.0625> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %w3 = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %a = ortc.fused_conv %x, %w1, %none, %none {activation = "none", activation_params = array<f32>, channels_last} : tensor<1x4x4x8xf32>, tensor<8x8x1x1xf32>, none, none -> tensor<1x4x4x8xf32> loc("conv_a")
+  BEFORE
+  %b = ortc.fused_conv %a, %w2, %none, %none {activation = "none", activation_params = array<f32>, channels_last} : tensor<1x4x4x8xf32>, tensor<8x8x1x1xf32>, none, none -> tensor<1x4x4x8xf32> loc("conv_b")
+  %c = ortc.fused_conv %b, %w3, %none, RESIDUAL {activation = "relu", activation_params = array<f32>, channels_last} : tensor<1x4x4x8xf32>, tensor<8x8x1x1xf32>, none, tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf32> loc("conv_c")
+  TAIL
+}
+)mlir";
+
+TEST(CpuPartition, ChannelsLastConvWritesOverADeadResidual) {
+  struct Case {
+    const char *name, *before, *residual, *tail, *results;
+    bool overwrites;
+  };
+  const char *t = "tensor<1x4x4x8xf32>";
+  for (const Case &c : std::vector<Case>{
+           {"a dies at c", "", "%a", "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d : tensor<1x4x4x8xf32>", t, true},
+           {"a read after c", "", "%a",
+            "%d = \"onnx.Add\"(%c, %a) : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> "
+            "tensor<1x4x4x8xf32>\n  return %d : tensor<1x4x4x8xf32>",
+            t, false},
+           {"a returned", "", "%a",
+            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d, %a : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>",
+            "(tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>)", false},
+           {"the residual is the partition's input", "", "%x",
+            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d : tensor<1x4x4x8xf32>", t, false},
+           // Relu(a) opens an elementwise group that c does not read: it is
+           // emitted after c, so c must not write over a.
+           {"a read by the open elementwise group",
+            "%e = \"onnx.Relu\"(%a) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>", "%a",
+            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d, %e : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>",
+            "(tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>)", false}}) {
+    SCOPED_TRACE(c.name);
+    std::string source = kResidualChain;
+    for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"RESULTS", c.results}, {"BEFORE", c.before}, {"RESIDUAL", c.residual},
+             {"TAIL", c.tail}})
+      source.replace(source.find(key), key.size(), value);
+    std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source.c_str());
+    ASSERT_TRUE(blob);
+    auto view = ortc::cpu::openCpuBlob(blob->bytes.data(), blob->bytes.size(), "test",
+                                       ortc::cpu::hostArchitecture(),
+                                       ortc::cpu::hostCpuFeatures());
+    ASSERT_TRUE(view.isOk()) << view.status().message();
+    const auto &buffers = *view.value().plan->buffers();
+    int a = -1, convC = -1;
+    for (unsigned i = 0; i < buffers.size(); ++i) {
+      std::string name = buffers[i]->name() ? buffers[i]->name()->str() : "";
+      if (name == "conv_a")
+        a = int(i);
+      if (name == "conv_c")
+        convC = int(i);
+    }
+    ASSERT_GE(a, 0);
+    ASSERT_GE(convC, 0);
+    bool overwrites = buffers[convC]->kind() == ortc::cpu::fb::BufferKind::Alias &&
+                      buffers[convC]->alias_of() == a;
+    EXPECT_EQ(overwrites, c.overwrites);
+
+    auto loaded = ortc::cputest::loadCpuBlob(blob->bytes);
+    ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+    std::vector<float> x(128);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(float(i) * 0.37f);
+    std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Float, {1, 4, 4, 8}}};
+    size_t outputs = std::string(c.results).find(',') == std::string::npos ? 1 : 2;
+    std::vector<std::vector<float>> y(outputs, std::vector<float>(128, -99.f));
+    std::vector<ortc::TensorView> out;
+    for (std::vector<float> &v : y)
+      out.push_back({v.data(), ortc::ElementType::Float, {1, 4, 4, 8}});
+    ortc::Status status = loaded.value()->run(in, out);
+    ASSERT_TRUE(status.isOk()) << status.message();
+    bool residualIsX = std::string(c.residual) == "%x";
+    bool addsA = std::string(c.tail).find("onnx.Add") != std::string::npos;
+    for (int64_t p = 0; p < 16; ++p) {
+      float sum = 0;
+      for (int k = 0; k < 8; ++k)
+        sum += x[p * 8 + k];
+      float va = 0.125f * sum, vb = -0.0625f * 8 * va;
+      for (int k = 0; k < 8; ++k) {
+        float res = residualIsX ? x[p * 8 + k] : va;
+        float vc = std::max(0.5f * 8 * vb + res, 0.f);
+        ASSERT_NEAR(y[0][p * 8 + k], addsA ? vc + va : vc, 1e-5) << p << "," << k;
+        if (outputs == 2) // a, or Relu(a)
+          ASSERT_NEAR(y[1][p * 8 + k], std::string(c.before).empty() ? va : std::max(va, 0.f),
+                      1e-5);
+      }
+    }
+  }
 }

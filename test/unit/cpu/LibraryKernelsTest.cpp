@@ -657,6 +657,27 @@ void expectConvOnEveryVariant(const Attrs &attrs, std::vector<const Tensor *> in
   setSgemmVariant(nullptr);
 }
 
+/// expectConvOnEveryVariant with y written over the residual (inputs[3]),
+/// as a plan does when nothing reads the residual after the conv.
+void expectConvOverResidualOnEveryVariant(const Attrs &attrs, std::vector<const Tensor *> inputs,
+                                          const std::vector<float> &want,
+                                          const std::string &label) {
+  ThreadPool pool(2);
+  for (const char *variant : {"generic", "avx2", "avx512"}) {
+    if (!setSgemmVariant(variant))
+      continue;
+    for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+      Tensor Y = *inputs[3];
+      std::vector<const Tensor *> over = inputs;
+      over[3] = &Y;
+      ASSERT_OK(run("Conv", attrs, over, {&Y}, on));
+      EXPECT_TRUE(near(Y.floats(), want, 1e-4))
+          << label << " over the residual " << variant << (on ? " pool" : "");
+    }
+  }
+  setSgemmVariant(nullptr);
+}
+
 // A conv over prepacked W wider than 1x1 runs directly over its zero-padded
 // input (phase) planes (convRunsDirect, sgemmOffsetsB): the
 // reference's values with the fused epilogue, serial and on a pool, on every
@@ -782,7 +803,9 @@ std::vector<float> permuteChannels(const std::vector<float> &v, const std::vecto
 // or by the compiler (packed_w = 3), and depthwise convs
 // (3x3, 5x5, a 2x3 window with dilation, strides 2 and 3, channels not a
 // multiple of any vector, rows narrower than the window), with bias,
-// residual and Clip, on every vector variant, serially and on a pool.
+// residual and Clip, on every vector variant, serially and on a pool; and
+// each with y written over its residual (the plan's in-place sum), through
+// one K block and several (a packed pointwise conv of K = 400).
 TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
   struct Shape {
     std::vector<int64_t> x, w, strides, pads, dilations = {1, 1};
@@ -800,6 +823,7 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
                          Shape{{2, 72, 5, 7}, {40, 72, 1, 1}, {1, 1}, {0, 0, 0, 0}},
                          Shape{{1, 64, 9, 9}, {50, 64, 1, 1}, {2, 2}, {0, 0, 0, 0}},
                          Shape{{1, 80, 11, 10}, {24, 80, 3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{1, 400, 6, 6}, {200, 400, 1, 1}, {1, 1}, {0, 0, 0, 0}},
                          Shape{{1, 40, 13, 13}, {40, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
                          Shape{{2, 19, 14, 15}, {19, 1, 3, 3}, {2, 2}, {1, 1, 1, 1}},
                          Shape{{1, 33, 12, 12}, {33, 1, 5, 5}, {2, 2}, {2, 2, 2, 2}},
@@ -828,6 +852,7 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
     attrs.a.floats["activation_params"] = {0.f, 0.75f};
     std::string label = shapeToString(c.x) + " " + shapeToString(c.w);
     expectConvOnEveryVariant(attrs, {&XL, &W, &B, &ZL}, yLast, wantLast, label);
+    expectConvOverResidualOnEveryVariant(attrs, {&XL, &W, &B, &ZL}, wantLast, label);
     if (depthwise)
       continue;
     Tensor P(ElementType::Float, {int64_t(packedGemmBSize(C * c.w[2] * c.w[3], M))});
@@ -836,6 +861,25 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
     Attrs packed = attrs;
     packed.i("packed_w", 3);
     expectConvOnEveryVariant(packed, {&XL, &P, &B, &ZL}, yLast, wantLast, label + " packed");
+    expectConvOverResidualOnEveryVariant(packed, {&XL, &P, &B, &ZL}, wantLast, label + " packed");
+  }
+  // A residual that overlaps y without being y would be read after parts of
+  // it were written.
+  {
+    Tensor X = randomF({1, 4, 4, 8}, 1), W = randomF({8, 8, 1, 1}, 2);
+    Tensor Both(ElementType::Float, {1, 4, 4, 9});
+    std::vector<int64_t> shape = {1, 4, 4, 8};
+    TensorView x{X.f(), ElementType::Float, X.shape}, w{W.f(), ElementType::Float, W.shape};
+    TensorView z{Both.f(), ElementType::Float, shape}, y{Both.f() + 1, ElementType::Float, shape};
+    TensorView inputs[4] = {x, w, {}, z};
+    inputs[2].data = nullptr;
+    StepAttributes a = Attrs().i("channels_last", 1).a;
+    Scratch scratch;
+    KernelCall call{a, inputs, 4, &y, 1, scratch, nullptr};
+    Status status = findLibraryKernel("Conv")(call);
+    ASSERT_FALSE(status.isOk());
+    EXPECT_NE(status.message().find("the residual overlaps Y without being Y"), std::string::npos)
+        << status.message();
   }
   Tensor X = randomF({1, 5, 5, 4}, 1), W = randomF({4, 4, 1, 1}, 2);
   Tensor Y(ElementType::Float, {1, 5, 5, 4});
