@@ -643,36 +643,23 @@ TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
 // ConvOnEveryVectorVariant's to report).
 void expectConvOnEveryVariant(const Attrs &attrs, std::vector<const Tensor *> inputs,
                               const std::vector<int64_t> &ys, const std::vector<float> &want,
-                              const std::string &label) {
+                              const std::string &label, bool overResidual = false) {
   ThreadPool pool(2);
+  // Over the residual: y is a copy of the residual (inputs[3]) that the
+  // conv reads as its residual, as a plan makes it when nothing reads the
+  // residual after the conv.
+  const Tensor *residual = overResidual ? inputs[3] : nullptr;
   for (const char *variant : {"generic", "avx2", "avx512"}) {
     if (!setSgemmVariant(variant))
       continue;
     for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
-      Tensor Y(ElementType::Float, ys);
+      Tensor Y = residual ? *residual : Tensor(ElementType::Float, ys);
+      if (residual)
+        inputs[3] = &Y;
       ASSERT_OK(run("Conv", attrs, inputs, {&Y}, on));
-      EXPECT_TRUE(near(Y.floats(), want, 1e-4)) << label << " " << variant << (on ? " pool" : "");
-    }
-  }
-  setSgemmVariant(nullptr);
-}
-
-/// expectConvOnEveryVariant with y written over the residual (inputs[3]),
-/// as a plan does when nothing reads the residual after the conv.
-void expectConvOverResidualOnEveryVariant(const Attrs &attrs, std::vector<const Tensor *> inputs,
-                                          const std::vector<float> &want,
-                                          const std::string &label) {
-  ThreadPool pool(2);
-  for (const char *variant : {"generic", "avx2", "avx512"}) {
-    if (!setSgemmVariant(variant))
-      continue;
-    for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
-      Tensor Y = *inputs[3];
-      std::vector<const Tensor *> over = inputs;
-      over[3] = &Y;
-      ASSERT_OK(run("Conv", attrs, over, {&Y}, on));
       EXPECT_TRUE(near(Y.floats(), want, 1e-4))
-          << label << " over the residual " << variant << (on ? " pool" : "");
+          << label << (overResidual ? " over the residual " : " ") << variant
+          << (on ? " pool" : "");
     }
   }
   setSgemmVariant(nullptr);
@@ -852,7 +839,7 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
     attrs.a.floats["activation_params"] = {0.f, 0.75f};
     std::string label = shapeToString(c.x) + " " + shapeToString(c.w);
     expectConvOnEveryVariant(attrs, {&XL, &W, &B, &ZL}, yLast, wantLast, label);
-    expectConvOverResidualOnEveryVariant(attrs, {&XL, &W, &B, &ZL}, wantLast, label);
+    expectConvOnEveryVariant(attrs, {&XL, &W, &B, &ZL}, yLast, wantLast, label, true);
     if (depthwise)
       continue;
     Tensor P(ElementType::Float, {int64_t(packedGemmBSize(C * c.w[2] * c.w[3], M))});
@@ -861,7 +848,7 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
     Attrs packed = attrs;
     packed.i("packed_w", 3);
     expectConvOnEveryVariant(packed, {&XL, &P, &B, &ZL}, yLast, wantLast, label + " packed");
-    expectConvOverResidualOnEveryVariant(packed, {&XL, &P, &B, &ZL}, wantLast, label + " packed");
+    expectConvOnEveryVariant(packed, {&XL, &P, &B, &ZL}, yLast, wantLast, label + " packed", true);
   }
   // A residual that overlaps y without being y would be read after parts of
   // it were written.
