@@ -10,7 +10,6 @@
 #include "dialects/ortc/OrtcDialect.h"
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/blob/CpuPlan_generated.h"
-#include "runtime/ep/MemoryPlanner.h"
 #include "providers/cpu/compile/CpuClaims.h"
 #include "providers/cpu/compile/KernelPipeline.h"
 #include "providers/cpu/compile/Passes.h"
@@ -19,6 +18,7 @@
 #include "providers/cpu/kernels/Gemm.h"
 #include "providers/cpu/kernels/ThreadPool.h"
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
+#include "runtime/ep/MemoryPlanner.h"
 
 #include "llvm/ADT/STLExtras.h"
 

@@ -199,8 +199,8 @@ int64_t convGemmScratchFloats(const Geometry &g, int64_t N, int64_t C, int64_t M
 /// comment), added to y's values when `accumulate`; `work` holds
 /// convGemmScratchFloats floats.
 void convGemm(const KernelCall &call, const Geometry &g, const float *x, const float *packedWt,
-              int64_t N, int64_t C, int64_t M, const GemmEpilogue &epilogue, float *y,
-              float *work, bool accumulate) {
+              int64_t N, int64_t C, int64_t M, const GemmEpilogue &epilogue, float *y, float *work,
+              bool accumulate) {
   int64_t rows = N * g.outSize(), K = C * g.kernelSize();
   bool inPlace = readsRowsOfTaps(g, C, M);
   if (g.pointwise() && !inPlace) {

@@ -9,8 +9,8 @@
 
 #include "providers/cpu/blob/CpuBlob.h"
 #include "providers/cpu/kernels/ThreadPool.h"
-#include "providers/cpu/runtime/HostCpu.h"
 #include "providers/cpu/runtime/CpuRuntimeEp.h"
+#include "providers/cpu/runtime/HostCpu.h"
 #include "runtime/support/ExternalData.h"
 
 #include "test/unit/ScratchDir.h"
@@ -593,33 +593,41 @@ TEST(CpuPartition, ChannelsLastConvWritesOverADeadResidual) {
   };
   const char *t = "tensor<1x4x4x8xf32>";
   for (const Case &c : std::vector<Case>{
-           {"a dies at c", "", "%a", "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d : tensor<1x4x4x8xf32>", t, true},
+           {"a dies at c", "", "%a",
+            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d : "
+            "tensor<1x4x4x8xf32>",
+            t, true},
            {"a read after c", "", "%a",
             "%d = \"onnx.Add\"(%c, %a) : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> "
             "tensor<1x4x4x8xf32>\n  return %d : tensor<1x4x4x8xf32>",
             t, false},
            {"a returned", "", "%a",
-            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d, %a : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>",
+            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d, "
+            "%a : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>",
             "(tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>)", false},
            {"the residual is the partition's input", "", "%x",
-            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d : tensor<1x4x4x8xf32>", t, false},
+            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d : "
+            "tensor<1x4x4x8xf32>",
+            t, false},
            // Relu(a) opens an elementwise group that c does not read: it is
            // emitted after c, so c must not write over a.
            {"a read by the open elementwise group",
             "%e = \"onnx.Relu\"(%a) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>", "%a",
-            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d, %e : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>",
+            "%d = \"onnx.Relu\"(%c) : (tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>\n  return %d, "
+            "%e : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>",
             "(tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>)", false}}) {
     SCOPED_TRACE(c.name);
     std::string source = kResidualChain;
-    for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
-             {"RESULTS", c.results}, {"BEFORE", c.before}, {"RESIDUAL", c.residual},
-             {"TAIL", c.tail}})
+    for (auto [key, value] :
+         std::vector<std::pair<std::string, std::string>>{{"RESULTS", c.results},
+                                                          {"BEFORE", c.before},
+                                                          {"RESIDUAL", c.residual},
+                                                          {"TAIL", c.tail}})
       source.replace(source.find(key), key.size(), value);
     std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source.c_str());
     ASSERT_TRUE(blob);
     auto view = ortc::cpu::openCpuBlob(blob->bytes.data(), blob->bytes.size(), "test",
-                                       ortc::cpu::hostArchitecture(),
-                                       ortc::cpu::hostCpuFeatures());
+                                       ortc::cpu::hostArchitecture(), ortc::cpu::hostCpuFeatures());
     ASSERT_TRUE(view.isOk()) << view.status().message();
     const auto &buffers = *view.value().plan->buffers();
     int a = -1, convC = -1;
