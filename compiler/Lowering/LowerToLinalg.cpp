@@ -1921,6 +1921,14 @@ bool ortc::isLowerableStructuredOp(Operation *op, std::string *why) {
   return ok;
 }
 
+std::optional<SmallVector<int64_t>> ortc::transposePermutation(Operation *op) {
+  auto transpose = dyn_cast<onnx::TransposeOp>(op);
+  auto type = transpose ? dyn_cast<RankedTensorType>(op->getOperand(0).getType()) : nullptr;
+  if (!type)
+    return std::nullopt;
+  return transposePerm(transpose, type.getRank());
+}
+
 bool ortc::isLowerableStructuredOp(Operation *op) {
   return isLowerableStructuredOp(op, nullptr);
 }

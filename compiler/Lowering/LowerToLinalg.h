@@ -123,6 +123,10 @@ bool isLowerableStructuredOp(mlir::Operation *op);
 /// in one phrase.
 bool isLowerableStructuredOp(mlir::Operation *op, std::string *why);
 
+/// The permutation of an onnx.Transpose (its `perm`, or the reversed dims),
+/// nullopt for any other op or a perm that is not one.
+std::optional<llvm::SmallVector<int64_t>> transposePermutation(mlir::Operation *op);
+
 /// The op names ("onnx.Add", "ortc.gelu", ...) the elementwise lowering has a
 /// rule for (each still subject to its element types and attributes).
 std::vector<std::string> elementwiseOpNames();

@@ -675,3 +675,53 @@ TEST(CpuPartition, ChannelsLastConvWritesOverADeadResidual) {
     }
   }
 }
+
+// A lone Transpose that keeps its leading non-1 dim in place (the layout
+// Transposes around a channels-last conv chain keep the batch) splits into
+// row blocks on a pool as elementwise kernels do; one that moves that dim
+// runs whole. Both give the transposed values, serial and on a pool.
+TEST(CpuPartition, TransposesKeepingTheBatchSplitOnAPool) {
+  const char *source = R"mlir(
+func.func @main(%x: tensor<8x16x32x32xf32>) -> (tensor<8x32x32x16xf32>, tensor<16x8x32x32xf32>) {
+  %a = "onnx.Transpose"(%x) {perm = array<i64: 0, 2, 3, 1>} : (tensor<8x16x32x32xf32>) -> tensor<8x32x32x16xf32>
+  %b = "onnx.Transpose"(%x) {perm = array<i64: 1, 0, 2, 3>} : (tensor<8x16x32x32xf32>) -> tensor<16x8x32x32xf32>
+  return %a, %b : tensor<8x32x32x16xf32>, tensor<16x8x32x32xf32>
+}
+)mlir";
+  std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source);
+  ASSERT_TRUE(blob);
+  std::string bytes(blob->bytes.begin(), blob->bytes.end());
+  size_t marks = 0;
+  for (size_t at = bytes.find("split_dim"); at != std::string::npos;
+       at = bytes.find("split_dim", at + 1))
+    ++marks;
+  EXPECT_EQ(marks, 1u); // the first Transpose's step only
+  ortc::EpContextView view;
+  view.source = "ortc_cpu";
+  view.partitionName = "cpu_ep_p0";
+  view.data = blob->bytes.data();
+  view.size = blob->bytes.size();
+  const int64_t N = 8, C = 16, H = 32, W = 32;
+  std::vector<float> x(N * C * H * W);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(i);
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    auto loaded = ortc::cpu::PlanExecutor::load(
+        view, threads > 1 ? std::make_shared<ortc::cpu::ThreadPool>(threads) : nullptr);
+    ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+    std::vector<float> a(x.size(), -1.f), b(x.size(), -1.f);
+    std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Float, {N, C, H, W}}};
+    std::vector<ortc::TensorView> out{{a.data(), ortc::ElementType::Float, {N, H, W, C}},
+                                      {b.data(), ortc::ElementType::Float, {C, N, H, W}}};
+    ortc::Status status = loaded.value()->run(in, out);
+    ASSERT_TRUE(status.isOk()) << status.message();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t p = 0; p < H * W; ++p) {
+          float want = x[size_t((n * C + c) * H * W + p)];
+          ASSERT_EQ(a[size_t((n * H * W + p) * C + c)], want) << n << "," << c << "," << p;
+          ASSERT_EQ(b[size_t((c * N + n) * H * W + p)], want) << n << "," << c << "," << p;
+        }
+  }
+}
