@@ -537,10 +537,10 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       continue;
     int id = addBuffer(overwritten >= 0 ? fb::BufferKind::Alias : fb::BufferKind::Arena, result,
                        onnxNodeName(op));
-    if (id >= 0 && overwritten >= 0)
-      plan.buffers[id]->alias_of = overwritten;
     if (id < 0)
       return op->emitError("cpu_ep: a dim of output ") << i << " has no expression (a claim bug)";
+    if (overwritten >= 0)
+      plan.buffers[id]->alias_of = overwritten;
     buffers[result] = id;
     step.outputs.push_back(id);
     slots.push_back(int64_t(i));
@@ -775,11 +775,14 @@ static int64_t kernelRank(ArrayRef<Operation *> ops) {
   return cast<RankedTensorType>(ops.front()->getResult(0).getType()).getRank();
 }
 
-/// The dim an elementwise group splits over (PlanExecutor runs row blocks of
-/// it in parallel), for groups big enough for two blocks: the first dim of
-/// the group's static shape that is not 1, when every dim before it is 1 (a block is then contiguous in every
-/// value that spans the dim) and every input and inlined constant either
-/// spans it or broadcasts over it. None for other groups.
+/// The dim a kernel splits over (PlanExecutor runs row blocks of it in
+/// parallel), for kernels big enough for two blocks: the first dim of the
+/// output's static shape that is not 1, when every dim before it is 1 (a
+/// block is then contiguous in every value that spans the dim) and every
+/// input and inlined constant either spans it or broadcasts over it. The
+/// kernel is an elementwise group, or a lone Transpose that keeps that dim
+/// in place (the layout Transposes around a channels-last conv chain keep
+/// the batch). None for other kernels.
 static std::optional<int64_t> kernelSplitDim(ArrayRef<Operation *> ops,
                                              const llvm::SetVector<Value> &inputs,
                                              const llvm::SetVector<Operation *> &inlined) {
@@ -861,13 +864,10 @@ LogicalResult PartitionCompiler::closeKernel() {
           break;
         }
 
-  // An elementwise kernel splits over its leading non-1 dim: the runtime
-  // then runs row blocks on the pool's threads. The values that span that
-  // dim take it as `?` in the kernel (a `?` never broadcasts, LowerToLinalg),
-  // so the loops run over the block the call passes. So does a Transpose
-  // that keeps that dim in place: the layout Transposes around a
-  // channels-last conv chain keep the batch (MobileNetV2 b8's last one took
-  // 0.33 ms at 1 and at 2 threads).
+  // A kernel that splits (kernelSplitDim) runs as row blocks on the pool's
+  // threads. The values that span the dim take it as `?` in the kernel (a
+  // `?` never broadcasts, LowerToLinalg), so the loops run over the block the
+  // call passes.
   std::optional<int64_t> splitDim = kernelSplitDim(ops, inputs, inlined);
   auto splitType = [&](Type type) -> Type {
     auto t = cast<RankedTensorType>(type);

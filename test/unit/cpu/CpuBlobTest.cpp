@@ -272,7 +272,7 @@ TEST(BlobContainerTest, VersionOneBlobsStillOpen) {
   ASSERT_TRUE(view.isOk()) << view.status().message();
   EXPECT_EQ(view.value().version, 1u);
   OwnedBlobBytes storage;
-  ASSERT_TRUE(copyAndOpenBlob(blob.data() + 0, blob.size(), kWhat, storage).isOk());
+  ASSERT_TRUE(copyAndOpenBlob(blob.data(), blob.size(), kWhat, storage).isOk());
   blob[blob.size() - 5] ^= 1;
   expectError(openStatus(blob), "checksum mismatch");
 }
