@@ -146,27 +146,120 @@ ORTC_AVX2 inline void maskFor(int nr, __m256i &m0, __m256i &m1) {
   m1 = _mm256_cmpgt_epi32(n, iota1);
 }
 
-/// GemmEpilogue on one row's two accumulators (`m0`, `m1`: the columns
-/// present), in GemmEpilogue::apply's order: + bias, + residual, activation.
-ORTC_AVX2 inline void epilogueAvx2(const GemmEpilogue &e, int64_t r, bool full, __m256i m0,
-                                   __m256i m1, __m256 &v0, __m256 &v1) {
-  if (e.rowBias) {
-    __m256 bias = _mm256_set1_ps(e.rowBias[r]);
-    v0 = _mm256_add_ps(v0, bias);
-    v1 = _mm256_add_ps(v1, bias);
+/// Activation `Act` on a tile's two accumulators per row.
+template <GemmEpilogue::Activation Act, int MR>
+ORTC_AVX2 __attribute__((always_inline)) inline void
+activateTileAvx2(__m256 (&v0)[MR], __m256 (&v1)[MR], const GemmEpilogue &e) {
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    v0[r] = activateAvx2(Act, e, v0[r]);
+    v1[r] = activateAvx2(Act, e, v1[r]);
   }
-  if (e.colBias) {
-    v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(e.colBias) : _mm256_maskload_ps(e.colBias, m0));
-    v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(e.colBias + 8)
-                                : _mm256_maskload_ps(e.colBias + 8, m1));
+}
+
+/// Activation `Act` (one without parameters) on MR stored rows of 16
+/// columns (`Full`: all present, else those of m0 and m1).
+template <GemmEpilogue::Activation Act, bool Full, int MR>
+ORTC_AVX2 void activateStoredAvx2(float *c, int64_t ldc, __m256i m0, __m256i m1) {
+  const GemmEpilogue none;
+  for (int r = 0; r < MR; ++r) {
+    float *cr = c + r * ldc;
+    if (Full) {
+      _mm256_storeu_ps(cr, activateAvx2(Act, none, _mm256_loadu_ps(cr)));
+      _mm256_storeu_ps(cr + 8, activateAvx2(Act, none, _mm256_loadu_ps(cr + 8)));
+    } else {
+      _mm256_maskstore_ps(cr, m0, activateAvx2(Act, none, _mm256_maskload_ps(cr, m0)));
+      _mm256_maskstore_ps(cr + 8, m1, activateAvx2(Act, none, _mm256_maskload_ps(cr + 8, m1)));
+    }
   }
-  if (e.residual) {
-    const float *z = e.residual + r * e.ldr;
-    v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(z) : _mm256_maskload_ps(z, m0));
-    v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(z + 8) : _mm256_maskload_ps(z + 8, m1));
+}
+
+/// 16 floats at p (`Full`), or those of m0 and m1, as two vectors.
+template <bool Full>
+ORTC_AVX2 __attribute__((always_inline)) inline void
+loadPairAvx2(__m256i m0, __m256i m1, const float *p, __m256 &lo, __m256 &hi) {
+  lo = Full ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, m0);
+  hi = Full ? _mm256_loadu_ps(p + 8) : _mm256_maskload_ps(p + 8, m1);
+}
+
+/// kernelAvx2's finish, as finishTileAvx512: + C when `load`, the epilogue
+/// in GemmEpilogue::apply's order with each step decided once per tile, and
+/// the store; `Full`: all 16 columns present, else those of m0 and m1.
+template <bool Full, int MR>
+ORTC_AVX2 __attribute__((always_inline)) inline void
+finishTileAvx2(__m256 (&v0)[MR], __m256 (&v1)[MR], float *c, int64_t ldc, __m256i m0,
+               __m256i m1, bool load, const GemmEpilogue *epilogue, int64_t row0) {
+  using A = GemmEpilogue::Activation;
+  __m256 lo, hi;
+  if (load) {
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      loadPairAvx2<Full>(m0, m1, c + r * ldc, lo, hi);
+      v0[r] = _mm256_add_ps(v0[r], lo);
+      v1[r] = _mm256_add_ps(v1[r], hi);
+    }
   }
-  v0 = activateAvx2(e.activation, e, v0);
-  v1 = activateAvx2(e.activation, e, v1);
+  A later = A::None;
+  if (epilogue) {
+    // A copy: the tile's stores cannot alias it, so nothing is reloaded.
+    const GemmEpilogue e = *epilogue;
+    if (e.rowBias) {
+#pragma GCC unroll 6
+      for (int r = 0; r < MR; ++r) {
+        __m256 bias = _mm256_set1_ps(e.rowBias[row0 + r]);
+        v0[r] = _mm256_add_ps(v0[r], bias);
+        v1[r] = _mm256_add_ps(v1[r], bias);
+      }
+    }
+    if (e.colBias) {
+      loadPairAvx2<Full>(m0, m1, e.colBias, lo, hi);
+#pragma GCC unroll 6
+      for (int r = 0; r < MR; ++r) {
+        v0[r] = _mm256_add_ps(v0[r], lo);
+        v1[r] = _mm256_add_ps(v1[r], hi);
+      }
+    }
+    if (e.residual) {
+#pragma GCC unroll 6
+      for (int r = 0; r < MR; ++r) {
+        loadPairAvx2<Full>(m0, m1, e.residual + (row0 + r) * e.ldr, lo, hi);
+        v0[r] = _mm256_add_ps(v0[r], lo);
+        v1[r] = _mm256_add_ps(v1[r], hi);
+      }
+    }
+    switch (e.activation) {
+    case A::None:
+      break;
+    case A::Relu:
+      activateTileAvx2<A::Relu>(v0, v1, e);
+      break;
+    case A::Clip:
+      activateTileAvx2<A::Clip>(v0, v1, e);
+      break;
+    case A::LeakyRelu:
+      activateTileAvx2<A::LeakyRelu>(v0, v1, e);
+      break;
+    case A::Gelu:
+    case A::GeluTanh:
+      later = e.activation;
+      break;
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    float *cr = c + r * ldc;
+    if (Full) {
+      _mm256_storeu_ps(cr, v0[r]);
+      _mm256_storeu_ps(cr + 8, v1[r]);
+    } else {
+      _mm256_maskstore_ps(cr, m0, v0[r]);
+      _mm256_maskstore_ps(cr + 8, m1, v1[r]);
+    }
+  }
+  if (later == A::Gelu)
+    activateStoredAvx2<A::Gelu, Full, MR>(c, ldc, m0, m1);
+  else if (later == A::GeluTanh)
+    activateStoredAvx2<A::GeluTanh, Full, MR>(c, ldc, m0, m1);
 }
 
 template <int MR>
@@ -285,35 +378,14 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
   }
 
   if (nr == kNr) {
-#pragma GCC unroll 6
-    for (int r = 0; r < MR; ++r) {
-      float *cr = c + r * ldc;
-      if (load) {
-        acc0[0][r] = _mm256_add_ps(acc0[0][r], _mm256_loadu_ps(cr));
-        acc1[0][r] = _mm256_add_ps(acc1[0][r], _mm256_loadu_ps(cr + 8));
-      }
-      if (epilogue)
-        epilogueAvx2(*epilogue, row0 + r, true, __m256i(), __m256i(), acc0[0][r], acc1[0][r]);
-      _mm256_storeu_ps(cr, acc0[0][r]);
-      _mm256_storeu_ps(cr + 8, acc1[0][r]);
-    }
+    finishTileAvx2<true, MR>(acc0[0], acc1[0], c, ldc, __m256i(), __m256i(), load, epilogue,
+                             row0);
     return;
   }
   // Right edge: masked so columns past N are neither read nor written.
   __m256i m0, m1;
   maskFor(nr, m0, m1);
-#pragma GCC unroll 6
-  for (int r = 0; r < MR; ++r) {
-    float *cr = c + r * ldc;
-    if (load) {
-      acc0[0][r] = _mm256_add_ps(acc0[0][r], _mm256_maskload_ps(cr, m0));
-      acc1[0][r] = _mm256_add_ps(acc1[0][r], _mm256_maskload_ps(cr + 8, m1));
-    }
-    if (epilogue)
-      epilogueAvx2(*epilogue, row0 + r, false, m0, m1, acc0[0][r], acc1[0][r]);
-    _mm256_maskstore_ps(cr, m0, acc0[0][r]);
-    _mm256_maskstore_ps(cr + 8, m1, acc1[0][r]);
-  }
+  finishTileAvx2<false, MR>(acc0[0], acc1[0], c, ldc, m0, m1, load, epilogue, row0);
 }
 
 /// kernelAvx512Offsets in AVX2: 16 columns at a time (12 accumulators).
@@ -357,6 +429,122 @@ ORTC_AVX2 void kernelAvx2Offsets(int64_t kc, const float *a, const float *b,
 // on AMD).
 //===----------------------------------------------------------------------===//
 
+/// Activation `Act` on every vector of a register tile.
+template <GemmEpilogue::Activation Act, int Rows, int Panels>
+ORTC_AVX512 __attribute__((always_inline)) inline void
+activateTileAvx512(__m512 (&acc)[Rows][Panels], const GemmEpilogue &e) {
+#pragma GCC unroll 6
+  for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p)
+      acc[r][p] = activateAvx512(Act, e, acc[r][p]);
+}
+
+/// Activation `Act` (one without parameters) on `rows` stored rows of a
+/// tile of `Panels` panels.
+template <GemmEpilogue::Activation Act, int Panels>
+ORTC_AVX512 void activateStoredAvx512(float *c, int64_t ldc, int rows,
+                                      const __mmask16 (&columns)[Panels]) {
+  const GemmEpilogue none;
+  for (int r = 0; r < rows; ++r)
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p) {
+      float *cp = c + r * ldc + p * kNr;
+      _mm512_mask_storeu_ps(cp, columns[p],
+                            activateAvx512(Act, none, _mm512_maskz_loadu_ps(columns[p], cp)));
+    }
+}
+
+/// Finishes a register tile of `Rows` x `Panels` vectors and stores its
+/// first `rows` rows (`columns[p]`: the columns of panel p present): + C
+/// when `load`, then the epilogue in GemmEpilogue::apply's order (row bias,
+/// column bias, residual, activation). Each step is decided once per tile,
+/// not per vector: per-vector tests and the activation's switch cost 25% of
+/// a pointwise conv with 16 input channels (K = 16). Gelu's polynomial is
+/// applied to the stored rows, where it stays out of the tile's registers.
+template <int Rows, int Panels>
+ORTC_AVX512 __attribute__((always_inline)) inline void
+finishTileAvx512(__m512 (&acc)[Rows][Panels], float *c, int64_t ldc, int rows,
+                 const __mmask16 (&columns)[Panels], bool load, const GemmEpilogue *epilogue,
+                 int64_t row0) {
+  using A = GemmEpilogue::Activation;
+  if (load) {
+#pragma GCC unroll 6
+    for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+      for (int p = 0; p < Panels; ++p)
+        if (r < rows)
+          acc[r][p] =
+              _mm512_add_ps(acc[r][p], _mm512_maskz_loadu_ps(columns[p], c + r * ldc + p * kNr));
+  }
+  A later = A::None;
+  if (epilogue) {
+    // A copy: the tile's stores cannot alias it, so nothing is reloaded.
+    const GemmEpilogue e = *epilogue;
+    if (e.rowBias) {
+#pragma GCC unroll 6
+      for (int r = 0; r < Rows; ++r) {
+        if (r >= rows)
+          break;
+        __m512 bias = _mm512_set1_ps(e.rowBias[row0 + r]);
+#pragma GCC unroll 4
+        for (int p = 0; p < Panels; ++p)
+          acc[r][p] = _mm512_add_ps(acc[r][p], bias);
+      }
+    }
+    if (e.colBias) {
+      __m512 bias[Panels];
+#pragma GCC unroll 4
+      for (int p = 0; p < Panels; ++p)
+        bias[p] = _mm512_maskz_loadu_ps(columns[p], e.colBias + p * kNr);
+#pragma GCC unroll 6
+      for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < Panels; ++p)
+          acc[r][p] = _mm512_add_ps(acc[r][p], bias[p]);
+    }
+    if (e.residual) {
+#pragma GCC unroll 6
+      for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+        for (int p = 0; p < Panels; ++p)
+          if (r < rows)
+            acc[r][p] = _mm512_add_ps(
+                acc[r][p],
+                _mm512_maskz_loadu_ps(columns[p], e.residual + (row0 + r) * e.ldr + p * kNr));
+    }
+    switch (e.activation) {
+    case A::None:
+      break;
+    case A::Relu:
+      activateTileAvx512<A::Relu>(acc, e);
+      break;
+    case A::Clip:
+      activateTileAvx512<A::Clip>(acc, e);
+      break;
+    case A::LeakyRelu:
+      activateTileAvx512<A::LeakyRelu>(acc, e);
+      break;
+    case A::Gelu:
+    case A::GeluTanh:
+      later = e.activation;
+      break;
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < Rows; ++r) {
+    if (r >= rows)
+      break;
+#pragma GCC unroll 4
+    for (int p = 0; p < Panels; ++p)
+      _mm512_mask_storeu_ps(c + r * ldc + p * kNr, columns[p], acc[r][p]);
+  }
+  if (later == A::Gelu)
+    activateStoredAvx512<A::Gelu, Panels>(c, ldc, rows, columns);
+  else if (later == A::GeluTanh)
+    activateStoredAvx512<A::GeluTanh, Panels>(c, ldc, rows, columns);
+}
+
 template <int MR>
 ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float *c,
                               int64_t ldc, int nr, bool load, const GemmEpilogue *epilogue,
@@ -397,32 +585,16 @@ ORTC_AVX512 void kernelAvx512(int64_t kc, const float *a, const float *b, float 
     b += kNr;
   }
   // Columns past N are neither read nor written.
-  const __mmask16 columns = static_cast<__mmask16>((1u << nr) - 1);
+  const __mmask16 columns[1] = {static_cast<__mmask16>((1u << nr) - 1)};
+  __m512 tile[MR][1];
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
+    tile[r][0] = acc[0][r];
 #pragma GCC unroll 4
     for (int set = 1; set < kSets; ++set)
-      acc[0][r] = _mm512_add_ps(acc[0][r], acc[set][r]);
-    float *cr = c + r * ldc;
-    __m512 v = acc[0][r];
-    if (load)
-      v = _mm512_add_ps(v, nr == kNr ? _mm512_loadu_ps(cr) : _mm512_maskz_loadu_ps(columns, cr));
-    if (epilogue) {
-      // GemmEpilogue::apply's order: + bias, + residual, activation.
-      const GemmEpilogue &e = *epilogue;
-      if (e.rowBias)
-        v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
-      if (e.colBias)
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(columns, e.colBias));
-      if (e.residual)
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(columns, e.residual + (row0 + r) * e.ldr));
-      v = activateAvx512(e.activation, e, v);
-    }
-    if (nr == kNr)
-      _mm512_storeu_ps(cr, v);
-    else
-      _mm512_mask_storeu_ps(cr, columns, v);
+      tile[r][0] = _mm512_add_ps(tile[r][0], acc[set][r]);
   }
+  finishTileAvx512<MR, 1>(tile, c, ldc, MR, columns, load, epilogue, row0);
 }
 
 /// One k step of a 6-row tile over `Panels` B vectors: each of the panel's
@@ -440,10 +612,8 @@ broadcastFmaStep(__m512 (&acc)[kMr][Panels], const float *a, const __m512 (&bv)[
   }
 }
 
-/// Stores the first `rows` rows of a tile of `Panels` panels (the last
-/// with `lastCols` columns of C): + C when `load`, then the epilogue
-/// (GemmEpilogue::apply's arithmetic, in the same order). Masked ops on
-/// all-ones masks cost what plain ones do.
+/// finishTileAvx512 for a 6-row tile of `Panels` panels whose last has
+/// `lastCols` columns of C.
 template <int Panels>
 ORTC_AVX512 __attribute__((always_inline)) inline void
 storeTileAvx512(__m512 (&acc)[kMr][Panels], float *c, int64_t ldc, int rows, int lastCols,
@@ -453,30 +623,7 @@ storeTileAvx512(__m512 (&acc)[kMr][Panels], float *c, int64_t ldc, int rows, int
   for (int p = 0; p < Panels; ++p)
     columns[p] =
         p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF) : __mmask16((1u << lastCols) - 1);
-#pragma GCC unroll 6
-  for (int r = 0; r < kMr; ++r) {
-    if (r >= rows)
-      break;
-    float *cr = c + r * ldc;
-#pragma GCC unroll 4
-    for (int p = 0; p < Panels; ++p) {
-      __m512 v = acc[r][p];
-      __mmask16 m = columns[p];
-      if (load)
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, cr + p * kNr));
-      if (epilogue) {
-        const GemmEpilogue &e = *epilogue;
-        if (e.rowBias)
-          v = _mm512_add_ps(v, _mm512_set1_ps(e.rowBias[row0 + r]));
-        if (e.colBias)
-          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.colBias + p * kNr));
-        if (e.residual)
-          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, e.residual + (row0 + r) * e.ldr + p * kNr));
-        v = activateAvx512(e.activation, e, v);
-      }
-      _mm512_mask_storeu_ps(cr + p * kNr, m, v);
-    }
-  }
+  finishTileAvx512<kMr, Panels>(acc, c, ldc, rows, columns, load, epilogue, row0);
 }
 
 /// A full 6-row tile over `Panels` adjacent B panels (b: the first one's

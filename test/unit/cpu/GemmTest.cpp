@@ -253,10 +253,11 @@ TEST_P(GemmVariantTest, PrepackedAMatchesPackedPerCall) {
   EXPECT_EQ(packedGemmASize(0, 5), 0u);
 }
 
-// An epilogue (row bias, residual with its own stride, activation) gives
-// the GEMM's result then the epilogue applied to it, bit for bit: serial,
-// split by rows (large M) and by column panels (small M), across K blocks,
-// and with K == 0.
+// An epilogue (row bias, column bias, residual with its own stride,
+// activation) gives the GEMM's result (added to C's values when
+// accumulating) then the epilogue applied to it, bit for bit: serial, split
+// by rows (large M) and by column panels (small M), across K blocks, and
+// with K == 0.
 TEST_P(GemmVariantTest, EpilogueMatchesGemmThenEpilogue) {
   using Activation = GemmEpilogue::Activation;
   ThreadPool pool(2);
@@ -268,39 +269,42 @@ TEST_P(GemmVariantTest, EpilogueMatchesGemmThenEpilogue) {
       SCOPED_TRACE(describe(Case{M, N, K}) + " activation " + std::to_string(int(act)));
       Rng rng(uint64_t(M * 131 + N + K));
       std::vector<float> A(std::max<int64_t>(M * K, 1)), B(std::max<int64_t>(K * N, 1)),
-          bias(M), residual(M * ldr);
-      for (std::vector<float> *v : {&A, &B, &bias, &residual})
+          bias(M), colBias(N), residual(M * ldr), initial(M * ldc);
+      for (std::vector<float> *v : {&A, &B, &bias, &colBias, &residual, &initial})
         for (float &x : *v)
           x = rng.next();
       std::vector<float> packedB(packedGemmBSize(K, N) + 1);
       packGemmB(B.data(), N, false, K, N, 1.0f, packedB.data());
       GemmEpilogue e;
       e.rowBias = bias.data();
+      e.colBias = colBias.data();
       e.residual = residual.data();
       e.ldr = ldr;
       e.activation = act;
       e.lo = -0.25f;
       e.hi = 0.5f;
       e.alpha = 0.125f;
-      std::vector<float> want(M * ldc, kSentinel);
-      sgemmPackedParallel(nullptr, M, N, K, A.data(), K, false, packedB.data(), want.data(), ldc,
-                          false);
-      for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < N; ++j) {
-          float v = want[i * ldc + j] + bias[i] + residual[i * ldr + j];
-          if (act == Activation::Relu)
-            v = v > 0 ? v : 0;
-          else if (act == Activation::Clip)
-            v = std::min(std::max(v, e.lo), e.hi);
-          else if (act == Activation::LeakyRelu)
-            v = v >= 0 ? v : v * e.alpha;
-          want[i * ldc + j] = v;
+      for (bool accumulate : {false, true}) {
+        std::vector<float> want = accumulate ? initial : std::vector<float>(M * ldc, kSentinel);
+        sgemmPackedParallel(nullptr, M, N, K, A.data(), K, false, packedB.data(), want.data(),
+                            ldc, accumulate);
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            float v = want[i * ldc + j] + bias[i] + colBias[j] + residual[i * ldr + j];
+            if (act == Activation::Relu)
+              v = v > 0 ? v : 0;
+            else if (act == Activation::Clip)
+              v = std::min(std::max(v, e.lo), e.hi);
+            else if (act == Activation::LeakyRelu)
+              v = v >= 0 ? v : v * e.alpha;
+            want[i * ldc + j] = v;
+          }
+        for (ThreadPool *p : {static_cast<ThreadPool *>(nullptr), &pool}) {
+          std::vector<float> got = accumulate ? initial : std::vector<float>(M * ldc, kSentinel);
+          sgemmPackedParallel(p, M, N, K, A.data(), K, false, packedB.data(), got.data(), ldc,
+                              accumulate, &e);
+          EXPECT_EQ(got, want) << (p ? "pool" : "serial") << (accumulate ? ", accumulating" : "");
         }
-      for (ThreadPool *p : {static_cast<ThreadPool *>(nullptr), &pool}) {
-        std::vector<float> got(M * ldc, kSentinel);
-        sgemmPackedParallel(p, M, N, K, A.data(), K, false, packedB.data(), got.data(), ldc,
-                            false, &e);
-        EXPECT_EQ(got, want) << (p ? "pool" : "serial");
       }
     }
 }
