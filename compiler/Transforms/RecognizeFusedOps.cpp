@@ -279,7 +279,88 @@ bool swapsLastTwoDims(od::TransposeOp op) {
   return llvm::equal(*perm, expected);
 }
 
-/// MatMul(Softmax(MatMul(q, Transpose(k)) [* s | / s] [+ mask]), v)
+/// The tensor whose last two dims `kt` holds swapped: k of Transpose(k)
+/// swapping its last two dims, or of Reshape(Transpose(Reshape(k))) whose
+/// reshapes only merge and split k's leading dims again (torch's SDPA
+/// export of k^T: [B, H, S, D] -> [B*H, S, D] -> [B*H, D, S] -> [B, H, D, S]).
+/// Null otherwise.
+Value keyOfTransposed(Value kt) {
+  auto t = kt.getDefiningOp<od::TransposeOp>();
+  if (t)
+    return swapsLastTwoDims(t) ? t.getData() : Value();
+  auto outer = kt.getDefiningOp<od::ReshapeOp>();
+  t = outer ? outer.getData().getDefiningOp<od::TransposeOp>() : nullptr;
+  auto inner = t ? t.getData().getDefiningOp<od::ReshapeOp>() : nullptr;
+  if (!inner || !swapsLastTwoDims(t))
+    return {};
+  Value k = inner.getData();
+  auto kType = dyn_cast<RankedTensorType>(k.getType());
+  auto ktType = dyn_cast<RankedTensorType>(kt.getType());
+  auto merged = dyn_cast<RankedTensorType>(inner.getResult().getType());
+  if (!kType || !ktType || !merged || !kType.hasStaticShape() || !ktType.hasStaticShape() ||
+      !merged.hasStaticShape() || kType.getRank() < 2 || merged.getRank() < 2 ||
+      ktType.getRank() != kType.getRank())
+    return {};
+  ArrayRef<int64_t> ks = kType.getShape(), kts = ktType.getShape(), ms = merged.getShape();
+  int64_t r = kType.getRank(), mr = merged.getRank();
+  // The inner reshape keeps (S, D), so it only regroups the leading dims;
+  // the outer one gives back k's leading dims around (D, S).
+  if (ms[mr - 2] != ks[r - 2] || ms[mr - 1] != ks[r - 1] || kts[r - 2] != ks[r - 1] ||
+      kts[r - 1] != ks[r - 2] || ks.drop_back(2) != kts.drop_back(2))
+    return {};
+  return k;
+}
+
+/// `v` without a Mul by a scalar constant, whose factor multiplies `scale`
+/// (torch's SDPA export scales q and k^T by sqrt(scale) each).
+Value withoutScalarMul(Value v, double &scale) {
+  auto mul = v.getDefiningOp<od::MulOp>();
+  if (!mul || (mul.getA().getType() != v.getType() && mul.getB().getType() != v.getType()))
+    return v;
+  if (auto s = scalarConstant(mul.getB())) {
+    scale *= *s;
+    return mul.getA();
+  }
+  if (auto s = scalarConstant(mul.getA())) {
+    scale *= *s;
+    return mul.getB();
+  }
+  return v;
+}
+
+/// The MatMul that reads softmax probabilities `p` as its A: directly, or
+/// through Where(IsNaN(p), 0, p), torch's SDPA export's guard for fully
+/// masked rows (`nanToZero` set). Null otherwise.
+Operation *probabilitiesReader(Value p, bool &nanToZero) {
+  nanToZero = false;
+  if (Operation *user = ortc::soleUser(p))
+    return isa<od::MatMulOp>(user) && user->getOperand(0) == p ? user : nullptr;
+  od::WhereOp guard;
+  od::IsNaNOp isNaN;
+  for (Operation *user : p.getUsers()) {
+    if (auto w = dyn_cast<od::WhereOp>(user))
+      guard = w;
+    else if (auto n = dyn_cast<od::IsNaNOp>(user))
+      isNaN = n;
+    else
+      return nullptr;
+  }
+  if (!guard || !isNaN || guard.getCondition() != isNaN.getResult() ||
+      guard.getY() != p || !isNaN.getResult().hasOneUse() || !isScalarNear(guard.getX(), 0.0, 0))
+    return nullptr;
+  // The guard keeps p's type: a 0 that broadcast it wider is no guard.
+  if (guard.getResult().getType() != p.getType())
+    return nullptr;
+  Operation *user = ortc::soleUser(guard.getResult());
+  if (!user || !isa<od::MatMulOp>(user) || user->getOperand(0) != guard.getResult())
+    return nullptr;
+  nanToZero = true;
+  return user;
+}
+
+/// MatMul(Softmax(MatMul(q, k^T) [* s | / s] [+ mask]) [NaN -> 0], v), q
+/// and k^T each optionally scaled by a scalar (see keyOfTransposed,
+/// withoutScalarMul and probabilitiesReader for the forms taken).
 struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(od::SoftmaxOp softmax, PatternRewriter &rewriter) const override {
@@ -287,9 +368,9 @@ struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
     int64_t axis = static_cast<int64_t>(softmax.getAxis());
     if (!type || (axis != -1 && axis != type.getRank() - 1))
       return failure();
-    Operation *outMatMul = ortc::soleUser(softmax.getOutput());
-    if (!outMatMul || !isa<od::MatMulOp>(outMatMul) ||
-        outMatMul->getOperand(0) != softmax.getOutput())
+    bool nanToZero = false;
+    Operation *outMatMul = probabilitiesReader(softmax.getOutput(), nanToZero);
+    if (!outMatMul)
       return failure();
     Value v = outMatMul->getOperand(1), scores = softmax.getInput(), mask;
     if (auto add = scores.getDefiningOp<od::AddOp>()) {
@@ -316,15 +397,26 @@ struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
       scores = div.getA();
     }
     auto qk = scores.getDefiningOp<od::MatMulOp>();
-    auto kt = qk ? qk.getB().getDefiningOp<od::TransposeOp>() : nullptr;
-    if (!qk || !kt || !swapsLastTwoDims(kt))
+    Value q = qk ? withoutScalarMul(qk.getA(), scale) : Value();
+    Value k = qk ? keyOfTransposed(withoutScalarMul(qk.getB(), scale)) : Value();
+    if (!q || !k)
       return rewriter.notifyMatchFailure(softmax, "not softmax(q k^T) v");
+    // One batch of heads: a MatMul that broadcasts q, k or v is left alone.
+    auto qType = dyn_cast<RankedTensorType>(q.getType());
+    auto kType = dyn_cast<RankedTensorType>(k.getType());
+    auto vType = dyn_cast<RankedTensorType>(v.getType());
+    if (!qType || !kType || !vType || qType.getRank() < 2 ||
+        qType.getRank() != kType.getRank() || qType.getRank() != vType.getRank() ||
+        qType.getShape().drop_back(2) != kType.getShape().drop_back(2) ||
+        qType.getShape().drop_back(2) != vType.getShape().drop_back(2))
+      return rewriter.notifyMatchFailure(softmax, "q, k and v do not share their leading dims");
     if (outMatMul->getResult(0).use_empty())
       return failure(); // already rewritten
     rewriter.setInsertionPoint(outMatMul);
     auto attention = fused::AttentionOp::create(
-        rewriter, outMatMul->getLoc(), outMatMul->getResult(0).getType(), qk.getA(), kt.getData(),
-        v, mask, rewriter.getF32FloatAttr(static_cast<float>(scale)));
+        rewriter, outMatMul->getLoc(), outMatMul->getResult(0).getType(), q, k, v, mask,
+        rewriter.getF32FloatAttr(static_cast<float>(scale)),
+        nanToZero ? rewriter.getUnitAttr() : UnitAttr());
     rewriter.replaceAllUsesWith(outMatMul->getResult(0), attention.getResult());
     return success();
   }

@@ -52,10 +52,14 @@ def Ortc_AttentionOp : Ortc_Op<"attention", [Pure]> {
   let summary = "scaled dot-product attention: softmax(q k^T scale + mask) v";
   let description = [{
     q: [..., Sq, D], k: [..., Sk, D], v: [..., Sk, Dv]; the optional additive
-    mask broadcasts to [..., Sq, Sk]; softmax runs over the last axis.
+    mask broadcasts to [..., Sq, Sk]; softmax runs over the last axis. With
+    nan_to_zero, probabilities that are NaN (all of a row whose scores are
+    all -inf, a fully masked query) are 0, as torch's SDPA export writes
+    Where(IsNaN(p), 0, p) after the softmax.
   }];
   let arguments = (ins AnyTensor:$query, AnyTensor:$key, AnyTensor:$value,
-                       Optional<AnyTensor>:$mask, F32Attr:$scale);
+                       Optional<AnyTensor>:$mask, F32Attr:$scale,
+                       UnitAttr:$nan_to_zero);
   let results = (outs AnyTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^ `:` type($mask))? attr-dict

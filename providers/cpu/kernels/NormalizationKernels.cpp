@@ -574,6 +574,7 @@ Status attention(const KernelCall &call) {
     maskStride = broadcastStrides(mask->shape, rank);
   }
 
+  bool nanToZero = call.attrs.getInt("nan_to_zero", 0) != 0;
   float *o = static_cast<float *>(O.data);
   if (batch == 0 || Sq == 0 || Dv == 0)
     return Status::ok();
@@ -581,40 +582,66 @@ Status attention(const KernelCall &call) {
     std::fill(o, o + batch * Sq * Dv, 0.f);
     return Status::ok();
   }
+  // Work units: a batch entry (a head), or a share of its query rows when
+  // there are fewer heads than threads. Each task packs k and v once per
+  // head it meets, into buffers of its own.
+  int64_t threads = call.pool ? call.pool->threads() : 1;
+  int64_t qSplit = batch >= threads ? 1 : std::min<int64_t>(Sq, (threads + batch - 1) / batch);
+  int64_t units = batch * qSplit;
+  int64_t tasks = std::min(threads, units);
   // Query rows per chunk: the scores chunk stays around 1 MiB.
   int64_t rows = std::max<int64_t>(1, std::min<int64_t>(Sq, (int64_t(1) << 18) / Sk));
   size_t kSize = packedGemmBSize(D, Sk), vSize = packedGemmBSize(Sk, Dv);
+  size_t slot = (kSize + vSize + size_t(rows * Sk) + 15) / 16 * 16;
   float *buf;
-  if (Status s = allocScratch(call, op, kSize + vSize + size_t(rows * Sk), buf); !s.isOk())
+  if (Status s = allocScratch(call, op, slot * size_t(tasks), buf); !s.isOk())
     return s;
-  float *packedK = buf, *packedV = buf + kSize, *scores = packedV + vSize;
   const float *q = static_cast<const float *>(Q->data);
   const float *k = static_cast<const float *>(K->data);
   const float *v = static_cast<const float *>(V->data);
   const float *m = mask ? static_cast<const float *>(mask->data) : nullptr;
+  SoftmaxRowFn softmax = bestSoftmaxRow();
 
-  for (int64_t b = 0; b < batch; ++b) {
-    int64_t maskOff = stridedOffset(b, Q->shape.data(), maskStride.data(), lead);
-    // scores = q k^T * scale: k packed transposed with the scale folded in.
-    if (D > 0)
-      packGemmB(k + b * Sk * D, D, true, D, Sk, scale, packedK);
-    packGemmB(v + b * Sk * Dv, Dv, false, Sk, Dv, 1.f, packedV);
-    for (int64_t r0 = 0; r0 < Sq; r0 += rows) {
-      int64_t nr = std::min(rows, Sq - r0);
-      sgemmPacked(nr, Sk, D, q + (b * Sq + r0) * D, D, false, packedK, scores, Sk, false);
-      for (int64_t r = 0; r < nr; ++r) {
-        float *row = scores + r * Sk;
-        if (m) {
-          const float *mr = m + maskOff + (r0 + r) * maskStride[rank - 2];
-          int64_t ms = maskStride[rank - 1];
-          for (int64_t j = 0; j < Sk; ++j)
-            row[j] += mr[j * ms];
-        }
-        softmaxRow(row, row, Sk, false);
+  parallelFor(call.pool, tasks, [&](int64_t t) {
+    float *packedK = buf + size_t(t) * slot, *packedV = packedK + kSize,
+          *scores = packedV + vSize;
+    int64_t packed = -1; // the head whose k and v are packed
+    for (int64_t u = t * units / tasks; u < (t + 1) * units / tasks; ++u) {
+      int64_t b = u / qSplit, part = u % qSplit;
+      if (b != packed) {
+        // scores = q k^T * scale: k packed transposed with the scale folded in.
+        if (D > 0)
+          packGemmB(k + b * Sk * D, D, true, D, Sk, scale, packedK);
+        packGemmB(v + b * Sk * Dv, Dv, false, Sk, Dv, 1.f, packedV);
+        packed = b;
       }
-      sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, o + (b * Sq + r0) * Dv, Dv, false);
+      int64_t maskOff = stridedOffset(b, Q->shape.data(), maskStride.data(), lead);
+      for (int64_t r0 = part * Sq / qSplit, end = (part + 1) * Sq / qSplit; r0 < end;
+           r0 += rows) {
+        int64_t nr = std::min(rows, end - r0);
+        sgemmPacked(nr, Sk, D, q + (b * Sq + r0) * D, D, false, packedK, scores, Sk, false);
+        for (int64_t r = 0; r < nr; ++r) {
+          float *row = scores + r * Sk;
+          if (m) {
+            const float *mr = m + maskOff + (r0 + r) * maskStride[rank - 2];
+            int64_t ms = maskStride[rank - 1];
+            if (ms == 1) {
+              for (int64_t j = 0; j < Sk; ++j)
+                row[j] += mr[j];
+            } else {
+              for (int64_t j = 0; j < Sk; ++j)
+                row[j] += mr[j * ms];
+            }
+          }
+          softmax(row, row, Sk, false);
+          if (nanToZero)
+            for (int64_t j = 0; j < Sk; ++j)
+              row[j] = std::isnan(row[j]) ? 0.f : row[j];
+        }
+        sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, o + (b * Sq + r0) * Dv, Dv, false);
+      }
     }
-  }
+  });
   return Status::ok();
 }
 

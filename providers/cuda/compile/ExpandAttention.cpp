@@ -67,6 +67,17 @@ unsigned ortc::cuda::expandAttention(func::FuncOp fn) {
       scores = ortc::cuda::createOnnxOp(b, loc, "onnx.Add", {scores, mask}, scoresType);
     Value probs = ortc::cuda::createOnnxOp(b, loc, "onnx.Softmax", {scores}, scoresType,
                            {b.getNamedAttr("axis", b.getI64IntegerAttr(-1))});
+    if (op.getNanToZero()) {
+      // Where(IsNaN(p), 0, p): a fully masked row's NaNs become 0.
+      auto scalar = RankedTensorType::get({}, q.getElementType());
+      Value zero = ortc::cuda::createOnnxOp(
+          b, loc, "onnx.Constant", {}, scalar,
+          {b.getNamedAttr("value", DenseElementsAttr::get(
+                                       scalar, b.getFloatAttr(q.getElementType(), 0.0).getValue()))});
+      Value isNaN = ortc::cuda::createOnnxOp(
+          b, loc, "onnx.IsNaN", {probs}, scoresType.clone(b.getI1Type()));
+      probs = ortc::cuda::createOnnxOp(b, loc, "onnx.Where", {isNaN, zero, probs}, scoresType);
+    }
     Value out = ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {probs, op.getValue()}, op.getResult().getType());
     op.getResult().replaceAllUsesWith(out);
     op.erase();

@@ -24,7 +24,24 @@ func.func @masked(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x10x16xf32>, %v: tenso
 // CHECK-NOT: onnx.Mul
 // CHECK-NOT: onnx.Add
 // CHECK: "onnx.Softmax"(%[[S]])
+// CHECK-NOT: onnx.IsNaN
 func.func @plain(%q: tensor<?x8x16xf16>, %k: tensor<?x8x16xf16>, %v: tensor<?x8x16xf16>) -> tensor<?x8x16xf16> {
   %0 = ortc.attention %q, %k, %v {scale = 1.0 : f32} : tensor<?x8x16xf16>, tensor<?x8x16xf16>, tensor<?x8x16xf16> -> tensor<?x8x16xf16>
   return %0 : tensor<?x8x16xf16>
+}
+
+// -----
+
+// nan_to_zero: the probabilities' NaNs (a fully masked row) become 0 before
+// the second GEMM, as the SDPA export's Where(IsNaN(p), 0, p).
+// CHECK-LABEL: func.func @nan_to_zero
+// CHECK: %[[P:.*]] = "onnx.Softmax"
+// CHECK: %[[Z:.*]] = "onnx.Constant"() <{value = dense<0.000000e+00> : tensor<f32>}>
+// CHECK: %[[N:.*]] = "onnx.IsNaN"(%[[P]]) : (tensor<4x8x10xf32>) -> tensor<4x8x10xi1>
+// CHECK: %[[G:.*]] = "onnx.Where"(%[[N]], %[[Z]], %[[P]])
+// CHECK: %[[Y:.*]] = "onnx.MatMul"(%[[G]], %{{.*}})
+// CHECK: return %[[Y]]
+func.func @nan_to_zero(%q: tensor<4x8x16xf32>, %k: tensor<4x10x16xf32>, %v: tensor<4x10x16xf32>, %m: tensor<8x10xf32>) -> tensor<4x8x16xf32> {
+  %0 = ortc.attention %q, %k, %v mask %m : tensor<8x10xf32> {nan_to_zero, scale = 0.25 : f32} : tensor<4x8x16xf32>, tensor<4x10x16xf32>, tensor<4x10x16xf32> -> tensor<4x8x16xf32>
+  return %0 : tensor<4x8x16xf32>
 }

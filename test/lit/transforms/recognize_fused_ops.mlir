@@ -156,6 +156,66 @@ func.func @not_attention(%q: tensor<4x8x16xf32>, %k: tensor<4x8x16xf32>, %v: ten
 
 // -----
 
+// Attention as torch's SDPA export writes it (dynamo, opset 18): q and k^T
+// each scaled by sqrt(scale), k^T through Reshape-Transpose-Reshape over the
+// merged heads, and the probabilities' NaNs (fully masked rows) set to 0.
+// CHECK-LABEL: func.func @sdpa_export
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x8x16xf32>, %[[K:.*]]: tensor<1x4x8x16xf32>, %[[V:.*]]: tensor<1x4x8x16xf32>, %[[M:.*]]: tensor<1x1x8x8xf32>)
+// CHECK: %[[A:.*]] = ortc.attention %[[Q]], %[[K]], %[[V]] mask %[[M]] : tensor<1x1x8x8xf32> {nan_to_zero, scale = 2.500000e-01 : f32}
+// CHECK-NOT: "onnx.Softmax"
+// CHECK-NOT: "onnx.IsNaN"
+// CHECK: return %[[A]]
+func.func @sdpa_export(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>, %v: tensor<1x4x8x16xf32>, %mask: tensor<1x1x8x8xf32>) -> tensor<1x4x8x16xf32> {
+  %merged = "onnx.Constant"() {value = dense<[4, 8, 16]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %split = "onnx.Constant"() {value = dense<[1, 4, 16, 8]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %root = "onnx.Constant"() {value = dense<0.5> : tensor<f32>} : () -> tensor<f32>
+  %zero = "onnx.Constant"() {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+  %k3 = "onnx.Reshape"(%k, %merged) : (tensor<1x4x8x16xf32>, tensor<3xi64>) -> tensor<4x8x16xf32>
+  %kt3 = "onnx.Transpose"(%k3) {perm = array<i64: 0, 2, 1>} : (tensor<4x8x16xf32>) -> tensor<4x16x8xf32>
+  %kt = "onnx.Reshape"(%kt3, %split) : (tensor<4x16x8xf32>, tensor<4xi64>) -> tensor<1x4x16x8xf32>
+  %qs = "onnx.Mul"(%q, %root) : (tensor<1x4x8x16xf32>, tensor<f32>) -> tensor<1x4x8x16xf32>
+  %kts = "onnx.Mul"(%kt, %root) : (tensor<1x4x16x8xf32>, tensor<f32>) -> tensor<1x4x16x8xf32>
+  %s = "onnx.MatMul"(%qs, %kts) : (tensor<1x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %masked = "onnx.Add"(%s, %mask) : (tensor<1x4x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %p = "onnx.Softmax"(%masked) {axis = -1 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %nan = "onnx.IsNaN"(%p) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xi1>
+  %guarded = "onnx.Where"(%nan, %zero, %p) : (tensor<1x4x8x8xi1>, tensor<f32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %o = "onnx.MatMul"(%guarded, %v) : (tensor<1x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// Negative: a guard that puts something other than 0 for NaN, a k^T whose
+// reshapes move elements between the last dims, and a q that broadcasts
+// over k's heads are not attention.
+// CHECK-LABEL: func.func @not_sdpa
+// CHECK-NOT: ortc.attention
+// CHECK-COUNT-3: "onnx.Softmax"
+func.func @not_sdpa(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>, %v: tensor<1x4x8x16xf32>, %q1: tensor<1x1x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) {
+  %one = "onnx.Constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  %kt = "onnx.Transpose"(%k) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x8x16xf32>) -> tensor<1x4x16x8xf32>
+  %s = "onnx.MatMul"(%q, %kt) : (tensor<1x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %p = "onnx.Softmax"(%s) {axis = -1 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %nan = "onnx.IsNaN"(%p) : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xi1>
+  %guarded = "onnx.Where"(%nan, %one, %p) : (tensor<1x4x8x8xi1>, tensor<f32>, tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %o = "onnx.MatMul"(%guarded, %v) : (tensor<1x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %flat = "onnx.Constant"() {value = dense<[4, 16, 8]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %split = "onnx.Constant"() {value = dense<[1, 4, 16, 8]> : tensor<4xi64>} : () -> tensor<4xi64>
+  %k3 = "onnx.Reshape"(%k, %flat) : (tensor<1x4x8x16xf32>, tensor<3xi64>) -> tensor<4x16x8xf32>
+  %kt3 = "onnx.Transpose"(%k3) {perm = array<i64: 0, 2, 1>} : (tensor<4x16x8xf32>) -> tensor<4x8x16xf32>
+  %kt2 = "onnx.Reshape"(%kt3, %split) : (tensor<4x8x16xf32>, tensor<4xi64>) -> tensor<1x4x16x8xf32>
+  %s2 = "onnx.MatMul"(%q, %kt2) : (tensor<1x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %p2 = "onnx.Softmax"(%s2) {axis = -1 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %o2 = "onnx.MatMul"(%p2, %v) : (tensor<1x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %s3 = "onnx.MatMul"(%q1, %kt) : (tensor<1x1x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %p3 = "onnx.Softmax"(%s3) {axis = -1 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %o3 = "onnx.MatMul"(%p3, %v) : (tensor<1x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %o, %o2, %o3 : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>
+}
+
+// -----
+
 // GELU with tanh, as exported for gelu_new / gelu_pytorch_tanh.
 // CHECK-LABEL: func.func @tanh_gelu
 // CHECK-SAME: (%[[X:.*]]: tensor<8xf32>)
