@@ -168,6 +168,60 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y
 }
 #endif
 
+// GCC 12's _mm512_mask_max_ps and _mm512_reduce_*_ps pass undefined vectors
+// as unused merge sources, which -W(maybe-)uninitialized reports.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+/// One attention row's probabilities in place, in AVX-512: the scores plus
+/// the mask row (unit stride, or null) in the max's pass, the exp terms
+/// (0 below softmaxCutoff, as softmaxRow) and their sum, then the scaling
+/// with NaNs set to 0 when `nanToZero` (a fully masked row). One pass each
+/// where the portable path takes five; sums fold 16 lanes wide.
+__attribute__((target("avx512f"))) void attentionRowAvx512(float *row, const float *mask,
+                                                             int64_t n, bool nanToZero) {
+  const int64_t full = n / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (n % 16)) - 1);
+  __m512 mv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t i = 0; i < full; i += 16) {
+    __m512 v = _mm512_loadu_ps(row + i);
+    if (mask) {
+      v = _mm512_add_ps(v, _mm512_loadu_ps(mask + i));
+      _mm512_storeu_ps(row + i, v);
+    }
+    mv = _mm512_max_ps(mv, v);
+  }
+  if (tail) {
+    __m512 v = _mm512_maskz_loadu_ps(tail, row + full);
+    if (mask) {
+      v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(tail, mask + full));
+      _mm512_mask_storeu_ps(row + full, tail, v);
+    }
+    mv = _mm512_mask_max_ps(mv, tail, mv, v);
+  }
+  const __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(mv));
+  const __m512 cutoff = _mm512_set1_ps(softmaxCutoff(n));
+  __m512 sv = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 lanes = i < full ? __mmask16(0xFFFF) : tail;
+    __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, row + i), shift);
+    // NaN kept: the compare is unordered-true.
+    __m512 e = _mm512_maskz_mov_ps(lanes & _mm512_cmp_ps_mask(d, cutoff, _CMP_NLT_UQ),
+                                   expAvx512(d));
+    _mm512_mask_storeu_ps(row + i, lanes, e);
+    sv = _mm512_add_ps(sv, e);
+  }
+  const __m512 inv = _mm512_set1_ps(1.f / _mm512_reduce_add_ps(sv));
+  for (int64_t i = 0; i < n; i += 16) {
+    __mmask16 lanes = i < full ? __mmask16(0xFFFF) : tail;
+    __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, row + i), inv);
+    if (nanToZero)
+      p = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(p, p, _CMP_ORD_Q), p);
+    _mm512_mask_storeu_ps(row + i, lanes, p);
+  }
+}
+#pragma GCC diagnostic pop
+
 /// softmaxRow for the library kernels' vector variant (picked once a call).
 using SoftmaxRowFn = void (*)(const float *, float *, int64_t, bool);
 SoftmaxRowFn bestSoftmaxRow() {
@@ -592,15 +646,28 @@ Status attention(const KernelCall &call) {
   // Query rows per chunk: the scores chunk stays around 1 MiB.
   int64_t rows = std::max<int64_t>(1, std::min<int64_t>(Sq, (int64_t(1) << 18) / Sk));
   size_t kSize = packedGemmBSize(D, Sk), vSize = packedGemmBSize(Sk, Dv);
+  // q's and the probabilities' rows are read in place where the GEMM can
+  // (sgemmRowsOfTaps, one tap): no packing of A per chunk.
+  bool inPlace = sgemmRowsOfTapsAvailable();
   size_t slot = (kSize + vSize + size_t(rows * Sk) + 15) / 16 * 16;
+  size_t offsetsAt = slot * size_t(tasks);
   float *buf;
-  if (Status s = allocScratch(call, op, slot * size_t(tasks), buf); !s.isOk())
+  // Row offsets (int64) of q's rows and of the probabilities' rows.
+  size_t offsetsFloats = inPlace ? size_t(4 * rows) : 0;
+  if (Status s = allocScratch(call, op, offsetsAt + offsetsFloats, buf); !s.isOk())
     return s;
+  int64_t *qRows = reinterpret_cast<int64_t *>(buf + offsetsAt), *pRows = qRows + rows;
+  for (int64_t r = 0; inPlace && r < rows; ++r) {
+    qRows[r] = r * D;
+    pRows[r] = r * Sk;
+  }
+  const int64_t firstTap = 0;
   const float *q = static_cast<const float *>(Q->data);
   const float *k = static_cast<const float *>(K->data);
   const float *v = static_cast<const float *>(V->data);
   const float *m = mask ? static_cast<const float *>(mask->data) : nullptr;
   SoftmaxRowFn softmax = bestSoftmaxRow();
+  bool avx512 = kernelIsa() == KernelIsa::Avx512;
 
   parallelFor(call.pool, tasks, [&](int64_t t) {
     float *packedK = buf + size_t(t) * slot, *packedV = packedK + kSize,
@@ -619,26 +686,34 @@ Status attention(const KernelCall &call) {
       for (int64_t r0 = part * Sq / qSplit, end = (part + 1) * Sq / qSplit; r0 < end;
            r0 += rows) {
         int64_t nr = std::min(rows, end - r0);
-        sgemmPacked(nr, Sk, D, q + (b * Sq + r0) * D, D, false, packedK, scores, Sk, false);
+        if (inPlace)
+          sgemmRowsOfTaps(nr, Sk, D, 1, q + (b * Sq + r0) * D, qRows, &firstTap, packedK, scores,
+                          Sk, false, nullptr);
+        else
+          sgemmPacked(nr, Sk, D, q + (b * Sq + r0) * D, D, false, packedK, scores, Sk, false);
         for (int64_t r = 0; r < nr; ++r) {
           float *row = scores + r * Sk;
-          if (m) {
-            const float *mr = m + maskOff + (r0 + r) * maskStride[rank - 2];
-            int64_t ms = maskStride[rank - 1];
-            if (ms == 1) {
-              for (int64_t j = 0; j < Sk; ++j)
-                row[j] += mr[j];
-            } else {
-              for (int64_t j = 0; j < Sk; ++j)
-                row[j] += mr[j * ms];
-            }
+          const float *mr = m ? m + maskOff + (r0 + r) * maskStride[rank - 2] : nullptr;
+          int64_t ms = maskStride[rank - 1];
+#if defined(__x86_64__) || defined(__i386__)
+          if (avx512 && (!mr || ms == 1)) {
+            attentionRowAvx512(row, mr, Sk, nanToZero);
+            continue;
           }
+#endif
+          if (mr)
+            for (int64_t j = 0; j < Sk; ++j)
+              row[j] += mr[j * ms];
           softmax(row, row, Sk, false);
           if (nanToZero)
             for (int64_t j = 0; j < Sk; ++j)
               row[j] = std::isnan(row[j]) ? 0.f : row[j];
         }
-        sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, o + (b * Sq + r0) * Dv, Dv, false);
+        if (inPlace)
+          sgemmRowsOfTaps(nr, Dv, Sk, 1, scores, pRows, &firstTap, packedV,
+                          o + (b * Sq + r0) * Dv, Dv, false, nullptr);
+        else
+          sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, o + (b * Sq + r0) * Dv, Dv, false);
       }
     }
   });

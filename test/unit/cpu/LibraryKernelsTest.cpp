@@ -1485,15 +1485,23 @@ TEST(LibraryKernels, Attention) {
     Attrs at;
     if (c.scale != 0.f)
       at.f("scale", c.scale);
-    // Serial, and on 3 threads: heads shared out, or a head's query rows
-    // when there are fewer heads than threads.
+    // On every variant this CPU runs (AVX-512: q's and the probabilities'
+    // rows read in place, the row's softmax in one pass each), serially and
+    // on 3 threads: heads shared out, or a head's query rows when there are
+    // fewer heads than threads.
     ThreadPool three(3);
-    for (ThreadPool *on : {(ThreadPool *)nullptr, &three}) {
-      Tensor O(ElementType::Float, shp(c.Sq, c.Dv));
-      EXPECT_OK(run("Attention", at, {&Q, &K, &V, hasMask ? &Mk : nullptr}, {&O}, on));
-      EXPECT_TRUE(near(O.floats(), want, 1e-4)) << "lead " << shapeToString(c.lead) << " mask "
-                                                << shapeToString(c.mask) << (on ? " pool" : "");
+    for (const char *variant : {"generic", "avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue;
+      for (ThreadPool *on : {(ThreadPool *)nullptr, &three}) {
+        Tensor O(ElementType::Float, shp(c.Sq, c.Dv));
+        EXPECT_OK(run("Attention", at, {&Q, &K, &V, hasMask ? &Mk : nullptr}, {&O}, on));
+        EXPECT_TRUE(near(O.floats(), want, 1e-4))
+            << "lead " << shapeToString(c.lead) << " mask " << shapeToString(c.mask) << " "
+            << variant << (on ? " pool" : "");
+      }
     }
+    setSgemmVariant(nullptr);
   }
   // A fully masked query row (all scores -inf): NaN as Softmax gives it,
   // or 0 with nan_to_zero (torch's SDPA guard); the other rows unchanged.
@@ -1502,17 +1510,22 @@ TEST(LibraryKernels, Attention) {
     Tensor Mk(ElementType::Float, {3, 5});
     for (int64_t j = 0; j < 15; ++j)
       Mk.f()[j] = j / 5 == 1 ? -INFINITY : 0.f;
-    Tensor plain(ElementType::Float, {2, 3, 4}), guarded(ElementType::Float, {2, 3, 4});
-    EXPECT_OK(run("Attention", {}, {&Q, &K, &V, &Mk}, {&plain}));
-    EXPECT_OK(run("Attention", Attrs().i("nan_to_zero", 1), {&Q, &K, &V, &Mk}, {&guarded}));
-    for (int64_t i = 0; i < 24; ++i) {
-      bool masked = i / 4 % 3 == 1;
-      EXPECT_EQ(std::isnan(plain.f()[i]), masked) << i;
-      if (masked)
-        EXPECT_EQ(guarded.f()[i], 0.f) << i;
-      else
-        EXPECT_EQ(guarded.f()[i], plain.f()[i]) << i;
+    for (const char *variant : {"generic", "avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue;
+      Tensor plain(ElementType::Float, {2, 3, 4}), guarded(ElementType::Float, {2, 3, 4});
+      EXPECT_OK(run("Attention", {}, {&Q, &K, &V, &Mk}, {&plain}));
+      EXPECT_OK(run("Attention", Attrs().i("nan_to_zero", 1), {&Q, &K, &V, &Mk}, {&guarded}));
+      for (int64_t i = 0; i < 24; ++i) {
+        bool masked = i / 4 % 3 == 1;
+        EXPECT_EQ(std::isnan(plain.f()[i]), masked) << variant << " " << i;
+        if (masked)
+          EXPECT_EQ(guarded.f()[i], 0.f) << variant << " " << i;
+        else
+          EXPECT_EQ(guarded.f()[i], plain.f()[i]) << variant << " " << i;
+      }
     }
+    setSgemmVariant(nullptr);
   }
   Tensor Q = randomF({2, 4, 8}, 1), K = randomF({3, 4, 8}, 2), O(ElementType::Float, {2, 4, 8});
   EXPECT_INVALID(run("Attention", {}, {&Q, &K, &K}, {&O}), "leading dims");
