@@ -20,6 +20,15 @@ void OrtcDialect::initialize() {
       >();
 }
 
+LogicalResult MaxPoolOp::verify() {
+  for (Value v : {getX(), getY()})
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && t.getRank() != 4)
+      return emitOpError("needs x and y [N, H, W, C], got ") << v.getType();
+  if (getKernelShape().size() != 2)
+    return emitOpError("needs a 2-D kernel_shape, got ") << getKernelShape().size() << " dims";
+  return success();
+}
+
 LogicalResult FusedConvOp::verify() {
   StringRef activation = getActivation();
   size_t params = getActivationParams().size();

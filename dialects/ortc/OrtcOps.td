@@ -119,6 +119,26 @@ def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Ortc_MaxPoolOp : Ortc_Op<"max_pool", [Pure]> {
+  let summary = "2-D max pooling on a channels-last tensor";
+  let description = [{
+    onnx.MaxPool with no Indices output, its window attributes meaning what
+    they mean there, over x [N, H, W, C] giving y [N, OH, OW, C]: the
+    channels-last form cpu-conv-channels-last makes of a MaxPool inside a
+    chain of convs (ResNet's stem), so that the chain keeps its layout.
+  }];
+  let arguments = (ins AnyTensor:$x,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       DefaultValuedAttr<I64Attr, "0">:$ceil_mode,
+                       OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$pads,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides);
+  let results = (outs AnyTensor:$y);
+  let assemblyFormat = "$x attr-dict `:` type($x) `->` type($y)";
+  let hasVerifier = 1;
+}
+
 def Ortc_CheckConditionOp : Ortc_Op<"check_condition", [MemoryEffects<[MemWrite]>]> {
   let summary = "refuse the run when a condition is not the value the compile assumed";
   let description = [{

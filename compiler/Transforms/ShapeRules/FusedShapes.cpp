@@ -45,6 +45,14 @@ LogicalResult inferFusedConv(fused::FusedConvOp op, ShapeRuleContext &ctx) {
   return inferWindowOf(ctx, attrs, op.getX(), op.getW(), op.getY(), ctx.elementType(op.getX()));
 }
 
+/// max_pool: MaxPool's window rule with the channels last.
+LogicalResult inferMaxPool(fused::MaxPoolOp op, ShapeRuleContext &ctx) {
+  WindowAttrs attrs{op.getKernelShape(), op.getStrides(), op.getDilations(), op.getPads(),
+                    op.getAutoPad(),     op.getCeilMode() != 0};
+  attrs.channelsLast = true;
+  return inferWindowOf(ctx, attrs, op.getX(), Value(), op.getY(), ctx.elementType(op.getX()));
+}
+
 } // namespace
 
 void attachFusedShapeRules(MLIRContext *context) {
@@ -52,6 +60,7 @@ void attachFusedShapeRules(MLIRContext *context) {
   attachRule<inferAttention, fused::AttentionOp>(context);
   attachRule<inferMatMulBias, fused::MatMulBiasOp>(context);
   attachRule<inferFusedConv, fused::FusedConvOp>(context);
+  attachRule<inferMaxPool, fused::MaxPoolOp>(context);
 }
 
 } // namespace ortc

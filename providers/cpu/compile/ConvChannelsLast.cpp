@@ -76,6 +76,17 @@ bool runsChannelsLast(const ConvView &conv) {
   return (group == 1 && w.getDimSize(1) == C) || depthwise;
 }
 
+/// Whether the channels-last MaxPool kernel takes `pool`: float32 x of rank
+/// 4 with static channels, an explicit 2-D kernel_shape, and no Indices
+/// output anything reads.
+bool runsChannelsLast(onnx::MaxPoolOp pool) {
+  auto x = dyn_cast<RankedTensorType>(pool.getX().getType());
+  auto y = dyn_cast<RankedTensorType>(pool.getY().getType());
+  auto kernel = pool->getAttrOfType<DenseI64ArrayAttr>("kernel_shape");
+  return x && y && isF32Tensor(x) && isF32Tensor(y) && x.getRank() == 4 && y.getRank() == 4 &&
+         !x.isDynamicDim(1) && kernel && kernel.size() == 2 && pool.getIndices().use_empty();
+}
+
 /// `type` (rank 4) with its dims in `perm`'s order.
 RankedTensorType permuted(RankedTensorType type, ArrayRef<int64_t> perm) {
   SmallVector<int64_t, 4> shape;
@@ -141,6 +152,28 @@ void rewrite(Operation *op, TransposeCache &cache) {
   op->erase();
 }
 
+/// Replaces MaxPool `pool` with its channels-last ortc.max_pool between
+/// Transposes.
+void rewritePool(onnx::MaxPoolOp pool, TransposeCache &cache) {
+  OpBuilder b(pool);
+  Location loc = pool.getLoc();
+  std::string name = ortc::nodeNameOf(pool, "MaxPool");
+  Location into = NameLoc::get(b.getStringAttr(name + "/to_channels_last"), loc);
+  Location outOf = NameLoc::get(b.getStringAttr(name + "/to_channels_first"), loc);
+  Value x = channelsLastOf(b, into, pool.getX(), pool, cache);
+  auto yType = cast<RankedTensorType>(pool.getY().getType());
+  OperationState state(loc, fused::MaxPoolOp::getOperationName());
+  state.addOperands(x);
+  state.addTypes(permuted(yType, kToChannelsLast));
+  for (StringRef attr : {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "strides"})
+    if (Attribute value = pool->getAttr(attr))
+      state.addAttribute(attr, value);
+  Operation *channelsLast = b.create(state);
+  Value y = transpose(b, outOf, channelsLast->getResult(0), kToChannelsFirst);
+  pool.getY().replaceAllUsesWith(y);
+  pool.erase();
+}
+
 /// Whether `t` undoes the Transpose that produced its input.
 bool undoesItsInput(onnx::TransposeOp t) {
   auto inner = t.getData().getDefiningOp<onnx::TransposeOp>();
@@ -156,30 +189,47 @@ bool undoesItsInput(onnx::TransposeOp t) {
 struct CpuConvChannelsLastPass : ortc::cpu::impl::CpuConvChannelsLastBase<CpuConvChannelsLastPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
-    llvm::SetVector<Operation *> eligible;
+    llvm::SetVector<Operation *> eligible, pools;
     fn.walk([&](Operation *op) {
       if (std::optional<ConvView> conv = viewConv(op); conv && runsChannelsLast(*conv))
         eligible.insert(op);
     });
-    // A conv joins when it reads or feeds another eligible conv directly:
-    // a conv alone would pay two transposes for what its layout saves.
+    // A MaxPool that reads or feeds an eligible conv keeps the chain in its
+    // layout (ResNet's stem: conv, MaxPool, then the blocks).
+    fn.walk([&](onnx::MaxPoolOp pool) {
+      if (!runsChannelsLast(pool))
+        return;
+      Operation *producer = pool.getX().getDefiningOp();
+      bool nextToConv = producer && eligible.contains(producer);
+      for (Operation *user : pool.getY().getUsers())
+        nextToConv |= eligible.contains(user);
+      if (nextToConv)
+        pools.insert(pool);
+    });
+    // A conv joins when it reads or feeds another eligible conv (or such a
+    // MaxPool) directly: a conv alone would pay two transposes for what its
+    // layout saves.
     SmallVector<Operation *> chained;
     for (Operation *op : eligible) {
       ConvView conv = *viewConv(op);
       bool linked = false;
       for (Value in : {conv.x, conv.residual})
-        linked |= in && in.getDefiningOp() && eligible.contains(in.getDefiningOp());
+        if (Operation *producer = in ? in.getDefiningOp() : nullptr)
+          linked |= eligible.contains(producer) || pools.contains(producer);
       for (Operation *user : conv.y.getUsers())
-        linked |= eligible.contains(user);
+        linked |= eligible.contains(user) || pools.contains(user);
       if (linked)
         chained.push_back(op);
     }
-    // Each view is taken as its conv is rewritten: an earlier rewrite
-    // replaces the value a later conv reads.
+    // Each view is taken as its op is rewritten: an earlier rewrite
+    // replaces the value a later one reads.
     TransposeCache cache;
     for (Operation *op : chained)
       rewrite(op, cache);
+    for (Operation *pool : pools)
+      rewritePool(cast<onnx::MaxPoolOp>(pool), cache);
     numConverted += chained.size();
+    numPools += pools.size();
 
     // Transpose pairs that cancel: readers take the original value; the
     // Transposes nothing reads any more go.

@@ -1593,6 +1593,14 @@ const std::map<std::string, LibraryOp> &libraryOps() {
                           "storage_order 0 or 1");
           return {};
         }}},
+      // Made inside CPU partitions (cpu-conv-channels-last), after claims.
+      {"max_pool",
+       {"MaxPoolChannelsLast",
+        [](Operation *op) -> Refusal {
+          if (auto r = requireF32(op, {0}); r.any())
+            return r;
+          return requireRank(op, 0, 4, 4);
+        }}},
       {"AveragePool", {"AveragePool", checkPool}},
       {"LpPool",
        {"LpPool",

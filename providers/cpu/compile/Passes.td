@@ -46,12 +46,16 @@ def CpuConvChannelsLast : Pass<"cpu-conv-channels-last", "mlir::func::FuncOp"> {
     is then replaced by that Transpose's input, so inside a chain the convs
     (and the residuals they add) meet in the same layout with no copy; the
     chain keeps a Transpose where it meets anything else. A conv alone stays
-    as it is: two Transposes would cost more than its layout saves. The CPU
-    EP runs this pass for AVX-512 targets only.
+    as it is: two Transposes would cost more than its layout saves. A 2-D
+    float32 onnx.MaxPool with no Indices read that reads or feeds such a
+    conv becomes ortc.max_pool the same way, so that ResNet's stem conv,
+    its MaxPool and the blocks after them form one chain. The CPU EP runs
+    this pass for AVX-512 targets only.
   }];
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [
     Statistic<"numConverted", "num-converted", "Number of convs made channels-last">,
+    Statistic<"numPools", "num-pools", "Number of MaxPools made channels-last">,
     Statistic<"numCancelled", "num-cancelled", "Number of Transposes that undid their input">
   ];
 }

@@ -18,6 +18,7 @@ Status gemm(const KernelCall &call);
 
 Status conv(const KernelCall &call);
 Status maxPool(const KernelCall &call);
+Status maxPoolChannelsLast(const KernelCall &call);
 Status averagePool(const KernelCall &call);
 Status globalAveragePool(const KernelCall &call);
 Status globalMaxPool(const KernelCall &call);
@@ -188,6 +189,7 @@ const KernelEntry kKernels[] = {
     {"MatMul", kernels::matMul},
     {"MatMulInteger", kernels::matMulInteger},
     {"MaxPool", kernels::maxPool},
+    {"MaxPoolChannelsLast", kernels::maxPoolChannelsLast},
     {"MaxUnpool", kernels::maxUnpool},
     {"MeanVarianceNormalization", kernels::meanVarianceNormalization},
     {"MelWeightMatrix", kernels::melWeightMatrix},

@@ -28,15 +28,17 @@ func.func @chain(%x: tensor<?x4x8x8xf32>) -> tensor<?x6x8x8xf32> {
 
 // -----
 
-// A plain onnx.Conv in a chain becomes a fused_conv with no epilogue; its
-// output, also read by a MaxPool, goes back to NCHW for the pool alone.
+// A plain onnx.Conv in a chain becomes a fused_conv with no epilogue; a
+// MaxPool that reads it (its Indices unread) pools the channels-last tensor
+// and goes back to NCHW after.
 // CHECK-LABEL: func.func @plain_conv_and_pool
 // CHECK: %[[P:.*]] = ortc.fused_conv %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {activation = "none", activation_params = array<f32>, channels_last}
-// CHECK: %[[PT:.*]] = "onnx.Transpose"(%[[P]]) <{perm = array<i64: 0, 3, 1, 2>}>
 // CHECK: %[[Q:.*]] = ortc.fused_conv %[[P]], {{.*}} channels_last
 // CHECK: %[[QT:.*]] = "onnx.Transpose"(%[[Q]]) <{perm = array<i64: 0, 3, 1, 2>}>
-// CHECK: %[[M:.*]], %{{.*}} = "onnx.MaxPool"(%[[PT]])
-// CHECK: return %[[QT]], %[[M]]
+// CHECK: %[[M:.*]] = ortc.max_pool %[[P]] {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x6x6x8xf32> -> tensor<1x3x3x8xf32>
+// CHECK: %[[MT:.*]] = "onnx.Transpose"(%[[M]]) <{perm = array<i64: 0, 3, 1, 2>}> : (tensor<1x3x3x8xf32>) -> tensor<1x8x3x3xf32>
+// CHECK-NOT: onnx.MaxPool
+// CHECK: return %[[QT]], %[[MT]]
 func.func @plain_conv_and_pool(%x: tensor<1x8x6x6xf32>) -> (tensor<1x8x6x6xf32>, tensor<1x8x3x3xf32>) {
   %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
   %b = "onnx.Constant"() {value = dense<0.5> : tensor<8xf32>} : () -> tensor<8xf32>
@@ -44,6 +46,48 @@ func.func @plain_conv_and_pool(%x: tensor<1x8x6x6xf32>) -> (tensor<1x8x6x6xf32>,
   %q = "onnx.Conv"(%p, %w, %b) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, tensor<8xf32>) -> tensor<1x8x6x6xf32>
   %m, %i = "onnx.MaxPool"(%p) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x6x6xf32>) -> (tensor<1x8x3x3xf32>, none)
   return %q, %m : tensor<1x8x6x6xf32>, tensor<1x8x3x3xf32>
+}
+
+// -----
+
+// ResNet's stem: a conv, a MaxPool (padded, ceil_mode kept) and a conv form
+// one chain: one Transpose in, one out, and nothing between.
+// CHECK-LABEL: func.func @stem
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x16x16xf32>)
+// CHECK: %[[XT:.*]] = "onnx.Transpose"(%[[X]]) <{perm = array<i64: 0, 2, 3, 1>}>
+// CHECK: %[[S:.*]] = ortc.fused_conv %[[XT]], {{.*}} channels_last
+// CHECK-SAME: -> tensor<2x8x8x8xf32>
+// CHECK-NOT: onnx.Transpose
+// CHECK: %[[M:.*]] = ortc.max_pool %[[S]] {ceil_mode = 1 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x8x8x8xf32> -> tensor<2x5x5x8xf32>
+// CHECK-NOT: onnx.Transpose
+// CHECK: %[[B:.*]] = ortc.fused_conv %[[M]], {{.*}} channels_last
+// CHECK-NEXT: %[[Y:.*]] = "onnx.Transpose"(%[[B]]) <{perm = array<i64: 0, 3, 1, 2>}>
+// CHECK-NEXT: return %[[Y]]
+func.func @stem(%x: tensor<2x3x16x16xf32>) -> tensor<2x8x5x5xf32> {
+  %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<8x3x3x3xf32>} : () -> tensor<8x3x3x3xf32>
+  %w2 = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %s = "onnx.Conv"(%x, %w1, %none) {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x16x16xf32>, tensor<8x3x3x3xf32>, none) -> tensor<2x8x8x8xf32>
+  %m, %i = "onnx.MaxPool"(%s) {ceil_mode = 1 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x8x8x8xf32>) -> (tensor<2x8x5x5xf32>, none)
+  %b = "onnx.Conv"(%m, %w2, %none) : (tensor<2x8x5x5xf32>, tensor<8x8x1x1xf32>, none) -> tensor<2x8x5x5xf32>
+  return %b : tensor<2x8x5x5xf32>
+}
+
+// -----
+
+// Not converted: a MaxPool whose Indices are read, a MaxPool next to no
+// conv of a chain, and so the conv before the first (alone then).
+// CHECK-LABEL: func.func @pools_left_alone
+// CHECK-NOT: ortc.max_pool
+// CHECK-NOT: channels_last
+// CHECK-COUNT-2: "onnx.MaxPool"
+func.func @pools_left_alone(%x: tensor<1x8x6x6xf32>) -> (tensor<1x8x3x3xf32>, tensor<1x8x3x3xi64>, tensor<1x8x3x3xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %c = "onnx.Conv"(%x, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %m, %i = "onnx.MaxPool"(%c) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x6x6xf32>) -> (tensor<1x8x3x3xf32>, tensor<1x8x3x3xi64>)
+  %m2, %i2 = "onnx.MaxPool"(%x) {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x6x6xf32>) -> (tensor<1x8x3x3xf32>, none)
+  return %m, %i, %m2 : tensor<1x8x3x3xf32>, tensor<1x8x3x3xi64>, tensor<1x8x3x3xf32>
 }
 
 // -----

@@ -96,3 +96,19 @@ func.func @fused_conv_residual_shape(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1
   %y = ortc.fused_conv %x, %w, %none, %r {activation = "none", activation_params = array<f32>} : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, none, tensor<1x2x1x1xf32> -> tensor<1x2x4x4xf32>
   return %y : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+func.func @max_pool_rank(%x: tensor<1x4x4xf32>) -> tensor<1x2x4xf32> {
+  // expected-error@+1 {{'ortc.max_pool' op needs x and y [N, H, W, C], got 'tensor<1x4x4xf32>'}}
+  %y = ortc.max_pool %x {kernel_shape = array<i64: 2, 2>} : tensor<1x4x4xf32> -> tensor<1x2x4xf32>
+  return %y : tensor<1x2x4xf32>
+}
+
+// -----
+
+func.func @max_pool_kernel(%x: tensor<1x4x4x2xf32>) -> tensor<1x3x4x2xf32> {
+  // expected-error@+1 {{'ortc.max_pool' op needs a 2-D kernel_shape, got 1 dims}}
+  %y = ortc.max_pool %x {kernel_shape = array<i64: 2>} : tensor<1x4x4x2xf32> -> tensor<1x3x4x2xf32>
+  return %y : tensor<1x3x4x2xf32>
+}

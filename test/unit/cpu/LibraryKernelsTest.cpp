@@ -1099,6 +1099,80 @@ TEST(LibraryKernels, MaxPool) {
   checkPool("MaxPool", {{1, 2, 7, 7}, {2, 2}, {2, 2}}, 9); // input past the last window
 }
 
+// MaxPoolChannelsLast (ortc.max_pool) over X [N, H, W, C] gives MaxPool's
+// result over X [N, C, H, W], transposed, exactly: pads, ceil_mode,
+// dilations and auto_pad, channel counts with and without a partial vector,
+// a NaN (it loses, as in MaxPool), on every variant, serially and on a pool.
+TEST(LibraryKernels, MaxPoolChannelsLast) {
+  struct Case {
+    std::vector<int64_t> nchw, k, strides, pads, dilations;
+    int64_t ceil;
+    std::string autoPad;
+  };
+  const Case cases[] = {
+      {{1, 64, 12, 12}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0, "NOTSET"}, // ResNet's stem
+      {{2, 20, 9, 11}, {3, 2}, {2, 3}, {0, 1, 1, 0}, {1, 1}, 1, "NOTSET"},
+      {{1, 5, 10, 10}, {3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 0, "NOTSET"},
+      {{1, 17, 7, 6}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 0, "SAME_UPPER"},
+      {{3, 16, 4, 4}, {1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 0, "NOTSET"},
+  };
+  ThreadPool pool(2);
+  uint64_t seed = 80;
+  for (const Case &c : cases) {
+    Tensor X = randomF(c.nchw, seed++);
+    X.f()[3] = NAN;
+    Attrs at;
+    at.is("kernel_shape", c.k).is("strides", c.strides).is("dilations", c.dilations);
+    at.i("ceil_mode", c.ceil).s("auto_pad", c.autoPad);
+    if (c.autoPad == "NOTSET")
+      at.is("pads", c.pads);
+    std::string what = "x " + shapeToString(c.nchw) + " k " + shapeToString(c.k) + " s " +
+                       shapeToString(c.strides) + " " + c.autoPad;
+    // The NCHW kernel's result, then both transposed to channels-last.
+    std::vector<int64_t> ys = {c.nchw[0], c.nchw[1]};
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = c.nchw[2 + i], window = (c.k[i] - 1) * c.dilations[i] + 1;
+      int64_t span = in + c.pads[i] + c.pads[2 + i] - window;
+      int64_t out = c.autoPad != "NOTSET" ? (in + c.strides[i] - 1) / c.strides[i]
+                    : c.ceil                ? (span + c.strides[i] - 1) / c.strides[i] + 1
+                                            : span / c.strides[i] + 1;
+      // ceil_mode's last window starts inside the input or its begin pad.
+      if (c.ceil && (out - 1) * c.strides[i] >= in + c.pads[i])
+        --out;
+      ys.push_back(out);
+    }
+    Tensor Y(ElementType::Float, ys);
+    ASSERT_OK(run("MaxPool", at, {&X}, {&Y}));
+    auto toLast = [](const Tensor &t) {
+      int64_t N = t.shape[0], C = t.shape[1], H = t.shape[2], W = t.shape[3];
+      Tensor r(ElementType::Float, {N, H, W, C});
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t ch = 0; ch < C; ++ch)
+          for (int64_t h = 0; h < H; ++h)
+            for (int64_t w = 0; w < W; ++w)
+              r.f()[((n * H + h) * W + w) * C + ch] = t.f()[((n * C + ch) * H + h) * W + w];
+      return r;
+    };
+    Tensor XL = toLast(X), want = toLast(Y);
+    for (const char *variant : {"generic", "avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue;
+      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+        Tensor YL(ElementType::Float, want.shape);
+        ASSERT_OK(run("MaxPoolChannelsLast", at, {&XL}, {&YL}, on));
+        EXPECT_EQ(YL.floats(), want.floats()) << what << " " << variant << (on ? " pool" : "");
+      }
+    }
+    setSgemmVariant(nullptr);
+  }
+  Tensor X3 = randomF({1, 4, 4}, 1), Y3(ElementType::Float, {1, 2, 2});
+  EXPECT_INVALID(run("MaxPoolChannelsLast", Attrs().is("kernel_shape", {2, 2}), {&X3}, {&Y3}),
+                 "[N,H,W,C]");
+  Tensor X4 = randomF({1, 4, 4, 3}, 1), Y4(ElementType::Float, {1, 2, 2, 2});
+  EXPECT_INVALID(run("MaxPoolChannelsLast", Attrs().is("kernel_shape", {2, 2}), {&X4}, {&Y4}),
+                 "output shape");
+}
+
 TEST(LibraryKernels, AveragePool) {
   for (bool inc : {false, true}) {
     checkPool("AveragePool", {{1, 2, 6, 6}, {2, 2}, {2, 2}, {}, {}, false, inc}, 10);
