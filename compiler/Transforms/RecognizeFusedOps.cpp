@@ -345,8 +345,8 @@ Operation *probabilitiesReader(Value p, bool &nanToZero) {
     else
       return nullptr;
   }
-  if (!guard || !isNaN || guard.getCondition() != isNaN.getResult() ||
-      guard.getY() != p || !isNaN.getResult().hasOneUse() || !isScalarNear(guard.getX(), 0.0, 0))
+  if (!guard || !isNaN || guard.getCondition() != isNaN.getResult() || guard.getY() != p ||
+      !isNaN.getResult().hasOneUse() || !isScalarNear(guard.getX(), 0.0, 0))
     return nullptr;
   // The guard keeps p's type: a 0 that broadcast it wider is no guard.
   if (guard.getResult().getType() != p.getType())
@@ -405,18 +405,18 @@ struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
     auto qType = dyn_cast<RankedTensorType>(q.getType());
     auto kType = dyn_cast<RankedTensorType>(k.getType());
     auto vType = dyn_cast<RankedTensorType>(v.getType());
-    if (!qType || !kType || !vType || qType.getRank() < 2 ||
-        qType.getRank() != kType.getRank() || qType.getRank() != vType.getRank() ||
+    if (!qType || !kType || !vType || qType.getRank() < 2 || qType.getRank() != kType.getRank() ||
+        qType.getRank() != vType.getRank() ||
         qType.getShape().drop_back(2) != kType.getShape().drop_back(2) ||
         qType.getShape().drop_back(2) != vType.getShape().drop_back(2))
       return rewriter.notifyMatchFailure(softmax, "q, k and v do not share their leading dims");
     if (outMatMul->getResult(0).use_empty())
       return failure(); // already rewritten
     rewriter.setInsertionPoint(outMatMul);
-    auto attention = fused::AttentionOp::create(
-        rewriter, outMatMul->getLoc(), outMatMul->getResult(0).getType(), q, k, v, mask,
-        rewriter.getF32FloatAttr(static_cast<float>(scale)),
-        nanToZero ? rewriter.getUnitAttr() : UnitAttr());
+    auto attention = fused::AttentionOp::create(rewriter, outMatMul->getLoc(),
+                                                outMatMul->getResult(0).getType(), q, k, v, mask,
+                                                rewriter.getF32FloatAttr(static_cast<float>(scale)),
+                                                nanToZero ? rewriter.getUnitAttr() : UnitAttr());
     rewriter.replaceAllUsesWith(outMatMul->getResult(0), attention.getResult());
     return success();
   }

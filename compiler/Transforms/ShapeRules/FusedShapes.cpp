@@ -47,8 +47,8 @@ LogicalResult inferFusedConv(fused::FusedConvOp op, ShapeRuleContext &ctx) {
 
 /// max_pool: MaxPool's window rule with the channels last.
 LogicalResult inferMaxPool(fused::MaxPoolOp op, ShapeRuleContext &ctx) {
-  WindowAttrs attrs{op.getKernelShape(), op.getStrides(), op.getDilations(), op.getPads(),
-                    op.getAutoPad(),     op.getCeilMode() != 0};
+  WindowAttrs attrs{op.getKernelShape(), op.getStrides(), op.getDilations(),
+                    op.getPads(),        op.getAutoPad(), op.getCeilMode() != 0};
   attrs.channelsLast = true;
   return inferWindowOf(ctx, attrs, op.getX(), Value(), op.getY(), ctx.elementType(op.getX()));
 }

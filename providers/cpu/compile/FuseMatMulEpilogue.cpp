@@ -9,6 +9,13 @@
 //
 //   MatMul(a, B[K,N]) -> Add(bias[N]) [-> Relu | ortc.gelu]
 //
+// A plain Gemm (no transposes, alpha = beta = 1, C absent or [N]) whose
+// only reader is such an activation, directly or through one Reshape (as
+// GPT-2's Conv1D exports: Gemm, Reshape, GELU), takes the activation the
+// same way; the Reshape then reads the fused product.
+//
+//   Gemm(a, B[K,N], C[N]?) [-> Reshape] -> Relu | ortc.gelu
+//
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/compile/Passes.h"
@@ -81,6 +88,69 @@ std::optional<Match> matchMatMul(onnx::MatMulOp matmul) {
   return m;
 }
 
+/// A Gemm whose activation the epilogue absorbs (see the file comment).
+struct GemmMatch {
+  onnx::GemmOp gemm;
+  onnx::ReshapeOp reshape; // null when the activation reads the Gemm
+  Operation *activationOp;
+  StringRef activation;
+};
+
+std::optional<GemmMatch> matchGemm(onnx::GemmOp gemm) {
+  auto a = dyn_cast<RankedTensorType>(gemm.getA().getType());
+  auto b = dyn_cast<RankedTensorType>(gemm.getB().getType());
+  auto y = dyn_cast<RankedTensorType>(gemm.getY().getType());
+  if (!a || !b || !y || !isF32Tensor(a) || !isF32Tensor(b) || !isF32Tensor(y) || b.getRank() != 2 ||
+      b.isDynamicDim(1) || gemm.getTransA() != 0 || gemm.getTransB() != 0 ||
+      gemm.getAlpha().convertToDouble() != 1.0 || gemm.getBeta().convertToDouble() != 1.0)
+    return std::nullopt;
+  Value c = gemm.getC();
+  if (!ortc::isAbsentOperand(c)) {
+    auto cType = dyn_cast<RankedTensorType>(c.getType());
+    if (!cType || !isF32Tensor(cType) || cType.getRank() != 1 ||
+        cType.getDimSize(0) != b.getDimSize(1))
+      return std::nullopt;
+  }
+  GemmMatch m{gemm, nullptr, ortc::soleUser(gemm.getY()), "none"};
+  if (auto reshape = dyn_cast_or_null<onnx::ReshapeOp>(m.activationOp)) {
+    m.reshape = reshape;
+    m.activationOp = ortc::soleUser(reshape.getReshaped());
+  }
+  std::optional<StringRef> activation =
+      m.activationOp ? activationOf(m.activationOp) : std::nullopt;
+  if (!activation)
+    return std::nullopt;
+  m.activation = *activation;
+  return m;
+}
+
+/// Replaces a matched Gemm and its activation with one ortc.matmul_bias (a
+/// zero bias where C is absent), which the Reshape, if any, then reads.
+void rewrite(GemmMatch m) {
+  OpBuilder b(m.gemm);
+  Value bias = m.gemm.getC();
+  if (ortc::isAbsentOperand(bias)) {
+    auto type = RankedTensorType::get(
+        {cast<RankedTensorType>(m.gemm.getB().getType()).getDimSize(1)}, b.getF32Type());
+    OperationState state(m.gemm.getLoc(), "onnx.Constant");
+    state.addAttribute("value", DenseElementsAttr::get(type, 0.0f));
+    state.addTypes(type);
+    bias = b.create(state)->getResult(0);
+  }
+  auto fusedOp = fused::MatMulBiasOp::create(
+      b, b.getFusedLoc({m.gemm.getLoc(), m.activationOp->getLoc()}), m.gemm.getY().getType(),
+      m.gemm.getA(), m.gemm.getB(), bias, b.getBoolAttr(false), b.getF32FloatAttr(1.0f),
+      b.getStringAttr(m.activation));
+  Value product = fusedOp.getOutput();
+  if (m.reshape) {
+    m.reshape->setOperand(0, product);
+    product = m.reshape.getReshaped();
+  }
+  m.activationOp->getResult(0).replaceAllUsesWith(product);
+  m.activationOp->erase();
+  m.gemm->erase();
+}
+
 /// Replaces the matched chain with one ortc.matmul_bias.
 void rewrite(Match m) {
   Operation *last = m.activationOp ? m.activationOp : m.add.getOperation();
@@ -108,9 +178,16 @@ struct CpuFuseMatMulEpiloguePass
       if (std::optional<Match> m = matchMatMul(matmul))
         matches.push_back(*m);
     });
+    std::vector<GemmMatch> gemms;
+    getOperation().walk([&](onnx::GemmOp gemm) {
+      if (std::optional<GemmMatch> m = matchGemm(gemm))
+        gemms.push_back(*m);
+    });
     for (Match &m : matches)
       rewrite(m);
-    numFused += matches.size();
+    for (GemmMatch &m : gemms)
+      rewrite(m);
+    numFused += matches.size() + gemms.size();
   }
 };
 

@@ -69,11 +69,14 @@ def CpuFuseMatMulEpilogue : Pass<"cpu-fuse-matmul-epilogue", "mlir::func::FuncOp
     becomes one ortc.matmul_bias: y = activation(MatMul(a, B) + bias). The
     library MatMul applies this epilogue to each tile of its output while it
     is in cache. A product anything else reads, a bias of another shape and
-    a batched B stay as they are.
+    a batched B stay as they are. A plain onnx.Gemm (no transposes, alpha
+    and beta 1, C absent or [N]) whose only reader is such an activation,
+    directly or through one onnx.Reshape (GPT-2's Conv1D), becomes one too,
+    C its bias (zeros where absent), the Reshape reading it.
   }];
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [
-    Statistic<"numFused", "num-fused", "Number of MatMuls given an epilogue">
+    Statistic<"numFused", "num-fused", "Number of MatMuls and Gemms given an epilogue">
   ];
 }
 

@@ -83,7 +83,6 @@ void parallelForRuns(ThreadPool *pool, int64_t n, int64_t elementsEach, Body &&b
 /// (and the residual) [N, OH, OW, M].
 Status convChannelsLast(const KernelCall &call);
 
-
 } // namespace ortc::cpu::kernels
 
 #endif // ORTC_PROVIDERS_CPU_KERNELS_CONVCOMMON_H

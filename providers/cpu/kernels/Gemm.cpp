@@ -187,8 +187,8 @@ loadPairAvx2(__m256i m0, __m256i m1, const float *p, __m256 &lo, __m256 &hi) {
 /// the store; `Full`: all 16 columns present, else those of m0 and m1.
 template <bool Full, int MR>
 ORTC_AVX2 __attribute__((always_inline)) inline void
-finishTileAvx2(__m256 (&v0)[MR], __m256 (&v1)[MR], float *c, int64_t ldc, __m256i m0,
-               __m256i m1, bool load, const GemmEpilogue *epilogue, int64_t row0) {
+finishTileAvx2(__m256 (&v0)[MR], __m256 (&v1)[MR], float *c, int64_t ldc, __m256i m0, __m256i m1,
+               bool load, const GemmEpilogue *epilogue, int64_t row0) {
   using A = GemmEpilogue::Activation;
   __m256 lo, hi;
   if (load) {
@@ -378,8 +378,7 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
   }
 
   if (nr == kNr) {
-    finishTileAvx2<true, MR>(acc0[0], acc1[0], c, ldc, __m256i(), __m256i(), load, epilogue,
-                             row0);
+    finishTileAvx2<true, MR>(acc0[0], acc1[0], c, ldc, __m256i(), __m256i(), load, epilogue, row0);
     return;
   }
   // Right edge: masked so columns past N are neither read nor written.

@@ -178,8 +178,8 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y
 /// (0 below softmaxCutoff, as softmaxRow) and their sum, then the scaling
 /// with NaNs set to 0 when `nanToZero` (a fully masked row). One pass each
 /// where the portable path takes five; sums fold 16 lanes wide.
-__attribute__((target("avx512f"))) void attentionRowAvx512(float *row, const float *mask,
-                                                             int64_t n, bool nanToZero) {
+__attribute__((target("avx512f"))) void attentionRowAvx512(float *row, const float *mask, int64_t n,
+                                                           bool nanToZero) {
   const int64_t full = n / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (n % 16)) - 1);
   __m512 mv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -206,8 +206,8 @@ __attribute__((target("avx512f"))) void attentionRowAvx512(float *row, const flo
     __mmask16 lanes = i < full ? __mmask16(0xFFFF) : tail;
     __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(lanes, row + i), shift);
     // NaN kept: the compare is unordered-true.
-    __m512 e = _mm512_maskz_mov_ps(lanes & _mm512_cmp_ps_mask(d, cutoff, _CMP_NLT_UQ),
-                                   expAvx512(d));
+    __m512 e =
+        _mm512_maskz_mov_ps(lanes & _mm512_cmp_ps_mask(d, cutoff, _CMP_NLT_UQ), expAvx512(d));
     _mm512_mask_storeu_ps(row + i, lanes, e);
     sv = _mm512_add_ps(sv, e);
   }
@@ -670,8 +670,7 @@ Status attention(const KernelCall &call) {
   bool avx512 = kernelIsa() == KernelIsa::Avx512;
 
   parallelFor(call.pool, tasks, [&](int64_t t) {
-    float *packedK = buf + size_t(t) * slot, *packedV = packedK + kSize,
-          *scores = packedV + vSize;
+    float *packedK = buf + size_t(t) * slot, *packedV = packedK + kSize, *scores = packedV + vSize;
     int64_t packed = -1; // the head whose k and v are packed
     for (int64_t u = t * units / tasks; u < (t + 1) * units / tasks; ++u) {
       int64_t b = u / qSplit, part = u % qSplit;
@@ -683,8 +682,7 @@ Status attention(const KernelCall &call) {
         packed = b;
       }
       int64_t maskOff = stridedOffset(b, Q->shape.data(), maskStride.data(), lead);
-      for (int64_t r0 = part * Sq / qSplit, end = (part + 1) * Sq / qSplit; r0 < end;
-           r0 += rows) {
+      for (int64_t r0 = part * Sq / qSplit, end = (part + 1) * Sq / qSplit; r0 < end; r0 += rows) {
         int64_t nr = std::min(rows, end - r0);
         if (inPlace)
           sgemmRowsOfTaps(nr, Sk, D, 1, q + (b * Sq + r0) * D, qRows, &firstTap, packedK, scores,
@@ -710,8 +708,8 @@ Status attention(const KernelCall &call) {
               row[j] = std::isnan(row[j]) ? 0.f : row[j];
         }
         if (inPlace)
-          sgemmRowsOfTaps(nr, Dv, Sk, 1, scores, pRows, &firstTap, packedV,
-                          o + (b * Sq + r0) * Dv, Dv, false, nullptr);
+          sgemmRowsOfTaps(nr, Dv, Sk, 1, scores, pRows, &firstTap, packedV, o + (b * Sq + r0) * Dv,
+                          Dv, false, nullptr);
         else
           sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, o + (b * Sq + r0) * Dv, Dv, false);
       }

@@ -72,10 +72,11 @@ unsigned ortc::cuda::expandAttention(func::FuncOp fn) {
       auto scalar = RankedTensorType::get({}, q.getElementType());
       Value zero = ortc::cuda::createOnnxOp(
           b, loc, "onnx.Constant", {}, scalar,
-          {b.getNamedAttr("value", DenseElementsAttr::get(
-                                       scalar, b.getFloatAttr(q.getElementType(), 0.0).getValue()))});
-      Value isNaN = ortc::cuda::createOnnxOp(
-          b, loc, "onnx.IsNaN", {probs}, scoresType.clone(b.getI1Type()));
+          {b.getNamedAttr(
+              "value",
+              DenseElementsAttr::get(scalar, b.getFloatAttr(q.getElementType(), 0.0).getValue()))});
+      Value isNaN =
+          ortc::cuda::createOnnxOp(b, loc, "onnx.IsNaN", {probs}, scoresType.clone(b.getI1Type()));
       probs = ortc::cuda::createOnnxOp(b, loc, "onnx.Where", {isNaN, zero, probs}, scoresType);
     }
     Value out = ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {probs, op.getValue()}, op.getResult().getType());

@@ -82,3 +82,54 @@ func.func @not_fused(%a: tensor<4x8xf32>, %a3: tensor<2x4x8xf32>, %w3: tensor<2x
   %s4 = "onnx.Add"(%m4, %one) : (tensor<4x16xf32>, tensor<1xf32>) -> tensor<4x16xf32>
   return %m, %s, %s2, %s3, %s4 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// GPT-2's Conv1D: a Gemm with no C, reshaped, then GELU (tanh form): the
+// GELU goes into a matmul_bias with a zero bias that the Reshape reads; a
+// Gemm with C [N] read by a Relu takes C as its bias.
+// CHECK-LABEL: func.func @gemm_activation
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[C:.*]]: tensor<16xf32>)
+// CHECK-DAG: %[[W:.*]] = "onnx.Constant"() <{value = dense<5.000000e-01> : tensor<8x16xf32>}>
+// CHECK-DAG: %[[Z:.*]] = "onnx.Constant"() <{value = dense<0.000000e+00> : tensor<16xf32>}>
+// CHECK: %[[G:.*]] = ortc.matmul_bias %[[A]], %[[W]], %[[Z]] {activation = "gelu_tanh", alpha = 1.000000e+00 : f32, trans_b = false} : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+// CHECK: %[[R:.*]] = "onnx.Reshape"(%[[G]], %{{.*}}) <{allowzero = 0 : i64}> : (tensor<4x16xf32>, tensor<3xi64>) -> tensor<1x4x16xf32>
+// CHECK: %[[P:.*]] = ortc.matmul_bias %[[A]], %[[W]], %[[C]] {activation = "relu", alpha = 1.000000e+00 : f32, trans_b = false}
+// CHECK-NOT: onnx.Gemm
+// CHECK-NOT: ortc.gelu
+// CHECK-NOT: onnx.Relu
+// CHECK: return %[[R]], %[[P]]
+func.func @gemm_activation(%a: tensor<4x8xf32>, %c: tensor<16xf32>) -> (tensor<1x4x16xf32>, tensor<4x16xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x16xf32>} : () -> tensor<8x16xf32>
+  %shape = "onnx.Constant"() {value = dense<[1, 4, 16]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %g = "onnx.Gemm"(%a, %w, %none) {alpha = 1.0 : f32, beta = 1.0 : f32, transA = 0 : i64, transB = 0 : i64} : (tensor<4x8xf32>, tensor<8x16xf32>, none) -> tensor<4x16xf32>
+  %r = "onnx.Reshape"(%g, %shape) : (tensor<4x16xf32>, tensor<3xi64>) -> tensor<1x4x16xf32>
+  %y = ortc.gelu %r {approximate = "tanh"} : tensor<1x4x16xf32> -> tensor<1x4x16xf32>
+  %p = "onnx.Gemm"(%a, %w, %c) {alpha = 1.0 : f32, beta = 1.0 : f32} : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %q = "onnx.Relu"(%p) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y, %q : tensor<1x4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Left as they are: a Gemm with transB, one with alpha 2, one with C of
+// [M, N], one whose Reshape has a second reader, and one with no activation.
+// CHECK-LABEL: func.func @gemm_left_alone
+// CHECK-NOT: ortc.matmul_bias
+// CHECK-COUNT-5: "onnx.Gemm"
+func.func @gemm_left_alone(%a: tensor<4x8xf32>, %wt: tensor<16x8xf32>, %w: tensor<8x16xf32>, %c2: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<4x16xf32>) {
+  %shape = "onnx.Constant"() {value = dense<[1, 4, 16]> : tensor<3xi64>} : () -> tensor<3xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %t = "onnx.Gemm"(%a, %wt, %none) {transB = 1 : i64} : (tensor<4x8xf32>, tensor<16x8xf32>, none) -> tensor<4x16xf32>
+  %t1 = "onnx.Relu"(%t) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %s = "onnx.Gemm"(%a, %w, %none) {alpha = 2.0 : f32} : (tensor<4x8xf32>, tensor<8x16xf32>, none) -> tensor<4x16xf32>
+  %s1 = "onnx.Relu"(%s) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = "onnx.Gemm"(%a, %w, %c2) : (tensor<4x8xf32>, tensor<8x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m1 = "onnx.Relu"(%m) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %g = "onnx.Gemm"(%a, %w, %none) : (tensor<4x8xf32>, tensor<8x16xf32>, none) -> tensor<4x16xf32>
+  %r = "onnx.Reshape"(%g, %shape) : (tensor<4x16xf32>, tensor<3xi64>) -> tensor<1x4x16xf32>
+  %y = ortc.gelu %r {approximate = "tanh"} : tensor<1x4x16xf32> -> tensor<1x4x16xf32>
+  %n = "onnx.Gemm"(%a, %w, %none) : (tensor<4x8xf32>, tensor<8x16xf32>, none) -> tensor<4x16xf32>
+  return %t1, %s1, %m1, %y, %r, %n : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<4x16xf32>
+}

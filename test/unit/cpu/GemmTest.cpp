@@ -268,8 +268,8 @@ TEST_P(GemmVariantTest, EpilogueMatchesGemmThenEpilogue) {
       int64_t M = shape[0], N = shape[1], K = shape[2], ldc = N + 3, ldr = N + 5;
       SCOPED_TRACE(describe(Case{M, N, K}) + " activation " + std::to_string(int(act)));
       Rng rng(uint64_t(M * 131 + N + K));
-      std::vector<float> A(std::max<int64_t>(M * K, 1)), B(std::max<int64_t>(K * N, 1)),
-          bias(M), colBias(N), residual(M * ldr), initial(M * ldc);
+      std::vector<float> A(std::max<int64_t>(M * K, 1)), B(std::max<int64_t>(K * N, 1)), bias(M),
+          colBias(N), residual(M * ldr), initial(M * ldc);
       for (std::vector<float> *v : {&A, &B, &bias, &colBias, &residual, &initial})
         for (float &x : *v)
           x = rng.next();
@@ -286,8 +286,8 @@ TEST_P(GemmVariantTest, EpilogueMatchesGemmThenEpilogue) {
       e.alpha = 0.125f;
       for (bool accumulate : {false, true}) {
         std::vector<float> want = accumulate ? initial : std::vector<float>(M * ldc, kSentinel);
-        sgemmPackedParallel(nullptr, M, N, K, A.data(), K, false, packedB.data(), want.data(),
-                            ldc, accumulate);
+        sgemmPackedParallel(nullptr, M, N, K, A.data(), K, false, packedB.data(), want.data(), ldc,
+                            accumulate);
         for (int64_t i = 0; i < M; ++i)
           for (int64_t j = 0; j < N; ++j) {
             float v = want[i * ldc + j] + bias[i] + colBias[j] + residual[i * ldr + j];

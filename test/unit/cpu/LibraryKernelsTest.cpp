@@ -1134,8 +1134,8 @@ TEST(LibraryKernels, MaxPoolChannelsLast) {
       int64_t in = c.nchw[2 + i], window = (c.k[i] - 1) * c.dilations[i] + 1;
       int64_t span = in + c.pads[i] + c.pads[2 + i] - window;
       int64_t out = c.autoPad != "NOTSET" ? (in + c.strides[i] - 1) / c.strides[i]
-                    : c.ceil                ? (span + c.strides[i] - 1) / c.strides[i] + 1
-                                            : span / c.strides[i] + 1;
+                    : c.ceil              ? (span + c.strides[i] - 1) / c.strides[i] + 1
+                                          : span / c.strides[i] + 1;
       // ceil_mode's last window starts inside the input or its begin pad.
       if (c.ceil && (out - 1) * c.strides[i] >= in + c.pads[i])
         --out;
