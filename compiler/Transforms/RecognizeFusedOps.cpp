@@ -358,6 +358,14 @@ Operation *probabilitiesReader(Value p, bool &nanToZero) {
   return user;
 }
 
+/// Whether `t` is a rank-4 Transpose swapping dims 1 and 2 ([B, S, H, D]
+/// <-> [B, H, S, D]).
+bool swapsSequenceAndHeads(od::TransposeOp t) {
+  auto type = t ? dyn_cast<RankedTensorType>(t.getData().getType()) : nullptr;
+  return type && type.getRank() == 4 && t.getPerm() &&
+         llvm::equal(*t.getPerm(), ArrayRef<int64_t>{0, 2, 1, 3});
+}
+
 /// MatMul(Softmax(MatMul(q, k^T) [* s | / s] [+ mask]) [NaN -> 0], v), q
 /// and k^T each optionally scaled by a scalar (see keyOfTransposed,
 /// withoutScalarMul and probabilitiesReader for the forms taken).
@@ -410,14 +418,30 @@ struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
         qType.getShape().drop_back(2) != kType.getShape().drop_back(2) ||
         qType.getShape().drop_back(2) != vType.getShape().drop_back(2))
       return rewriter.notifyMatchFailure(softmax, "q, k and v do not share their leading dims");
-    if (outMatMul->getResult(0).use_empty())
+    // q, k and v transposed from [B, S, H, D] and the output transposed back
+    // (the heads split out of the projections and merged again): the
+    // kernel reads and writes the untransposed tensors.
+    Value result = outMatMul->getResult(0);
+    auto qT = q.getDefiningOp<od::TransposeOp>(), kT = k.getDefiningOp<od::TransposeOp>(),
+         vT = v.getDefiningOp<od::TransposeOp>();
+    auto outTranspose = dyn_cast_or_null<od::TransposeOp>(ortc::soleUser(result));
+    bool sequenceFirst = swapsSequenceAndHeads(qT) && swapsSequenceAndHeads(kT) &&
+                         swapsSequenceAndHeads(vT) && swapsSequenceAndHeads(outTranspose);
+    if (sequenceFirst) {
+      q = qT.getData();
+      k = kT.getData();
+      v = vT.getData();
+      result = outTranspose.getTransposed();
+    }
+    if (result.use_empty())
       return failure(); // already rewritten
-    rewriter.setInsertionPoint(outMatMul);
-    auto attention = fused::AttentionOp::create(rewriter, outMatMul->getLoc(),
-                                                outMatMul->getResult(0).getType(), q, k, v, mask,
-                                                rewriter.getF32FloatAttr(static_cast<float>(scale)),
-                                                nanToZero ? rewriter.getUnitAttr() : UnitAttr());
-    rewriter.replaceAllUsesWith(outMatMul->getResult(0), attention.getResult());
+    rewriter.setInsertionPoint(sequenceFirst ? outTranspose : outMatMul);
+    auto attention =
+        fused::AttentionOp::create(rewriter, outMatMul->getLoc(), result.getType(), q, k, v, mask,
+                                   rewriter.getF32FloatAttr(static_cast<float>(scale)),
+                                   nanToZero ? rewriter.getUnitAttr() : UnitAttr(),
+                                   sequenceFirst ? rewriter.getUnitAttr() : UnitAttr());
+    rewriter.replaceAllUsesWith(result, attention.getResult());
     return success();
   }
 };

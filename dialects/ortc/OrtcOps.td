@@ -55,11 +55,14 @@ def Ortc_AttentionOp : Ortc_Op<"attention", [Pure]> {
     mask broadcasts to [..., Sq, Sk]; softmax runs over the last axis. With
     nan_to_zero, probabilities that are NaN (all of a row whose scores are
     all -inf, a fully masked query) are 0, as torch's SDPA export writes
-    Where(IsNaN(p), 0, p) after the softmax.
+    Where(IsNaN(p), 0, p) after the softmax. With sequence_first (rank 4),
+    q, k, v and the output are [B, S, H, D] as the projections write them,
+    and mean their [B, H, S, D] transposes (the mask keeps the scores'
+    [B, H, Sq, Sk]): the Transposes around attention are not run.
   }];
   let arguments = (ins AnyTensor:$query, AnyTensor:$key, AnyTensor:$value,
                        Optional<AnyTensor>:$mask, F32Attr:$scale,
-                       UnitAttr:$nan_to_zero);
+                       UnitAttr:$nan_to_zero, UnitAttr:$sequence_first);
   let results = (outs AnyTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^ `:` type($mask))? attr-dict

@@ -1683,6 +1683,10 @@ const std::map<std::string, LibraryOp> &libraryOps() {
               q.getRank() != v.getRank())
             return refuse(RejectedKind::Shape, "q, k, v ranks differ or are below 2",
                           "q, k, v of one rank >= 2");
+          if (op->hasAttr("sequence_first") && q.getRank() != 4)
+            return refuse(RejectedKind::Shape,
+                          "sequence_first with rank " + std::to_string(q.getRank()),
+                          "sequence_first q, k, v of rank 4");
           return {};
         }}},
       {"Attention", {"OnnxAttention", onnx_attention::checkOnnxAttention}},

@@ -595,29 +595,51 @@ Status attention(const KernelCall &call) {
   if (rank < 2 || K->shape.size() != rank || V->shape.size() != rank)
     return invalid(op, "q, k, v must have one rank >= 2, got " + shapeToString(Q->shape) + ", " +
                            shapeToString(K->shape) + ", " + shapeToString(V->shape));
+  // sequence_first: q, k, v and the output are [B, S, H, D], each head's
+  // rows H * D floats apart; `qs`, `ks`, `vs` are their [B, H, S, D] shapes.
+  bool sequenceFirst = call.attrs.getInt("sequence_first", 0) != 0;
+  if (sequenceFirst && rank != 4)
+    return invalid(op,
+                   "sequence_first needs q, k, v [B, S, H, D], got rank " + std::to_string(rank));
+  auto headsFirst = [&](const TensorView *t) {
+    std::vector<int64_t> shape = t->shape;
+    if (sequenceFirst)
+      std::swap(shape[1], shape[2]);
+    return shape;
+  };
+  std::vector<int64_t> qs = headsFirst(Q), ks = headsFirst(K), vs = headsFirst(V);
   size_t lead = rank - 2;
   int64_t batch = 1;
   for (size_t i = 0; i < lead; ++i) {
-    if (K->shape[i] != Q->shape[i] || V->shape[i] != Q->shape[i])
+    if (ks[i] != qs[i] || vs[i] != qs[i])
       return invalid(op, "leading dims of q, k, v differ: " + shapeToString(Q->shape) + ", " +
                              shapeToString(K->shape) + ", " + shapeToString(V->shape));
-    batch *= Q->shape[i];
+    batch *= qs[i];
   }
-  int64_t Sq = Q->shape[lead], D = Q->shape[lead + 1];
-  int64_t Sk = K->shape[lead], Dv = V->shape[lead + 1];
-  if (K->shape[lead + 1] != D || V->shape[lead] != Sk)
+  int64_t Sq = qs[lead], D = qs[lead + 1];
+  int64_t Sk = ks[lead], Dv = vs[lead + 1];
+  if (ks[lead + 1] != D || vs[lead] != Sk)
     return invalid(op, "q " + shapeToString(Q->shape) + ", k " + shapeToString(K->shape) + ", v " +
                            shapeToString(V->shape) + " do not fit together");
-  std::vector<int64_t> expect(Q->shape.begin(), Q->shape.begin() + lead);
+  std::vector<int64_t> expect(qs.begin(), qs.begin() + lead);
   expect.push_back(Sq);
   expect.push_back(Dv);
+  if (sequenceFirst)
+    std::swap(expect[1], expect[2]);
   if (Status s = checkOutputShape(op, O, expect); !s.isOk())
     return s;
+  // Where head b's rows start in a tensor of `S` rows of `width` floats,
+  // and how far apart they are.
+  int64_t heads = sequenceFirst ? qs[1] : 1;
+  auto headStart = [&](int64_t b, int64_t S, int64_t width) {
+    return sequenceFirst ? (b / heads * S * heads + b % heads) * width : b * S * width;
+  };
+  int64_t ldq = heads * D, ldk = heads * D, ldv = heads * Dv, ldo = heads * Dv;
   float scale = call.attrs.getFloat("scale", 1.f / std::sqrt(float(std::max<int64_t>(D, 1))));
 
   // Mask strides over the scores' [lead..., Sq, Sk], right-aligned, 0 where
   // the mask broadcasts.
-  std::vector<int64_t> scoreShape(Q->shape.begin(), Q->shape.begin() + lead);
+  std::vector<int64_t> scoreShape(qs.begin(), qs.begin() + lead);
   scoreShape.push_back(Sq);
   scoreShape.push_back(Sk);
   std::vector<int64_t> maskStride(rank, 0);
@@ -658,7 +680,7 @@ Status attention(const KernelCall &call) {
     return s;
   int64_t *qRows = reinterpret_cast<int64_t *>(buf + offsetsAt), *pRows = qRows + rows;
   for (int64_t r = 0; inPlace && r < rows; ++r) {
-    qRows[r] = r * D;
+    qRows[r] = r * ldq;
     pRows[r] = r * Sk;
   }
   const int64_t firstTap = 0;
@@ -677,18 +699,20 @@ Status attention(const KernelCall &call) {
       if (b != packed) {
         // scores = q k^T * scale: k packed transposed with the scale folded in.
         if (D > 0)
-          packGemmB(k + b * Sk * D, D, true, D, Sk, scale, packedK);
-        packGemmB(v + b * Sk * Dv, Dv, false, Sk, Dv, 1.f, packedV);
+          packGemmB(k + headStart(b, Sk, D), ldk, true, D, Sk, scale, packedK);
+        packGemmB(v + headStart(b, Sk, Dv), ldv, false, Sk, Dv, 1.f, packedV);
         packed = b;
       }
-      int64_t maskOff = stridedOffset(b, Q->shape.data(), maskStride.data(), lead);
+      int64_t maskOff = stridedOffset(b, qs.data(), maskStride.data(), lead);
+      const float *qb = q + headStart(b, Sq, D);
+      float *ob = o + headStart(b, Sq, Dv);
       for (int64_t r0 = part * Sq / qSplit, end = (part + 1) * Sq / qSplit; r0 < end; r0 += rows) {
         int64_t nr = std::min(rows, end - r0);
         if (inPlace)
-          sgemmRowsOfTaps(nr, Sk, D, 1, q + (b * Sq + r0) * D, qRows, &firstTap, packedK, scores,
-                          Sk, false, nullptr);
+          sgemmRowsOfTaps(nr, Sk, D, 1, qb + r0 * ldq, qRows, &firstTap, packedK, scores, Sk, false,
+                          nullptr);
         else
-          sgemmPacked(nr, Sk, D, q + (b * Sq + r0) * D, D, false, packedK, scores, Sk, false);
+          sgemmPacked(nr, Sk, D, qb + r0 * ldq, ldq, false, packedK, scores, Sk, false);
         for (int64_t r = 0; r < nr; ++r) {
           float *row = scores + r * Sk;
           const float *mr = m ? m + maskOff + (r0 + r) * maskStride[rank - 2] : nullptr;
@@ -708,10 +732,10 @@ Status attention(const KernelCall &call) {
               row[j] = std::isnan(row[j]) ? 0.f : row[j];
         }
         if (inPlace)
-          sgemmRowsOfTaps(nr, Dv, Sk, 1, scores, pRows, &firstTap, packedV, o + (b * Sq + r0) * Dv,
-                          Dv, false, nullptr);
+          sgemmRowsOfTaps(nr, Dv, Sk, 1, scores, pRows, &firstTap, packedV, ob + r0 * ldo, ldo,
+                          false, nullptr);
         else
-          sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, o + (b * Sq + r0) * Dv, Dv, false);
+          sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, ob + r0 * ldo, ldo, false);
       }
     }
   });

@@ -39,8 +39,23 @@ unsigned ortc::cuda::expandAttention(func::FuncOp fn) {
   for (fused::AttentionOp op : ops) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    auto q = cast<RankedTensorType>(op.getQuery().getType());
-    auto k = cast<RankedTensorType>(op.getKey().getType());
+    Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+    // sequence_first: [B, S, H, D] in and out, the product on [B, H, S, D].
+    auto headsFirst = [&](Value v) {
+      auto type = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      std::swap(shape[1], shape[2]);
+      return ortc::cuda::createOnnxOp(
+          b, loc, "onnx.Transpose", {v}, RankedTensorType::get(shape, type.getElementType()),
+          {b.getNamedAttr("perm", b.getDenseI64ArrayAttr({0, 2, 1, 3}))});
+    };
+    if (op.getSequenceFirst()) {
+      query = headsFirst(query);
+      key = headsFirst(key);
+      value = headsFirst(value);
+    }
+    auto q = cast<RankedTensorType>(query.getType());
+    auto k = cast<RankedTensorType>(key.getType());
     int64_t rank = k.getRank();
     SmallVector<int64_t> perm;
     for (int64_t i = 0; i + 2 < rank; ++i)
@@ -48,12 +63,12 @@ unsigned ortc::cuda::expandAttention(func::FuncOp fn) {
     perm.append({rank - 1, rank - 2});
     SmallVector<int64_t> ktShape(k.getShape().drop_back(2));
     ktShape.append({k.getShape()[rank - 1], k.getShape()[rank - 2]});
-    Value kt = ortc::cuda::createOnnxOp(b, loc, "onnx.Transpose", {op.getKey()},
-                        RankedTensorType::get(ktShape, k.getElementType()),
-                        {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
+    Value kt = ortc::cuda::createOnnxOp(b, loc, "onnx.Transpose", {key},
+                                        RankedTensorType::get(ktShape, k.getElementType()),
+                                        {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
     RankedTensorType scoresType =
         matrixType(q, k, q.getShape()[q.getRank() - 2], k.getShape()[rank - 2]);
-    Value scores = ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {op.getQuery(), kt}, scoresType);
+    Value scores = ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {query, kt}, scoresType);
     float scale = op.getScale().convertToFloat();
     if (scale != 1.0f) {
       auto scalar = RankedTensorType::get({}, q.getElementType());
@@ -79,7 +94,17 @@ unsigned ortc::cuda::expandAttention(func::FuncOp fn) {
           ortc::cuda::createOnnxOp(b, loc, "onnx.IsNaN", {probs}, scoresType.clone(b.getI1Type()));
       probs = ortc::cuda::createOnnxOp(b, loc, "onnx.Where", {isNaN, zero, probs}, scoresType);
     }
-    Value out = ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {probs, op.getValue()}, op.getResult().getType());
+    Value out;
+    if (op.getSequenceFirst()) {
+      auto v = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> shape(q.getShape().drop_back());
+      shape.push_back(v.getShape().back());
+      out = headsFirst(ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {probs, value},
+                                                RankedTensorType::get(shape, v.getElementType())));
+    } else {
+      out =
+          ortc::cuda::createOnnxOp(b, loc, "onnx.MatMul", {probs, value}, op.getResult().getType());
+    }
     op.getResult().replaceAllUsesWith(out);
     op.erase();
   }

@@ -45,3 +45,23 @@ func.func @nan_to_zero(%q: tensor<4x8x16xf32>, %k: tensor<4x10x16xf32>, %v: tens
   %0 = ortc.attention %q, %k, %v mask %m : tensor<8x10xf32> {nan_to_zero, scale = 0.25 : f32} : tensor<4x8x16xf32>, tensor<4x10x16xf32>, tensor<4x10x16xf32> -> tensor<4x8x16xf32>
   return %0 : tensor<4x8x16xf32>
 }
+
+// -----
+
+// sequence_first: q, k and v transposed to [B, H, S, D] first, the product
+// transposed back.
+// CHECK-LABEL: func.func @sequence_first
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x8x4x16xf32>, %[[K:.*]]: tensor<1x8x4x16xf32>, %[[V:.*]]: tensor<1x8x4x32xf32>)
+// CHECK: %[[QH:.*]] = "onnx.Transpose"(%[[Q]]) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<1x8x4x16xf32>) -> tensor<1x4x8x16xf32>
+// CHECK: %[[KH:.*]] = "onnx.Transpose"(%[[K]]) <{perm = array<i64: 0, 2, 1, 3>}>
+// CHECK: %[[VH:.*]] = "onnx.Transpose"(%[[V]]) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<1x8x4x32xf32>) -> tensor<1x4x8x32xf32>
+// CHECK: %[[KT:.*]] = "onnx.Transpose"(%[[KH]]) <{perm = array<i64: 0, 1, 3, 2>}>
+// CHECK: "onnx.MatMul"(%[[QH]], %[[KT]])
+// CHECK: %[[P:.*]] = "onnx.Softmax"
+// CHECK: %[[O:.*]] = "onnx.MatMul"(%[[P]], %[[VH]]) : {{.*}} -> tensor<1x4x8x32xf32>
+// CHECK: %[[Y:.*]] = "onnx.Transpose"(%[[O]]) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<1x4x8x32xf32>) -> tensor<1x8x4x32xf32>
+// CHECK: return %[[Y]]
+func.func @sequence_first(%q: tensor<1x8x4x16xf32>, %k: tensor<1x8x4x16xf32>, %v: tensor<1x8x4x32xf32>) -> tensor<1x8x4x32xf32> {
+  %0 = ortc.attention %q, %k, %v {scale = 0.25 : f32, sequence_first} : tensor<1x8x4x16xf32>, tensor<1x8x4x16xf32>, tensor<1x8x4x32xf32> -> tensor<1x8x4x32xf32>
+  return %0 : tensor<1x8x4x32xf32>
+}

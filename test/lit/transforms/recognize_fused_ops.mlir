@@ -186,6 +186,48 @@ func.func @sdpa_export(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>, %v: t
 
 // -----
 
+// The heads split out of the projections ([B, S, H, D] transposed to
+// [B, H, S, D]) and merged back after: attention reads and writes the
+// untransposed tensors (sequence_first) and no Transpose is left.
+// CHECK-LABEL: func.func @sequence_first
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x8x4x16xf32>, %[[K:.*]]: tensor<1x8x4x16xf32>, %[[V:.*]]: tensor<1x8x4x16xf32>)
+// CHECK: %[[A:.*]] = ortc.attention %[[Q]], %[[K]], %[[V]] {scale = 2.500000e-01 : f32, sequence_first} : tensor<1x8x4x16xf32>, tensor<1x8x4x16xf32>, tensor<1x8x4x16xf32> -> tensor<1x8x4x16xf32>
+// CHECK-NOT: onnx.Transpose
+// CHECK: return %[[A]]
+func.func @sequence_first(%q: tensor<1x8x4x16xf32>, %k: tensor<1x8x4x16xf32>, %v: tensor<1x8x4x16xf32>) -> tensor<1x8x4x16xf32> {
+  %qh = "onnx.Transpose"(%q) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x4x16xf32>) -> tensor<1x4x8x16xf32>
+  %kh = "onnx.Transpose"(%k) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x4x16xf32>) -> tensor<1x4x8x16xf32>
+  %vh = "onnx.Transpose"(%v) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x4x16xf32>) -> tensor<1x4x8x16xf32>
+  %kt = "onnx.Transpose"(%kh) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x8x16xf32>) -> tensor<1x4x16x8xf32>
+  %s = "onnx.MatMul"(%qh, %kt) : (tensor<1x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %four = "onnx.Constant"() {value = dense<4.0> : tensor<f32>} : () -> tensor<f32>
+  %scaled = "onnx.Div"(%s, %four) : (tensor<1x4x8x8xf32>, tensor<f32>) -> tensor<1x4x8x8xf32>
+  %p = "onnx.Softmax"(%scaled) {axis = -1 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %o = "onnx.MatMul"(%p, %vh) : (tensor<1x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %ot = "onnx.Transpose"(%o) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x8x16xf32>) -> tensor<1x8x4x16xf32>
+  return %ot : tensor<1x8x4x16xf32>
+}
+
+// -----
+
+// The output read as it is (no Transpose back): heads-first as before.
+// CHECK-LABEL: func.func @heads_first_output
+// CHECK: ortc.attention
+// CHECK-NOT: sequence_first
+// CHECK-SAME: -> tensor<1x4x8x16xf32>
+func.func @heads_first_output(%q: tensor<1x8x4x16xf32>, %k: tensor<1x8x4x16xf32>, %v: tensor<1x8x4x16xf32>) -> tensor<1x4x8x16xf32> {
+  %qh = "onnx.Transpose"(%q) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x4x16xf32>) -> tensor<1x4x8x16xf32>
+  %kh = "onnx.Transpose"(%k) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x4x16xf32>) -> tensor<1x4x8x16xf32>
+  %vh = "onnx.Transpose"(%v) {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x8x4x16xf32>) -> tensor<1x4x8x16xf32>
+  %kt = "onnx.Transpose"(%kh) {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x8x16xf32>) -> tensor<1x4x16x8xf32>
+  %s = "onnx.MatMul"(%qh, %kt) : (tensor<1x4x8x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x8x8xf32>
+  %p = "onnx.Softmax"(%s) {axis = -1 : i64} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  %o = "onnx.MatMul"(%p, %vh) : (tensor<1x4x8x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %o : tensor<1x4x8x16xf32>
+}
+
+// -----
+
 // Negative: a guard that puts something other than 0 for NaN, a k^T whose
 // reshapes move elements between the last dims, and a q that broadcasts
 // over k's heads are not attention.

@@ -1601,6 +1601,57 @@ TEST(LibraryKernels, Attention) {
     }
     setSgemmVariant(nullptr);
   }
+  // sequence_first: q, k, v and the output [B, S, H, D] give the
+  // heads-first result transposed, exactly (the same products per head).
+  {
+    auto swap12 = [](const Tensor &t) {
+      int64_t A = t.shape[0], B = t.shape[1], C = t.shape[2], D = t.shape[3];
+      Tensor r(ElementType::Float, {A, C, B, D});
+      for (int64_t a = 0; a < A; ++a)
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t d = 0; d < D; ++d)
+              r.f()[((a * C + c) * B + b) * D + d] = t.f()[((a * B + b) * C + c) * D + d];
+      return r;
+    };
+    ThreadPool three(3);
+    // [B, H, Sq, D], Sk, Dv, mask (heads-first scores' shape)
+    struct SeqCase {
+      std::vector<int64_t> q;
+      int64_t Sk, Dv;
+      std::vector<int64_t> mask;
+    };
+    for (const SeqCase &c : std::vector<SeqCase>{{{2, 3, 5, 8}, 7, 4, {2, 1, 5, 7}},
+                                                 {{1, 4, 33, 16}, 33, 16, {1, 1, 33, 33}},
+                                                 {{1, 1, 9, 8}, 6, 8, {}}}) {
+      Tensor Qh = randomF(c.q, 90), Kh = randomF({c.q[0], c.q[1], c.Sk, c.q[3]}, 91),
+             Vh = randomF({c.q[0], c.q[1], c.Sk, c.Dv}, 92);
+      Tensor Mk = c.mask.empty() ? Tensor() : randomF(c.mask, 93, 3.f);
+      if (!c.mask.empty())
+        Mk.f()[0] = -INFINITY;
+      const Tensor *mk = c.mask.empty() ? nullptr : &Mk;
+      Attrs at = Attrs().i("nan_to_zero", 1).f("scale", 0.2f);
+      Tensor Oh(ElementType::Float, {c.q[0], c.q[1], c.q[2], c.Dv});
+      ASSERT_OK(run("Attention", at, {&Qh, &Kh, &Vh, mk}, {&Oh}));
+      Tensor Qs = swap12(Qh), Ks = swap12(Kh), Vs = swap12(Vh), want = swap12(Oh);
+      Attrs seq = at;
+      seq.i("sequence_first", 1);
+      for (const char *variant : {"generic", "avx2", "avx512"}) {
+        if (!setSgemmVariant(variant))
+          continue;
+        for (ThreadPool *on : {(ThreadPool *)nullptr, &three}) {
+          Tensor Os(ElementType::Float, want.shape);
+          ASSERT_OK(run("Attention", seq, {&Qs, &Ks, &Vs, mk}, {&Os}, on));
+          EXPECT_TRUE(near(Os.floats(), want.floats(), 1e-5))
+              << "q " << shapeToString(c.q) << " " << variant << (on ? " pool" : "");
+        }
+      }
+      setSgemmVariant(nullptr);
+    }
+    Tensor Q3 = randomF({2, 4, 8}, 1), O3(ElementType::Float, {2, 4, 8});
+    EXPECT_INVALID(run("Attention", Attrs().i("sequence_first", 1), {&Q3, &Q3, &Q3}, {&O3}),
+                   "sequence_first");
+  }
   Tensor Q = randomF({2, 4, 8}, 1), K = randomF({3, 4, 8}, 2), O(ElementType::Float, {2, 4, 8});
   EXPECT_INVALID(run("Attention", {}, {&Q, &K, &K}, {&O}), "leading dims");
   Tensor K2 = randomF({2, 4, 8}, 2), Mk = randomF({3, 4}, 3);
