@@ -73,8 +73,10 @@ def Ortc_AttentionOp : Ortc_Op<"attention", [Pure]> {
 def Ortc_MatMulBiasOp : Ortc_Op<"matmul_bias", [Pure]> {
   let summary = "a matrix product, a bias over its last dim and an activation: one GEMM epilogue";
   let description = [{
-    y = activation(alpha * MatMul(a, op(b)) + bias), with b a matrix
-    ([K, N], or [N, K] when trans_b) and bias [N]; activation is "none",
+    y = activation(alpha * MatMul(a, op(b)) + bias [+ residual]), with b a
+    matrix ([K, N], or [N, K] when trans_b), bias [N] and the optional
+    residual of y's shape (a transformer's skip connection, which the CPU
+    EP folds in where the activation is "none"); activation is "none",
     "relu", "gelu" (ortc.gelu's erf form) or "gelu_tanh" (its tanh form).
     What cuBLASLt computes in one call with its BIAS, RELU_BIAS and
     GELU_BIAS epilogues (the CUDA EP's cuda-fold-gemm-epilogue makes it
@@ -82,11 +84,13 @@ def Ortc_MatMulBiasOp : Ortc_Op<"matmul_bias", [Pure]> {
     library MatMul applies to each GEMM tile (cpu-fuse-matmul-epilogue,
     b as it is, alpha 1).
   }];
-  let arguments = (ins AnyTensor:$a, AnyTensor:$b, AnyTensor:$bias, BoolAttr:$trans_b,
+  let arguments = (ins AnyTensor:$a, AnyTensor:$b, AnyTensor:$bias,
+                       Optional<AnyTensor>:$residual, BoolAttr:$trans_b,
                        F32Attr:$alpha, StrAttr:$activation);
   let results = (outs AnyTensor:$output);
   let assemblyFormat = [{
-    $a `,` $b `,` $bias attr-dict `:` type($a) `,` type($b) `,` type($bias) `->` type($output)
+    $a `,` $b `,` $bias (`residual` $residual^ `:` type($residual))? attr-dict `:` type($a) `,`
+    type($b) `,` type($bias) `->` type($output)
   }];
 }
 

@@ -1547,6 +1547,9 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal {
           if (auto r = requireF32(op, {0, 1, 2}); r.any())
             return r;
+          if (op->getNumOperands() > 3)
+            if (auto r = requireF32(op, {3}); r.any())
+              return r;
           auto transB = op->getAttrOfType<BoolAttr>("trans_b");
           auto alpha = op->getAttrOfType<FloatAttr>("alpha");
           if ((transB && transB.getValue()) || (alpha && alpha.getValueAsDouble() != 1.0))

@@ -12,7 +12,9 @@
 // A plain Gemm (no transposes, alpha = beta = 1, C absent or [N]) whose
 // only reader is such an activation, directly or through one Reshape (as
 // GPT-2's Conv1D exports: Gemm, Reshape, GELU), takes the activation the
-// same way; the Reshape then reads the fused product.
+// same way; the Reshape then reads the fused product. A matmul_bias with no
+// activation whose only reader adds a value of its type (a transformer's
+// skip connection) takes it as its residual.
 //
 //   Gemm(a, B[K,N], C[N]?) [-> Reshape] -> Relu | ortc.gelu
 //
@@ -139,7 +141,7 @@ void rewrite(GemmMatch m) {
   }
   auto fusedOp = fused::MatMulBiasOp::create(
       b, b.getFusedLoc({m.gemm.getLoc(), m.activationOp->getLoc()}), m.gemm.getY().getType(),
-      m.gemm.getA(), m.gemm.getB(), bias, b.getBoolAttr(false), b.getF32FloatAttr(1.0f),
+      m.gemm.getA(), m.gemm.getB(), bias, Value(), b.getBoolAttr(false), b.getF32FloatAttr(1.0f),
       b.getStringAttr(m.activation));
   Value product = fusedOp.getOutput();
   if (m.reshape) {
@@ -163,11 +165,34 @@ void rewrite(Match m) {
   OpBuilder b(last);
   auto fusedOp = fused::MatMulBiasOp::create(
       b, b.getFusedLoc(locations), last->getResult(0).getType(), m.matmul.getA(), m.matmul.getB(),
-      m.bias, b.getBoolAttr(false), b.getF32FloatAttr(1.0f), b.getStringAttr(m.activation));
+      m.bias, Value(), b.getBoolAttr(false), b.getF32FloatAttr(1.0f),
+      b.getStringAttr(m.activation));
   last->getResult(0).replaceAllUsesWith(fusedOp.getOutput());
   // From the last op back: each has no readers left.
   for (Operation *op : llvm::reverse(chain))
     op->erase();
+}
+
+/// A matmul_bias with no activation whose only reader adds a value of its
+/// own type (a skip connection) takes that value as its residual: one
+/// ortc.matmul_bias at the Add, so the residual is defined before it.
+bool foldResidual(fused::MatMulBiasOp op) {
+  if (op.getActivation() != "none" || op.getResidual())
+    return false;
+  auto add = dyn_cast_or_null<onnx::AddOp>(ortc::soleUser(op.getOutput()));
+  if (!add || add.getC().getType() != op.getOutput().getType())
+    return false;
+  Value residual = add.getA() == op.getOutput() ? add.getB() : add.getA();
+  if (residual == op.getOutput() || residual.getType() != op.getOutput().getType())
+    return false;
+  OpBuilder b(add);
+  auto folded = fused::MatMulBiasOp::create(
+      b, b.getFusedLoc({op.getLoc(), add.getLoc()}), add.getC().getType(), op.getA(), op.getB(),
+      op.getBias(), residual, op.getTransBAttr(), op.getAlphaAttr(), op.getActivationAttr());
+  add.getC().replaceAllUsesWith(folded.getOutput());
+  add->erase();
+  op->erase();
+  return true;
 }
 
 struct CpuFuseMatMulEpiloguePass
@@ -188,6 +213,10 @@ struct CpuFuseMatMulEpiloguePass
     for (GemmMatch &m : gemms)
       rewrite(m);
     numFused += matches.size() + gemms.size();
+    std::vector<fused::MatMulBiasOp> products;
+    getOperation().walk([&](fused::MatMulBiasOp op) { products.push_back(op); });
+    for (fused::MatMulBiasOp op : products)
+      numResiduals += foldResidual(op);
   }
 };
 

@@ -72,11 +72,15 @@ def CpuFuseMatMulEpilogue : Pass<"cpu-fuse-matmul-epilogue", "mlir::func::FuncOp
     a batched B stay as they are. A plain onnx.Gemm (no transposes, alpha
     and beta 1, C absent or [N]) whose only reader is such an activation,
     directly or through one onnx.Reshape (GPT-2's Conv1D), becomes one too,
-    C its bias (zeros where absent), the Reshape reading it.
+    C its bias (zeros where absent), the Reshape reading it. Last, a
+    matmul_bias with no activation whose only reader is an onnx.Add of a
+    value of its own type (a skip connection) takes that value as its
+    residual, added in the same epilogue.
   }];
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [
-    Statistic<"numFused", "num-fused", "Number of MatMuls and Gemms given an epilogue">
+    Statistic<"numFused", "num-fused", "Number of MatMuls and Gemms given an epilogue">,
+    Statistic<"numResiduals", "num-residuals", "Number of residual Adds folded in">
   ];
 }
 

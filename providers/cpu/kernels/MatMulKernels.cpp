@@ -134,6 +134,17 @@ Status matMul(const KernelCall &call) {
   GemmEpilogue epilogue;
   if (Status s = matMulEpilogue(op, call, N, epilogue); !s.isOk())
     return s;
+  // ortc.matmul_bias's residual (input 3): Y's shape, added after the bias.
+  const TensorView *residual = call.input(3);
+  if (Status s = checkOptionalFloat(op, residual, "residual"); !s.isOk())
+    return s;
+  if (residual && residual->shape != expect)
+    return invalid(op, "the residual " + shapeToString(residual->shape) + " differs from Y " +
+                           shapeToString(expect));
+  if (residual) {
+    epilogue.residual = static_cast<const float *>(residual->data);
+    epilogue.ldr = N;
+  }
   const GemmEpilogue *finish = epilogue.any() ? &epilogue : nullptr;
 
   int64_t batchCount = product(batch, 0, batchRank);
@@ -186,8 +197,10 @@ Status matMul(const KernelCall &call) {
       aOff += idx * aStride[i];
       bOff += idx * bPackedStride[i];
     }
+    // The epilogue at this batch's rows (the residual's, stacked as Y's).
+    GemmEpilogue part = finish ? finish->at(n * M, 0) : GemmEpilogue();
     sgemmPackedParallel(call.pool, M, N, K, aData + aOff, K, false, packed + bOff, y + n * M * N, N,
-                        false, finish);
+                        false, finish ? &part : nullptr);
   }
   return Status::ok();
 }

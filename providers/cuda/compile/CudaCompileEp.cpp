@@ -217,6 +217,9 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
 LogicalResult PartitionCompiler::emitGemm(Operation *op) {
   fb::StepT &step = *plan.steps[newStep(fb::StepKind::Gemm, onnxNodeName(op))];
   auto withBias = dyn_cast<fused::MatMulBiasOp>(op);
+  // The CPU EP folds residuals in; cuda-fold-gemm-epilogue never does.
+  if (withBias && withBias.getResidual())
+    return op->emitError("cuda_ep: '") << onnxNodeName(op) << "' has a residual operand";
   if (failed(bindOperands(step, op, op->getOperands().take_front(withBias ? 3 : 2))))
     return failure();
   if (auto gemm = dyn_cast<onnx_dialect::GemmOp>(op)) {

@@ -126,7 +126,7 @@ unsigned ortc::cuda::foldGemmEpilogue(func::FuncOp fn) {
       locations.push_back(op->getLoc());
     OpBuilder b(last);
     auto folded = fused::MatMulBiasOp::create(
-        b, b.getFusedLoc(locations), last->getResult(0).getType(), c.a, c.b, c.bias,
+        b, b.getFusedLoc(locations), last->getResult(0).getType(), c.a, c.b, c.bias, Value(),
         b.getBoolAttr(c.transB), b.getF32FloatAttr(c.alpha), b.getStringAttr(activation));
     last->getResult(0).replaceAllUsesWith(folded.getOutput());
     // Erase from the last op back: each has no readers left.

@@ -1,4 +1,6 @@
 // RUN: ortc-opt %s -split-input-file -cpu-fuse-matmul-epilogue | FileCheck %s
+// The ortc ops print and parse back.
+// RUN: ortc-opt %s -split-input-file -cpu-fuse-matmul-epilogue | ortc-opt -split-input-file | FileCheck %s
 
 // A transformer's feed-forward: MatMul by a [K, N] weight, the bias [N]
 // added, then GELU: one matmul_bias with a gelu epilogue.
@@ -132,4 +134,44 @@ func.func @gemm_left_alone(%a: tensor<4x8xf32>, %wt: tensor<16x8xf32>, %w: tenso
   %y = ortc.gelu %r {approximate = "tanh"} : tensor<1x4x16xf32> -> tensor<1x4x16xf32>
   %n = "onnx.Gemm"(%a, %w, %none) : (tensor<4x8xf32>, tensor<8x16xf32>, none) -> tensor<4x16xf32>
   return %t1, %s1, %m1, %y, %r, %n : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// A transformer's skip connection: the projection's product, its bias, then
+// the Add of the layer's input: one matmul_bias with the input as residual,
+// made at the Add (the residual may be defined after the product).
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<16xf32>, %[[R:.*]]: tensor<4x16xf32>)
+// CHECK: %[[Y:.*]] = ortc.matmul_bias %[[A]], %{{.*}}, %[[B]] residual %[[R]] : tensor<4x16xf32> {activation = "none", alpha = 1.000000e+00 : f32, trans_b = false} : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+// CHECK-NOT: onnx.Add
+// CHECK: return %[[Y]]
+func.func @residual(%a: tensor<4x8xf32>, %b: tensor<16xf32>, %r: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x16xf32>} : () -> tensor<8x16xf32>
+  %m = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s = "onnx.Add"(%m, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %y = "onnx.Add"(%r, %s) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// No residual: after an activation (it would come before it), an Add that
+// broadcasts, and a product the Add reads twice.
+// CHECK-LABEL: func.func @no_residual
+// CHECK-NOT: residual
+// CHECK-COUNT-3: "onnx.Add"
+func.func @no_residual(%a: tensor<4x8xf32>, %b: tensor<16xf32>, %r: tensor<4x16xf32>, %row: tensor<1x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x16xf32>} : () -> tensor<8x16xf32>
+  %m1 = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s1 = "onnx.Add"(%m1, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %g1 = "onnx.Relu"(%s1) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y1 = "onnx.Add"(%g1, %r) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m2 = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s2 = "onnx.Add"(%m2, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %y2 = "onnx.Add"(%s2, %row) : (tensor<4x16xf32>, tensor<1x16xf32>) -> tensor<4x16xf32>
+  %m3 = "onnx.MatMul"(%a, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %s3 = "onnx.Add"(%m3, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %y3 = "onnx.Add"(%s3, %s3) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y1, %y2, %y3 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }

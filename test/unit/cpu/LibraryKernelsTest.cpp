@@ -241,7 +241,8 @@ TEST(LibraryKernels, MatMulPackedAndErrors) {
 // activation (relu, GELU and its tanh form) in the GEMM's epilogue, against
 // MatMul, the bias and the activation in double: packed and unpacked B, a
 // batch of stacked rows, B as a vector (N = 1), K = 0, on every vector
-// variant; a bias of the wrong size and an unknown activation are refused.
+// variant; then a residual; a bias or residual of the wrong size and an
+// unknown activation are refused.
 TEST(LibraryKernels, MatMulBiasAndActivation) {
   struct Shape {
     std::vector<int64_t> a, b;
@@ -291,8 +292,32 @@ TEST(LibraryKernels, MatMulBiasAndActivation) {
         }
   }
   setSgemmVariant(nullptr);
+  // A residual of Y's shape (input 3, a folded skip connection) adds after
+  // the bias: rows stacked, a batched B (the residual's batches follow Y's),
+  // B as a vector, and K = 0; serially and on a pool.
+  ThreadPool pool(2);
+  for (const Shape &c : {Shape{{2, 30, 20}, {20, 37}}, Shape{{2, 30, 20}, {2, 20, 37}},
+                         Shape{{4, 9}, {9}}, Shape{{3, 0}, {0, 5}}}) {
+    Tensor A = randomF(c.a, ++seed), B = randomF(c.b, ++seed);
+    int64_t N = c.b.size() >= 2 ? c.b.back() : 1;
+    Tensor bias = randomF({N}, ++seed);
+    std::vector<int64_t> ys;
+    std::vector<float> product = refMatMul(A, B, ys);
+    Tensor residual = randomF(ys, ++seed);
+    std::vector<float> want(product.size());
+    for (size_t i = 0; i < product.size(); ++i)
+      want[i] = product[i] + bias.floats()[i % size_t(N)] + residual.floats()[i];
+    for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+      Tensor Y(ElementType::Float, ys);
+      ASSERT_OK(run("MatMul", Attrs(), {&A, &B, &bias, &residual}, {&Y}, on));
+      EXPECT_TRUE(near(Y.floats(), want, 1e-4))
+          << shapeToString(c.a) << " x " << shapeToString(c.b) << (on ? " pool" : "");
+    }
+  }
   Tensor A = randomF({2, 3}, 1), B = randomF({3, 4}, 2), Y(ElementType::Float, {2, 4});
-  Tensor shortBias = randomF({3}, 3), bias = randomF({4}, 4);
+  Tensor shortBias = randomF({3}, 3), bias = randomF({4}, 4), wrongResidual = randomF({1, 4}, 5);
+  EXPECT_INVALID(run("MatMul", Attrs(), {&A, &B, &bias, &wrongResidual}, {&Y}),
+                 "the residual [1,4] differs from Y [2,4]");
   EXPECT_INVALID(run("MatMul", Attrs(), {&A, &B, &shortBias}, {&Y}), "the bias must be [4]");
   EXPECT_INVALID(run("MatMul", Attrs().s("activation", "swish"), {&A, &B, &bias}, {&Y}),
                  "unknown activation 'swish'");
