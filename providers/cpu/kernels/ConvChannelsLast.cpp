@@ -643,59 +643,47 @@ Status convChannelsLast(const KernelCall &call) {
 
 namespace {
 
+/// out = max(out, in) over C channels, as `v > m ? v : m` (NaNs lose, as
+/// in the NCHW MaxPool).
+using MaxIntoFn = void (*)(float *out, const float *in, int64_t C);
+
+void maxIntoGeneric(float *out, const float *in, int64_t C) {
+  for (int64_t c = 0; c < C; ++c)
+    out[c] = in[c] > out[c] ? in[c] : out[c];
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/// maxIntoGeneric 16 channels a vector: max_ps(v, m) gives m when v is NaN
+/// and on equal values, as `v > m ? v : m` does.
+ORTC_AVX512 void maxIntoAvx512(float *out, const float *in, int64_t C) {
+  for (int64_t c = 0; c < C; c += 16) {
+    __mmask16 m = C - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (C - c)) - 1);
+    _mm512_mask_storeu_ps(
+        out + c, m,
+        _mm512_max_ps(_mm512_maskz_loadu_ps(m, in + c), _mm512_maskz_loadu_ps(m, out + c)));
+  }
+}
+#endif
+
 /// Output row `row` (n * OH + oh) of a channels-last MaxPool: each position
-/// the maximum of its window's input positions inside X, as `v > m ? v : m`
-/// from the lowest float (NaNs lose, padding never counts), as the NCHW
-/// kernel has it.
-void maxPoolRowGeneric(const float *x, const Geometry &g, int64_t C, int64_t row, float *y) {
+/// the maximum of its window's input positions inside X, from the lowest
+/// float (padding never counts).
+void maxPoolRow(const float *x, const Geometry &g, int64_t C, int64_t row, float *y,
+                MaxIntoFn maxInto) {
   int64_t n = row / g.out[1], oh = row % g.out[1];
   for (int64_t ow = 0; ow < g.out[2]; ++ow) {
     float *out = y + (row * g.out[2] + ow) * C;
     std::fill(out, out + C, std::numeric_limits<float>::lowest());
     for (int64_t i = 0; i < g.k[1]; ++i) {
       int64_t ih = oh * g.s[1] - g.padBegin[1] + i * g.d[1];
-      if (!inside(ih, g.in[1]))
-        continue;
-      for (int64_t j = 0; j < g.k[2]; ++j) {
+      for (int64_t j = 0; inside(ih, g.in[1]) && j < g.k[2]; ++j) {
         int64_t iw = ow * g.s[2] - g.padBegin[2] + j * g.d[2];
-        if (!inside(iw, g.in[2]))
-          continue;
-        const float *in = x + ((n * g.in[1] + ih) * g.in[2] + iw) * C;
-        for (int64_t c = 0; c < C; ++c)
-          out[c] = in[c] > out[c] ? in[c] : out[c];
+        if (inside(iw, g.in[2]))
+          maxInto(out, x + ((n * g.in[1] + ih) * g.in[2] + iw) * C, C);
       }
     }
   }
 }
-
-#if defined(__x86_64__) || defined(__i386__)
-/// maxPoolRowGeneric 16 channels a vector, the window's taps taken in a
-/// register: max_ps(v, m) gives m when v is NaN and on equal values, as
-/// `v > m ? v : m` does.
-ORTC_AVX512 void maxPoolRowAvx512(const float *x, const Geometry &g, int64_t C, int64_t row,
-                                  float *y) {
-  int64_t n = row / g.out[1], oh = row % g.out[1];
-  for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-    float *out = y + (row * g.out[2] + ow) * C;
-    for (int64_t c = 0; c < C; c += 16) {
-      __mmask16 m = C - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (C - c)) - 1);
-      __m512 acc = _mm512_set1_ps(std::numeric_limits<float>::lowest());
-      for (int64_t i = 0; i < g.k[1]; ++i) {
-        int64_t ih = oh * g.s[1] - g.padBegin[1] + i * g.d[1];
-        if (!inside(ih, g.in[1]))
-          continue;
-        for (int64_t j = 0; j < g.k[2]; ++j) {
-          int64_t iw = ow * g.s[2] - g.padBegin[2] + j * g.d[2];
-          if (inside(iw, g.in[2]))
-            acc = _mm512_max_ps(
-                _mm512_maskz_loadu_ps(m, x + ((n * g.in[1] + ih) * g.in[2] + iw) * C + c), acc);
-        }
-      }
-      _mm512_mask_storeu_ps(out + c, m, acc);
-    }
-  }
-}
-#endif
 
 } // namespace
 
@@ -722,15 +710,15 @@ Status maxPoolChannelsLast(const KernelCall &call) {
   const TensorView &Y = call.outputs[0];
   if (Status s = checkOutputShape(op, Y, {N, g.out[1], g.out[2], C}); !s.isOk())
     return s;
-  auto rowFn = maxPoolRowGeneric;
+  MaxIntoFn maxInto = maxIntoGeneric;
 #if defined(__x86_64__) || defined(__i386__)
   if (kernelIsa() == KernelIsa::Avx512)
-    rowFn = maxPoolRowAvx512;
+    maxInto = maxIntoAvx512;
 #endif
   const float *x = static_cast<const float *>(X->data);
   float *y = static_cast<float *>(Y.data);
   parallelForRuns(call.pool, N * g.out[1], g.out[2] * C,
-                  [&](int64_t row) { rowFn(x, g, C, row, y); });
+                  [&](int64_t row) { maxPoolRow(x, g, C, row, y, maxInto); });
   return Status::ok();
 }
 

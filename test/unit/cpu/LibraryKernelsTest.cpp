@@ -15,6 +15,7 @@
 #include "test/unit/cpu/KernelTestUtil.h"
 #include "test/unit/cpu/TestRng.h"
 
+#include <array>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -68,6 +69,24 @@ int64_t broadcastIndex(const std::vector<int64_t> &outIdx, const std::vector<int
 //===----------------------------------------------------------------------===//
 // Registry and Scratch
 //===----------------------------------------------------------------------===//
+
+/// A rank-4 float tensor with its dims in `perm`'s order (ONNX Transpose).
+static Tensor permuted4(const Tensor &t, std::array<int, 4> perm) {
+  std::vector<int64_t> shape(4), stride(4),
+      from = {t.shape[1] * t.shape[2] * t.shape[3], t.shape[2] * t.shape[3], t.shape[3], 1};
+  for (int i = 0; i < 4; ++i) {
+    shape[i] = t.shape[perm[i]];
+    stride[i] = from[perm[i]];
+  }
+  Tensor r(ElementType::Float, shape);
+  int64_t at = 0;
+  for (int64_t a = 0; a < shape[0]; ++a)
+    for (int64_t b = 0; b < shape[1]; ++b)
+      for (int64_t c = 0; c < shape[2]; ++c)
+        for (int64_t d = 0; d < shape[3]; ++d)
+          r.f()[at++] = t.f()[a * stride[0] + b * stride[1] + c * stride[2] + d * stride[3]];
+  return r;
+}
 
 TEST(LibraryKernelApi, RegistryFindsEveryName) {
   std::vector<std::string> names = libraryKernelNames();
@@ -1168,17 +1187,7 @@ TEST(LibraryKernels, MaxPoolChannelsLast) {
     }
     Tensor Y(ElementType::Float, ys);
     ASSERT_OK(run("MaxPool", at, {&X}, {&Y}));
-    auto toLast = [](const Tensor &t) {
-      int64_t N = t.shape[0], C = t.shape[1], H = t.shape[2], W = t.shape[3];
-      Tensor r(ElementType::Float, {N, H, W, C});
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t ch = 0; ch < C; ++ch)
-          for (int64_t h = 0; h < H; ++h)
-            for (int64_t w = 0; w < W; ++w)
-              r.f()[((n * H + h) * W + w) * C + ch] = t.f()[((n * C + ch) * H + h) * W + w];
-      return r;
-    };
-    Tensor XL = toLast(X), want = toLast(Y);
+    Tensor XL = permuted4(X, {0, 2, 3, 1}), want = permuted4(Y, {0, 2, 3, 1});
     for (const char *variant : {"generic", "avx2", "avx512"}) {
       if (!setSgemmVariant(variant))
         continue;
@@ -1629,16 +1638,7 @@ TEST(LibraryKernels, Attention) {
   // sequence_first: q, k, v and the output [B, S, H, D] give the
   // heads-first result transposed, exactly (the same products per head).
   {
-    auto swap12 = [](const Tensor &t) {
-      int64_t A = t.shape[0], B = t.shape[1], C = t.shape[2], D = t.shape[3];
-      Tensor r(ElementType::Float, {A, C, B, D});
-      for (int64_t a = 0; a < A; ++a)
-        for (int64_t b = 0; b < B; ++b)
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t d = 0; d < D; ++d)
-              r.f()[((a * C + c) * B + b) * D + d] = t.f()[((a * B + b) * C + c) * D + d];
-      return r;
-    };
+    auto swap12 = [](const Tensor &t) { return permuted4(t, {0, 2, 1, 3}); };
     ThreadPool three(3);
     // [B, H, Sq, D], Sk, Dv, mask (heads-first scores' shape)
     struct SeqCase {
