@@ -32,17 +32,26 @@ Status checkOperands(const char *op, const KernelCall &call, const TensorView *A
   return checkFloat(op, &call.outputs[0], "output");
 }
 
-/// ortc.matmul_bias's epilogue: the bias [N] (input 2, float32) per column
-/// and the activation; none for a plain MatMul.
-Status matMulEpilogue(const char *op, const KernelCall &call, int64_t N, GemmEpilogue &e) {
+/// ortc.matmul_bias's epilogue: the bias [N] (input 2, float32) per column,
+/// the residual of Y's shape `yShape` (input 3, rows of N) and the
+/// activation; none for a plain MatMul.
+Status matMulEpilogue(const char *op, const KernelCall &call, int64_t N,
+                      const std::vector<int64_t> &yShape, GemmEpilogue &e) {
   using A = GemmEpilogue::Activation;
-  const TensorView *bias = call.input(2);
+  const TensorView *bias = call.input(2), *residual = call.input(3);
   if (Status s = checkOptionalFloat(op, bias, "input bias"); !s.isOk())
     return s;
   if (bias && bias->shape != std::vector<int64_t>{N})
     return invalid(op, "the bias must be [" + std::to_string(N) + "], got " +
                            shapeToString(bias->shape));
   e.colBias = bias ? static_cast<const float *>(bias->data) : nullptr;
+  if (Status s = checkOptionalFloat(op, residual, "residual"); !s.isOk())
+    return s;
+  if (residual && residual->shape != yShape)
+    return invalid(op, "the residual " + shapeToString(residual->shape) + " differs from Y " +
+                           shapeToString(yShape));
+  e.residual = residual ? static_cast<const float *>(residual->data) : nullptr;
+  e.ldr = N;
   std::string name = call.attrs.getString("activation", "none");
   if (name == "none")
     e.activation = A::None;
@@ -132,19 +141,8 @@ Status matMul(const KernelCall &call) {
   if (Status s = checkOutputShape(op, Y, expect); !s.isOk())
     return s;
   GemmEpilogue epilogue;
-  if (Status s = matMulEpilogue(op, call, N, epilogue); !s.isOk())
+  if (Status s = matMulEpilogue(op, call, N, expect, epilogue); !s.isOk())
     return s;
-  // ortc.matmul_bias's residual (input 3): Y's shape, added after the bias.
-  const TensorView *residual = call.input(3);
-  if (Status s = checkOptionalFloat(op, residual, "residual"); !s.isOk())
-    return s;
-  if (residual && residual->shape != expect)
-    return invalid(op, "the residual " + shapeToString(residual->shape) + " differs from Y " +
-                           shapeToString(expect));
-  if (residual) {
-    epilogue.residual = static_cast<const float *>(residual->data);
-    epilogue.ldr = N;
-  }
   const GemmEpilogue *finish = epilogue.any() ? &epilogue : nullptr;
 
   int64_t batchCount = product(batch, 0, batchRank);

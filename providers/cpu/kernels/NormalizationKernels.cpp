@@ -634,7 +634,8 @@ Status attention(const KernelCall &call) {
   auto headStart = [&](int64_t b, int64_t S, int64_t width) {
     return sequenceFirst ? (b / heads * S * heads + b % heads) * width : b * S * width;
   };
-  int64_t ldq = heads * D, ldk = heads * D, ldv = heads * Dv, ldo = heads * Dv;
+  // Row strides: q's and k's rows hold D floats, v's and the output's Dv.
+  int64_t ldD = heads * D, ldDv = heads * Dv;
   float scale = call.attrs.getFloat("scale", 1.f / std::sqrt(float(std::max<int64_t>(D, 1))));
 
   // Mask strides over the scores' [lead..., Sq, Sk], right-aligned, 0 where
@@ -680,7 +681,7 @@ Status attention(const KernelCall &call) {
     return s;
   int64_t *qRows = reinterpret_cast<int64_t *>(buf + offsetsAt), *pRows = qRows + rows;
   for (int64_t r = 0; inPlace && r < rows; ++r) {
-    qRows[r] = r * ldq;
+    qRows[r] = r * ldD;
     pRows[r] = r * Sk;
   }
   const int64_t firstTap = 0;
@@ -699,8 +700,8 @@ Status attention(const KernelCall &call) {
       if (b != packed) {
         // scores = q k^T * scale: k packed transposed with the scale folded in.
         if (D > 0)
-          packGemmB(k + headStart(b, Sk, D), ldk, true, D, Sk, scale, packedK);
-        packGemmB(v + headStart(b, Sk, Dv), ldv, false, Sk, Dv, 1.f, packedV);
+          packGemmB(k + headStart(b, Sk, D), ldD, true, D, Sk, scale, packedK);
+        packGemmB(v + headStart(b, Sk, Dv), ldDv, false, Sk, Dv, 1.f, packedV);
         packed = b;
       }
       int64_t maskOff = stridedOffset(b, qs.data(), maskStride.data(), lead);
@@ -709,10 +710,10 @@ Status attention(const KernelCall &call) {
       for (int64_t r0 = part * Sq / qSplit, end = (part + 1) * Sq / qSplit; r0 < end; r0 += rows) {
         int64_t nr = std::min(rows, end - r0);
         if (inPlace)
-          sgemmRowsOfTaps(nr, Sk, D, 1, qb + r0 * ldq, qRows, &firstTap, packedK, scores, Sk, false,
+          sgemmRowsOfTaps(nr, Sk, D, 1, qb + r0 * ldD, qRows, &firstTap, packedK, scores, Sk, false,
                           nullptr);
         else
-          sgemmPacked(nr, Sk, D, qb + r0 * ldq, ldq, false, packedK, scores, Sk, false);
+          sgemmPacked(nr, Sk, D, qb + r0 * ldD, ldD, false, packedK, scores, Sk, false);
         for (int64_t r = 0; r < nr; ++r) {
           float *row = scores + r * Sk;
           const float *mr = m ? m + maskOff + (r0 + r) * maskStride[rank - 2] : nullptr;
@@ -732,10 +733,10 @@ Status attention(const KernelCall &call) {
               row[j] = std::isnan(row[j]) ? 0.f : row[j];
         }
         if (inPlace)
-          sgemmRowsOfTaps(nr, Dv, Sk, 1, scores, pRows, &firstTap, packedV, ob + r0 * ldo, ldo,
+          sgemmRowsOfTaps(nr, Dv, Sk, 1, scores, pRows, &firstTap, packedV, ob + r0 * ldDv, ldDv,
                           false, nullptr);
         else
-          sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, ob + r0 * ldo, ldo, false);
+          sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, ob + r0 * ldDv, ldDv, false);
       }
     }
   });
