@@ -165,15 +165,17 @@ Im2colRowsFn pickIm2colRows() {
 /// (zero-padded first when it has pads: sgemmRowsOfTaps), rather than
 /// from im2col rows the GEMM packs again. A pointwise conv's rows are X's
 /// own, and the GEMM packs them per block: in place pays where packing is
-/// a large share (few output channels) and the rows are long enough for
-/// the broadcasts to stream (measured on MobileNetV2's and ResNet-50's
-/// pointwise convs: 144 -> 24 channels 0.29 -> 0.23 ms, 256 -> 128 at
-/// 56x56 1.54 -> 1.37; 32 -> 16 channels 0.18 -> 0.29, and 320 -> 1280
-/// 0.28 -> 0.33, stay packed).
+/// a large share and the rows are long enough for the broadcasts to stream
+/// (measured on MobileNetV2's and ResNet-50's pointwise convs: 144 -> 24
+/// channels 0.29 -> 0.23 ms, 256 -> 128 at 56x56 1.54 -> 1.37; 32 -> 16
+/// channels 0.18 -> 0.29 stays packed). Once the in-place tiles prefetched
+/// the next B slice, wide outputs gained too with their weights cold, as in
+/// a model (512 -> 256 at 28x28 1.44 -> 1.37 ms, 512 -> 2048 at 7x7 0.89 ->
+/// 0.84).
 bool readsRowsOfTaps(const Geometry &g, int64_t C, int64_t M) {
   if (!sgemmRowsOfTapsAvailable())
     return false;
-  return !g.pointwise() || (C >= 64 && M <= 160);
+  return !g.pointwise() || C >= 64;
 }
 
 bool hasPads(const Geometry &g) {
