@@ -126,6 +126,42 @@ def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Ortc_PointwiseDepthwiseConvOp : Ortc_Op<"pointwise_depthwise_conv", [Pure]> {
+  let summary = "a pointwise conv and the depthwise conv that reads it, channels-last: one kernel";
+  let description = [{
+    y = depthwise(pointwise(x)) with x [N, H, W, C] and y [N, OH, OW, E]:
+    pointwise is the 1x1 stride-1 conv with pointwise_w [E, C, 1, 1],
+    pointwise_bias and pointwise_activation (+ _params), depthwise the conv
+    with depthwise_w [E, 1, KH, KW], group E, the window attributes (which
+    mean what they mean on onnx.Conv), depthwise_bias and activation (+
+    _params). Biases are `none` when absent; activations are those of
+    ortc.fused_conv. MobileNet's inverted residual block begins this way;
+    the CPU EP's cpu-fuse-pointwise-depthwise makes it of two channels-last
+    fused_convs, so that the pointwise conv's output (6x the block's
+    channels) is read by the depthwise conv while it is in cache instead
+    of going to memory and back.
+  }];
+  let arguments = (ins AnyTensor:$x, AnyTensor:$pointwise_w, AnyType:$pointwise_bias,
+                       AnyTensor:$depthwise_w, AnyType:$depthwise_bias,
+                       StrAttr:$pointwise_activation,
+                       DenseF32ArrayAttr:$pointwise_activation_params,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                       I64Attr:$group,
+                       OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$pads,
+                       OptionalAttr<DenseI64ArrayAttr>:$strides,
+                       StrAttr:$activation,
+                       DenseF32ArrayAttr:$activation_params);
+  let results = (outs AnyTensor:$y);
+  let assemblyFormat = [{
+    $x `,` $pointwise_w `,` $pointwise_bias `,` $depthwise_w `,` $depthwise_bias attr-dict `:`
+    type($x) `,` type($pointwise_w) `,` type($pointwise_bias) `,` type($depthwise_w) `,`
+    type($depthwise_bias) `->` type($y)
+  }];
+  let hasVerifier = 1;
+}
+
 def Ortc_MaxPoolOp : Ortc_Op<"max_pool", [Pure]> {
   let summary = "2-D max pooling on a channels-last tensor";
   let description = [{

@@ -53,6 +53,16 @@ LogicalResult inferMaxPool(fused::MaxPoolOp op, ShapeRuleContext &ctx) {
   return inferWindowOf(ctx, attrs, op.getX(), Value(), op.getY(), ctx.elementType(op.getX()));
 }
 
+/// pointwise_depthwise_conv: the depthwise conv's window rule over x's
+/// positions, channels last, with the depthwise weights' channels.
+LogicalResult inferPointwiseDepthwiseConv(fused::PointwiseDepthwiseConvOp op,
+                                          ShapeRuleContext &ctx) {
+  WindowAttrs attrs = convWindowAttrs(op);
+  attrs.channelsLast = true;
+  return inferWindowOf(ctx, attrs, op.getX(), op.getDepthwiseW(), op.getY(),
+                       ctx.elementType(op.getX()));
+}
+
 } // namespace
 
 void attachFusedShapeRules(MLIRContext *context) {
@@ -61,6 +71,7 @@ void attachFusedShapeRules(MLIRContext *context) {
   attachRule<inferMatMulBias, fused::MatMulBiasOp>(context);
   attachRule<inferFusedConv, fused::FusedConvOp>(context);
   attachRule<inferMaxPool, fused::MaxPoolOp>(context);
+  attachRule<inferPointwiseDepthwiseConv, fused::PointwiseDepthwiseConvOp>(context);
 }
 
 } // namespace ortc

@@ -489,8 +489,9 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   // (kh, kw, c) order, the only packing its kernel reads.
   auto group = op->getAttrOfType<IntegerAttr>("group");
   bool channelsLast = op->hasAttr("channels_last");
-  if (callee == "Conv" && channelsLast && isConstantOp(op->getOperand(1).getDefiningOp()) &&
-      (!group || group.getInt() == 1)) {
+  bool pointwiseFirst = callee == "PointwiseDepthwiseConv"; // its input 1 is the 1x1 W
+  if (((callee == "Conv" && channelsLast && (!group || group.getInt() == 1)) || pointwiseFirst) &&
+      isConstantOp(op->getOperand(1).getDefiningOp())) {
     packedWeight = packedConvWeightChannelsLast(op->getOperand(1));
     if (*packedWeight < 0)
       return op->emitError("cpu_ep: cannot read the constant W of Conv");
@@ -1264,8 +1265,10 @@ public:
     // Intel Xeon: 3x3 64@56 1.17x of NCHW, the stems 1.3x, stride-1
     // depthwise 1.15-1.5x, stride-2 depthwise 0.5-0.8x), so an AVX2 target
     // keeps NCHW.
-    if (llvm::is_contained(target_.requiredFeatures, "avx512f"))
+    if (llvm::is_contained(target_.requiredFeatures, "avx512f")) {
       pm.addPass(createCpuConvChannelsLast());
+      pm.addPass(createCpuFusePointwiseDepthwise());
+    }
     pm.addPass(createCpuFuseMatMulEpilogue());
   }
 

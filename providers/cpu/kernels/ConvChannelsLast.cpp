@@ -285,6 +285,9 @@ struct DepthwiseRows {
   const Geometry &g;
   const GemmEpilogue &epilogue;
   int64_t C;
+  /// When not 0, x is a ring of this many input rows of the output row's
+  /// image, row ih at ih % ringRows (the fused pointwise-depthwise conv).
+  int64_t ringRows = 0;
 
   int64_t rowFloats() const { return g.out[2] * C; }
   /// The input image of output row `row` (n * OH + oh).
@@ -293,7 +296,9 @@ struct DepthwiseRows {
   /// zeros) when it is padding.
   const float *inputRow(int64_t row, int64_t kh) const {
     int64_t ih = row % g.out[1] * g.s[1] - g.padBegin[1] + kh * g.d[1];
-    return inside(ih, g.in[1]) ? image(row) + ih * g.in[2] * C : zeros;
+    if (!inside(ih, g.in[1]))
+      return zeros;
+    return ringRows ? x + ih % ringRows * g.in[2] * C : image(row) + ih * g.in[2] * C;
   }
 };
 
@@ -519,6 +524,36 @@ DepthwiseRowFn pickDepthwiseRow(const Geometry &g) {
   return depthwiseRowGeneric;
 }
 
+/// W [C, 1, KH, KW] as [KH * KW, C] into wt, so that a tap's weights are a
+/// run of channels, then `width` zeros (the padding rows).
+void transposeDepthwiseWeights(const float *w, int64_t C, int64_t kSize, int64_t width, float *wt) {
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t t = 0; t < kSize; ++t)
+      wt[t * C + c] = w[c * kSize + t];
+  std::fill(wt + C * kSize, wt + C * kSize + width, 0.f);
+}
+
+/// Every output row of the depthwise conv d over N images, on call's pool.
+void runDepthwiseRows(const KernelCall &call, const DepthwiseRows &d, int64_t N, float *y) {
+  DepthwiseRowFn rowFn = pickDepthwiseRow(d.g);
+  // A layer that fits in cache: one contiguous run of rows per thread,
+  // the split the GEMM before it made of the positions, so that each
+  // thread reads what it wrote itself (MobileNetV2 b1 at 2 threads: 3.84
+  // -> 3.55 ms); a larger one in runs handed out as threads come free.
+  int64_t rowsAll = N * d.g.out[1], outputs = rowsAll * d.rowFloats();
+  int64_t threads = call.pool ? call.pool->threads() : 1;
+  if (outputs > kDepthwiseStaticSplitOutputs) {
+    parallelForRuns(call.pool, rowsAll, d.rowFloats(), [&](int64_t row) { rowFn(d, row, y); });
+    return;
+  }
+  if (outputs <= kMinElementsPerBlock)
+    threads = 1;
+  parallelFor(call.pool, std::min(threads, rowsAll), [&](int64_t t) {
+    for (int64_t row = rowsAll * t / threads; row < rowsAll * (t + 1) / threads; ++row)
+      rowFn(d, row, y);
+  });
+}
+
 } // namespace
 
 Status convChannelsLast(const KernelCall &call) {
@@ -585,33 +620,12 @@ Status convChannelsLast(const KernelCall &call) {
     return invalid(kOp, "the residual overlaps Y without being Y");
 
   if (depthwise) {
-    // W as [KH * KW, C], then a row of zeros for the padding rows.
     float *wt = nullptr;
     int64_t width = X->shape[2] * C;
     if (Status s = allocScratch(call, kOp, size_t(K + width), wt); !s.isOk())
       return s;
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < kSize; ++t)
-        wt[t * C + c] = w[c * kSize + t];
-    std::fill(wt + K, wt + K + width, 0.f);
-    DepthwiseRows d{x, wt, bias, residual, wt + K, g, epilogue, C};
-    DepthwiseRowFn rowFn = pickDepthwiseRow(g);
-    // A layer that fits in cache: one contiguous run of rows per thread,
-    // the split the GEMM before it made of the positions, so that each
-    // thread reads what it wrote itself (MobileNetV2 b1 at 2 threads: 3.84
-    // -> 3.55 ms); a larger one in runs handed out as threads come free.
-    int64_t rowsAll = N * g.out[1], outputs = rowsAll * d.rowFloats();
-    int64_t threads = call.pool ? call.pool->threads() : 1;
-    if (outputs > kDepthwiseStaticSplitOutputs) {
-      parallelForRuns(call.pool, rowsAll, d.rowFloats(), [&](int64_t row) { rowFn(d, row, y); });
-      return Status::ok();
-    }
-    if (outputs <= kMinElementsPerBlock)
-      threads = 1;
-    parallelFor(call.pool, std::min(threads, rowsAll), [&](int64_t t) {
-      for (int64_t row = rowsAll * t / threads; row < rowsAll * (t + 1) / threads; ++row)
-        rowFn(d, row, y);
-    });
+    transposeDepthwiseWeights(w, C, kSize, width, wt);
+    runDepthwiseRows(call, DepthwiseRows{x, wt, bias, residual, wt + K, g, epilogue, C}, N, y);
     return Status::ok();
   }
 
@@ -636,6 +650,166 @@ Status convChannelsLast(const KernelCall &call) {
   full.ldr = M;
   convGemm(call, g, x, packedWt, N, C, M, full, y, work ? work + packedFloats : nullptr,
            sumOverResidual);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// A pointwise conv and the depthwise conv that reads it
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// Most floats of the pointwise conv's output that are made whole before the
+// depthwise conv reads them (1 MiB, well inside L2); a larger one is made
+// a band of rows at a time into a ring that stays in cache.
+constexpr int64_t kWholeExpansionFloats = int64_t(1) << 18;
+// Fewest positions per band: the GEMM's tiles want rows to spread over.
+constexpr int64_t kBandPositions = 96;
+
+/// The depthwise rows [row0, row1) (n * OH + oh) of one task, their input
+/// rows made by the pointwise GEMM into the task's ring as they are first
+/// needed: a band of output rows at a time, each band's new input rows in
+/// one GEMM (two where the ring wraps), the rows a band shares with the
+/// last kept.
+void pointwiseDepthwiseRows(const float *x, const float *packedW1, const GemmEpilogue &pointwise,
+                            int64_t C, DepthwiseRows d, DepthwiseRowFn rowFn, int64_t bandRows,
+                            float *ring, int64_t row0, int64_t row1, float *y) {
+  const Geometry &g = d.g;
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], E = d.C;
+  d.x = ring;
+  for (int64_t row = row0; row < row1;) {
+    int64_t n = row / OH, imageEnd = std::min(row1, (n + 1) * OH);
+    const float *image = x + n * H * W * C;
+    int64_t made = 0; // input rows [.., made) of image n are in the ring
+    for (; row < imageEnd;) {
+      int64_t oh = row % OH, bandEnd = std::min(imageEnd, row + bandRows);
+      int64_t first = std::max<int64_t>(0, oh * g.s[1] - g.padBegin[1]);
+      int64_t last =
+          std::min(H, ((bandEnd - 1) % OH) * g.s[1] - g.padBegin[1] + (g.k[1] - 1) * g.d[1] + 1);
+      for (int64_t ih = std::max(first, made); ih < last;) {
+        int64_t end = std::min(last, ih + d.ringRows - ih % d.ringRows);
+        sgemmPackedParallel(nullptr, (end - ih) * W, E, C, image + ih * W * C, C, false, packedW1,
+                            ring + ih % d.ringRows * W * E, E, false,
+                            pointwise.any() ? &pointwise : nullptr);
+        ih = end;
+      }
+      made = std::max(made, last);
+      for (; row < bandEnd; ++row)
+        rowFn(d, row, y);
+    }
+  }
+}
+
+} // namespace
+
+/// ortc.pointwise_depthwise_conv: Y = depthwise(pointwise(X)) over X
+/// [N, H, W, C] into Y [N, OH, OW, E]: the pointwise conv's W1 [E, C, 1, 1]
+/// (packed_w 3: packed as the channels-last conv's W^T), its bias B1 and
+/// pointwise_activation, then the depthwise conv's W2 [E, 1, KH, KW], its
+/// window attributes, bias B2 and activation. The pointwise output is made
+/// whole in scratch when it is small; else, per image, bands of it in a
+/// ring that the depthwise rows read while it is in cache, so it never
+/// goes to memory (MobileNetV2's 16 -> 96 expansion at 112x112 is 4.8 MB an
+/// image).
+Status pointwiseDepthwiseChannelsLast(const KernelCall &call) {
+  const TensorView *X = call.input(0), *W1 = call.input(1), *B1 = call.input(2);
+  const TensorView *W2 = call.input(3), *B2 = call.input(4);
+  if (Status s = checkFloats(kOp, {{X, "input X"}, {W1, "input W1"}, {W2, "input W2"}}); !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(kOp, B1, "input B1"); !s.isOk())
+    return s;
+  if (Status s = checkOptionalFloat(kOp, B2, "input B2"); !s.isOk())
+    return s;
+  if (Status s = checkSingleOutput(kOp, call); !s.isOk())
+    return s;
+  GemmEpilogue pointwise, depthwise;
+  if (Status s = convActivation(call, pointwise, "pointwise_activation"); !s.isOk())
+    return s;
+  if (Status s = convActivation(call, depthwise); !s.isOk())
+    return s;
+  if (X->shape.size() != 4 || W1->shape.size() != 4 || W2->shape.size() != 4)
+    return invalid(kOp, "a pointwise-depthwise conv needs X [N,H,W,C], W1 [E,C,1,1] and W2 "
+                        "[E,1,KH,KW], got X " +
+                            shapeToString(X->shape) + ", W1 " + shapeToString(W1->shape) +
+                            " and W2 " + shapeToString(W2->shape));
+  int64_t N = X->shape[0], H = X->shape[1], W = X->shape[2], C = X->shape[3];
+  int64_t E = W1->shape[0];
+  if (W1->shape != std::vector<int64_t>{E, C, 1, 1} || W2->shape[0] != E || W2->shape[1] != 1)
+    return invalid(kOp, "W1 " + shapeToString(W1->shape) + " and W2 " + shapeToString(W2->shape) +
+                            " do not fit X " + shapeToString(X->shape) +
+                            " (W1 [E,C,1,1], W2 [E,1,KH,KW])");
+  for (const TensorView *B : {B1, B2})
+    if (B && B->shape != std::vector<int64_t>{E})
+      return invalid(kOp, "B1 and B2 must be [" + std::to_string(E) + "], got " +
+                              shapeToString(B->shape));
+  std::vector<int64_t> kernel = {W2->shape[2], W2->shape[3]};
+  if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
+    return invalid(kOp, "kernel_shape " + shapeToString(call.attrs.getInts("kernel_shape")) +
+                            " differs from W2 " + shapeToString(W2->shape));
+  if (call.attrs.getInt("group", E) != E)
+    return invalid(kOp, "the depthwise conv's group must be " + std::to_string(E) + ", got " +
+                            std::to_string(call.attrs.getInt("group", E)));
+  Geometry g;
+  if (Status s = computeGeometry(kOp, call.attrs, {H, W}, kernel, true, false, g); !s.isOk())
+    return s;
+  if (g.k[1] > kMaxDepthwiseRows)
+    return invalid(kOp, "a pointwise-depthwise conv takes kernels of at most " +
+                            std::to_string(kMaxDepthwiseRows) + " rows, got " +
+                            std::to_string(g.k[1]));
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkOutputShape(kOp, Y, {N, g.out[1], g.out[2], E}); !s.isOk())
+    return s;
+  int64_t packedW = call.attrs.getInt("packed_w", 0);
+  if (packedW != 0 && packedW != 3)
+    return invalid(kOp, "a pointwise-depthwise conv reads packed_w 0 or 3, got " +
+                            std::to_string(packedW));
+  int64_t rowsAll = N * g.out[1];
+  if (rowsAll == 0 || g.out[2] == 0 || E == 0)
+    return Status::ok();
+
+  // Scratch: W1^T packed when the plan did not pack it; W2 as [KH * KW, E]
+  // and a row of zeros; then the pointwise output, whole or as rings.
+  int64_t kSize = g.kernelSize(), width = W * E, threads = call.pool ? call.pool->threads() : 1;
+  bool whole = N * H * width <= kWholeExpansionFloats;
+  int64_t bandRows =
+      std::clamp<int64_t>((kBandPositions + W * g.s[1] - 1) / (W * g.s[1]), 1, g.out[1]);
+  int64_t ringRows = std::min(H, (bandRows - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1);
+  int64_t tasks = std::min(threads, rowsAll);
+  size_t packedFloats = packedW == 3 ? 0 : size_t(roundUpTo16(int64_t(packedGemmBSize(C, E))));
+  size_t weightFloats = size_t(roundUpTo16(E * kSize + width));
+  size_t expansionFloats = size_t(whole ? N * H * width : tasks * roundUpTo16(ringRows * width));
+  float *work = nullptr;
+  if (Status s = allocScratch(call, kOp, packedFloats + weightFloats + expansionFloats, work);
+      !s.isOk())
+    return s;
+  const float *x = static_cast<const float *>(X->data);
+  const float *packedW1 = static_cast<const float *>(W1->data);
+  if (packedW != 3) {
+    packConvWeightsChannelsLast(packedW1, E, C, 1, work);
+    packedW1 = work;
+  }
+  float *wt = work + packedFloats, *expansion = wt + weightFloats;
+  transposeDepthwiseWeights(static_cast<const float *>(W2->data), E, kSize, width, wt);
+  pointwise.colBias = B1 ? static_cast<const float *>(B1->data) : nullptr;
+  const float *bias = B2 ? static_cast<const float *>(B2->data) : nullptr;
+  float *y = static_cast<float *>(Y.data);
+
+  if (whole) {
+    sgemmPackedParallel(call.pool, N * H * W, E, C, x, C, false, packedW1, expansion, E, false,
+                        pointwise.any() ? &pointwise : nullptr);
+    runDepthwiseRows(
+        call, DepthwiseRows{expansion, wt, bias, nullptr, wt + E * kSize, g, depthwise, E}, N, y);
+    return Status::ok();
+  }
+  // A contiguous run of output rows per thread; a run that starts inside an
+  // image makes again the few input rows the run before it also needs.
+  DepthwiseRows d{nullptr, wt, bias, nullptr, wt + E * kSize, g, depthwise, E, ringRows};
+  DepthwiseRowFn rowFn = pickDepthwiseRow(g);
+  parallelFor(call.pool, tasks, [&](int64_t t) {
+    pointwiseDepthwiseRows(x, packedW1, pointwise, C, d, rowFn, bandRows,
+                           expansion + t * roundUpTo16(ringRows * width), rowsAll * t / tasks,
+                           rowsAll * (t + 1) / tasks, y);
+  });
   return Status::ok();
 }
 

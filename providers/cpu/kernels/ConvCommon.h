@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ortc::cpu::kernels {
@@ -55,8 +56,10 @@ Status computeGeometry(const char *op, const StepAttributes &attrs,
 Status checkSingleOutput(const char *op, const KernelCall &call);
 
 /// The epilogue ortc.fused_conv asks for (activation, activation_params); a
-/// plain Conv has none.
-Status convActivation(const KernelCall &call, GemmEpilogue &e);
+/// plain Conv has none. `attribute` names another pair (<attribute>,
+/// <attribute>_params) of the same meaning.
+Status convActivation(const KernelCall &call, GemmEpilogue &e,
+                      const std::string &attribute = "activation");
 
 /// body(i) for i in [0, n) on `pool`, each task a contiguous run of items of
 /// at most kMinElementsPerBlock elements in all (`elementsEach` per item) and

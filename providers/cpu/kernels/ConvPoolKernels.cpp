@@ -1345,11 +1345,11 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
 
 } // namespace
 
-Status convActivation(const KernelCall &call, GemmEpilogue &e) {
+Status convActivation(const KernelCall &call, GemmEpilogue &e, const std::string &attribute) {
   using A = GemmEpilogue::Activation;
-  std::string name = call.attrs.getString("activation", "none");
+  std::string name = call.attrs.getString(attribute, "none");
   std::vector<float> params;
-  if (auto found = call.attrs.floats.find("activation_params"); found != call.attrs.floats.end())
+  if (auto found = call.attrs.floats.find(attribute + "_params"); found != call.attrs.floats.end())
     params = found->second;
   size_t want = 0;
   if (name == "none") {
@@ -1363,11 +1363,11 @@ Status convActivation(const KernelCall &call, GemmEpilogue &e) {
     e.activation = A::LeakyRelu;
     want = 1;
   } else {
-    return invalid("Conv", "unknown activation '" + name + "'");
+    return invalid("Conv", "unknown " + attribute + " '" + name + "'");
   }
   if (params.size() != want)
-    return invalid("Conv", "activation '" + name + "' takes " + std::to_string(want) +
-                               " activation_params, got " + std::to_string(params.size()));
+    return invalid("Conv", attribute + " '" + name + "' takes " + std::to_string(want) + " " +
+                               attribute + "_params, got " + std::to_string(params.size()));
   if (e.activation == A::Clip) {
     e.lo = params[0];
     e.hi = params[1];

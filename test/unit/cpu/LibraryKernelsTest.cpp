@@ -1207,6 +1207,97 @@ TEST(LibraryKernels, MaxPoolChannelsLast) {
                  "output shape");
 }
 
+// PointwiseDepthwiseConv (ortc.pointwise_depthwise_conv) over X [N, H, W, C]
+// gives the two convs' reference, the first's activation between them:
+// its output made whole (small) or in a ring of rows (over 2^18 floats),
+// which wraps; strides 1 and 2, a 5x3 kernel with dilation and asymmetric
+// pads, threads splitting inside an image and at image boundaries, biases
+// absent, W1 packed (packed_w 3) or not; on every vector variant, serially
+// and on a pool.
+TEST(LibraryKernels, PointwiseDepthwiseConv) {
+  struct Shape {
+    std::vector<int64_t> x;
+    int64_t E;
+    std::vector<int64_t> kernel, strides, pads, dilations = {1, 1};
+    bool biases = true;
+  };
+  uint64_t seed = 1300;
+  for (const Shape &c : {Shape{{1, 3, 6, 6}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{2, 5, 9, 7}, 20, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
+                         Shape{{1, 8, 70, 70}, 64, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{2, 5, 60, 61}, 40, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+                         Shape{{3, 4, 40, 40}, 60, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+                         Shape{{1, 6, 47, 50}, 120, {5, 3}, {1, 2}, {2, 0, 1, 1}, {2, 1}}}) {
+    int64_t C = c.x[1], E = c.E;
+    std::vector<int64_t> w1Shape = {E, C, 1, 1}, w2Shape = {E, 1, c.kernel[0], c.kernel[1]};
+    Tensor X = randomF(c.x, ++seed), W1 = randomF(w1Shape, ++seed), B1 = randomF({E}, ++seed);
+    Tensor W2 = randomF(w2Shape, ++seed), B2 = randomF({E}, ++seed);
+    ConvSpec pointwise{c.x, w1Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+    std::vector<int64_t> midShape, ys;
+    std::vector<float> mid = refConv(X, W1, c.biases ? &B1 : nullptr, pointwise, midShape);
+    for (float &v : mid)
+      v = std::min(std::max(v, 0.f), 0.75f);
+    Tensor Mid = F(midShape, mid);
+    ConvSpec depthwise{midShape, w2Shape, E, c.strides, c.pads, c.dilations};
+    std::vector<float> want = refConv(Mid, W2, c.biases ? &B2 : nullptr, depthwise, ys);
+    for (float &v : want)
+      v = v > 0 ? v : 0.1f * v;
+    std::vector<int64_t> yLast = {ys[0], ys[2], ys[3], E};
+    std::vector<float> wantLast = permuteChannels(want, ys, true);
+    Tensor XL = F({c.x[0], c.x[2], c.x[3], C}, permuteChannels(X.floats(), c.x, true));
+    Tensor P(ElementType::Float, {int64_t(packedGemmBSize(C, E))});
+    packConvWeightsChannelsLast(W1.f(), E, C, 1, P.f());
+    P.shape = w1Shape; // the view keeps W1's logical shape
+    Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).is("dilations", c.dilations);
+    attrs.i("group", E).s("pointwise_activation", "clip").s("activation", "leaky_relu");
+    attrs.a.floats["pointwise_activation_params"] = {0.f, 0.75f};
+    attrs.a.floats["activation_params"] = {0.1f};
+    Attrs packed = attrs;
+    packed.i("packed_w", 3);
+    ThreadPool pool(2);
+    for (const char *variant : {"generic", "avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue;
+      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool})
+        for (bool isPacked : {false, true}) {
+          Tensor Y(ElementType::Float, yLast);
+          ASSERT_OK(run(
+              "PointwiseDepthwiseConv", isPacked ? packed : attrs,
+              {&XL, isPacked ? &P : &W1, c.biases ? &B1 : nullptr, &W2, c.biases ? &B2 : nullptr},
+              {&Y}, on));
+          EXPECT_TRUE(near(Y.floats(), wantLast, 1e-4))
+              << shapeToString(c.x) << " E " << E << " " << variant << (on ? " pool" : "")
+              << (isPacked ? " packed" : "");
+        }
+    }
+    setSgemmVariant(nullptr);
+  }
+  Tensor X = randomF({1, 5, 5, 4}, 1), W1 = randomF({8, 4, 1, 1}, 2), W2 = randomF({8, 1, 3, 3}, 3);
+  Tensor Y(ElementType::Float, {1, 3, 3, 8});
+  Attrs attrs = Attrs().i("group", 8);
+  EXPECT_OK(run("PointwiseDepthwiseConv", attrs, {&X, &W1, nullptr, &W2, nullptr}, {&Y}));
+  Tensor Wide = randomF({8, 4, 3, 3}, 4);
+  EXPECT_INVALID(run("PointwiseDepthwiseConv", attrs, {&X, &Wide, nullptr, &W2, nullptr}, {&Y}),
+                 "do not fit X");
+  EXPECT_INVALID(
+      run("PointwiseDepthwiseConv", Attrs().i("group", 4), {&X, &W1, nullptr, &W2, nullptr}, {&Y}),
+      "the depthwise conv's group must be 8, got 4");
+  EXPECT_INVALID(run("PointwiseDepthwiseConv", Attrs(attrs).i("packed_w", 2),
+                     {&X, &W1, nullptr, &W2, nullptr}, {&Y}),
+                 "reads packed_w 0 or 3, got 2");
+  EXPECT_INVALID(run("PointwiseDepthwiseConv", Attrs(attrs).s("pointwise_activation", "gelu"),
+                     {&X, &W1, nullptr, &W2, nullptr}, {&Y}),
+                 "unknown pointwise_activation 'gelu'");
+  Tensor Tall = randomF({8, 1, 9, 3}, 5);
+  Tensor Y9(ElementType::Float, {1, 1, 3, 8});
+  EXPECT_INVALID(run("PointwiseDepthwiseConv", Attrs(attrs).is("pads", {2, 1, 2, 1}),
+                     {&X, &W1, nullptr, &Tall, nullptr}, {&Y9}),
+                 "kernels of at most 8 rows");
+  Tensor Wrong(ElementType::Float, {1, 5, 5, 8});
+  EXPECT_INVALID(run("PointwiseDepthwiseConv", attrs, {&X, &W1, nullptr, &W2, nullptr}, {&Wrong}),
+                 "Conv");
+}
+
 TEST(LibraryKernels, AveragePool) {
   for (bool inc : {false, true}) {
     checkPool("AveragePool", {{1, 2, 6, 6}, {2, 2}, {2, 2}, {}, {}, false, inc}, 10);
