@@ -834,9 +834,11 @@ void maxIntoGeneric(float *out, const float *in, int64_t C) {
 ORTC_AVX512 void maxIntoAvx512(float *out, const float *in, int64_t C) {
   for (int64_t c = 0; c < C; c += 16) {
     __mmask16 m = C - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (C - c)) - 1);
-    _mm512_mask_storeu_ps(
-        out + c, m,
-        _mm512_max_ps(_mm512_maskz_loadu_ps(m, in + c), _mm512_maskz_loadu_ps(m, out + c)));
+    // The zero-masked max: GCC's plain max_ps reads an undefined vector and
+    // warns of it.
+    _mm512_mask_storeu_ps(out + c, m,
+                          _mm512_maskz_max_ps(m, _mm512_maskz_loadu_ps(m, in + c),
+                                              _mm512_maskz_loadu_ps(m, out + c)));
   }
 }
 #endif
