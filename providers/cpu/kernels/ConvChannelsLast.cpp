@@ -249,14 +249,16 @@ void convGemm(const KernelCall &call, const Geometry &g, const float *x, const f
     for (int64_t kh = 0; kh < g.k[1]; ++kh)
       for (int64_t kw = 0; kw < (rowRuns ? 1 : g.k[2]); ++kw)
         tapOffsets[rowRuns ? kh : kh * g.k[2] + kw] = (kh * g.d[1] * Wp + kw * g.d[2]) * C;
-    // Whole 6-row tiles per task, no more tasks than threads nor than ~1
-    // MFLOP each.
-    int64_t tiles = (rows + kGemmPanelHeight - 1) / kGemmPanelHeight;
+    // Whole 6-row tiles per task, as evenly as they go, the rows left over
+    // (a shorter tile, which costs less) with the first task, which has
+    // the fewest: 7x7 positions on 2 threads are 25 + 24 rows, not 30 + 19.
+    // No more tasks than threads nor than ~1 MFLOP each.
+    int64_t full = rows / kGemmPanelHeight, left = rows % kGemmPanelHeight;
     int64_t threads = call.pool ? call.pool->threads() : 1;
-    int64_t tasks = std::max<int64_t>(1, std::min({threads, tiles, 2 * rows * M * K >> 20}));
-    int64_t perTask = (tiles + tasks - 1) / tasks * kGemmPanelHeight;
+    int64_t tasks = std::max<int64_t>(1, std::min({threads, full, 2 * rows * M * K >> 20}));
     parallelFor(call.pool, tasks, [&](int64_t t) {
-      int64_t r0 = t * perTask, r1 = std::min(rows, r0 + perTask);
+      int64_t r0 = t == 0 ? 0 : full * t / tasks * kGemmPanelHeight + left;
+      int64_t r1 = full * (t + 1) / tasks * kGemmPanelHeight + left;
       if (r0 >= r1)
         return;
       GemmEpilogue part = epilogue.at(r0, 0);

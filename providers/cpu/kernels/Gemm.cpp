@@ -770,21 +770,22 @@ bool cpuHasAvx2() { return false; }
 bool cpuHasAvx512() { return false; }
 #endif
 
-/// A tile of up to 6 rows over `Panels` adjacent B panels (as
+/// A tile of `Rows` (1 to 6) rows over `Panels` adjacent B panels (as
 /// kernelAvx512Wide) whose A is never packed: row r's k = t * C + c is
 /// rows[r][tapOffsets[t] + c] (sgemmRowsOfTaps). K runs [k0, k1), a run of
-/// channels per tap; the 6 broadcasts of a k step read 6 rows of the
-/// caller's input, which the hardware streams like packed panels. Rows past
-/// `mr` compute from row 0 and are not stored. Each k step also prefetches
-/// one line of `next` (a panel slice of 16 floats per k) into L2.
-template <int Panels>
+/// channels per tap; the broadcasts of a k step read the caller's input
+/// rows, which the hardware streams like packed panels. A tile of fewer
+/// rows costs fewer FMAs: 7x7 positions are 8 full tiles and a row, not 9
+/// full tiles. Each k step also prefetches one line of `next` (a panel
+/// slice of 16 floats per k) into L2.
+template <int Rows, int Panels>
 ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float *const *rows,
                                   const int64_t *tapOffsets, const float *b, int64_t panelStride,
-                                  const float *next, float *c, int64_t ldc, int mr, int lastCols,
-                                  bool load, const GemmEpilogue *epilogue, int64_t row0) {
-  __m512 acc[kMr][Panels];
+                                  const float *next, float *c, int64_t ldc, int lastCols, bool load,
+                                  const GemmEpilogue *epilogue, int64_t row0) {
+  __m512 acc[Rows][Panels];
 #pragma GCC unroll 6
-  for (int r = 0; r < kMr; ++r)
+  for (int r = 0; r < Rows; ++r)
 #pragma GCC unroll 4
     for (int p = 0; p < Panels; ++p) {
       _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + p * kNr), _MM_HINT_T0);
@@ -794,9 +795,9 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
   // One run of channels per tap: the block may start and end inside one.
   for (int64_t k = k0, t = k0 / C, ch = k0 % C; k < k1; ++t, ch = 0) {
     int64_t n = std::min(C - ch, k1 - k);
-    const float *a[kMr];
+    const float *a[Rows];
 #pragma GCC unroll 6
-    for (int r = 0; r < kMr; ++r)
+    for (int r = 0; r < Rows; ++r)
       a[r] = rows[r] + tapOffsets[t] + ch;
     for (int64_t j = 0; j < n; ++j, bp += kNr, next += kNr) {
       _mm_prefetch(reinterpret_cast<const char *>(next), _MM_HINT_T1);
@@ -805,7 +806,7 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
       for (int p = 0; p < Panels; ++p)
         bv[p] = _mm512_loadu_ps(bp + p * panelStride);
 #pragma GCC unroll 6
-      for (int r = 0; r < kMr; ++r) {
+      for (int r = 0; r < Rows; ++r) {
         __m512 av = _mm512_set1_ps(a[r][j]);
 #pragma GCC unroll 4
         for (int p = 0; p < Panels; ++p)
@@ -814,7 +815,12 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
     }
     k += n;
   }
-  storeTileAvx512<Panels>(acc, c, ldc, mr, lastCols, load, epilogue, row0);
+  __mmask16 columns[Panels];
+#pragma GCC unroll 4
+  for (int p = 0; p < Panels; ++p)
+    columns[p] =
+        p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF) : __mmask16((1u << lastCols) - 1);
+  finishTileAvx512<Rows, Panels>(acc, c, ldc, Rows, columns, load, epilogue, row0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -837,8 +843,8 @@ using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t 
 /// kernelAvx512Taps's signature.
 using TapsKernel = void (*)(int64_t k0, int64_t k1, int64_t C, const float *const *rows,
                             const int64_t *tapOffsets, const float *b, int64_t panelStride,
-                            const float *next, float *c, int64_t ldc, int mr, int lastCols,
-                            bool load, const GemmEpilogue *epilogue, int64_t row0);
+                            const float *next, float *c, int64_t ldc, int lastCols, bool load,
+                            const GemmEpilogue *epilogue, int64_t row0);
 
 struct Variant {
   const char *name;
@@ -851,7 +857,7 @@ struct Variant {
   WideKernel pairKernel = nullptr;
   // Tiles over 1, 2 and 4 panels whose A rows are runs of taps
   // (sgemmRowsOfTaps); null where a variant has none.
-  TapsKernel tapsKernels[3] = {nullptr, nullptr, nullptr};
+  TapsKernel tapsKernels[kMr][3] = {};
 };
 
 const Variant kGeneric = {"generic",
@@ -867,15 +873,21 @@ const Variant kAvx2 = {"avx2",
                         kernelAvx2<5>, kernelAvx2<6>},
                        packRowsAvx2,
                        kernelAvx2Offsets};
-const Variant kAvx512 = {"avx512",
-                         KernelIsa::Avx512,
-                         {nullptr, kernelAvx512<1>, kernelAvx512<2>, kernelAvx512<3>,
-                          kernelAvx512<4>, kernelAvx512<5>, kernelAvx512<6>},
-                         packRowsAvx2,
-                         kernelAvx512Offsets,
-                         kernelAvx512Wide<4>,
-                         kernelAvx512Wide<2>,
-                         {kernelAvx512Taps<1>, kernelAvx512Taps<2>, kernelAvx512Taps<4>}};
+const Variant kAvx512 = {
+    "avx512",
+    KernelIsa::Avx512,
+    {nullptr, kernelAvx512<1>, kernelAvx512<2>, kernelAvx512<3>, kernelAvx512<4>, kernelAvx512<5>,
+     kernelAvx512<6>},
+    packRowsAvx2,
+    kernelAvx512Offsets,
+    kernelAvx512Wide<4>,
+    kernelAvx512Wide<2>,
+    {{kernelAvx512Taps<1, 1>, kernelAvx512Taps<1, 2>, kernelAvx512Taps<1, 4>},
+     {kernelAvx512Taps<2, 1>, kernelAvx512Taps<2, 2>, kernelAvx512Taps<2, 4>},
+     {kernelAvx512Taps<3, 1>, kernelAvx512Taps<3, 2>, kernelAvx512Taps<3, 4>},
+     {kernelAvx512Taps<4, 1>, kernelAvx512Taps<4, 2>, kernelAvx512Taps<4, 4>},
+     {kernelAvx512Taps<5, 1>, kernelAvx512Taps<5, 2>, kernelAvx512Taps<5, 4>},
+     {kernelAvx512Taps<6, 1>, kernelAvx512Taps<6, 2>, kernelAvx512Taps<6, 4>}}};
 #endif
 
 const Variant *detectVariant() {
@@ -1216,14 +1228,14 @@ namespace {
 int tilePanels(int64_t j0, int64_t N) { return j0 + 3 * kNr < N ? 4 : j0 + kNr < N ? 2 : 1; }
 } // namespace
 
-bool sgemmRowsOfTapsAvailable() { return activeVariant()->tapsKernels[0] != nullptr; }
+bool sgemmRowsOfTapsAvailable() { return activeVariant()->tapsKernels[0][0] != nullptr; }
 
 void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float *x,
                      const int64_t *rowOffsets, const int64_t *tapOffsets, const float *packedB,
                      float *Cm, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue) {
   const Variant *variant = activeVariant();
   int64_t K = C * taps;
-  if (M <= 0 || N <= 0 || K <= 0 || !variant->tapsKernels[0])
+  if (M <= 0 || N <= 0 || K <= 0 || !variant->tapsKernels[0][0])
     return;
   int64_t kBlocks = (K + kKcTaps - 1) / kKcTaps;
   int64_t kcBlock = (K + kBlocks - 1) / kBlocks;
@@ -1236,7 +1248,6 @@ void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float 
       bool last = k1 >= K;
       for (int64_t j0 = 0; j0 < N;) {
         int panels = tilePanels(j0, N);
-        TapsKernel kernel = variant->tapsKernels[panels == 4 ? 2 : panels - 1];
         int lastCols = static_cast<int>(std::min<int64_t>(kNr, N - j0 - (panels - 1) * kNr));
         GemmEpilogue panelEpilogue;
         if (last && epilogue)
@@ -1252,13 +1263,14 @@ void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float 
         for (int64_t ip = 0; ip < mc; ip += kMr) {
           int mr = static_cast<int>(std::min<int64_t>(kMr, mc - ip));
           const float *rows[kMr];
-          for (int r = 0; r < kMr; ++r)
-            rows[r] = x + rowOffsets[i0 + ip + (r < mr ? r : 0)];
+          for (int r = 0; r < mr; ++r)
+            rows[r] = x + rowOffsets[i0 + ip + r];
           int64_t nextPanel = std::min<int64_t>(ip / kMr, nextPanels - 1);
           const float *next = packedB + (nextJ0 + nextPanel * kNr) * K + nextK0 * kNr;
-          kernel(k0, k1, C, rows, tapOffsets, packedB + j0 * K + k0 * kNr, K * kNr, next,
-                 Cm + (i0 + ip) * ldc + j0, ldc, mr, lastCols, accumulate || k0 > 0,
-                 last && epilogue ? &panelEpilogue : nullptr, ip);
+          variant->tapsKernels[mr - 1][panels == 4 ? 2 : panels - 1](
+              k0, k1, C, rows, tapOffsets, packedB + j0 * K + k0 * kNr, K * kNr, next,
+              Cm + (i0 + ip) * ldc + j0, ldc, lastCols, accumulate || k0 > 0,
+              last && epilogue ? &panelEpilogue : nullptr, ip);
         }
         j0 += panels * kNr;
       }
