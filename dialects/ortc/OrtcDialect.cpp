@@ -43,30 +43,48 @@ static LogicalResult verifyConvActivation(Operation *op, StringRef attribute, St
   return success();
 }
 
-LogicalResult PointwiseDepthwiseConvOp::verify() {
-  if (failed(verifyConvActivation(*this, "pointwise_activation", getPointwiseActivation(),
-                                  getPointwiseActivationParams().size())) ||
-      failed(
-          verifyConvActivation(*this, "activation", getActivation(), getActivationParams().size())))
+LogicalResult DepthwiseBlockOp::verify() {
+  if (failed(verifyConvActivation(*this, "expand_activation", getExpandActivation(),
+                                  getExpandActivationParams().size())) ||
+      failed(verifyConvActivation(*this, "activation", getActivation(),
+                                  getActivationParams().size())) ||
+      failed(verifyConvActivation(*this, "project_activation", getProjectActivation(),
+                                  getProjectActivationParams().size())))
     return failure();
-  for (Value optional : {getPointwiseBias(), getDepthwiseBias()})
+  for (Value optional : {getExpandW(), getExpandBias(), getDepthwiseBias(), getProjectW(),
+                         getProjectBias(), getResidual()})
     if (!isa<NoneType, TensorType>(optional.getType()))
-      return emitOpError("the biases must be tensors or none");
+      return emitOpError("the weights, biases and residual other than depthwise_w must be "
+                         "tensors or none");
   auto x = dyn_cast<RankedTensorType>(getX().getType());
-  auto pointwise = dyn_cast<RankedTensorType>(getPointwiseW().getType());
   auto depthwise = dyn_cast<RankedTensorType>(getDepthwiseW().getType());
-  if (!x || !pointwise || !depthwise || x.getRank() != 4 || pointwise.getRank() != 4 ||
-      depthwise.getRank() != 4 || !pointwise.hasStaticShape() || !depthwise.hasStaticShape())
-    return emitOpError("needs x [N, H, W, C], pointwise_w [E, C, 1, 1] and depthwise_w "
-                       "[E, 1, KH, KW], static weights");
-  int64_t E = pointwise.getDimSize(0);
-  if ((!x.isDynamicDim(3) && pointwise.getDimSize(1) != x.getDimSize(3)) ||
-      pointwise.getDimSize(2) != 1 || pointwise.getDimSize(3) != 1 ||
-      depthwise.getDimSize(0) != E || depthwise.getDimSize(1) != 1 || getGroup() != E)
-    return emitOpError("pointwise_w ")
-           << pointwise << ", depthwise_w " << depthwise << " and group " << getGroup()
-           << " do not fit x " << x << " (pointwise_w [E, C, 1, 1], depthwise_w [E, 1, KH, KW], "
-           << "group E)";
+  auto expand = dyn_cast<RankedTensorType>(getExpandW().getType());
+  auto project = dyn_cast<RankedTensorType>(getProjectW().getType());
+  auto ranked4 = [](RankedTensorType t) { return !t || (t.getRank() == 4 && t.hasStaticShape()); };
+  if (!x || x.getRank() != 4 || !depthwise || !ranked4(depthwise) || !ranked4(expand) ||
+      !ranked4(project))
+    return emitOpError("needs x [N, H, W, C] and static 4-D weights");
+  int64_t E = depthwise.getDimSize(0), C = x.getDimSize(3);
+  bool fits = depthwise.getDimSize(1) == 1 && int64_t(getGroup()) == E;
+  if (expand)
+    fits = fits && expand.getDimSize(0) == E && (x.isDynamicDim(3) || expand.getDimSize(1) == C) &&
+           expand.getDimSize(2) == 1 && expand.getDimSize(3) == 1;
+  else
+    fits = fits && (x.isDynamicDim(3) || C == E);
+  if (project)
+    fits = fits && project.getDimSize(1) == E && project.getDimSize(2) == 1 &&
+           project.getDimSize(3) == 1;
+  if (!fits)
+    return emitOpError("the weights do not fit x ")
+           << x << " (expand_w [E, C, 1, 1], depthwise_w [E, 1, KH, KW] with group E, "
+           << "project_w [P, E, 1, 1])";
+  if (auto residual = dyn_cast<TensorType>(getResidual().getType())) {
+    if (!project)
+      return emitOpError("a residual needs project_w");
+    if (residual != getY().getType())
+      return emitOpError("residual ")
+             << residual << " differs from the output " << getY().getType();
+  }
   return success();
 }
 

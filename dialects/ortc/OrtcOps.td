@@ -126,38 +126,46 @@ def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Ortc_PointwiseDepthwiseConvOp : Ortc_Op<"pointwise_depthwise_conv", [Pure]> {
-  let summary = "a pointwise conv and the depthwise conv that reads it, channels-last: one kernel";
+def Ortc_DepthwiseBlockOp : Ortc_Op<"depthwise_block", [Pure]> {
+  let summary = "a depthwise conv and the pointwise convs around it, channels-last: one kernel";
   let description = [{
-    y = depthwise(pointwise(x)) with x [N, H, W, C] and y [N, OH, OW, E]:
-    pointwise is the 1x1 stride-1 conv with pointwise_w [E, C, 1, 1],
-    pointwise_bias and pointwise_activation (+ _params), depthwise the conv
-    with depthwise_w [E, 1, KH, KW], group E, the window attributes (which
-    mean what they mean on onnx.Conv), depthwise_bias and activation (+
-    _params). Biases are `none` when absent; activations are those of
-    ortc.fused_conv. MobileNet's inverted residual block begins this way;
-    the CPU EP's cpu-fuse-pointwise-depthwise makes it of two channels-last
-    fused_convs, so that the pointwise conv's output (6x the block's
-    channels) is read by the depthwise conv while it is in cache instead
-    of going to memory and back.
+    y = project(depthwise(expand(x))) [+ residual] with x [N, H, W, C] and
+    y [N, OH, OW, P], each step an ortc.fused_conv of its own in meaning:
+    expand is the 1x1 stride-1 conv with expand_w [E, C, 1, 1],
+    expand_bias and expand_activation (+ _params); depthwise the conv with
+    depthwise_w [E, 1, KH, KW], group E, the window attributes (which mean
+    what they mean on onnx.Conv), depthwise_bias and activation (+
+    _params); project the 1x1 conv with project_w [P, E, 1, 1],
+    project_bias, the residual of y's type, then project_activation (+
+    _params). expand_w and project_w may be `none` (no such step: E = C,
+    or P = E), and so may the biases and the residual (a residual needs
+    project_w). MobileNet's inverted residual block is all three, a
+    depthwise separable conv the last two. The CPU EP's
+    cpu-fuse-depthwise-block makes it of channels-last fused_convs, so
+    that the widest tensors of the block (the expansion, 6x its channels)
+    stay in cache between the steps instead of going to memory and back.
   }];
-  let arguments = (ins AnyTensor:$x, AnyTensor:$pointwise_w, AnyType:$pointwise_bias,
+  let arguments = (ins AnyTensor:$x, AnyType:$expand_w, AnyType:$expand_bias,
                        AnyTensor:$depthwise_w, AnyType:$depthwise_bias,
-                       StrAttr:$pointwise_activation,
-                       DenseF32ArrayAttr:$pointwise_activation_params,
+                       AnyType:$project_w, AnyType:$project_bias, AnyType:$residual,
+                       DefaultValuedStrAttr<StrAttr, "none">:$expand_activation,
+                       DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$expand_activation_params,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
                        OptionalAttr<DenseI64ArrayAttr>:$dilations,
                        I64Attr:$group,
                        OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
                        OptionalAttr<DenseI64ArrayAttr>:$pads,
                        OptionalAttr<DenseI64ArrayAttr>:$strides,
-                       StrAttr:$activation,
-                       DenseF32ArrayAttr:$activation_params);
+                       DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                       DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$activation_params,
+                       DefaultValuedStrAttr<StrAttr, "none">:$project_activation,
+                       DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$project_activation_params);
   let results = (outs AnyTensor:$y);
   let assemblyFormat = [{
-    $x `,` $pointwise_w `,` $pointwise_bias `,` $depthwise_w `,` $depthwise_bias attr-dict `:`
-    type($x) `,` type($pointwise_w) `,` type($pointwise_bias) `,` type($depthwise_w) `,`
-    type($depthwise_bias) `->` type($y)
+    $x `,` $expand_w `,` $expand_bias `,` $depthwise_w `,` $depthwise_bias `,` $project_w `,`
+    $project_bias `,` $residual attr-dict `:` type($x) `,` type($expand_w) `,`
+    type($expand_bias) `,` type($depthwise_w) `,` type($depthwise_bias) `,` type($project_w) `,`
+    type($project_bias) `,` type($residual) `->` type($y)
   }];
   let hasVerifier = 1;
 }

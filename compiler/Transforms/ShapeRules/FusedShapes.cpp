@@ -53,12 +53,14 @@ LogicalResult inferMaxPool(fused::MaxPoolOp op, ShapeRuleContext &ctx) {
   return inferWindowOf(ctx, attrs, op.getX(), Value(), op.getY(), ctx.elementType(op.getX()));
 }
 
-/// pointwise_depthwise_conv: the depthwise conv's window rule over x's
-/// positions, channels last, with the depthwise weights' channels.
-LogicalResult inferPointwiseDepthwiseConv(fused::PointwiseDepthwiseConvOp op,
-                                          ShapeRuleContext &ctx) {
+/// depthwise_block: the depthwise conv's window rule over x's positions,
+/// channels last, with the projection's channels when it has one.
+LogicalResult inferDepthwiseBlock(fused::DepthwiseBlockOp op, ShapeRuleContext &ctx) {
   WindowAttrs attrs = convWindowAttrs(op);
   attrs.channelsLast = true;
+  if (auto project = dyn_cast<RankedTensorType>(op.getProjectW().getType());
+      project && project.getRank() == 4 && !project.isDynamicDim(0))
+    attrs.channels = project.getDimSize(0);
   return inferWindowOf(ctx, attrs, op.getX(), op.getDepthwiseW(), op.getY(),
                        ctx.elementType(op.getX()));
 }
@@ -71,7 +73,7 @@ void attachFusedShapeRules(MLIRContext *context) {
   attachRule<inferMatMulBias, fused::MatMulBiasOp>(context);
   attachRule<inferFusedConv, fused::FusedConvOp>(context);
   attachRule<inferMaxPool, fused::MaxPoolOp>(context);
-  attachRule<inferPointwiseDepthwiseConv, fused::PointwiseDepthwiseConvOp>(context);
+  attachRule<inferDepthwiseBlock, fused::DepthwiseBlockOp>(context);
 }
 
 } // namespace ortc

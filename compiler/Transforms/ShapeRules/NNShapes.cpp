@@ -45,7 +45,7 @@ LogicalResult inferWindowOf(ShapeRuleContext &ctx, const WindowAttrs &attrs, Val
       ctx.setUnranked(result, element);
       return success();
     }
-    channels = (*wd)[0];
+    channels = attrs.channels ? ctx.constant(*attrs.channels) : (*wd)[0];
     for (size_t i = 2; i < wd->size(); ++i)
       kernel.push_back(ctx.constantValue((*wd)[i]).value_or(-1));
   }

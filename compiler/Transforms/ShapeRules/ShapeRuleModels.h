@@ -49,6 +49,9 @@ struct WindowAttrs {
   /// x and the result are [N, D1..Dn, C] rather than [N, C, D1..Dn]
   /// (ortc.fused_conv's channels_last).
   bool channelsLast = false;
+  /// The result's channels when they are not W's dim 0 (ortc.depthwise_block:
+  /// its projection's).
+  std::optional<int64_t> channels;
 };
 template <typename OpT> WindowAttrs convWindowAttrs(OpT op) {
   return {op.getKernelShape(), op.getStrides(), op.getDilations(), op.getPads(),

@@ -368,11 +368,20 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
   return Status::ok();
 }
 
+const fb::IntsAttr *findInts(const fb::Step &step, const char *attr) {
+  if (const auto *ints = step.ints())
+    for (const fb::IntsAttr *a : *ints)
+      if (a->name()->str() == attr)
+        return a;
+  return nullptr;
+}
+
 // A step that reads a packed weight says so, and only so: packed_b = 1 takes
 // a "gemm_b" weight as input 1, packed_w = 1 a "gemm_a" one, packed_w = 2
-// a "gemm_bt" one and packed_w = 3 a "gemm_bt_hwc" one; a packed
-// weight is read nowhere else (the kernel would read its panels as rows, or
-// rows as panels past their end).
+// a "gemm_bt" one and packed_w = 3 a "gemm_bt_hwc" one (or one as each of
+// the inputs `packed_inputs` lists that is present: a depthwise block's
+// two pointwise weights); a packed weight is read nowhere else (the kernel
+// would read its panels as rows, or rows as panels past their end).
 Status checkPackedOperands(const fb::Step &step,
                            const flatbuffers::Vector<flatbuffers::Offset<fb::Buffer>> &buffers,
                            const std::string &name, const std::string &what) {
@@ -389,33 +398,36 @@ Status checkPackedOperands(const fb::Step &step,
                      : packedW == 2        ? "gemm_bt"
                      : packedW == 3        ? "gemm_bt_hwc"
                                            : "";
+  std::vector<int64_t> packedInputs = {1};
+  if (const fb::IntsAttr *listed = findInts(step, "packed_inputs"))
+    packedInputs.assign(listed->values()->begin(), listed->values()->end());
   const auto &ins = *step.inputs();
+  bool anyPacked = false;
   for (size_t i = 0; i < ins.size(); ++i) {
-    std::string packing = ins[i] >= 0 && buffers[ins[i]]->packing()
-                              ? buffers[ins[i]]->packing()->str()
-                              : std::string();
-    std::string expected = i == 1 ? want : "";
+    bool present = ins[i] >= 0;
+    std::string packing =
+        present && buffers[ins[i]]->packing() ? buffers[ins[i]]->packing()->str() : std::string();
+    bool listed =
+        std::find(packedInputs.begin(), packedInputs.end(), int64_t(i)) != packedInputs.end();
+    std::string expected = listed && present ? want : "";
+    anyPacked |= !expected.empty();
     if (packing != expected)
       return invalid(what, name + ": input " + std::to_string(i) + " is " +
                                (packing.empty() ? "not packed" : "packed as '" + packing + "'") +
                                (expected.empty() ? std::string(", which this step does not read")
                                                  : ", the step reads it as '" + expected + "'"));
   }
-  if (!want.empty() && ins.size() < 2)
-    return invalid(what, name + ": a step that reads a packed weight takes it as input 1");
+  if (!want.empty() && !anyPacked) {
+    std::string inputs;
+    for (int64_t i : packedInputs)
+      inputs += (inputs.empty() ? "" : " or ") + std::to_string(i);
+    return invalid(what, name + ": a step that reads a packed weight takes it as input " + inputs);
+  }
   return Status::ok();
 }
 
 // Control flow nests at most this deep (sub-plans of sub-plans).
 constexpr int kMaxSubplanDepth = 32;
-
-const fb::IntsAttr *findInts(const fb::Step &step, const char *attr) {
-  if (const auto *ints = step.ints())
-    for (const fb::IntsAttr *a : *ints)
-      if (a->name()->str() == attr)
-        return a;
-  return nullptr;
-}
 
 bool sameValueType(const fb::Buffer &buffer, const fb::TensorSignature &sig) {
   return buffer.element_type() == sig.element_type() && buffer.container() == sig.container();

@@ -1604,12 +1604,11 @@ const std::map<std::string, LibraryOp> &libraryOps() {
             return r;
           return requireRank(op, 0, 4, 4);
         }}},
-      // Made inside CPU partitions (cpu-fuse-pointwise-depthwise), after
-      // claims.
-      {"pointwise_depthwise_conv",
-       {"PointwiseDepthwiseConv",
+      // Made inside CPU partitions (cpu-fuse-depthwise-block), after claims.
+      {"depthwise_block",
+       {"DepthwiseBlock",
         [](Operation *op) -> Refusal {
-          if (auto r = requireF32(op, {0, 1, 3}); r.any())
+          if (auto r = requireF32(op, {0, 3}); r.any())
             return r;
           return requireRank(op, 0, 4, 4);
         }}},

@@ -489,9 +489,29 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   // (kh, kw, c) order, the only packing its kernel reads.
   auto group = op->getAttrOfType<IntegerAttr>("group");
   bool channelsLast = op->hasAttr("channels_last");
-  bool pointwiseFirst = callee == "PointwiseDepthwiseConv"; // its input 1 is the 1x1 W
-  if (((callee == "Conv" && channelsLast && (!group || group.getInt() == 1)) || pointwiseFirst) &&
-      isConstantOp(op->getOperand(1).getDefiningOp())) {
+  // A depthwise block's pointwise weights (inputs 1 and 5, either absent)
+  // are packed the same way.
+  std::optional<int> packedProjection;
+  if (callee == "DepthwiseBlock") {
+    for (unsigned i : {1u, 5u}) {
+      Value w = op->getOperand(i);
+      if (isa<NoneType>(w.getType()))
+        continue;
+      if (!isConstantOp(w.getDefiningOp()))
+        return op->emitError("cpu_ep: the pointwise weights of a depthwise block must be "
+                             "constants");
+      int id = packedConvWeightChannelsLast(w);
+      if (id < 0)
+        return op->emitError("cpu_ep: cannot read the constant W of Conv");
+      (i == 1 ? packedWeight : packedProjection) = id;
+    }
+    setInt(step, "packed_w", 3);
+    auto listed = std::make_unique<fb::IntsAttrT>();
+    listed->name = "packed_inputs";
+    listed->values = {1, 5};
+    step.ints.push_back(std::move(listed));
+  } else if (callee == "Conv" && channelsLast && (!group || group.getInt() == 1) &&
+             isConstantOp(op->getOperand(1).getDefiningOp())) {
     packedWeight = packedConvWeightChannelsLast(op->getOperand(1));
     if (*packedWeight < 0)
       return op->emitError("cpu_ep: cannot read the constant W of Conv");
@@ -526,7 +546,9 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   }
 
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-    int id = (i == 1 && packedWeight) ? *packedWeight : bufferFor(operand);
+    int id = (i == 1 && packedWeight)       ? *packedWeight
+             : (i == 5 && packedProjection) ? *packedProjection
+                                            : bufferFor(operand);
     if (id == -2)
       return op->emitError("cpu_ep: operand ") << i << " has no buffer";
     step.inputs.push_back(id);
@@ -1267,7 +1289,7 @@ public:
     // keeps NCHW.
     if (llvm::is_contained(target_.requiredFeatures, "avx512f")) {
       pm.addPass(createCpuConvChannelsLast());
-      pm.addPass(createCpuFusePointwiseDepthwise());
+      pm.addPass(createCpuFuseDepthwiseBlock());
     }
     pm.addPass(createCpuFuseMatMulEpilogue());
   }

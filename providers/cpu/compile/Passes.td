@@ -60,25 +60,29 @@ def CpuConvChannelsLast : Pass<"cpu-conv-channels-last", "mlir::func::FuncOp"> {
   ];
 }
 
-def CpuFusePointwiseDepthwise : Pass<"cpu-fuse-pointwise-depthwise", "mlir::func::FuncOp"> {
-  let summary = "Run a pointwise conv and the depthwise conv that reads it as one kernel";
+def CpuFuseDepthwiseBlock : Pass<"cpu-fuse-depthwise-block", "mlir::func::FuncOp"> {
+  let summary = "Run a depthwise conv and the pointwise convs next to it as one kernel";
   let description = [{
-    A channels-last ortc.fused_conv that is pointwise (1x1 weights, group 1,
-    stride 1, no padding, no residual) and whose only reader is a
-    channels-last depthwise fused_conv (group = channels, one output channel
-    per group, at most 8 rows of taps, no residual) becomes one
-    ortc.pointwise_depthwise_conv carrying both convs' weights, biases and
-    activations and the depthwise conv's window. Its library kernel makes
-    the pointwise output a band of rows at a time, in cache, as the
-    depthwise rows need it: MobileNet's expansions (6x the block's
-    channels, 4.8 MB an image at 112x112 in MobileNetV2) no longer go to
-    memory and back. Runs after cpu-conv-channels-last. A pointwise conv
-    with another reader, a strided or padded one, one with a residual, and
-    a depthwise conv with a residual stay as they are.
+    A channels-last depthwise ortc.fused_conv (group = channels, one output
+    channel per group, at most 8 rows of taps, no residual) becomes one
+    ortc.depthwise_block with the channels-last pointwise convs (1x1,
+    group 1, stride 1, no padding) next to it: the one whose output only
+    it reads (the expansion, without a residual) and the one that alone
+    reads its output (the projection, with the residual it adds), with
+    every conv's weights, bias and activation and the depthwise window.
+    It needs one of the two. Its library kernel makes the expansion a band
+    of rows at a time into a ring in cache, the depthwise rows of the band
+    from it, and the band's projection from those, so MobileNet's widest
+    tensors (6x the block's channels) never go to memory. Runs after
+    cpu-conv-channels-last. A pointwise conv with another reader, a
+    strided or padded one, an expansion with a residual, a depthwise conv
+    with a residual and a dense conv next to the depthwise one stay as
+    they are; a pointwise conv between two depthwise convs is the first
+    one's projection.
   }];
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [
-    Statistic<"numFused", "num-fused", "Number of pointwise-depthwise pairs fused">
+    Statistic<"numFused", "num-fused", "Number of depthwise blocks made">
   ];
 }
 

@@ -172,10 +172,11 @@ Im2colRowsFn pickIm2colRows() {
 /// the next B slice, wide outputs gained too with their weights cold, as in
 /// a model (512 -> 256 at 28x28 1.44 -> 1.37 ms, 512 -> 2048 at 7x7 0.89 ->
 /// 0.84).
+constexpr int64_t kInPlacePointwiseChannels = 64;
 bool readsRowsOfTaps(const Geometry &g, int64_t C, int64_t M) {
   if (!sgemmRowsOfTapsAvailable())
     return false;
-  return !g.pointwise() || C >= 64;
+  return !g.pointwise() || C >= kInPlacePointwiseChannels;
 }
 
 bool hasPads(const Geometry &g) {
@@ -197,6 +198,45 @@ int64_t convGemmScratchFloats(const Geometry &g, int64_t N, int64_t C, int64_t M
                          (g.in[2] + g.padBegin[2] + g.padEnd[2]) * C);
   // Row and tap offsets, int64 each.
   return padded + 2 * (N * g.outSize() + g.kernelSize()) + 16;
+}
+
+/// sgemmRowsOfTaps over `rows` rows (see it for x, rowOffsets and
+/// tapOffsets; K = runs * runLength) into y [rows, M], split over `pool`:
+/// whole 6-row tiles per task, as evenly as they go, the rows left over (a
+/// shorter tile, which costs less) with the first task, which has the
+/// fewest (7x7 positions on 2 threads are 25 + 24 rows, not 30 + 19); no
+/// more tasks than threads nor than ~1 MFLOP each.
+void rowsOfTapsParallel(ThreadPool *pool, int64_t rows, int64_t M, int64_t runLength, int64_t runs,
+                        const float *x, const int64_t *rowOffsets, const int64_t *tapOffsets,
+                        const float *packedW, float *y, bool accumulate,
+                        const GemmEpilogue &epilogue) {
+  int64_t K = runLength * runs;
+  int64_t full = rows / kGemmPanelHeight, left = rows % kGemmPanelHeight;
+  int64_t threads = pool ? pool->threads() : 1;
+  int64_t tasks = std::max<int64_t>(1, std::min({threads, full, 2 * rows * M * K >> 20}));
+  parallelFor(pool, tasks, [&](int64_t t) {
+    int64_t r0 = t == 0 ? 0 : full * t / tasks * kGemmPanelHeight + left;
+    int64_t r1 = full * (t + 1) / tasks * kGemmPanelHeight + left;
+    if (r0 >= r1)
+      return;
+    GemmEpilogue part = epilogue.at(r0, 0);
+    sgemmRowsOfTaps(r1 - r0, M, runLength, runs, rowOffsets ? x : x + r0 * K,
+                    rowOffsets ? rowOffsets + r0 : nullptr, tapOffsets, packedW, y + r0 * M, M,
+                    accumulate, part.any() ? &part : nullptr);
+  });
+}
+
+/// A pointwise conv's GEMM over `rows` positions of C channels, back to
+/// back, into y [rows, M] (W packed as the channels-last conv's W^T), on
+/// `pool`: the rows read in place where convGemm would (readsRowsOfTaps),
+/// else packed by the GEMM.
+void pointwiseGemm(ThreadPool *pool, int64_t rows, int64_t M, int64_t C, const float *x,
+                   const float *packedW, float *y, const GemmEpilogue &epilogue) {
+  if (sgemmRowsOfTapsAvailable() && C >= kInPlacePointwiseChannels)
+    rowsOfTapsParallel(pool, rows, M, C, 1, x, nullptr, nullptr, packedW, y, false, epilogue);
+  else
+    sgemmPackedParallel(pool, rows, M, C, x, C, false, packedW, y, M, false,
+                        epilogue.any() ? &epilogue : nullptr);
 }
 
 /// A group-1 conv as one GEMM over all N * OH * OW positions (see the file
@@ -234,6 +274,12 @@ void convGemm(const KernelCall &call, const Geometry &g, const float *x, const f
       });
       xp = padded;
     }
+    if (g.pointwise()) {
+      // X's rows are the GEMM's, back to back.
+      rowsOfTapsParallel(call.pool, rows, M, C, 1, x, nullptr, nullptr, packedWt, y, accumulate,
+                         epilogue);
+      return;
+    }
     int64_t *rowOffsets = reinterpret_cast<int64_t *>(next);
     int64_t *tapOffsets = rowOffsets + rows;
     // Nested loops, not a division per row: at 8 images a stem has 10^5.
@@ -249,22 +295,8 @@ void convGemm(const KernelCall &call, const Geometry &g, const float *x, const f
     for (int64_t kh = 0; kh < g.k[1]; ++kh)
       for (int64_t kw = 0; kw < (rowRuns ? 1 : g.k[2]); ++kw)
         tapOffsets[rowRuns ? kh : kh * g.k[2] + kw] = (kh * g.d[1] * Wp + kw * g.d[2]) * C;
-    // Whole 6-row tiles per task, as evenly as they go, the rows left over
-    // (a shorter tile, which costs less) with the first task, which has
-    // the fewest: 7x7 positions on 2 threads are 25 + 24 rows, not 30 + 19.
-    // No more tasks than threads nor than ~1 MFLOP each.
-    int64_t full = rows / kGemmPanelHeight, left = rows % kGemmPanelHeight;
-    int64_t threads = call.pool ? call.pool->threads() : 1;
-    int64_t tasks = std::max<int64_t>(1, std::min({threads, full, 2 * rows * M * K >> 20}));
-    parallelFor(call.pool, tasks, [&](int64_t t) {
-      int64_t r0 = t == 0 ? 0 : full * t / tasks * kGemmPanelHeight + left;
-      int64_t r1 = full * (t + 1) / tasks * kGemmPanelHeight + left;
-      if (r0 >= r1)
-        return;
-      GemmEpilogue part = epilogue.at(r0, 0);
-      sgemmRowsOfTaps(r1 - r0, M, runLength, runs, xp, rowOffsets + r0, tapOffsets, packedWt,
-                      y + r0 * M, M, accumulate, part.any() ? &part : nullptr);
-    });
+    rowsOfTapsParallel(call.pool, rows, M, runLength, runs, xp, rowOffsets, tapOffsets, packedWt, y,
+                       accumulate, epilogue);
     return;
   }
   Im2colRowsFn im2colRows = pickIm2colRows();
@@ -288,7 +320,7 @@ struct DepthwiseRows {
   const GemmEpilogue &epilogue;
   int64_t C;
   /// When not 0, x is a ring of this many input rows of the output row's
-  /// image, row ih at ih % ringRows (the fused pointwise-depthwise conv).
+  /// image, row ih at ih % ringRows (a depthwise block's expansion).
   int64_t ringRows = 0;
 
   int64_t rowFloats() const { return g.out[2] * C; }
@@ -306,10 +338,9 @@ struct DepthwiseRows {
 
 /// One output row, every channel, in portable C++: taps summed, then the
 /// epilogue over the row as [OW, C] with the bias per column.
-void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *y) {
+void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *out) {
   const Geometry &g = d.g;
   int64_t C = d.C, OW = g.out[2];
-  float *out = y + row * d.rowFloats();
   const float *residual = d.residual ? d.residual + row * d.rowFloats() : nullptr;
   // A residual in y's own row (the sum written over it) is zeroed below:
   // keep a copy.
@@ -356,7 +387,7 @@ void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *y) {
 /// the weights from memory). `Vec` is the ISA's operations.
 template <typename Vec, int KH, int KW, int S>
 __attribute__((always_inline)) inline void depthwiseRowVec(const DepthwiseRows &d, int64_t row,
-                                                           float *y) {
+                                                           float *out) {
   using V = typename Vec::V;
   using Mask = typename Vec::Mask;
   constexpr int kPositions = 4;
@@ -366,7 +397,6 @@ __attribute__((always_inline)) inline void depthwiseRowVec(const DepthwiseRows &
   const float *in[kMaxDepthwiseRows];
   for (int64_t i = 0; i < kh; ++i)
     in[i] = d.inputRow(row, i);
-  float *out = y + row * d.rowFloats();
   const float *res = d.residual ? d.residual + row * d.rowFloats() : nullptr;
   auto weight = [&](int64_t i, int64_t j, int64_t c) __attribute__((always_inline)) {
     return d.wt + (i * kw + j) * C + c;
@@ -493,17 +523,18 @@ struct Avx2Ops {
 #pragma GCC diagnostic pop
 
 template <int KH, int KW, int S>
-ORTC_AVX512 void depthwiseRowAvx512(const DepthwiseRows &d, int64_t row, float *y) {
-  depthwiseRowVec<Avx512Ops, KH, KW, S>(d, row, y);
+ORTC_AVX512 void depthwiseRowAvx512(const DepthwiseRows &d, int64_t row, float *out) {
+  depthwiseRowVec<Avx512Ops, KH, KW, S>(d, row, out);
 }
 template <int KH, int KW, int S>
-ORTC_AVX2 void depthwiseRowAvx2(const DepthwiseRows &d, int64_t row, float *y) {
-  depthwiseRowVec<Avx2Ops, KH, KW, S>(d, row, y);
+ORTC_AVX2 void depthwiseRowAvx2(const DepthwiseRows &d, int64_t row, float *out) {
+  depthwiseRowVec<Avx2Ops, KH, KW, S>(d, row, out);
 }
 
 #endif
 
-using DepthwiseRowFn = void (*)(const DepthwiseRows &, int64_t, float *);
+/// Output row `row` (n * OH + oh) of d into `out` (its OW * C floats).
+using DepthwiseRowFn = void (*)(const DepthwiseRows &, int64_t row, float *out);
 
 /// The row function for this CPU and kernel.
 DepthwiseRowFn pickDepthwiseRow(const Geometry &g) {
@@ -545,14 +576,15 @@ void runDepthwiseRows(const KernelCall &call, const DepthwiseRows &d, int64_t N,
   int64_t rowsAll = N * d.g.out[1], outputs = rowsAll * d.rowFloats();
   int64_t threads = call.pool ? call.pool->threads() : 1;
   if (outputs > kDepthwiseStaticSplitOutputs) {
-    parallelForRuns(call.pool, rowsAll, d.rowFloats(), [&](int64_t row) { rowFn(d, row, y); });
+    parallelForRuns(call.pool, rowsAll, d.rowFloats(),
+                    [&](int64_t row) { rowFn(d, row, y + row * d.rowFloats()); });
     return;
   }
   if (outputs <= kMinElementsPerBlock)
     threads = 1;
   parallelFor(call.pool, std::min(threads, rowsAll), [&](int64_t t) {
     for (int64_t row = rowsAll * t / threads; row < rowsAll * (t + 1) / threads; ++row)
-      rowFn(d, row, y);
+      rowFn(d, row, y + row * d.rowFloats());
   });
 }
 
@@ -656,98 +688,134 @@ Status convChannelsLast(const KernelCall &call) {
 }
 
 //===----------------------------------------------------------------------===//
-// A pointwise conv and the depthwise conv that reads it
+// A depthwise conv and the pointwise convs around it
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-// Most floats of the pointwise conv's output that are made whole before the
-// depthwise conv reads them (1 MiB, well inside L2); a larger one is made
-// a band of rows at a time into a ring that stays in cache.
-constexpr int64_t kWholeExpansionFloats = int64_t(1) << 18;
-// Fewest positions per band: the GEMM's tiles want rows to spread over.
+// Most floats of the tensors between a block's convs that are made whole,
+// each conv in turn (1 MiB, well inside L2); larger ones are made a band of
+// rows at a time and stay in cache.
+constexpr int64_t kWholeBlockFloats = int64_t(1) << 18;
+// Fewest positions per band: the GEMMs' tiles want rows to spread over.
 constexpr int64_t kBandPositions = 96;
 
-/// The depthwise rows [row0, row1) (n * OH + oh) of one task, their input
-/// rows made by the pointwise GEMM into the task's ring as they are first
-/// needed: a band of output rows at a time, each band's new input rows in
-/// one GEMM (two where the ring wraps), the rows a band shares with the
-/// last kept.
-void pointwiseDepthwiseRows(const float *x, const float *packedW1, const GemmEpilogue &pointwise,
-                            int64_t C, DepthwiseRows d, DepthwiseRowFn rowFn, int64_t bandRows,
-                            float *ring, int64_t row0, int64_t row1, float *y) {
+/// What the tasks of a depthwise block share.
+struct DepthwiseBlock {
+  const float *x; // [N, H, W, C]
+  int64_t C;
+  const float *expandW; // packed W1^T [C, E]; null: the depthwise conv reads x
+  GemmEpilogue expand;
+  const DepthwiseRows *rows; // E channels; with expandW, x becomes each task's ring
+  DepthwiseRowFn rowFn;
+  const float *projectW; // packed W3^T [E, P]; null: the depthwise rows are y's
+  GemmEpilogue project;  // column bias, residual (ldr P), activation
+  int64_t P, bandRows;
+};
+
+/// The output rows [row0, row1) (n * OH + oh) of one task, a band of rows
+/// at a time: the expansion's GEMM makes only the input rows the band newly
+/// needs into `ring` (two GEMMs where it wraps; the rows a band shares with
+/// the last are kept), the depthwise rows read them from there into `band`
+/// (or y), and the projection's GEMM reads the band into y.
+void depthwiseBlockRows(const DepthwiseBlock &b, float *ring, float *band, int64_t row0,
+                        int64_t row1, float *y) {
+  DepthwiseRows d = *b.rows;
   const Geometry &g = d.g;
-  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], E = d.C;
-  d.x = ring;
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], E = d.C;
+  if (b.expandW)
+    d.x = ring;
   for (int64_t row = row0; row < row1;) {
     int64_t n = row / OH, imageEnd = std::min(row1, (n + 1) * OH);
-    const float *image = x + n * H * W * C;
+    const float *image = b.x + n * H * W * b.C;
     int64_t made = 0; // input rows [.., made) of image n are in the ring
-    for (; row < imageEnd;) {
-      int64_t oh = row % OH, bandEnd = std::min(imageEnd, row + bandRows);
-      int64_t first = std::max<int64_t>(0, oh * g.s[1] - g.padBegin[1]);
-      int64_t last =
-          std::min(H, ((bandEnd - 1) % OH) * g.s[1] - g.padBegin[1] + (g.k[1] - 1) * g.d[1] + 1);
-      for (int64_t ih = std::max(first, made); ih < last;) {
-        int64_t end = std::min(last, ih + d.ringRows - ih % d.ringRows);
-        sgemmPackedParallel(nullptr, (end - ih) * W, E, C, image + ih * W * C, C, false, packedW1,
-                            ring + ih % d.ringRows * W * E, E, false,
-                            pointwise.any() ? &pointwise : nullptr);
-        ih = end;
+    while (row < imageEnd) {
+      int64_t oh = row % OH, bandEnd = std::min(imageEnd, row + b.bandRows);
+      if (b.expandW) {
+        int64_t first = std::max<int64_t>(0, oh * g.s[1] - g.padBegin[1]);
+        int64_t last =
+            std::min(H, ((bandEnd - 1) % OH) * g.s[1] - g.padBegin[1] + (g.k[1] - 1) * g.d[1] + 1);
+        for (int64_t ih = std::max(first, made); ih < last;) {
+          int64_t end = std::min(last, ih + d.ringRows - ih % d.ringRows);
+          pointwiseGemm(nullptr, (end - ih) * W, E, b.C, image + ih * W * b.C, b.expandW,
+                        ring + ih % d.ringRows * W * E, b.expand);
+          ih = end;
+        }
+        made = std::max(made, last);
       }
-      made = std::max(made, last);
-      for (; row < bandEnd; ++row)
-        rowFn(d, row, y);
+      float *out = b.projectW ? band : y + row * d.rowFloats();
+      for (int64_t r = row; r < bandEnd; ++r)
+        b.rowFn(d, r, out + (r - row) * d.rowFloats());
+      if (b.projectW) {
+        pointwiseGemm(nullptr, (bandEnd - row) * OW, b.P, E, band, b.projectW, y + row * OW * b.P,
+                      b.project.at(row * OW, 0));
+      }
+      row = bandEnd;
     }
   }
 }
 
 } // namespace
 
-/// ortc.pointwise_depthwise_conv: Y = depthwise(pointwise(X)) over X
-/// [N, H, W, C] into Y [N, OH, OW, E]: the pointwise conv's W1 [E, C, 1, 1]
-/// (packed_w 3: packed as the channels-last conv's W^T), its bias B1 and
-/// pointwise_activation, then the depthwise conv's W2 [E, 1, KH, KW], its
-/// window attributes, bias B2 and activation. The pointwise output is made
-/// whole in scratch when it is small; else, per image, bands of it in a
-/// ring that the depthwise rows read while it is in cache, so it never
-/// goes to memory (MobileNetV2's 16 -> 96 expansion at 112x112 is 4.8 MB an
+/// ortc.depthwise_block: Y = project(depthwise(expand(X))) [+ residual]
+/// over X [N, H, W, C] into Y [N, OH, OW, P]: inputs X, W1 [E, C, 1, 1]
+/// (or absent: E = C), B1, W2 [E, 1, KH, KW], B2, W3 [P, E, 1, 1] (or
+/// absent: P = E), B3, residual (Y's shape; needs W3); W1 and W3 packed as
+/// the channels-last conv's W^T when packed_w is 3. Attributes:
+/// expand_activation, the depthwise window and activation,
+/// project_activation (each with _params). Small blocks run each conv in
+/// turn through scratch; larger ones per thread a run of output rows, a
+/// band at a time (depthwiseBlockRows), so the tensors between the convs
+/// stay in cache (MobileNetV2's 16 -> 96 expansion at 112x112 is 4.8 MB an
 /// image).
-Status pointwiseDepthwiseChannelsLast(const KernelCall &call) {
+Status depthwiseBlockChannelsLast(const KernelCall &call) {
   const TensorView *X = call.input(0), *W1 = call.input(1), *B1 = call.input(2);
-  const TensorView *W2 = call.input(3), *B2 = call.input(4);
-  if (Status s = checkFloats(kOp, {{X, "input X"}, {W1, "input W1"}, {W2, "input W2"}}); !s.isOk())
+  const TensorView *W2 = call.input(3), *B2 = call.input(4), *W3 = call.input(5);
+  const TensorView *B3 = call.input(6), *Z = call.input(7);
+  if (Status s = checkFloats(kOp, {{X, "input X"}, {W2, "the depthwise W"}}); !s.isOk())
     return s;
-  if (Status s = checkOptionalFloat(kOp, B1, "input B1"); !s.isOk())
-    return s;
-  if (Status s = checkOptionalFloat(kOp, B2, "input B2"); !s.isOk())
-    return s;
+  for (auto [t, what] : {std::pair{W1, "the expansion's W"},
+                         {B1, "the expansion's B"},
+                         {B2, "the depthwise B"},
+                         {W3, "the projection's W"},
+                         {B3, "the projection's B"},
+                         {Z, "residual"}})
+    if (Status s = checkOptionalFloat(kOp, t, what); !s.isOk())
+      return s;
   if (Status s = checkSingleOutput(kOp, call); !s.isOk())
     return s;
-  GemmEpilogue pointwise, depthwise;
-  if (Status s = convActivation(call, pointwise, "pointwise_activation"); !s.isOk())
+  DepthwiseBlock b{};
+  GemmEpilogue depthwise;
+  if (Status s = convActivation(call, b.expand, "expand_activation"); !s.isOk())
     return s;
   if (Status s = convActivation(call, depthwise); !s.isOk())
     return s;
-  if (X->shape.size() != 4 || W1->shape.size() != 4 || W2->shape.size() != 4)
-    return invalid(kOp, "a pointwise-depthwise conv needs X [N,H,W,C], W1 [E,C,1,1] and W2 "
-                        "[E,1,KH,KW], got X " +
-                            shapeToString(X->shape) + ", W1 " + shapeToString(W1->shape) +
-                            " and W2 " + shapeToString(W2->shape));
+  if (Status s = convActivation(call, b.project, "project_activation"); !s.isOk())
+    return s;
+  if (X->shape.size() != 4 || W2->shape.size() != 4)
+    return invalid(kOp, "a depthwise block needs X [N,H,W,C] and the depthwise W [E,1,KH,KW], "
+                        "got X " +
+                            shapeToString(X->shape) + " and W " + shapeToString(W2->shape));
   int64_t N = X->shape[0], H = X->shape[1], W = X->shape[2], C = X->shape[3];
-  int64_t E = W1->shape[0];
-  if (W1->shape != std::vector<int64_t>{E, C, 1, 1} || W2->shape[0] != E || W2->shape[1] != 1)
-    return invalid(kOp, "W1 " + shapeToString(W1->shape) + " and W2 " + shapeToString(W2->shape) +
-                            " do not fit X " + shapeToString(X->shape) +
-                            " (W1 [E,C,1,1], W2 [E,1,KH,KW])");
-  for (const TensorView *B : {B1, B2})
-    if (B && B->shape != std::vector<int64_t>{E})
-      return invalid(kOp, "B1 and B2 must be [" + std::to_string(E) + "], got " +
-                              shapeToString(B->shape));
+  int64_t E = W2->shape[0], P = W3 ? W3->shape[0] : E;
+  bool fits = W2->shape[1] == 1 && (W1 ? W1->shape == std::vector<int64_t>{E, C, 1, 1} : C == E) &&
+              (!W3 || W3->shape == std::vector<int64_t>{P, E, 1, 1});
+  if (!fits)
+    return invalid(kOp, "the weights (" + (W1 ? shapeToString(W1->shape) : std::string("none")) +
+                            ", " + shapeToString(W2->shape) + ", " +
+                            (W3 ? shapeToString(W3->shape) : std::string("none")) +
+                            ") do not fit X " + shapeToString(X->shape) +
+                            " ([E,C,1,1], [E,1,KH,KW], [P,E,1,1])");
+  for (auto [B, size] : {std::pair{B1, E}, {B2, E}, {B3, P}})
+    if (B && B->shape != std::vector<int64_t>{size})
+      return invalid(kOp, "a bias of " + shapeToString(B->shape) + " where [" +
+                              std::to_string(size) + "] is due");
+  if ((B1 && !W1) || ((B3 || Z) && !W3))
+    return invalid(kOp, "a bias or residual for a pointwise conv the block does not have");
   std::vector<int64_t> kernel = {W2->shape[2], W2->shape[3]};
   if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
     return invalid(kOp, "kernel_shape " + shapeToString(call.attrs.getInts("kernel_shape")) +
-                            " differs from W2 " + shapeToString(W2->shape));
+                            " differs from W " + shapeToString(W2->shape));
   if (call.attrs.getInt("group", E) != E)
     return invalid(kOp, "the depthwise conv's group must be " + std::to_string(E) + ", got " +
                             std::to_string(call.attrs.getInt("group", E)));
@@ -755,62 +823,91 @@ Status pointwiseDepthwiseChannelsLast(const KernelCall &call) {
   if (Status s = computeGeometry(kOp, call.attrs, {H, W}, kernel, true, false, g); !s.isOk())
     return s;
   if (g.k[1] > kMaxDepthwiseRows)
-    return invalid(kOp, "a pointwise-depthwise conv takes kernels of at most " +
+    return invalid(kOp, "a depthwise block takes kernels of at most " +
                             std::to_string(kMaxDepthwiseRows) + " rows, got " +
                             std::to_string(g.k[1]));
   const TensorView &Y = call.outputs[0];
-  if (Status s = checkOutputShape(kOp, Y, {N, g.out[1], g.out[2], E}); !s.isOk())
+  std::vector<int64_t> yShape = {N, g.out[1], g.out[2], P};
+  if (Status s = checkOutputShape(kOp, Y, yShape); !s.isOk())
     return s;
+  if (Z && Z->shape != yShape)
+    return invalid(kOp, "the residual " + shapeToString(Z->shape) + " differs from Y " +
+                            shapeToString(yShape));
   int64_t packedW = call.attrs.getInt("packed_w", 0);
   if (packedW != 0 && packedW != 3)
-    return invalid(kOp, "a pointwise-depthwise conv reads packed_w 0 or 3, got " +
-                            std::to_string(packedW));
-  int64_t rowsAll = N * g.out[1];
-  if (rowsAll == 0 || g.out[2] == 0 || E == 0)
+    return invalid(kOp, "a depthwise block reads packed_w 0 or 3, got " + std::to_string(packedW));
+  float *y = static_cast<float *>(Y.data);
+  const float *residual = Z ? static_cast<const float *>(Z->data) : nullptr;
+  size_t yFloats = size_t(N * g.out[1] * g.out[2] * P);
+  if (residual && residual < y + yFloats && y < residual + yFloats)
+    return invalid(kOp, "the residual overlaps Y");
+  int64_t rowsAll = N * g.out[1], OW = g.out[2];
+  if (rowsAll == 0 || OW == 0 || P == 0)
     return Status::ok();
 
-  // Scratch: W1^T packed when the plan did not pack it; W2 as [KH * KW, E]
-  // and a row of zeros; then the pointwise output, whole or as rings.
-  int64_t kSize = g.kernelSize(), width = W * E, threads = call.pool ? call.pool->threads() : 1;
-  bool whole = N * H * width <= kWholeExpansionFloats;
-  int64_t bandRows =
-      std::clamp<int64_t>((kBandPositions + W * g.s[1] - 1) / (W * g.s[1]), 1, g.out[1]);
-  int64_t ringRows = std::min(H, (bandRows - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1);
-  int64_t tasks = std::min(threads, rowsAll);
-  size_t packedFloats = packedW == 3 ? 0 : size_t(roundUpTo16(int64_t(packedGemmBSize(C, E))));
-  size_t weightFloats = size_t(roundUpTo16(E * kSize + width));
-  size_t expansionFloats = size_t(whole ? N * H * width : tasks * roundUpTo16(ringRows * width));
+  // Scratch: W1^T and W3^T packed when the plan did not pack them; the
+  // depthwise W as [KH * KW, E] and a row of zeros; then the tensors
+  // between the convs, whole or as each task's ring and band.
+  int64_t kSize = g.kernelSize(), width = W * E;
+  int64_t threads = call.pool ? call.pool->threads() : 1, tasks = std::min(threads, rowsAll);
+  int64_t expansionFloats = W1 ? N * H * width : 0, bandFloats = W3 ? rowsAll * OW * E : 0;
+  bool whole = expansionFloats + bandFloats <= kWholeBlockFloats;
+  b.bandRows = std::clamp<int64_t>((kBandPositions + OW - 1) / OW, 1, g.out[1]);
+  int64_t ringRows =
+      W1 ? std::min(H, (b.bandRows - 1) * g.s[1] + (g.k[1] - 1) * g.d[1] + 1) : int64_t(0);
+  auto packedSize = [&](const TensorView *Wp, int64_t K, int64_t M) {
+    return Wp && packedW != 3 ? roundUpTo16(int64_t(packedGemmBSize(K, M))) : int64_t(0);
+  };
+  int64_t packed1 = packedSize(W1, C, E), packed3 = packedSize(W3, E, P);
+  int64_t weightFloats = roundUpTo16(E * kSize + width);
+  int64_t perTask = roundUpTo16(ringRows * width) + (W3 ? roundUpTo16(b.bandRows * OW * E) : 0);
+  int64_t between = whole ? roundUpTo16(expansionFloats) + bandFloats : tasks * perTask;
   float *work = nullptr;
-  if (Status s = allocScratch(call, kOp, packedFloats + weightFloats + expansionFloats, work);
+  if (Status s = allocScratch(call, kOp, size_t(packed1 + packed3 + weightFloats + between), work);
       !s.isOk())
     return s;
-  const float *x = static_cast<const float *>(X->data);
-  const float *packedW1 = static_cast<const float *>(W1->data);
-  if (packedW != 3) {
-    packConvWeightsChannelsLast(packedW1, E, C, 1, work);
-    packedW1 = work;
-  }
-  float *wt = work + packedFloats, *expansion = wt + weightFloats;
+  auto packed = [&](const TensorView *Wp, int64_t K, int64_t M, float *into) -> const float * {
+    if (!Wp)
+      return nullptr;
+    if (packedW == 3)
+      return static_cast<const float *>(Wp->data);
+    packConvWeightsChannelsLast(static_cast<const float *>(Wp->data), M, K, 1, into);
+    return into;
+  };
+  b.x = static_cast<const float *>(X->data);
+  b.C = C;
+  b.expandW = packed(W1, C, E, work);
+  b.projectW = packed(W3, E, P, work + packed1);
+  b.P = P;
+  float *wt = work + packed1 + packed3, *rest = wt + weightFloats;
   transposeDepthwiseWeights(static_cast<const float *>(W2->data), E, kSize, width, wt);
-  pointwise.colBias = B1 ? static_cast<const float *>(B1->data) : nullptr;
-  const float *bias = B2 ? static_cast<const float *>(B2->data) : nullptr;
-  float *y = static_cast<float *>(Y.data);
+  b.expand.colBias = B1 ? static_cast<const float *>(B1->data) : nullptr;
+  b.project.colBias = B3 ? static_cast<const float *>(B3->data) : nullptr;
+  b.project.residual = residual;
+  b.project.ldr = P;
+  const float *depthwiseBias = B2 ? static_cast<const float *>(B2->data) : nullptr;
+  DepthwiseRows d{b.x, wt, depthwiseBias, nullptr, wt + E * kSize, g, depthwise, E};
+  b.rows = &d;
 
   if (whole) {
-    sgemmPackedParallel(call.pool, N * H * W, E, C, x, C, false, packedW1, expansion, E, false,
-                        pointwise.any() ? &pointwise : nullptr);
-    runDepthwiseRows(
-        call, DepthwiseRows{expansion, wt, bias, nullptr, wt + E * kSize, g, depthwise, E}, N, y);
+    // Each conv in turn over all rows, the tensors between them in scratch.
+    float *expansion = rest, *band = rest + roundUpTo16(expansionFloats);
+    if (b.expandW) {
+      pointwiseGemm(call.pool, N * H * W, E, C, b.x, b.expandW, expansion, b.expand);
+      d.x = expansion;
+    }
+    runDepthwiseRows(call, d, N, b.projectW ? band : y);
+    if (b.projectW)
+      pointwiseGemm(call.pool, rowsAll * OW, P, E, band, b.projectW, y, b.project);
     return Status::ok();
   }
   // A contiguous run of output rows per thread; a run that starts inside an
-  // image makes again the few input rows the run before it also needs.
-  DepthwiseRows d{nullptr, wt, bias, nullptr, wt + E * kSize, g, depthwise, E, ringRows};
-  DepthwiseRowFn rowFn = pickDepthwiseRow(g);
+  // image makes again the few expansion rows the run before it also needs.
+  d.ringRows = ringRows;
+  b.rowFn = pickDepthwiseRow(g);
   parallelFor(call.pool, tasks, [&](int64_t t) {
-    pointwiseDepthwiseRows(x, packedW1, pointwise, C, d, rowFn, bandRows,
-                           expansion + t * roundUpTo16(ringRows * width), rowsAll * t / tasks,
-                           rowsAll * (t + 1) / tasks, y);
+    float *ring = rest + t * perTask, *band = ring + roundUpTo16(ringRows * width);
+    depthwiseBlockRows(b, ring, band, rowsAll * t / tasks, rowsAll * (t + 1) / tasks, y);
   });
   return Status::ok();
 }

@@ -798,7 +798,7 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
     const float *a[Rows];
 #pragma GCC unroll 6
     for (int r = 0; r < Rows; ++r)
-      a[r] = rows[r] + tapOffsets[t] + ch;
+      a[r] = rows[r] + (tapOffsets ? tapOffsets[t] : t * C) + ch;
     for (int64_t j = 0; j < n; ++j, bp += kNr, next += kNr) {
       _mm_prefetch(reinterpret_cast<const char *>(next), _MM_HINT_T1);
       __m512 bv[Panels];
@@ -1264,7 +1264,7 @@ void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float 
           int mr = static_cast<int>(std::min<int64_t>(kMr, mc - ip));
           const float *rows[kMr];
           for (int r = 0; r < mr; ++r)
-            rows[r] = x + rowOffsets[i0 + ip + r];
+            rows[r] = x + (rowOffsets ? rowOffsets[i0 + ip + r] : (i0 + ip + r) * K);
           int64_t nextPanel = std::min<int64_t>(ip / kMr, nextPanels - 1);
           const float *next = packedB + (nextJ0 + nextPanel * kNr) * K + nextK0 * kNr;
           variant->tapsKernels[mr - 1][panels == 4 ? 2 : panels - 1](

@@ -149,8 +149,9 @@ void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const 
 /// epilogue, where row i of A is, tap by tap, the C floats at x +
 /// rowOffsets[i] + tapOffsets[t] (K = taps * C, packedB packed from B
 /// [K, N]): a channels-last conv over its zero-padded input, each output
-/// position a row, with no im2col copy. Single-threaded; does nothing
-/// unless sgemmRowsOfTapsAvailable().
+/// position a row, with no im2col copy. Null rowOffsets: the rows lie back
+/// to back (row i at x + i * K); null tapOffsets: so do the taps (tap t at
+/// t * C). Single-threaded; does nothing unless sgemmRowsOfTapsAvailable().
 void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float *x,
                      const int64_t *rowOffsets, const int64_t *tapOffsets, const float *packedB,
                      float *Cm, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue);

@@ -115,36 +115,45 @@ func.func @max_pool_kernel(%x: tensor<1x4x4x2xf32>) -> tensor<1x3x4x2xf32> {
 
 // -----
 
-func.func @pointwise_depthwise_group(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
+func.func @depthwise_block_group(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
-  // expected-error@+1 {{'ortc.pointwise_depthwise_conv' op pointwise_w 'tensor<6x2x1x1xf32>', depthwise_w 'tensor<6x1x3x3xf32>' and group 3 do not fit x 'tensor<1x4x4x2xf32>'}}
-  %y = ortc.pointwise_depthwise_conv %x, %w1, %none, %w2, %none {activation = "none", activation_params = array<f32>, group = 3 : i64, pointwise_activation = "none", pointwise_activation_params = array<f32>} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none -> tensor<1x2x2x6xf32>
+  // expected-error@+1 {{'ortc.depthwise_block' op the weights do not fit x 'tensor<1x4x4x2xf32>' (expand_w [E, C, 1, 1], depthwise_w [E, 1, KH, KW] with group E, project_w [P, E, 1, 1])}}
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {group = 3 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
   return %y : tensor<1x2x2x6xf32>
 }
 
 // -----
 
-func.func @pointwise_depthwise_channels(%x: tensor<1x4x4x3xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
+func.func @depthwise_block_channels(%x: tensor<1x4x4x3xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
-  // expected-error@+1 {{do not fit x 'tensor<1x4x4x3xf32>' (pointwise_w [E, C, 1, 1], depthwise_w [E, 1, KH, KW], group E)}}
-  %y = ortc.pointwise_depthwise_conv %x, %w1, %none, %w2, %none {activation = "none", activation_params = array<f32>, group = 6 : i64, pointwise_activation = "none", pointwise_activation_params = array<f32>} : tensor<1x4x4x3xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none -> tensor<1x2x2x6xf32>
+  // expected-error@+1 {{'ortc.depthwise_block' op the weights do not fit x 'tensor<1x4x4x3xf32>'}}
+  %y = ortc.depthwise_block %x, %none, %none, %w2, %none, %none, %none, %none {group = 6 : i64} : tensor<1x4x4x3xf32>, none, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
   return %y : tensor<1x2x2x6xf32>
 }
 
 // -----
 
-func.func @pointwise_depthwise_rank(%x: tensor<4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<2x2x6xf32> {
+func.func @depthwise_block_rank(%x: tensor<4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
-  // expected-error@+1 {{'ortc.pointwise_depthwise_conv' op needs x [N, H, W, C], pointwise_w [E, C, 1, 1] and depthwise_w [E, 1, KH, KW], static weights}}
-  %y = ortc.pointwise_depthwise_conv %x, %w1, %none, %w2, %none {activation = "none", activation_params = array<f32>, group = 6 : i64, pointwise_activation = "none", pointwise_activation_params = array<f32>} : tensor<4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none -> tensor<2x2x6xf32>
+  // expected-error@+1 {{'ortc.depthwise_block' op needs x [N, H, W, C] and static 4-D weights}}
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {group = 6 : i64} : tensor<4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<2x2x6xf32>
   return %y : tensor<2x2x6xf32>
 }
 
 // -----
 
-func.func @pointwise_depthwise_activation(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
+func.func @depthwise_block_activation(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
-  // expected-error@+1 {{'ortc.pointwise_depthwise_conv' op pointwise_activation 'clip' takes 2 pointwise_activation_params, got 1}}
-  %y = ortc.pointwise_depthwise_conv %x, %w1, %none, %w2, %none {activation = "none", activation_params = array<f32>, group = 6 : i64, pointwise_activation = "clip", pointwise_activation_params = array<f32: 6.0>} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none -> tensor<1x2x2x6xf32>
+  // expected-error@+1 {{'ortc.depthwise_block' op expand_activation 'clip' takes 2 expand_activation_params, got 1}}
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {expand_activation = "clip", expand_activation_params = array<f32: 6.0>, group = 6 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
+  return %y : tensor<1x2x2x6xf32>
+}
+
+// -----
+
+func.func @depthwise_block_residual(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>, %r: tensor<1x2x2x6xf32>) -> tensor<1x2x2x6xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.depthwise_block' op a residual needs project_w}}
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %r {group = 6 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, tensor<1x2x2x6xf32> -> tensor<1x2x2x6xf32>
   return %y : tensor<1x2x2x6xf32>
 }

@@ -1296,8 +1296,11 @@ TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
 
   runBreakCases({
       {"gemm_a of the wrong size",
-       [&](fb::PlanT &p) { asConvWeight(p, {7, 2, 3, 3}, 7 * 18 * sizeof(float)); },
-       {"buffer 2 'W' (Weight): size 504 bytes, but float32 [7,2,3,3] packed as 'gemm_a' needs 864"}},
+       [&](fb::PlanT &p) {
+         asConvWeight(p, {7, 2, 3, 3}, 7 * 18 * sizeof(float));
+       },
+       {"buffer 2 'W' (Weight): size 504 bytes, but float32 [7,2,3,3] packed as 'gemm_a' needs "
+        "864"}},
       {"packed weight read unpacked",
        [](fb::PlanT &p) { p.steps[0]->ints.pop_back(); },
        {"step 0 'Gemm' (node 'gemm0'): input 1 is packed as 'gemm_b', which this step does not "
@@ -1317,9 +1320,40 @@ TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
        },
        {"input 1 is packed as 'gemm_bt', the step reads it as 'gemm_a'"}},
       {"packed flag on an unpacked weight",
-       [](fb::PlanT &p) { p.buffers[2]->packing.clear(); p.buffers[2]->size = 32; },
+       [](fb::PlanT &p) {
+         p.buffers[2]->packing.clear();
+         p.buffers[2]->size = 32;
+       },
        {"input 1 is not packed, the step reads it as 'gemm_b'"}},
+      // packed_inputs (a depthwise block's two weights) moves the packed
+      // input; the one it leaves is read as it is.
+      {"packed_inputs naming another input",
+       [](fb::PlanT &p) {
+         auto listed = std::make_unique<fb::IntsAttrT>();
+         listed->name = "packed_inputs";
+         listed->values = {0};
+         p.steps[0]->ints.push_back(std::move(listed));
+       },
+       {"input 0 is not packed, the step reads it as 'gemm_b'"}},
+      {"packed_inputs naming no input present",
+       [](fb::PlanT &p) {
+         p.buffers[2]->packing.clear();
+         p.buffers[2]->size = 32;
+         auto listed = std::make_unique<fb::IntsAttrT>();
+         listed->name = "packed_inputs";
+         listed->values = {5, 9};
+         p.steps[0]->ints.push_back(std::move(listed));
+       },
+       {"a step that reads a packed weight takes it as input 5 or 9"}},
   });
+  // Listed inputs past the step's own are absent, not packed.
+  fb::PlanT listed = validPlan();
+  auto inputs = std::make_unique<fb::IntsAttrT>();
+  inputs->name = "packed_inputs";
+  inputs->values = {1, 5};
+  listed.steps[0]->ints.push_back(std::move(inputs));
+  Status status = openCpuStatus(rawCpuBlob(packMeta(listed)));
+  EXPECT_TRUE(status.isOk()) << status.message();
 }
 
 TEST(CpuBlobTest, RefusesArenaSlotsOutsideTheMemoryPlan) {

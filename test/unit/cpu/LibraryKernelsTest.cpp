@@ -1211,50 +1211,84 @@ TEST(LibraryKernels, MaxPoolChannelsLast) {
                  "output shape");
 }
 
-// PointwiseDepthwiseConv (ortc.pointwise_depthwise_conv) over X [N, H, W, C]
-// gives the two convs' reference, the first's activation between them:
-// its output made whole (small) or in a ring of rows (over 2^18 floats),
-// which wraps; strides 1 and 2, a 5x3 kernel with dilation and asymmetric
-// pads, threads splitting inside an image and at image boundaries, biases
-// absent, W1 packed (packed_w 3) or not; on every vector variant, serially
-// and on a pool.
-TEST(LibraryKernels, PointwiseDepthwiseConv) {
+// DepthwiseBlock (ortc.depthwise_block) over X [N, H, W, C] gives the
+// reference of its convs in turn (expansion, clip; depthwise, leaky relu;
+// projection with the residual, relu): every conv present, the expansion
+// or the projection alone; the tensors between the convs made whole
+// (small) or a band at a time with the expansion in a ring of rows (over
+// 2^18 floats), which wraps; strides 1 and 2, a 5x3 kernel with dilation
+// and asymmetric pads, threads splitting inside an image and at image
+// boundaries, biases absent, pointwise weights packed (packed_w 3) or not;
+// on every vector variant, serially and on a pool.
+TEST(LibraryKernels, DepthwiseBlock) {
   struct Shape {
     std::vector<int64_t> x;
-    int64_t E;
+    int64_t E, P; // 0: no expansion (E = C) or no projection
     std::vector<int64_t> kernel, strides, pads, dilations = {1, 1};
-    bool biases = true;
+    bool biases = true, residual = false;
   };
   uint64_t seed = 1300;
-  for (const Shape &c : {Shape{{1, 3, 6, 6}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-                         Shape{{2, 5, 9, 7}, 20, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
-                         Shape{{1, 8, 70, 70}, 64, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-                         Shape{{2, 5, 60, 61}, 40, {3, 3}, {2, 2}, {1, 1, 1, 1}},
-                         Shape{{3, 4, 40, 40}, 60, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
-                         Shape{{1, 6, 47, 50}, 120, {5, 3}, {1, 2}, {2, 0, 1, 1}, {2, 1}}}) {
-    int64_t C = c.x[1], E = c.E;
-    std::vector<int64_t> w1Shape = {E, C, 1, 1}, w2Shape = {E, 1, c.kernel[0], c.kernel[1]};
+  for (const Shape &c :
+       {Shape{{1, 3, 6, 6}, 8, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+        Shape{{2, 5, 9, 7}, 20, 0, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
+        Shape{{1, 8, 70, 70}, 64, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+        Shape{{2, 5, 60, 61}, 40, 0, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+        Shape{{3, 4, 40, 40}, 60, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+        Shape{{1, 6, 47, 50}, 120, 0, {5, 3}, {1, 2}, {2, 0, 1, 1}, {2, 1}},
+        // The whole block, with the residual: small, then banded.
+        Shape{{2, 7, 8, 9}, 42, 7, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
+        Shape{{3, 24, 30, 30}, 144, 24, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
+        Shape{{1, 16, 45, 44}, 96, 24, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+        Shape{{2, 10, 33, 31}, 64, 20, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true},
+        // The depthwise conv and its projection (a depthwise separable
+        // conv): small, then banded.
+        Shape{{1, 12, 10, 10}, 0, 20, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+        Shape{{2, 32, 56, 57}, 0, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
+        Shape{{1, 40, 80, 81}, 0, 24, {5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, false}}) {
+    int64_t C = c.x[1], E = c.E ? c.E : C, P = c.P ? c.P : E;
+    std::vector<int64_t> w1Shape = {E, C, 1, 1}, w2Shape = {E, 1, c.kernel[0], c.kernel[1]},
+                         w3Shape = {P, E, 1, 1};
     Tensor X = randomF(c.x, ++seed), W1 = randomF(w1Shape, ++seed), B1 = randomF({E}, ++seed);
     Tensor W2 = randomF(w2Shape, ++seed), B2 = randomF({E}, ++seed);
-    ConvSpec pointwise{c.x, w1Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
-    std::vector<int64_t> midShape, ys;
-    std::vector<float> mid = refConv(X, W1, c.biases ? &B1 : nullptr, pointwise, midShape);
-    for (float &v : mid)
-      v = std::min(std::max(v, 0.f), 0.75f);
-    Tensor Mid = F(midShape, mid);
-    ConvSpec depthwise{midShape, w2Shape, E, c.strides, c.pads, c.dilations};
+    Tensor W3 = randomF(w3Shape, ++seed), B3 = randomF({P}, ++seed);
+    // The reference: each conv in turn, NCHW.
+    Tensor Mid = X;
+    if (c.E) {
+      ConvSpec expand{c.x, w1Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+      std::vector<int64_t> shape;
+      std::vector<float> v = refConv(X, W1, c.biases ? &B1 : nullptr, expand, shape);
+      for (float &f : v)
+        f = std::min(std::max(f, 0.f), 0.75f);
+      Mid = F(shape, v);
+    }
+    ConvSpec depthwise{Mid.shape, w2Shape, E, c.strides, c.pads, c.dilations};
+    std::vector<int64_t> ys;
     std::vector<float> want = refConv(Mid, W2, c.biases ? &B2 : nullptr, depthwise, ys);
-    for (float &v : want)
-      v = v > 0 ? v : 0.1f * v;
-    std::vector<int64_t> yLast = {ys[0], ys[2], ys[3], E};
+    for (float &f : want)
+      f = f > 0 ? f : 0.1f * f;
+    Tensor Z = randomF({ys[0], P, ys[2], ys[3]}, ++seed);
+    if (c.P) {
+      Tensor Dw = F(ys, want);
+      ConvSpec project{ys, w3Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+      want = refConv(Dw, W3, c.biases ? &B3 : nullptr, project, ys);
+      for (size_t i = 0; i < want.size(); ++i)
+        want[i] = std::max(want[i] + (c.residual ? Z.floats()[i] : 0.f), 0.f);
+    }
+    std::vector<int64_t> yLast = {ys[0], ys[2], ys[3], P};
     std::vector<float> wantLast = permuteChannels(want, ys, true);
     Tensor XL = F({c.x[0], c.x[2], c.x[3], C}, permuteChannels(X.floats(), c.x, true));
-    Tensor P(ElementType::Float, {int64_t(packedGemmBSize(C, E))});
-    packConvWeightsChannelsLast(W1.f(), E, C, 1, P.f());
-    P.shape = w1Shape; // the view keeps W1's logical shape
+    Tensor ZL = F(yLast, permuteChannels(Z.floats(), ys, true));
+    auto packedOf = [](const Tensor &Wp, int64_t M, int64_t K) {
+      Tensor Pk(ElementType::Float, {int64_t(packedGemmBSize(K, M))});
+      packConvWeightsChannelsLast(Wp.f(), M, K, 1, Pk.f());
+      Pk.shape = Wp.shape; // the view keeps W's logical shape
+      return Pk;
+    };
+    Tensor P1 = packedOf(W1, E, C), P3 = packedOf(W3, P, E);
     Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).is("dilations", c.dilations);
-    attrs.i("group", E).s("pointwise_activation", "clip").s("activation", "leaky_relu");
-    attrs.a.floats["pointwise_activation_params"] = {0.f, 0.75f};
+    attrs.i("group", E).s("expand_activation", "clip").s("activation", "leaky_relu");
+    attrs.s("project_activation", "relu");
+    attrs.a.floats["expand_activation_params"] = {0.f, 0.75f};
     attrs.a.floats["activation_params"] = {0.1f};
     Attrs packed = attrs;
     packed.i("packed_w", 3);
@@ -1265,41 +1299,52 @@ TEST(LibraryKernels, PointwiseDepthwiseConv) {
       for (ThreadPool *on : {(ThreadPool *)nullptr, &pool})
         for (bool isPacked : {false, true}) {
           Tensor Y(ElementType::Float, yLast);
-          ASSERT_OK(run(
-              "PointwiseDepthwiseConv", isPacked ? packed : attrs,
-              {&XL, isPacked ? &P : &W1, c.biases ? &B1 : nullptr, &W2, c.biases ? &B2 : nullptr},
-              {&Y}, on));
+          const Tensor *w1 = c.E ? (isPacked ? &P1 : &W1) : nullptr;
+          const Tensor *w3 = c.P ? (isPacked ? &P3 : &W3) : nullptr;
+          ASSERT_OK(run("DepthwiseBlock", isPacked ? packed : attrs,
+                        {&XL, w1, c.biases && c.E ? &B1 : nullptr, &W2, c.biases ? &B2 : nullptr,
+                         w3, c.biases && c.P ? &B3 : nullptr, c.residual ? &ZL : nullptr},
+                        {&Y}, on));
           EXPECT_TRUE(near(Y.floats(), wantLast, 1e-4))
-              << shapeToString(c.x) << " E " << E << " " << variant << (on ? " pool" : "")
-              << (isPacked ? " packed" : "");
+              << shapeToString(c.x) << " E " << c.E << " P " << c.P << " " << variant
+              << (on ? " pool" : "") << (isPacked ? " packed" : "");
         }
     }
     setSgemmVariant(nullptr);
   }
   Tensor X = randomF({1, 5, 5, 4}, 1), W1 = randomF({8, 4, 1, 1}, 2), W2 = randomF({8, 1, 3, 3}, 3);
-  Tensor Y(ElementType::Float, {1, 3, 3, 8});
+  Tensor W3 = randomF({6, 8, 1, 1}, 4), B3 = randomF({6}, 5);
+  Tensor Y(ElementType::Float, {1, 3, 3, 8}), Y6(ElementType::Float, {1, 3, 3, 6});
   Attrs attrs = Attrs().i("group", 8);
-  EXPECT_OK(run("PointwiseDepthwiseConv", attrs, {&X, &W1, nullptr, &W2, nullptr}, {&Y}));
+  EXPECT_OK(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2}, {&Y}));
+  EXPECT_OK(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3}, {&Y6}));
   Tensor Wide = randomF({8, 4, 3, 3}, 4);
-  EXPECT_INVALID(run("PointwiseDepthwiseConv", attrs, {&X, &Wide, nullptr, &W2, nullptr}, {&Y}),
-                 "do not fit X");
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &Wide, nullptr, &W2}, {&Y}), "do not fit X");
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, nullptr, nullptr, &W2}, {&Y}), "do not fit X");
+  Tensor B8 = randomF({8}, 7);
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, nullptr, &B8}, {&Y}),
+                 "a bias or residual for a pointwise conv the block does not have");
+  EXPECT_INVALID(run("DepthwiseBlock", Attrs().i("group", 4), {&X, &W1, nullptr, &W2}, {&Y}),
+                 "the depthwise conv's group must be 8, got 4");
   EXPECT_INVALID(
-      run("PointwiseDepthwiseConv", Attrs().i("group", 4), {&X, &W1, nullptr, &W2, nullptr}, {&Y}),
-      "the depthwise conv's group must be 8, got 4");
-  EXPECT_INVALID(run("PointwiseDepthwiseConv", Attrs(attrs).i("packed_w", 2),
-                     {&X, &W1, nullptr, &W2, nullptr}, {&Y}),
-                 "reads packed_w 0 or 3, got 2");
-  EXPECT_INVALID(run("PointwiseDepthwiseConv", Attrs(attrs).s("pointwise_activation", "gelu"),
-                     {&X, &W1, nullptr, &W2, nullptr}, {&Y}),
-                 "unknown pointwise_activation 'gelu'");
+      run("DepthwiseBlock", Attrs(attrs).i("packed_w", 2), {&X, &W1, nullptr, &W2}, {&Y}),
+      "reads packed_w 0 or 3, got 2");
+  EXPECT_INVALID(run("DepthwiseBlock", Attrs(attrs).s("project_activation", "gelu"),
+                     {&X, &W1, nullptr, &W2}, {&Y}),
+                 "unknown project_activation 'gelu'");
   Tensor Tall = randomF({8, 1, 9, 3}, 5);
   Tensor Y9(ElementType::Float, {1, 1, 3, 8});
-  EXPECT_INVALID(run("PointwiseDepthwiseConv", Attrs(attrs).is("pads", {2, 1, 2, 1}),
-                     {&X, &W1, nullptr, &Tall, nullptr}, {&Y9}),
+  EXPECT_INVALID(run("DepthwiseBlock", Attrs(attrs).is("pads", {2, 1, 2, 1}),
+                     {&X, &W1, nullptr, &Tall}, {&Y9}),
                  "kernels of at most 8 rows");
-  Tensor Wrong(ElementType::Float, {1, 5, 5, 8});
-  EXPECT_INVALID(run("PointwiseDepthwiseConv", attrs, {&X, &W1, nullptr, &W2, nullptr}, {&Wrong}),
-                 "Conv");
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2}, {&Y6}), "Conv");
+  Tensor Z = randomF({1, 3, 3, 5}, 6);
+  EXPECT_INVALID(
+      run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3, nullptr, &Z}, {&Y6}),
+      "the residual [1,3,3,5] differs from Y");
+  EXPECT_INVALID(
+      run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3, nullptr, &Y6}, {&Y6}),
+      "the residual overlaps Y");
 }
 
 TEST(LibraryKernels, AveragePool) {

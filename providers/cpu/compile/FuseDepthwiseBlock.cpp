@@ -1,0 +1,156 @@
+//===- FuseDepthwiseBlock.cpp - cpu-fuse-depthwise-block ------------------===//
+//
+// A channels-last depthwise conv and the pointwise convs next to it (the one
+// it alone reads, the one that alone reads it) become one
+// ortc.depthwise_block (see Passes.td), whose kernel keeps the tensors
+// between them in cache.
+//
+//===----------------------------------------------------------------------===//
+
+#include "providers/cpu/compile/Passes.h"
+
+#include "compiler/Transforms/OpQueries.h"
+#include "dialects/onnx/OnnxOps.h"
+#include "dialects/ortc/OrtcDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace ortc::cpu {
+#define GEN_PASS_DEF_CPUFUSEDEPTHWISEBLOCK
+#include "providers/cpu/compile/Passes.h.inc"
+} // namespace ortc::cpu
+
+using namespace mlir;
+namespace onnx = ortc::onnx_dialect;
+namespace fused = ortc::fused;
+
+namespace {
+
+// The depthwise kernel's rows of taps are at most this many (the
+// kernel's kMaxDepthwiseRows).
+constexpr int64_t kMaxDepthwiseRows = 8;
+
+/// Static 4-D weights of a channels-last fused_conv.
+RankedTensorType weightsOf(fused::FusedConvOp conv) {
+  if (!conv || !conv.getChannelsLast())
+    return {};
+  auto w = dyn_cast<RankedTensorType>(conv.getW().getType());
+  return w && w.getRank() == 4 && w.hasStaticShape() ? w : RankedTensorType();
+}
+
+bool allEqual(std::optional<ArrayRef<int64_t>> values, int64_t value) {
+  return !values || llvm::all_of(*values, [&](int64_t v) { return v == value; });
+}
+
+/// 1x1 weights, group 1, stride 1, no padding.
+bool isPointwise(fused::FusedConvOp conv) {
+  RankedTensorType w = weightsOf(conv);
+  return w && w.getDimSize(2) == 1 && w.getDimSize(3) == 1 && conv.getGroup() == 1 &&
+         allEqual(conv.getStrides(), 1) && allEqual(conv.getPads(), 0);
+}
+
+/// One output channel per input channel, no residual, at most
+/// kMaxDepthwiseRows rows of taps.
+bool isDepthwise(fused::FusedConvOp conv) {
+  RankedTensorType w = weightsOf(conv);
+  return w && ortc::isAbsentOperand(conv.getResidual()) &&
+         int64_t(conv.getGroup()) == w.getDimSize(0) && w.getDimSize(0) > 1 &&
+         w.getDimSize(1) == 1 && w.getDimSize(2) <= kMaxDepthwiseRows;
+}
+
+/// A depthwise conv and the pointwise convs fused with it.
+struct Block {
+  fused::FusedConvOp expand, depthwise, project;
+};
+
+/// The pointwise conv (no residual) whose output only `depthwise` reads.
+fused::FusedConvOp expansionOf(fused::FusedConvOp depthwise) {
+  auto expand = depthwise.getX().getDefiningOp<fused::FusedConvOp>();
+  if (!expand || !isPointwise(expand) || !ortc::isAbsentOperand(expand.getResidual()) ||
+      !expand.getY().hasOneUse())
+    return {};
+  return expand;
+}
+
+/// The pointwise conv that alone reads `depthwise`'s output, as its input.
+fused::FusedConvOp projectionOf(fused::FusedConvOp depthwise) {
+  if (!depthwise.getY().hasOneUse())
+    return {};
+  auto project = dyn_cast<fused::FusedConvOp>(*depthwise.getY().getUsers().begin());
+  if (!project || !isPointwise(project) || project.getX() != depthwise.getY())
+    return {};
+  return project;
+}
+
+/// A constant-free none for an absent operand, made before `at`.
+Value noneBefore(OpBuilder &b, Location loc) {
+  return onnx::NoValueOp::create(b, loc, b.getNoneType()).getResult();
+}
+
+void fuse(Block block) {
+  Operation *last = block.project ? block.project : block.depthwise;
+  OpBuilder b(last);
+  SmallVector<Location, 3> locations;
+  for (fused::FusedConvOp conv : {block.expand, block.depthwise, block.project})
+    if (conv)
+      locations.push_back(conv.getLoc());
+  // The first conv's name first (messages name it).
+  Location loc = b.getFusedLoc(locations);
+  Value none = noneBefore(b, loc);
+  OperationState state(loc, fused::DepthwiseBlockOp::getOperationName());
+  fused::FusedConvOp dw = block.depthwise;
+  state.addOperands(
+      {block.expand ? block.expand.getX() : dw.getX(), block.expand ? block.expand.getW() : none,
+       block.expand ? block.expand.getBias() : none, dw.getW(), dw.getBias(),
+       block.project ? block.project.getW() : none, block.project ? block.project.getBias() : none,
+       block.project ? block.project.getResidual() : none});
+  state.addTypes(last->getResult(0).getType());
+  if (block.expand) {
+    state.addAttribute("expand_activation", block.expand.getActivationAttr());
+    state.addAttribute("expand_activation_params", block.expand.getActivationParamsAttr());
+  }
+  for (StringRef name : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides",
+                         "activation", "activation_params"})
+    if (Attribute attr = dw->getAttr(name))
+      state.addAttribute(name, attr);
+  if (block.project) {
+    state.addAttribute("project_activation", block.project.getActivationAttr());
+    state.addAttribute("project_activation_params", block.project.getActivationParamsAttr());
+  }
+  Operation *fusedOp = b.create(state);
+  last->getResult(0).replaceAllUsesWith(fusedOp->getResult(0));
+  for (fused::FusedConvOp conv : {block.project, block.depthwise, block.expand})
+    if (conv)
+      conv->erase();
+}
+
+struct CpuFuseDepthwiseBlockPass
+    : ortc::cpu::impl::CpuFuseDepthwiseBlockBase<CpuFuseDepthwiseBlockPass> {
+  void runOnOperation() override {
+    SmallVector<Block> blocks;
+    getOperation().walk([&](fused::FusedConvOp depthwise) {
+      if (!isDepthwise(depthwise))
+        return;
+      Block block{expansionOf(depthwise), depthwise, projectionOf(depthwise)};
+      if (block.expand || block.project)
+        blocks.push_back(block);
+    });
+    // A pointwise conv between two depthwise convs is the projection of
+    // the first only.
+    llvm::SmallPtrSet<Operation *, 16> taken;
+    for (Block &block : blocks) {
+      if (block.expand && taken.contains(block.expand))
+        block.expand = {};
+      if (block.project)
+        taken.insert(block.project);
+    }
+    for (const Block &block : blocks)
+      if (block.expand || block.project) {
+        fuse(block);
+        ++numFused;
+      }
+  }
+};
+
+} // namespace
