@@ -83,11 +83,6 @@ fused::FusedConvOp projectionOf(fused::FusedConvOp depthwise) {
   return project;
 }
 
-/// A constant-free none for an absent operand, made before `at`.
-Value noneBefore(OpBuilder &b, Location loc) {
-  return onnx::NoValueOp::create(b, loc, b.getNoneType()).getResult();
-}
-
 void fuse(Block block) {
   Operation *last = block.project ? block.project : block.depthwise;
   OpBuilder b(last);
@@ -97,7 +92,8 @@ void fuse(Block block) {
       locations.push_back(conv.getLoc());
   // The first conv's name first (messages name it).
   Location loc = b.getFusedLoc(locations);
-  Value none = noneBefore(b, loc);
+  // The operands of the convs the block does not have.
+  Value none = onnx::NoValueOp::create(b, loc, b.getNoneType()).getResult();
   OperationState state(loc, fused::DepthwiseBlockOp::getOperationName());
   fused::FusedConvOp dw = block.depthwise;
   state.addOperands(
