@@ -557,6 +557,17 @@ DepthwiseRowFn pickDepthwiseRow(const Geometry &g) {
   return depthwiseRowGeneric;
 }
 
+/// Y of `yShape`, and the residual Z (when given) of Y's shape.
+Status checkOutputAndResidual(const TensorView &Y, const std::vector<int64_t> &yShape,
+                              const TensorView *Z) {
+  if (Status s = checkOutputShape(kOp, Y, yShape); !s.isOk())
+    return s;
+  if (Z && Z->shape != yShape)
+    return invalid(kOp, "the residual " + shapeToString(Z->shape) + " differs from Y " +
+                            shapeToString(yShape));
+  return Status::ok();
+}
+
 /// W [C, 1, KH, KW] as [KH * KW, C] into wt, so that a tap's weights are a
 /// run of channels, then `width` zeros (the padding rows).
 void transposeDepthwiseWeights(const float *w, int64_t C, int64_t kSize, int64_t width, float *wt) {
@@ -628,11 +639,8 @@ Status convChannelsLast(const KernelCall &call) {
       !s.isOk())
     return s;
   std::vector<int64_t> yShape = {N, g.out[1], g.out[2], M};
-  if (Status s = checkOutputShape(kOp, Y, yShape); !s.isOk())
+  if (Status s = checkOutputAndResidual(Y, yShape, Z); !s.isOk())
     return s;
-  if (Z && Z->shape != yShape)
-    return invalid(kOp, "the residual " + shapeToString(Z->shape) + " differs from Y " +
-                            shapeToString(yShape));
   int64_t packedW = call.attrs.getInt("packed_w", 0);
   if (packedW != 0 && (packedW != 3 || depthwise))
     return invalid(kOp, std::string("channels_last reads packed_w 0") + (depthwise ? "" : " or 3") +
@@ -828,11 +836,8 @@ Status depthwiseBlockChannelsLast(const KernelCall &call) {
                             std::to_string(g.k[1]));
   const TensorView &Y = call.outputs[0];
   std::vector<int64_t> yShape = {N, g.out[1], g.out[2], P};
-  if (Status s = checkOutputShape(kOp, Y, yShape); !s.isOk())
+  if (Status s = checkOutputAndResidual(Y, yShape, Z); !s.isOk())
     return s;
-  if (Z && Z->shape != yShape)
-    return invalid(kOp, "the residual " + shapeToString(Z->shape) + " differs from Y " +
-                            shapeToString(yShape));
   int64_t packedW = call.attrs.getInt("packed_w", 0);
   if (packedW != 0 && packedW != 3)
     return invalid(kOp, "a depthwise block reads packed_w 0 or 3, got " + std::to_string(packedW));

@@ -611,18 +611,18 @@ broadcastFmaStep(__m512 (&acc)[kMr][Panels], const float *a, const __m512 (&bv)[
   }
 }
 
-/// finishTileAvx512 for a 6-row tile of `Panels` panels whose last has
+/// finishTileAvx512 for a tile of `Panels` panels whose last has
 /// `lastCols` columns of C.
-template <int Panels>
+template <int Rows, int Panels>
 ORTC_AVX512 __attribute__((always_inline)) inline void
-storeTileAvx512(__m512 (&acc)[kMr][Panels], float *c, int64_t ldc, int rows, int lastCols,
+storeTileAvx512(__m512 (&acc)[Rows][Panels], float *c, int64_t ldc, int rows, int lastCols,
                 bool load, const GemmEpilogue *epilogue, int64_t row0) {
   __mmask16 columns[Panels];
 #pragma GCC unroll 4
   for (int p = 0; p < Panels; ++p)
     columns[p] =
         p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF) : __mmask16((1u << lastCols) - 1);
-  finishTileAvx512<kMr, Panels>(acc, c, ldc, rows, columns, load, epilogue, row0);
+  finishTileAvx512<Rows, Panels>(acc, c, ldc, rows, columns, load, epilogue, row0);
 }
 
 /// A full 6-row tile over `Panels` adjacent B panels (b: the first one's
@@ -665,7 +665,7 @@ ORTC_AVX512 void kernelAvx512Wide(int64_t kc, const float *a, const float *b, in
     broadcastFmaStep<Panels>(acc, a, bv);
     a += kMr;
   }
-  storeTileAvx512<Panels>(acc, c, ldc, kMr, lastCols, load, epilogue, row0);
+  storeTileAvx512<kMr, Panels>(acc, c, ldc, kMr, lastCols, load, epilogue, row0);
 }
 
 /// A full 6-row tile of 16 * Panels columns whose B is read in place: row k
@@ -815,12 +815,7 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
     }
     k += n;
   }
-  __mmask16 columns[Panels];
-#pragma GCC unroll 4
-  for (int p = 0; p < Panels; ++p)
-    columns[p] =
-        p + 1 < Panels || lastCols >= kNr ? __mmask16(0xFFFF) : __mmask16((1u << lastCols) - 1);
-  finishTileAvx512<Rows, Panels>(acc, c, ldc, Rows, columns, load, epilogue, row0);
+  storeTileAvx512<Rows, Panels>(acc, c, ldc, Rows, lastCols, load, epilogue, row0);
 }
 
 //===----------------------------------------------------------------------===//
