@@ -12,6 +12,7 @@
 #include "compiler/Transforms/OpQueries.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/ortc/OrtcDialect.h"
+#include "providers/cpu/kernels/SpatialKernels.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -26,10 +27,6 @@ namespace onnx = ortc::onnx_dialect;
 namespace fused = ortc::fused;
 
 namespace {
-
-// The depthwise kernel's rows of taps are at most this many (the
-// kernel's kMaxDepthwiseRows).
-constexpr int64_t kMaxDepthwiseRows = 8;
 
 /// Static 4-D weights of a channels-last fused_conv.
 RankedTensorType weightsOf(fused::FusedConvOp conv) {
@@ -56,7 +53,7 @@ bool isDepthwise(fused::FusedConvOp conv) {
   RankedTensorType w = weightsOf(conv);
   return w && ortc::isAbsentOperand(conv.getResidual()) &&
          int64_t(conv.getGroup()) == w.getDimSize(0) && w.getDimSize(0) > 1 &&
-         w.getDimSize(1) == 1 && w.getDimSize(2) <= kMaxDepthwiseRows;
+         w.getDimSize(1) == 1 && w.getDimSize(2) <= ortc::cpu::kernels::kMaxDepthwiseRows;
 }
 
 /// A depthwise conv and the pointwise convs fused with it.

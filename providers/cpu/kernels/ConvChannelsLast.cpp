@@ -57,9 +57,6 @@ constexpr const char *kOp = "Conv";
 // Most floats of im2col rows built before the GEMM consumes them: rows of
 // a whole image would take 7 MiB for ResNet-50's 64-channel 3x3 conv.
 constexpr int64_t kIm2colChunkFloats = int64_t(1) << 19;
-// Most rows of taps the vector depthwise rows take (the input row pointers
-// live in an array); taller kernels run the portable rows.
-constexpr int64_t kMaxDepthwiseRows = 8;
 // Most outputs of a depthwise conv split statically, a contiguous run of
 // rows per thread: 4 MiB of output, about what stays in the caches.
 constexpr int64_t kDepthwiseStaticSplitOutputs = int64_t(1) << 20;

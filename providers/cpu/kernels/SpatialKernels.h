@@ -26,6 +26,11 @@ inline bool isDepthwiseConv(int64_t channels, int64_t group) {
   return group > 1 && channels == group;
 }
 
+/// Most rows of taps the vector depthwise rows take (their input row
+/// pointers live in an array; taller kernels run the portable rows), and so
+/// the most a depthwise block (cpu-fuse-depthwise-block) is made with.
+constexpr int64_t kMaxDepthwiseRows = 8;
+
 /// What decides Resize's output shape: the `axes` attribute (empty: all),
 /// exactly one of scales and sizes (over `axes`), keep_aspect_ratio_policy.
 struct ResizeParams {
