@@ -156,16 +156,21 @@ void addAttributes(Operation *op, fb::StepT &step) {
   }
 }
 
-void setInt(fb::StepT &step, const std::string &name, int64_t value) {
+/// Sets (or replaces) the ints attribute `name` of `step`.
+void setInts(fb::StepT &step, const std::string &name, std::vector<int64_t> values) {
   for (auto &a : step.ints)
     if (a->name == name) {
-      a->values = {value};
+      a->values = std::move(values);
       return;
     }
   auto a = std::make_unique<fb::IntsAttrT>();
   a->name = name;
-  a->values = {value};
+  a->values = std::move(values);
   step.ints.push_back(std::move(a));
+}
+
+void setInt(fb::StepT &step, const std::string &name, int64_t value) {
+  setInts(step, name, {value});
 }
 
 class CpuCompiledPartition final : public CompiledPartition {
@@ -506,10 +511,7 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       (i == 1 ? packedWeight : packedProjection) = id;
     }
     setInt(step, "packed_w", 3);
-    auto listed = std::make_unique<fb::IntsAttrT>();
-    listed->name = "packed_inputs";
-    listed->values = {1, 5};
-    step.ints.push_back(std::move(listed));
+    setInts(step, "packed_inputs", {1, 5});
   } else if (callee == "Conv" && channelsLast && (!group || group.getInt() == 1) &&
              isConstantOp(op->getOperand(1).getDefiningOp())) {
     packedWeight = packedConvWeightChannelsLast(op->getOperand(1));
@@ -570,12 +572,8 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   }
   // Outputs the node leaves out are not in the step; when one comes before a
   // present output, `output_slots` gives each step output's ONNX index.
-  if (!slots.empty() && slots.back() != int64_t(slots.size()) - 1) {
-    auto a = std::make_unique<fb::IntsAttrT>();
-    a->name = "output_slots";
-    a->values = slots;
-    step.ints.push_back(std::move(a));
-  }
+  if (!slots.empty() && slots.back() != int64_t(slots.size()) - 1)
+    setInts(step, "output_slots", std::move(slots));
   return success();
 }
 
