@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # Configures and builds ortc in build/ (Ninja, ccache when present).
+# ORTC_BUILD_DIR picks another folder; ORTC_SANITIZER=address|thread makes a
+# sanitizer build there with clang-22 (address also builds the fuzz targets).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ORTC_BUILD_DIR:-$ROOT/build}"
+SANITIZER="${ORTC_SANITIZER:-}"
+# One cache for every clone of the tree: paths under the root are hashed
+# relative to it, and the compiler's working folder is left out of the hash.
+export CCACHE_BASEDIR="$ROOT"
+export CCACHE_NOHASHDIR=1
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-12G}"
 if [[ ! -f "$BUILD/build.ninja" ]]; then
-  cmake -G Ninja -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
+  config=(-DCMAKE_BUILD_TYPE=Release)
+  if [[ -n "$SANITIZER" ]]; then
+    config+=(-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
+             -DORTC_SANITIZER="$SANITIZER")
+    [[ "$SANITIZER" == address ]] && config+=(-DORTC_FUZZ=ON)
+  fi
+  cmake -G Ninja -S "$ROOT" -B "$BUILD" "${config[@]}"
 fi
 # 2 cores and MLIR translation units that need ~1.5 GB each: two jobs.
 cmake --build "$BUILD" -- -j"${ORTC_JOBS:-$(nproc)}"

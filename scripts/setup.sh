@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything ortc needs on a fresh Debian 12 machine, idempotently:
 # Debian packages (LLVM/MLIR 22, protobuf, ONNX's protos, GoogleTest, Ninja,
-# ccache) and a project-local Python environment (.venv) with pinned packages.
+# ccache, clang-22 and its sanitizer and libFuzzer runtimes for the sanitizer
+# builds) and a project-local Python environment (.venv) with pinned packages.
 # Run as root (or with sudo available). Safe to run again: it skips what is there.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +13,7 @@ PACKAGES=(
   libgtest-dev googletest
   liblld-22-dev libflatbuffers-dev flatbuffers-compiler libxxhash-dev
   cmake ninja-build ccache g++ python3 python3-venv
+  clang-22 libclang-rt-22-dev
 )
 
 missing=()

@@ -1,11 +1,58 @@
 #!/usr/bin/env bash
 # README command 2: set up, build, and run every test (lit + GoogleTest via ctest).
+#
+#   scripts/test.sh                        the plain build (build/) and every test
+#   scripts/test.sh --sanitizer=address    ASan + LeakSanitizer + UBSan (build-asan/):
+#                                          every test (conformance on a sample), then
+#                                          each fuzz target for ORTC_FUZZ_SECONDS (30)
+#                                          over its checked-in corpus
+#   scripts/test.sh --sanitizer=thread     TSan (build-tsan/): the concurrency tests
+#
+# A finding of any sanitizer fails the test it happens in. ORTC_BUILD_DIR
+# overrides the build folder.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-BUILD="${ORTC_BUILD_DIR:-$ROOT/build}"
+
+SANITIZER=""
+for arg in "$@"; do
+  case "$arg" in
+    --sanitizer=*) SANITIZER="${arg#--sanitizer=}" ;;
+    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+case "$SANITIZER" in
+  "") DEFAULT_BUILD="$ROOT/build" ;;
+  address) DEFAULT_BUILD="$ROOT/build-asan" ;;
+  thread) DEFAULT_BUILD="$ROOT/build-tsan" ;;
+  *) echo "test.sh: --sanitizer must be address or thread, not '$SANITIZER'" >&2; exit 2 ;;
+esac
+export ORTC_BUILD_DIR="${ORTC_BUILD_DIR:-$DEFAULT_BUILD}"
+BUILD="$ORTC_BUILD_DIR"
+
 "$ROOT/scripts/setup.sh"
-"$ROOT/scripts/build.sh"
 # The generated dialect must match the pinned onnx schemas.
 "$ROOT/.venv/bin/python" "$ROOT/utils/gen_onnx_dialect.py" --check
+
+if [[ -z "$SANITIZER" ]]; then
+  "$ROOT/scripts/build.sh"
+  cd "$BUILD"
+  exec ctest --output-on-failure
+fi
+
+# Sanitizer builds use clang (setup.sh installs clang-22 and its runtimes).
+export ORTC_SANITIZER="$SANITIZER"
+# Findings abort the process: a test can only pass clean. LeakSanitizer runs
+# with ASan; its suppressions name leaks inside libraries we do not build.
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+export LSAN_OPTIONS="suppressions=$ROOT/scripts/sanitizer/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/scripts/sanitizer/tsan.supp"
+"$ROOT/scripts/build.sh"
 cd "$BUILD"
+if [[ "$SANITIZER" == thread ]]; then
+  ctest --output-on-failure -L concurrency
+  exit
+fi
 ctest --output-on-failure
+"$ROOT/bench/fuzz.sh" --build "$BUILD" --seconds "${ORTC_FUZZ_SECONDS:-30}" --corpus-only

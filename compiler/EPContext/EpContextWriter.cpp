@@ -451,6 +451,7 @@ struct PendingFile {
   std::string temp;
   std::string backup; // empty: no previous version kept
   bool renamed = false;
+  bool movedAside = false; // the previous version is only at `backup`
 };
 
 // Creates a temporary file beside `target` and fills it through `fill`, which
@@ -491,8 +492,8 @@ bool writeEpContextOutput(const EpContextOutput &output, const std::string &outp
   // sidecar that is not there yet.
   std::vector<PendingFile> files;
   for (const auto &sidecar : output.sidecars)
-    files.push_back({joinPath(dir, sidecar.fileName), "", "", false});
-  files.push_back({outputPath, "", "", false});
+    files.push_back({joinPath(dir, sidecar.fileName), "", "", false, false});
+  files.push_back({outputPath, "", "", false, false});
 
   auto rollback = [&]() {
     for (PendingFile &file : files) {
@@ -501,6 +502,9 @@ bool writeEpContextOutput(const EpContextOutput &output, const std::string &outp
           removeQuietly(file.target);
       } else {
         removeQuietly(file.temp);
+        // A model moved aside goes back; if it cannot, its backup stays.
+        if (file.movedAside && ::rename(file.backup.c_str(), file.target.c_str()) != 0)
+          file.backup.clear();
       }
       removeQuietly(file.backup);
       llvm::sys::DontRemoveFileOnSignal(file.temp);
@@ -535,16 +539,35 @@ bool writeEpContextOutput(const EpContextOutput &output, const std::string &outp
   if (!writeTemp(files.back(), dir, fillModel, error))
     return rollback();
 
-  for (PendingFile &file : files) {
-    // Keep the previous version (a hard link) until everything is in place.
-    if (llvm::sys::fs::is_regular_file(file.target)) {
-      llvm::SmallString<256> backup;
-      llvm::sys::fs::createUniquePath(
-          joinPath(dir, "." + fileNameOf(file.target) + ".old-%%%%%%%%"), backup,
-          /*MakeAbsolute=*/false);
-      if (!llvm::sys::fs::create_hard_link(file.target, backup))
-        file.backup = backup.str().str();
+  // Keep each previous version until everything is in place: the sidecars'
+  // as hard links, the model's moved aside before any sidecar is replaced.
+  // So a model on disk never names sidecars it was not written with, even
+  // when the process is killed between two renames: then there is no model
+  // (the old one waits as .NAME.old-XXXXXXXX) rather than an old model over
+  // new sidecars.
+  auto keepPrevious = [&](PendingFile &file, bool moveAside) {
+    if (!llvm::sys::fs::is_regular_file(file.target))
+      return true;
+    llvm::SmallString<256> backup;
+    llvm::sys::fs::createUniquePath(joinPath(dir, "." + fileNameOf(file.target) + ".old-%%%%%%%%"),
+                                    backup, /*MakeAbsolute=*/false);
+    if (moveAside) {
+      if (llvm::sys::fs::rename(file.target, backup))
+        return false;
+      file.backup = backup.str().str();
+      file.movedAside = true;
+    } else if (!llvm::sys::fs::create_hard_link(file.target, backup)) {
+      file.backup = backup.str().str();
     }
+    return true;
+  };
+  if (!output.sidecars.empty() && !keepPrevious(files.back(), /*moveAside=*/true)) {
+    error = outputPath + ": cannot move the previous model aside";
+    return rollback();
+  }
+  for (PendingFile &file : files) {
+    if (!file.movedAside)
+      keepPrevious(file, /*moveAside=*/false);
     if (std::error_code ec = llvm::sys::fs::rename(file.temp, file.target)) {
       error = file.target + ": cannot move the temporary file into place: " + ec.message();
       return rollback();

@@ -639,6 +639,76 @@ TEST(CApi, LastErrorIsPerThread) {
   EXPECT_EQ(lastError(), mine);
 }
 
+// A session maps its sidecars. What happens when the file changes under it
+// (docs/runtime-c-api.md): replaced by a rename, as `ortc compile` does, the
+// session keeps the bytes it loaded; truncated or rewritten in place, a new
+// load refuses the file with one line naming it. (A session whose mapped
+// weights are truncated away in place dies of SIGBUS at its next run, as
+// any reader of a mapped file would: that is not run here.)
+TEST(CApi, SidecarReplacedOrTruncatedWhileMapped) {
+  ortc::testutil::ScratchDir scratch("ortc-capi-mapped");
+  std::string dir = scratch.path();
+  for (const auto &entry : fs::directory_iterator(kModels + "/parallel"))
+    fs::copy(entry.path(), dir);
+  std::string model = dir + "/model_ctx.onnx", blob = dir + "/model_ctx_cpu_ep.bin";
+  SessionPtr session = load(model);
+  ASSERT_TRUE(session);
+  std::vector<float> x(2 * 8 * 16 * 16);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(int(i % 13) - 6) / 4;
+  int64_t shape[] = {2, 8, 16, 16};
+  auto runOnce = [&](OrtcSession *s, std::vector<float> &logits) {
+    OrtcTensor *in = nullptr;
+    EXPECT_EQ(ortc_tensor_wrap(kFloat, shape, 4, x.data(), x.size() * sizeof(float), &in), ORTC_OK);
+    TensorPtr input(in);
+    const OrtcTensor *ins[] = {in};
+    OrtcTensor *outs[] = {nullptr};
+    OrtcStatus status = ortc_session_run(s, nullptr, ins, 1, nullptr, outs, 1);
+    if (status == ORTC_OK) {
+      TensorPtr out(outs[0]);
+      logits = values(out.get());
+    }
+    return status;
+  };
+  std::vector<float> before, after;
+  ASSERT_EQ(runOnce(session.get(), before), ORTC_OK) << lastError();
+
+  // Replaced by a rename with another model's sidecar: the session runs on
+  // the bytes it mapped; a new load reads the new file and refuses it.
+  std::vector<char> original = readFile(blob);
+  writeFile(dir + "/other.bin", readFile(kSidecarDir + "/model_ctx_cpu_ep.bin"));
+  ASSERT_EQ(std::rename((dir + "/other.bin").c_str(), blob.c_str()), 0);
+  ASSERT_EQ(runOnce(session.get(), after), ORTC_OK) << lastError();
+  EXPECT_EQ(after, before);
+  OrtcSession *other = nullptr;
+  EXPECT_NE(ortc_session_create(model.c_str(), nullptr, &other), ORTC_OK);
+  EXPECT_EQ(other, nullptr);
+  EXPECT_TRUE(lastErrorHas(model));
+
+  // The original back (a new file), a second session on it, then the file
+  // truncated in place, and then rewritten in place at its full size with a
+  // byte changed: each new load is refused, naming the sidecar.
+  writeFile(dir + "/back.bin", original);
+  ASSERT_EQ(std::rename((dir + "/back.bin").c_str(), blob.c_str()), 0);
+  SessionPtr second = load(model);
+  ASSERT_TRUE(second);
+  fs::resize_file(blob, original.size() / 2);
+  EXPECT_NE(ortc_session_create(model.c_str(), nullptr, &other), ORTC_OK);
+  EXPECT_TRUE(lastErrorHas("model_ctx_cpu_ep.bin"));
+  std::vector<char> changed = original;
+  changed[changed.size() - 100] ^= 0x10;
+  {
+    std::fstream out(blob, std::ios::in | std::ios::out | std::ios::binary);
+    out.write(changed.data(), std::streamsize(changed.size()));
+  }
+  EXPECT_NE(ortc_session_create(model.c_str(), nullptr, &other), ORTC_OK);
+  EXPECT_TRUE(lastErrorHas("model_ctx_cpu_ep.bin"));
+  EXPECT_EQ(other, nullptr);
+  // The first session never saw any of it.
+  ASSERT_EQ(runOnce(session.get(), after), ORTC_OK) << lastError();
+  EXPECT_EQ(after, before);
+}
+
 TEST(CApi, MissingAndCorruptedModels) {
   OrtcSession *session = nullptr;
   ortc::testutil::ScratchDir scratch("ortc-capi-corrupt");

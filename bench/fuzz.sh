@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Runs the libFuzzer targets of test/fuzz (built by the address-sanitizer
+# build: scripts/test.sh --sanitizer=address, or ORTC_SANITIZER=address
+# scripts/build.sh) and prints, per target, the executions, the edges covered
+# and the crashes found, as a markdown table.
+#
+#   bench/fuzz.sh [--build DIR] [--seconds N | --runs N] [--target NAME]...
+#                 [--corpus-only] [--work DIR]
+#
+#   --build DIR      the sanitizer build (default: build-asan)
+#   --seconds N      run each target for N seconds (default 60)
+#   --runs N         run each target for N executions instead
+#   --target NAME    only this target (repeatable; default: all of them)
+#   --corpus-only    start from the checked-in seeds alone and keep nothing
+#                    (CI); otherwise the corpus grows in WORK/<target>/corpus
+#   --work DIR       where corpora, logs and crash inputs go
+#                    (default: bench/out/fuzz)
+#
+# Exits non-zero when a target crashes, leaks, times out on an input (10 s)
+# or runs out of memory (2 GiB); the input is kept as WORK/<target>/crash-*,
+# and `build-asan/test/fuzz/<target> FILE` replays it.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="$ROOT/build-asan"
+SECONDS_EACH=60
+RUNS=""
+TARGETS=()
+CORPUS_ONLY=0
+WORK="$ROOT/bench/out/fuzz"
+ALL_TARGETS=(fuzz_import fuzz_session fuzz_cpu_blob fuzz_npy fuzz_tensor_proto fuzz_paths)
+
+while (($#)); do
+  case "$1" in
+    --build) BUILD="$2"; shift 2 ;;
+    --seconds) SECONDS_EACH="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    --target) TARGETS+=("$2"); shift 2 ;;
+    --corpus-only) CORPUS_ONLY=1; shift ;;
+    --work) WORK="$2"; shift 2 ;;
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "fuzz.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+  esac
+done
+((${#TARGETS[@]})) || TARGETS=("${ALL_TARGETS[@]}")
+[[ "$SECONDS_EACH" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --seconds needs a number" >&2; exit 2; }
+[[ -z "$RUNS" || "$RUNS" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --runs needs a number" >&2; exit 2; }
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/scripts/sanitizer/lsan.supp:print_suppressions=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+if ((CORPUS_ONLY)); then
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/ortc-fuzz-XXXXXX")"
+  trap 'rm -rf "$WORK"' EXIT
+fi
+mkdir -p "$WORK"
+
+failed=0
+rows=()
+for target in "${TARGETS[@]}"; do
+  binary="$BUILD/test/fuzz/$target"
+  seeds="$ROOT/test/fuzz/corpus/${target#fuzz_}"
+  if [[ ! -x "$binary" ]]; then
+    echo "fuzz.sh: $binary is not built (build with ORTC_SANITIZER=address)" >&2
+    exit 1
+  fi
+  dir="$WORK/$target"
+  mkdir -p "$dir/corpus"
+  limit=(-max_total_time="$SECONDS_EACH")
+  [[ -n "$RUNS" ]] && limit=(-runs="$RUNS")
+  log="$dir/log.txt"
+  echo "fuzz.sh: $target (${RUNS:+$RUNS runs}${RUNS:-$SECONDS_EACH s}) ..."
+  start=$(date +%s)
+  status=0
+  # The first folder takes new inputs; the seeds are read from the second.
+  "$binary" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$dir/" "$dir/corpus" "$seeds" > "$log" 2>&1 || status=$?
+  elapsed=$(($(date +%s) - start))
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  edges=$(grep -oE '(DONE|pulse|NEW|REDUCE|INITED) +cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
+  crashes=$(find "$dir" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+                                        -o -name 'oom-*' \) | wc -l)
+  if ((status != 0)); then
+    failed=1
+    echo "fuzz.sh: $target FAILED (exit $status); the end of $log:" >&2
+    tail -40 "$log" >&2
+  fi
+  rows+=("| $target | ${runs:-?} | ${edges:-?} | $crashes | ${elapsed} s |")
+done
+
+echo
+echo "| target | executions | edges covered | crashing inputs | time |"
+echo "|---|---:|---:|---:|---:|"
+printf '%s\n' "${rows[@]}"
+exit "$failed"

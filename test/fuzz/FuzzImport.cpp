@@ -1,0 +1,78 @@
+//===- FuzzImport.cpp - ModelProto bytes through import and generic passes ===//
+//
+// The compiler's first contact with a user's file: parse the bytes as a
+// ModelProto, import it, run the generic pipeline. Every refusal must be an
+// error, never a crash. The MLIRContext is kept between inputs (creating one
+// costs more than most inputs) and replaced every so often, since it interns
+// every attribute and type it ever saw.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/OnnxImporter.h"
+#include "compiler/Transforms/Passes.h"
+#include "compiler/Transforms/ShapeRules/ShapeRules.h"
+#include "runtime/support/ModelFile.h"
+#include "test/fuzz/FuzzSupport.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <memory>
+#include <vector>
+
+namespace {
+
+constexpr int kInputsPerContext = 2000;
+
+struct ImportWorld {
+  std::unique_ptr<mlir::MLIRContext> context;
+  int uses = 0;
+
+  mlir::MLIRContext &get() {
+    if (!context || uses++ == kInputsPerContext) {
+      mlir::DialectRegistry registry;
+      ortc::registerShapeRules(registry);
+      context = std::make_unique<mlir::MLIRContext>(registry);
+      context->disableMultithreading();
+      ortc::loadImportDialects(*context);
+      // Diagnostics are the expected outcome of most inputs: swallow them.
+      context->getDiagEngine().registerHandler([](mlir::Diagnostic &) { return mlir::success(); });
+      uses = 1;
+    }
+    return *context;
+  }
+};
+
+/// External data resolves beside the model: a folder of our own holding
+/// `weights.bin`, 4 KiB that the seeds with external data point into.
+std::string modelInScratchFolder() {
+  std::string dir = ortc::fuzz::scratchFolder("import");
+  std::vector<uint8_t> weights(4096);
+  for (size_t i = 0; i < weights.size(); ++i)
+    weights[i] = uint8_t(i * 7);
+  ortc::fuzz::writeWholeFile(dir + "/weights.bin", weights.data(), weights.size());
+  return dir + "/model.onnx";
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static ImportWorld world;
+  static const std::string modelPath = modelInScratchFolder();
+  onnx::ModelProto model;
+  std::string error;
+  if (!ortc::parseModelBuffer(data, size, modelPath, model, error))
+    return 0;
+  mlir::MLIRContext &context = world.get();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      ortc::importOnnxModel(context, model, modelPath, error);
+  if (!module)
+    return 0;
+  mlir::PassManager pm(&context);
+  ortc::buildGenericOnnxPipeline(pm);
+  (void)pm.run(*module);
+  return 0;
+}

@@ -1,0 +1,48 @@
+//===- FuzzSupport.cpp - what the libFuzzer targets share -----------------===//
+
+#include "test/fuzz/FuzzSupport.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <unistd.h>
+
+namespace ortc::fuzz {
+namespace {
+
+struct ScratchFolders {
+  std::map<std::string, std::string> byName;
+  ~ScratchFolders() {
+    std::error_code ignored;
+    for (auto &entry : byName)
+      std::filesystem::remove_all(entry.second, ignored);
+  }
+};
+
+} // namespace
+
+std::string scratchFolder(const std::string &name) {
+  static ScratchFolders folders;
+  auto found = folders.byName.find(name);
+  if (found != folders.byName.end())
+    return found->second;
+  const char *tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/ortc-fuzz-" + name + "-XXXXXX";
+  if (!mkdtemp(pattern.data())) {
+    std::perror(("ortc fuzz: mkdtemp " + pattern).c_str());
+    std::abort();
+  }
+  folders.byName[name] = pattern;
+  return pattern;
+}
+
+void writeWholeFile(const std::string &path, const uint8_t *data, size_t size) {
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file || (size && std::fwrite(data, 1, size, file) != size) || std::fclose(file) != 0) {
+    std::perror(("ortc fuzz: writing " + path).c_str());
+    std::abort();
+  }
+}
+
+} // namespace ortc::fuzz
