@@ -238,6 +238,7 @@ void Compilation::run() {
     mlir::PassManager pm(&context);
     GenericPipelineOptions pipelineOptions;
     pipelineOptions.strictShapes = options.strictShapes;
+    pipelineOptions.maxTensorBytes = options.maxTensorBytes;
     buildGenericOnnxPipeline(pm, pipelineOptions);
     if (mlir::failed(pm.run(*module))) {
       failed(options.input + ": the generic passes failed");

@@ -61,6 +61,8 @@ struct DriverOptions {
   /// Declared shapes as written: a negative dim_value, or a declared shape
   /// that contradicts inference, is an error rather than a warning.
   bool strictShapes = false;
+  /// The largest tensor of a static shape a model may have, in bytes.
+  int64_t maxTensorBytes = int64_t(1) << 34;
   EmbedPolicy embed = EmbedPolicy::Auto;
   /// MLIR output: constants of more than this many elements print without
   /// their bytes (-1: all in full).

@@ -43,6 +43,9 @@ unsigned shapesFromInputsIn(mlir::func::FuncOp func);
 struct GenericPipelineOptions {
   /// Declared shapes that contradict inference are errors (--strict-shapes).
   bool strictShapes = false;
+  /// The largest tensor of a static shape a model may have, in bytes
+  /// (--max-tensor-bytes; onnx-check-tensor-sizes).
+  int64_t maxTensorBytes = int64_t(1) << 34;
 };
 
 /// Adds the generic pipeline (canonicalize, shape inference, DCE) on every

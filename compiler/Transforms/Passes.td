@@ -25,6 +25,22 @@ def OnnxDeadCodeElimination : Pass<"onnx-dce", "mlir::func::FuncOp"> {
   ];
 }
 
+def OnnxCheckTensorSizes : Pass<"onnx-check-tensor-sizes", "mlir::func::FuncOp"> {
+  let summary = "Refuse a model with a tensor of a static shape larger than a limit";
+  let description = [{
+    Fails, naming the graph input, output or node, when a function argument,
+    result or op result (inside subgraph regions too) has a static shape
+    whose bytes pass `max-bytes`: such a model (a declared tensor of 2^40
+    elements, or shapes that inference multiplies that far) is refused at
+    compile time rather than by the runtime at load. Dynamic dims are the
+    runtime's to check, at each run.
+  }];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"17179869184",
+           "Largest tensor, in bytes, a model may have (16 GiB)">,
+  ];
+}
+
 def OnnxCanonicalize : Pass<"onnx-canonicalize", "mlir::func::FuncOp"> {
   let summary = "Local simplifications of onnx ops";
   let description = [{

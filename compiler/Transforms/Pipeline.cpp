@@ -35,4 +35,8 @@ void ortc::buildGenericOnnxPipeline(mlir::OpPassManager &pm,
   // Shapes known now may let more patterns apply (identity Casts, Identity).
   fn.addPass(createOnnxCanonicalize());
   fn.addPass(createOnnxDeadCodeElimination());
+  // Every shape static by now is one the EPs would plan memory for.
+  OnnxCheckTensorSizesOptions sizes;
+  sizes.maxBytes = options.maxTensorBytes;
+  fn.addPass(createOnnxCheckTensorSizes(sizes));
 }

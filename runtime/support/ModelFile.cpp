@@ -7,6 +7,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -14,14 +15,95 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace ortc {
 
 namespace {
+
+/// Protobuf parses messages nested at most this deep (its default recursion
+/// limit); a graph inside a node's attribute is three levels below the
+/// graph that holds the node.
+constexpr int kProtobufDepthLimit = 100;
+
+/// How many graphs deep the subgraphs of the ModelProto bytes go (the main
+/// graph is 1), read without recursion: only the fields that lead to a
+/// subgraph (ModelProto.graph, GraphProto.node, NodeProto.attribute,
+/// AttributeProto.g and .graphs) are entered, and reading stops at the
+/// first byte that is not wire format.
+int subgraphDepth(const uint8_t *data, size_t size) {
+  enum Kind { Model, Graph, Node, Attribute };
+  struct Open {
+    Kind kind;
+    size_t end;
+  };
+  std::vector<Open> open{{Model, size}};
+  int graphs = 0, deepest = 0;
+  size_t at = 0;
+  auto varint = [&](uint64_t &value) {
+    value = 0;
+    for (int shift = 0; shift < 64 && at < size; shift += 7) {
+      uint8_t byte = data[at++];
+      value |= uint64_t(byte & 0x7f) << shift;
+      if (!(byte & 0x80))
+        return true;
+    }
+    return false;
+  };
+  while (!open.empty()) {
+    if (at >= open.back().end) {
+      graphs -= open.back().kind == Graph;
+      open.pop_back();
+      continue;
+    }
+    uint64_t key = 0, length = 0;
+    if (!varint(key))
+      break;
+    switch (key & 7) {
+    case 0:
+      if (!varint(length))
+        return deepest;
+      continue;
+    case 1:
+      at += 8;
+      continue;
+    case 5:
+      at += 4;
+      continue;
+    case 2:
+      break;
+    default:
+      return deepest;
+    }
+    if (!varint(length) || length > open.back().end - at)
+      break;
+    uint64_t field = key >> 3;
+    Kind kind = open.back().kind;
+    bool entersGraph =
+        (kind == Model && field == 7) || (kind == Attribute && (field == 6 || field == 11));
+    if (entersGraph || (kind == Graph && field == 1) || (kind == Node && field == 5)) {
+      Kind inner = entersGraph ? Graph : kind == Graph ? Node : Attribute;
+      open.push_back({inner, at + length});
+      if (inner == Graph)
+        deepest = std::max(deepest, ++graphs);
+      continue;
+    }
+    at += length;
+  }
+  return deepest;
+}
+
 bool checkParsed(bool parsed, const std::string &name, const onnx::ModelProto &model,
-                 std::string &error) {
+                 std::string &error, const void *data, size_t size) {
   if (!parsed) {
-    error = name + ": not a valid ONNX ModelProto (truncated or corrupted protobuf)";
+    // Each level of subgraphs is three messages (node, attribute, graph).
+    int depth = subgraphDepth(static_cast<const uint8_t *>(data), size);
+    if (3 * depth > kProtobufDepthLimit)
+      error = name + ": graphs nested " + std::to_string(depth) +
+              " deep (subgraphs in If/Loop/Scan attributes), more than the " +
+              std::to_string(kProtobufDepthLimit / 3) + " levels ortc reads";
+    else
+      error = name + ": not a valid ONNX ModelProto (truncated or corrupted protobuf)";
     return false;
   }
   if (!model.has_graph()) {
@@ -90,7 +172,7 @@ bool parseModelBuffer(const void *data, size_t size, const std::string &name,
   google::protobuf::io::CodedInputStream coded(&stream);
   coded.SetTotalBytesLimit(INT_MAX);
   bool parsed = model.ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
-  return checkParsed(parsed, name, model, error);
+  return checkParsed(parsed, name, model, error, data, size);
 }
 
 std::string modelDirectory(const std::string &path) {

@@ -116,6 +116,11 @@ Options:
                         the graph computes are errors. By default, as in
                         onnxruntime, -1 is a dynamic dim and the computed
                         shape wins, each with a warning on stderr.
+  --max-tensor-bytes=N  The largest tensor of a static shape the model may
+                        have, in bytes (default 17179869184, 16 GiB); a
+                        larger one is refused, naming its node. The runtime
+                        holds runs to the same default (its CPU EP option
+                        max_tensor_bytes).
   --embed, --no-embed   --emit=epcontext: blobs inline in the model (refused
                         over 2 GB in all) or each in a sidecar file beside
                         it, OUT_<ep>.bin, then OUT_<ep>_1.bin, ... (OUT: the
@@ -197,6 +202,7 @@ std::optional<int> parseCompileOptions(const std::vector<std::string> &args,
   parser.value("--report-file", options.reportFile);
   parser.flag("--allow-unclaimed", driver.allowUnclaimed);
   parser.flag("--strict-shapes", driver.strictShapes);
+  parser.integer("--max-tensor-bytes", 1, INT64_MAX, driver.maxTensorBytes);
   for (const char *embed : {"--embed", "--no-embed"})
     parser.flag(embed, [&options, embed] {
       if (!options.embed.empty() && options.embed != embed) {

@@ -370,102 +370,10 @@ void depthwiseRowGeneric(const DepthwiseRows &d, int64_t row, float *out) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-// The row template is compiled only inlined into the target-attributed
-// functions below; GCC's ABI note on its vector values does not apply.
+// Vector values pass only between functions of one ISA's target attribute;
+// GCC's ABI note on them does not apply.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpsabi"
-/// One output row in vectors of channels. Input rows above or below the
-/// image read d.zeros, so every position sums all KH rows of taps; blocks
-/// of kPositions positions whose taps are all inside the row load each
-/// block of channels' weights once and share the input columns their taps
-/// have in common (stride 1: 6 loads for 4 positions of 3 taps), and take
-/// the epilogue before their one store. KH, KW and S (the stride) are
-/// compile-time for the common kernels, 0 for any (then read from g, and
-/// the weights from memory). `Vec` is the ISA's operations.
-template <typename Vec, int KH, int KW, int S>
-__attribute__((always_inline)) inline void depthwiseRowVec(const DepthwiseRows &d, int64_t row,
-                                                           float *out) {
-  using V = typename Vec::V;
-  using Mask = typename Vec::Mask;
-  constexpr int kPositions = 4;
-  const Geometry &g = d.g;
-  const int64_t C = d.C, W = g.in[2], OW = g.out[2], dw = g.d[2], pw = g.padBegin[2];
-  const int64_t kh = KH > 0 ? KH : g.k[1], kw = KW > 0 ? KW : g.k[2], sw = S > 0 ? S : g.s[2];
-  const float *in[kMaxDepthwiseRows];
-  for (int64_t i = 0; i < kh; ++i)
-    in[i] = d.inputRow(row, i);
-  const float *res = d.residual ? d.residual + row * d.rowFloats() : nullptr;
-  auto weight = [&](int64_t i, int64_t j, int64_t c) __attribute__((always_inline)) {
-    return d.wt + (i * kw + j) * C + c;
-  };
-  // Positions [owLo, owHi) read only inside columns.
-  int64_t owLo = std::min(OW, (pw + sw - 1) / sw);
-  int64_t lastInside = W - 1 + pw - (kw - 1) * dw; // of the first tap, for the last
-  int64_t owHi = std::max(owLo, lastInside < 0 ? 0 : std::min(OW, lastInside / sw + 1));
-  // One position, every block of channels, over the taps [j0, j1) that
-  // read inside columns.
-  auto edge = [&](int64_t ow) __attribute__((always_inline)) {
-    int64_t first = ow * sw - pw, j0 = 0, j1 = kw;
-    while (j0 < kw && !inside(first + j0 * dw, W))
-      ++j0;
-    while (j1 > j0 && !inside(first + (j1 - 1) * dw, W))
-      --j1;
-    for (int64_t c = 0; c < C; c += Vec::kLanes) {
-      Mask m = Vec::mask(C - c);
-      V acc = d.bias ? Vec::load(d.bias + c, m) : Vec::zero();
-      for (int64_t i = 0; i < kh; ++i)
-        for (int64_t j = j0; j < j1; ++j)
-          acc = Vec::fma(Vec::load(in[i] + (first + j * dw) * C + c, m),
-                         Vec::load(weight(i, j, c), m), acc);
-      Vec::finish(d.epilogue, acc, res ? res + ow * C + c : nullptr, out + ow * C + c, m);
-    }
-  };
-  for (int64_t ow = 0; ow < owLo; ++ow)
-    edge(ow);
-  int64_t ow = owLo;
-  if constexpr (KH > 0 && KW > 0 && S > 0) {
-    for (; ow + kPositions <= owHi; ow += kPositions) {
-      int64_t at = (ow * S - pw) * C;
-      for (int64_t c = 0; c < C; c += Vec::kLanes) {
-        Mask m = Vec::mask(C - c);
-        V bias = d.bias ? Vec::load(d.bias + c, m) : Vec::zero();
-        V acc[kPositions];
-        for (int p = 0; p < kPositions; ++p)
-          acc[p] = bias;
-        for (int i = 0; i < KH; ++i) {
-          // Input column q of the block is read by the positions p and
-          // taps j with p * S + j * dw = q; dilation 1 here (see pick).
-          V column[(kPositions - 1) * S + KW];
-          for (int q = 0; q < (kPositions - 1) * S + KW; ++q)
-            column[q] = Vec::load(in[i] + at + q * C + c, m);
-          for (int j = 0; j < KW; ++j) {
-            V wv = Vec::load(weight(i, j, c), m);
-            for (int p = 0; p < kPositions; ++p)
-              acc[p] = Vec::fma(column[p * S + j], wv, acc[p]);
-          }
-        }
-        for (int p = 0; p < kPositions; ++p)
-          Vec::finish(d.epilogue, acc[p], res ? res + (ow + p) * C + c : nullptr,
-                      out + (ow + p) * C + c, m);
-      }
-    }
-  }
-  for (; ow < owHi; ++ow) {
-    int64_t at = (ow * sw - pw) * C;
-    for (int64_t c = 0; c < C; c += Vec::kLanes) {
-      Mask m = Vec::mask(C - c);
-      V acc = d.bias ? Vec::load(d.bias + c, m) : Vec::zero();
-      for (int64_t i = 0; i < kh; ++i)
-        for (int64_t j = 0; j < kw; ++j)
-          acc = Vec::fma(Vec::load(in[i] + at + j * dw * C + c, m), Vec::load(weight(i, j, c), m),
-                         acc);
-      Vec::finish(d.epilogue, acc, res ? res + ow * C + c : nullptr, out + ow * C + c, m);
-    }
-  }
-  for (; ow < OW; ++ow)
-    edge(ow);
-}
-
 /// AVX-512: 16 channels a vector, the last block k-masked.
 struct Avx512Ops {
   using V = __m512;
@@ -517,16 +425,17 @@ struct Avx2Ops {
   }
 };
 
+// The row once per ISA: the code carries each ISA's target attribute itself
+// (clang refuses vector values in a template without it).
+#define ORTC_ROW_NAME depthwiseRowAvx512
+#define ORTC_ROW_TARGET ORTC_AVX512
+#define ORTC_ROW_OPS Avx512Ops
+#include "providers/cpu/kernels/DepthwiseRowVariant.inc"
+#define ORTC_ROW_NAME depthwiseRowAvx2
+#define ORTC_ROW_TARGET ORTC_AVX2
+#define ORTC_ROW_OPS Avx2Ops
+#include "providers/cpu/kernels/DepthwiseRowVariant.inc"
 #pragma GCC diagnostic pop
-
-template <int KH, int KW, int S>
-ORTC_AVX512 void depthwiseRowAvx512(const DepthwiseRows &d, int64_t row, float *out) {
-  depthwiseRowVec<Avx512Ops, KH, KW, S>(d, row, out);
-}
-template <int KH, int KW, int S>
-ORTC_AVX2 void depthwiseRowAvx2(const DepthwiseRows &d, int64_t row, float *out) {
-  depthwiseRowVec<Avx2Ops, KH, KW, S>(d, row, out);
-}
 
 #endif
 

@@ -7,6 +7,7 @@
 #include "providers/cpu/runtime/PlanExecutor.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <thread>
 
 #include <cstdlib>
@@ -29,6 +30,14 @@ std::vector<EpOptionSpec> CpuRuntimeEp::options() const {
            "The vector ISA of the library kernels (GEMM, convolutions), process-wide: best "
            "(the default) is the widest this CPU has; a narrower one measures what a CPU "
            "without the wider one would run.",
+           ""},
+          {"max_tensor_bytes", "BYTES",
+           "The most bytes one tensor of a run may take (default 2^34, 16 GiB): a plan or "
+           "run that needs more is refused before it allocates.",
+           ""},
+          {"max_arena_bytes", "BYTES",
+           "The most bytes a run's memory arena may take (default 2^36, 64 GiB): a plan or "
+           "run that needs more is refused before it allocates.",
            ""}};
 }
 
@@ -53,6 +62,20 @@ Status CpuRuntimeEp::initialize(const EpConfig &config) {
     if (!setSgemmVariant(text == "best" ? nullptr : text.c_str()))
       return badEpOptionValue(name(), "kernel_isa", text, "not an ISA this CPU and build run",
                               "best, generic, or avx2 or avx512 where the CPU has them");
+  }
+  for (auto [key, limit] : {std::pair{"max_tensor_bytes", &limits_.maxTensorBytes},
+                            std::pair{"max_arena_bytes", &limits_.maxArenaBytes}}) {
+    auto found = config.options.find(key);
+    if (found == config.options.end())
+      continue;
+    const std::string &text = found->second;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE || value == 0)
+      return badEpOptionValue(name(), key, text, "not a byte count",
+                              "a positive integer number of bytes");
+    *limit = value;
   }
   if (threads == 0)
     threads = int(std::max(1u, std::thread::hardware_concurrency()));
@@ -113,7 +136,7 @@ Result<std::unique_ptr<Fence>> CpuRuntimeEp::copyAsync(const DeviceBuffer &src, 
 }
 
 Result<std::unique_ptr<LoadedPartition>> CpuRuntimeEp::loadContext(const EpContextView &context) {
-  Result<std::unique_ptr<PlanExecutor>> loaded = PlanExecutor::load(context, pool_);
+  Result<std::unique_ptr<PlanExecutor>> loaded = PlanExecutor::load(context, pool_, limits_);
   if (!loaded.isOk())
     return loaded.status();
   return std::unique_ptr<LoadedPartition>(loaded.takeValue());

@@ -9,6 +9,7 @@
 #ifndef ORTC_PROVIDERS_CPU_RUNTIME_CPURUNTIMEEP_H
 #define ORTC_PROVIDERS_CPU_RUNTIME_CPURUNTIMEEP_H
 
+#include "providers/cpu/runtime/PlanLimits.h"
 #include "runtime/ep/EpRegistry.h"
 
 #include <memory>
@@ -44,6 +45,7 @@ public:
 private:
   EpIdentity identity_;
   std::shared_ptr<ThreadPool> pool_; // shared with the partitions it loads
+  PlanLimits limits_;
 };
 
 /// How the runtime's registry makes the CPU EP (name cpu_ep, alias cpu); the

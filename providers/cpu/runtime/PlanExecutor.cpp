@@ -44,6 +44,21 @@ std::string describe(const TensorView &view) {
 std::string describe(const TensorSignature &sig) {
   return elementTypeName(sig.type) + shapeToString(sig.shape);
 }
+std::string arenaLimitText(uint64_t bytes, uint64_t limit) {
+  return "the plan's memory arena needs " + std::to_string(bytes) +
+         " bytes, over the session's limit of " + std::to_string(limit) +
+         " (the CPU EP option max_arena_bytes raises it)";
+}
+
+/// Empty when `bytes` of `name` are within `limit` (PlanLimits::
+/// maxTensorBytes); else the refusal's text.
+std::string overTensorLimit(const std::string &name, uint64_t bytes, uint64_t limit) {
+  if (bytes <= limit)
+    return {};
+  return name + " needs " + std::to_string(bytes) + " bytes, over the session's limit of " +
+         std::to_string(limit) + " for one tensor (the CPU EP option max_tensor_bytes raises it)";
+}
+
 } // namespace
 
 PlanExecutor::~PlanExecutor() = default;
@@ -102,7 +117,7 @@ void *PlanExecutor::RunState::LoopMemory::carry(size_t i, int64_t index, Element
 void *PlanExecutor::RunState::LoopMemory::appendScan(size_t k, int64_t index,
                                                      const std::vector<int64_t> &shape,
                                                      uint64_t bytes, const char *unit,
-                                                     std::string &why) {
+                                                     uint64_t maxBytes, std::string &why) {
   if (index == 0) {
     scanShapes[k] = shape;
     scanBytes[k] = bytes;
@@ -112,7 +127,16 @@ void *PlanExecutor::RunState::LoopMemory::appendScan(size_t k, int64_t index,
           " before; ONNX stacks values of one shape";
     return nullptr;
   }
-  uint64_t offset = uint64_t(index) * bytes;
+  uint64_t offset = uint64_t(index) * bytes, end = 0;
+  if (__builtin_add_overflow(offset, bytes, &end))
+    end = UINT64_MAX;
+  if (std::string over = overTensorLimit("scan output " + std::to_string(k) + " after " +
+                                             std::to_string(index + 1) + " " + unit + "s",
+                                         end, maxBytes);
+      !over.empty()) {
+    why = over;
+    return nullptr;
+  }
   if (!scans[k].reserve(std::max<uint64_t>(offset + bytes, 1), offset)) {
     why = "out of memory for scan output " + std::to_string(k);
     return nullptr;
@@ -121,7 +145,8 @@ void *PlanExecutor::RunState::LoopMemory::appendScan(size_t k, int64_t index,
 }
 
 Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &context,
-                                                         std::shared_ptr<ThreadPool> pool) {
+                                                         std::shared_ptr<ThreadPool> pool,
+                                                         const PlanLimits &limits) {
   std::string what = "partition '" + context.partitionName + "'";
   // Sections are 64-byte aligned relative to the blob. A mapped sidecar starts
   // on a page, so its weights are used in place; bytes inside the protobuf
@@ -152,6 +177,7 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
   exec->weights_ = blob.weights;
   exec->pool_ = std::move(pool);
   exec->what_ = what;
+  exec->limits_ = limits;
   if (Status s = exec->init(*blob.plan, &context); !s.isOk())
     return s;
   return exec;
@@ -299,6 +325,29 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
   }
   exec->symbolicArena_ = cpuPlanHasSymbolicArena(plan);
   exec->fixedBytes_ = plan.memory()->fixed_bytes();
+  // What the plan fixes is refused now rather than at the first run: each
+  // tensor of a static shape (a graph input or output by its graph name),
+  // then the arena.
+  for (const BufferInfo &b : exec->buffers_) {
+    uint64_t count = 1;
+    bool fixed = b.container == ValueKind::Tensor;
+    for (int64_t d : b.shape)
+      fixed = fixed && d >= 0 && !__builtin_mul_overflow(count, uint64_t(d), &count);
+    if (!fixed)
+      continue;
+    std::string name = b.kind == Kind::Input    ? "input '" + inputs_[size_t(b.index)].name + "'"
+                       : b.kind == Kind::Output ? "output '" + outputs_[size_t(b.index)].name + "'"
+                                                : "buffer '" + b.name + "'";
+    if (std::string over = overTensorLimit(
+            name + " " + shapeToString(b.shape),
+            count > (uint64_t(1) << 56) ? UINT64_MAX : tensorBytes(b.type, int64_t(count)),
+            limits_.maxTensorBytes);
+        !over.empty())
+      return Status::error(StatusCode::InvalidArgument, what + ": " + over);
+  }
+  if (!exec->symbolicArena_ && exec->fixedBytes_ > limits_.maxArenaBytes)
+    return Status::error(StatusCode::InvalidArgument,
+                         what + ": " + arenaLimitText(exec->fixedBytes_, limits_.maxArenaBytes));
 
   // Sub-plans share the code and the weights.
   if (plan.subplans())
@@ -308,6 +357,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       sub->code_ = code_;
       sub->weights_ = weights_;
       sub->pool_ = pool_;
+      sub->limits_ = limits_;
       if (Status s = sub->init(*plan.subplans()->Get(flatbuffers::uoffset_t(k)), nullptr);
           !s.isOk())
         return s;
@@ -497,6 +547,11 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
                                                               " is too large at " + symbolText());
     }
     bytes[id] = tensorBytes(b.type, int64_t(count));
+    if (std::string over = overTensorLimit("buffer '" + b.name + "' " + shapeToString(shape),
+                                           bytes[id], limits_.maxTensorBytes);
+        !over.empty())
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": " + over + " at " + symbolText());
     if (b.kind == Kind::Alias && bytes[id] != bytes[size_t(b.index)])
       return Status::error(StatusCode::InvalidArgument,
                            what_ + ": view '" + b.name + "' " + shapeToString(shape) +
@@ -521,6 +576,10 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
     for (size_t i = 0; i < slots.size(); ++i)
       layout->offsets[slotBuffer[i]] = slots[i].offset;
     layout->arenaBytes = plan.bytes;
+    if (plan.bytes > limits_.maxArenaBytes)
+      return Status::error(StatusCode::InvalidArgument,
+                           what_ + ": " + arenaLimitText(plan.bytes, limits_.maxArenaBytes) +
+                               " at " + symbolText());
   } else {
     layout->arenaBytes = fixedBytes_;
   }
@@ -826,6 +885,9 @@ Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64
     if (__builtin_mul_overflow(count, uint64_t(d), &count) || count > (uint64_t(1) << 56))
       return refuse("too large");
   uint64_t bytes = tensorBytes(b.type, int64_t(count));
+  if (std::string over = overTensorLimit("the tensor", bytes, limits_.maxTensorBytes);
+      !over.empty())
+    return refuse(over);
   TensorView &v = state.views[size_t(id)];
   v.shape = shape;
   if (b.kind == Kind::Output) {
@@ -948,7 +1010,8 @@ Status PlanExecutor::runLoop(RunState &state, const StepInfo &step,
       return refuse("out of memory for carried value " + std::to_string(i - 1));
     }
     std::string why;
-    if (void *data = memory.appendScan(i - 1 - carried, iteration, shape, bytes, "iteration", why))
+    if (void *data = memory.appendScan(i - 1 - carried, iteration, shape, bytes, "iteration",
+                                       limits_.maxTensorBytes, why))
       return data;
     return refuse(why);
   };
@@ -1124,7 +1187,8 @@ Status PlanExecutor::runScan(RunState &state, const StepInfo &step,
       return refuse("out of memory for state " + std::to_string(i));
     }
     std::string why;
-    if (void *data = memory.appendScan(i - states, t, shape, bytes, "step", why))
+    if (void *data =
+            memory.appendScan(i - states, t, shape, bytes, "step", limits_.maxTensorBytes, why))
       return data;
     return refuse(why);
   };

@@ -31,6 +31,7 @@
 #define ORTC_PROVIDERS_CPU_RUNTIME_PLANEXECUTOR_H
 
 #include "providers/cpu/kernels/KernelApi.h"
+#include "providers/cpu/runtime/PlanLimits.h"
 #include "runtime/ep/DimExpr.h"
 #include "runtime/ep/RuntimeEp.h"
 #include "runtime/ep/SequenceValue.h"
@@ -57,7 +58,8 @@ public:
   /// for the life of the executor (weights may be used in place). Library
   /// kernels share their loops out over `pool` (null: one thread).
   static Result<std::unique_ptr<PlanExecutor>> load(const EpContextView &context,
-                                                    std::shared_ptr<ThreadPool> pool = nullptr);
+                                                    std::shared_ptr<ThreadPool> pool = nullptr,
+                                                    const PlanLimits &limits = {});
   ~PlanExecutor() override;
 
   const std::vector<TensorSignature> &inputs() const override { return inputs_; }
@@ -164,9 +166,10 @@ private:
       void *carry(size_t i, int64_t index, ElementType type, const std::vector<int64_t> &shape,
                   uint64_t bytes);
       /// Memory for scan value `k` of iteration `index`, appended to the
-      /// others; nullptr with `why` set when the shape changed or memory ran out.
+      /// others; nullptr with `why` set when the shape changed, the values
+      /// stacked so far would pass `maxBytes` or memory ran out.
       void *appendScan(size_t k, int64_t index, const std::vector<int64_t> &shape, uint64_t bytes,
-                       const char *unit, std::string &why);
+                       const char *unit, uint64_t maxBytes, std::string &why);
     };
     std::map<size_t, LoopMemory> loops;
     ~RunState();
@@ -247,6 +250,7 @@ private:
   std::vector<std::pair<int, int>> derivedInputDims_;
   bool symbolicArena_ = false; // the arena is laid out per set of symbols
   uint64_t fixedBytes_ = 0;
+  PlanLimits limits_;
   std::shared_ptr<const Layout> staticLayout_; // a plan without symbols
   mutable std::mutex layoutMutex_;
   mutable std::map<std::vector<int64_t>, std::shared_ptr<const Layout>> layouts_;
