@@ -44,10 +44,16 @@ fi
 export ORTC_SANITIZER="$SANITIZER"
 # Findings abort the process: a test can only pass clean. LeakSanitizer runs
 # with ASan; its suppressions name leaks inside libraries we do not build.
-export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1"
+# A failed allocation returns NULL as it would without ASan: the runtime
+# refuses the run rather than the sanitizer aborting. LLVM's signal handling
+# installs its own alternate signal stacks, which ASan's must not manage.
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:allocator_may_return_null=1:use_sigaltstack=0"
 export LSAN_OPTIONS="suppressions=$ROOT/scripts/sanitizer/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/scripts/sanitizer/tsan.supp"
+for var in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS; do
+  echo "test.sh: $var=${!var}"
+done
 "$ROOT/scripts/build.sh"
 cd "$BUILD"
 if [[ "$SANITIZER" == thread ]]; then

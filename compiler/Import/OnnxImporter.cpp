@@ -130,6 +130,10 @@ private:
                   ArrayRef<Value> operands);
   Type constantType(const onnx::NodeProto &node);
   /// `type` as a hint for a result: null when unusable, never an error.
+  /// Refuses an If, Loop or Scan whose subgraphs take or yield a number of
+  /// values the node's inputs and outputs do not give them.
+  LogicalResult checkSubgraphArity(const onnx::NodeProto &node, Operation *op,
+                                   const std::string &what);
   Type typeHint(const onnx::TypeProto &type) {
     std::string saved = firstError;
     FailureOr<Type> imported = importValueType(type, "type hint", nullptr);
@@ -707,6 +711,10 @@ LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
                               what + " attribute '" + graphs[i].first + "'", bodyHints)))
       return failure();
   }
+  // Every pass after import counts on the arity ONNX gives control flow's
+  // subgraphs: check it here, once, naming the node and the attribute.
+  if (schema && failed(checkSubgraphArity(node, op, what)))
+    return failure();
   // An If whose outputs have no declared type takes its branches' types
   // where they agree: a dim of the same size, else dynamic; a rank they
   // disagree on is left unknown (the branch taken decides it).
@@ -740,6 +748,38 @@ LogicalResult Importer::importNode(onnx::NodeProto &originalNode, int index) {
       continue;
     if (failed(define(node.output(i), op->getResult(i), what)))
       return failure();
+  }
+  return success();
+}
+
+LogicalResult Importer::checkSubgraphArity(const onnx::NodeProto &node, Operation *op,
+                                           const std::string &what) {
+  const std::string &type = node.op_type();
+  if (type != "If" && type != "Loop" && type != "Scan")
+    return success();
+  auto attrName = [&](unsigned region) {
+    auto names = op->getAttrOfType<ArrayAttr>("region_names");
+    if (names && region < names.size())
+      return cast<StringAttr>(names[region]).str();
+    return std::string(type == "If" ? (region == 0 ? "else_branch" : "then_branch") : "body");
+  };
+  size_t inputs = op->getNumOperands(), outputs = op->getNumResults();
+  for (unsigned r = 0; r < op->getNumRegions(); ++r) {
+    Block &body = op->getRegion(r).front();
+    size_t bodyIn = body.getNumArguments(), bodyOut = body.getTerminator()->getNumOperands();
+    // If: the branches yield the node's outputs. Loop(M, cond, v...): the
+    // body takes (i, cond, v...) and yields (cond, v..., scans...). Scan: the
+    // body takes the states and scan inputs, and yields the states and the
+    // scan outputs.
+    size_t wantIn = type == "If" ? 0 : inputs, wantOut = type == "Loop" ? outputs + 1 : outputs;
+    bool ok = bodyIn == wantIn && bodyOut == wantOut;
+    if (type == "Loop")
+      ok = inputs >= 2 && bodyIn == inputs && bodyOut >= bodyIn - 1 && bodyOut == wantOut;
+    if (!ok)
+      return fail(what + ": attribute '" + attrName(r) + "' takes " + std::to_string(bodyIn) +
+                  " inputs and yields " + std::to_string(bodyOut) + " values, where this " + type +
+                  " (" + std::to_string(inputs) + " inputs, " + std::to_string(outputs) +
+                  " outputs) needs " + std::to_string(wantIn) + " and " + std::to_string(wantOut));
   }
   return success();
 }

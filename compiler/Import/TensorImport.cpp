@@ -262,6 +262,8 @@ FailureOr<Attribute> TensorImporter::importTensor(onnx::TensorProto &tensor,
     return fail(what + ": " + field + " has " + std::to_string(have) +
                 " values, its shape and type need " + std::to_string(want));
   AsmResourceBlob blob = HeapAsmResourceBlob::allocate(storageSize, alignment);
+  if (storageSize == 0) // an empty repeated field's data() may be null
+    return Attribute(DenseResourceElementsAttr::get(type, key, std::move(blob)));
   char *dst = blob.getMutableData().data();
   using TP = onnx::TensorProto;
   switch (code) {

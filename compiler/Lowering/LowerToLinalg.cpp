@@ -1,5 +1,8 @@
 //===- LowerToLinalg.cpp - onnx-lower-to-linalg ---------------------------===//
 //
+// No argument list here creates two ops: C++ leaves the order of arguments
+// to the compiler (GCC and clang differ), and the IR should not.
+//
 // onnx/ortc elementwise ops to linalg.generic on tensors, and the predicate
 // the EPs that generate kernels claim with (LowerToLinalg.h). One table, kRules, says which op
 // is which kind and which element types it takes; the predicate and the
@@ -944,7 +947,9 @@ Value geluScalar(Scalar &s, Value x, StringRef approximate) {
   }
   // 0.5 x erfc(-x / sqrt 2)
   Value arg = s.mul(x, s.cst(t, -0.7071067811865476));
-  return s.mul(s.mul(s.cst(t, 0.5), x), math::ErfcOp::create(s.b, s.loc, arg));
+  Value erfc = math::ErfcOp::create(s.b, s.loc, arg);
+  Value half = s.mul(s.cst(t, 0.5), x);
+  return s.mul(half, erfc);
 }
 
 /// A splat float value of `v` when it is a constant (onnx or arith).
@@ -1046,10 +1051,13 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     // says (x = +-inf or y = 0: NaN; y = +-inf: x, or y when signs differ).
     Value y = args[1];
     Value zero = s.cst(t, 0);
-    Value differ = arith::XOrIOp::create(b, loc, s.cmp(FP::OLT, r, zero), s.cmp(FP::OLT, y, zero));
+    Value yNegative = s.cmp(FP::OLT, y, zero);
+    Value rNegative = s.cmp(FP::OLT, r, zero);
+    Value differ = arith::XOrIOp::create(b, loc, rNegative, yNegative);
     Value fix = arith::AndIOp::create(b, loc, s.cmp(FP::ONE, r, zero), differ);
     Value fixed = s.sel(fix, s.add(r, y), r);
-    return s.sel(s.cmp(FP::OEQ, r, zero), math::CopySignOp::create(b, loc, r, y), fixed);
+    Value signed_ = math::CopySignOp::create(b, loc, r, y);
+    return s.sel(s.cmp(FP::OEQ, r, zero), signed_, fixed);
   }
   if (name == "onnx.Pow") {
     if (!isFloat)
@@ -1098,8 +1106,11 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     return math::SinOp::create(b, loc, x);
   if (name == "onnx.Cos")
     return math::CosOp::create(b, loc, x);
-  if (name == "onnx.Sigmoid")
-    return s.div(s.cst(t, 1), s.add(s.cst(t, 1), s.exp(arith::NegFOp::create(b, loc, x))));
+  if (name == "onnx.Sigmoid") {
+    Value expNeg = s.exp(arith::NegFOp::create(b, loc, x));
+    Value denominator = s.add(s.cst(t, 1), expNeg);
+    return s.div(s.cst(t, 1), denominator);
+  }
   auto softplus = [&](Value v) -> Value {
     // max(v, 0) + log1p(exp(-|v|)): no overflow for large v.
     Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, v));
@@ -1110,8 +1121,10 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     return softplus(x);
   if (name == "onnx.Mish")
     return s.mul(x, math::TanhOp::create(b, loc, softplus(x)));
-  if (name == "onnx.Softsign")
-    return s.div(x, s.add(s.cst(t, 1), math::AbsFOp::create(b, loc, x)));
+  if (name == "onnx.Softsign") {
+    Value abs = math::AbsFOp::create(b, loc, x);
+    return s.div(x, s.add(s.cst(t, 1), abs));
+  }
   if (auto swish = dyn_cast<onnx::SwishOp>(op)) {
     // x sigmoid(alpha x) = x / (1 + exp(-alpha x))
     Value ax = s.mul(s.cst(t, -swish.getAlpha().convertToDouble()), x);
@@ -1135,8 +1148,11 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
   if (auto shrink = dyn_cast<onnx::ShrinkOp>(op)) {
     double lambd = shrink.getLambd().convertToDouble();
     double bias = shrink.getBias().convertToDouble();
-    Value hi = s.sel(s.cmp(FP::OGT, x, s.cst(t, lambd)), s.sub(x, s.cst(t, bias)), s.cst(t, 0));
-    return s.sel(s.cmp(FP::OLT, x, s.cst(t, -lambd)), s.add(x, s.cst(t, bias)), hi);
+    Value zero = s.cst(t, 0);
+    Value shiftedDown = s.sub(x, s.cst(t, bias));
+    Value hi = s.sel(s.cmp(FP::OGT, x, s.cst(t, lambd)), shiftedDown, zero);
+    Value shiftedUp = s.add(x, s.cst(t, bias));
+    return s.sel(s.cmp(FP::OLT, x, s.cst(t, -lambd)), shiftedUp, hi);
   }
   if (name == "onnx.PRelu") {
     Value slope = args[1];
@@ -1219,11 +1235,14 @@ Value buildBody(Scalar &s, Operation *op, ValueRange args, ArrayRef<Type> types,
     return arith::XOrIOp::create(b, loc, x, icst(s, x.getType(), -1));
   if (name == "onnx.LeakyRelu") {
     double alpha = cast<onnx::LeakyReluOp>(op).getAlpha().convertToDouble();
-    return s.sel(s.cmp(FP::OLT, x, s.cst(t, 0)), s.mul(s.cst(t, alpha), x), x);
+    Value scaled = s.mul(s.cst(t, alpha), x);
+    return s.sel(s.cmp(FP::OLT, x, s.cst(t, 0)), scaled, x);
   }
   if (name == "onnx.Elu") {
     double alpha = cast<onnx::EluOp>(op).getAlpha().convertToDouble();
-    return s.sel(s.cmp(FP::OLT, x, s.cst(t, 0)), s.mul(s.cst(t, alpha), s.expm1(x)), x);
+    Value expm1 = s.expm1(x);
+    Value scaled = s.mul(s.cst(t, alpha), expm1);
+    return s.sel(s.cmp(FP::OLT, x, s.cst(t, 0)), scaled, x);
   }
   if (name == "onnx.Selu") {
     auto selu = cast<onnx::SeluOp>(op);
@@ -1767,7 +1786,8 @@ Value lowerSoftmax(OpBuilder &b, Operation *op, bool log) {
                                  return s.add(acc, s.exp(s.sub(v[0], v[1])));
                                });
     return buildBroadcastMap(b, loc, ValueRange{x, mx, sum}, mask, [](Scalar &s, ValueRange v) {
-      return s.sub(s.sub(v[0], v[1]), math::LogOp::create(s.b, s.loc, v[2]));
+      Value logSum = math::LogOp::create(s.b, s.loc, v[2]);
+      return s.sub(s.sub(v[0], v[1]), logSum);
     });
   }
   Value e = buildBroadcastMap(b, loc, ValueRange{x, mx}, mask,

@@ -150,7 +150,8 @@ std::optional<std::vector<char>> constantBytes(Operation *constant) {
     }
     if (raw.size() != out.size())
       return std::nullopt;
-    std::memcpy(out.data(), raw.data(), out.size());
+    if (!out.empty()) // an empty raw buffer's data() may be null
+      std::memcpy(out.data(), raw.data(), out.size());
     return out;
   }
   if (auto f = constant->getAttrOfType<FloatAttr>("value_float")) {

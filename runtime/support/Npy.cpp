@@ -117,8 +117,21 @@ Result<NpyArray> readNpy(const std::string &path) {
     array.shape.push_back(dim);
     count *= dim;
   }
-  size_t bytes = size_t(count) * elementSize(array.type);
-  array.data.resize(bytes);
+  // What the header promises is checked against what the file holds before
+  // anything is allocated: a shape may claim far more than the file has.
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(uint64_t(count), uint64_t(elementSize(array.type)), &bytes))
+    return fail("shape " + shape + " is too large");
+  std::streamoff dataStart = in.tellg();
+  in.seekg(0, std::ios::end);
+  std::streamoff fileEnd = in.tellg();
+  if (dataStart < 0 || fileEnd < dataStart || !in.seekg(dataStart))
+    return fail("cannot find the data after the header");
+  uint64_t available = uint64_t(fileEnd - dataStart);
+  if (bytes > available)
+    return fail("truncated data: shape " + shape + " needs " + std::to_string(bytes) +
+                " bytes, the file has " + std::to_string(available) + " after the header");
+  array.data.resize(size_t(bytes));
   if (bytes && !in.read(array.data.data(), std::streamsize(bytes)))
     return fail("truncated data: expected " + std::to_string(bytes) + " bytes");
   return array;

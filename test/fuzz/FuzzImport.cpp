@@ -2,9 +2,9 @@
 //
 // The compiler's first contact with a user's file: parse the bytes as a
 // ModelProto, import it, run the generic pipeline. Every refusal must be an
-// error, never a crash. The MLIRContext is kept between inputs (creating one
-// costs more than most inputs) and replaced every so often, since it interns
-// every attribute and type it ever saw.
+// error, never a crash. The MLIRContext and the pass pipeline are kept
+// between inputs (creating them costs more than most inputs) and replaced
+// every so often, since the context interns every attribute and type it saw.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,10 +29,12 @@ constexpr int kInputsPerContext = 2000;
 
 struct ImportWorld {
   std::unique_ptr<mlir::MLIRContext> context;
+  std::unique_ptr<mlir::PassManager> passes;
   int uses = 0;
 
   mlir::MLIRContext &get() {
     if (!context || uses++ == kInputsPerContext) {
+      passes.reset(); // it refers to the context
       mlir::DialectRegistry registry;
       ortc::registerShapeRules(registry);
       context = std::make_unique<mlir::MLIRContext>(registry);
@@ -40,6 +42,8 @@ struct ImportWorld {
       ortc::loadImportDialects(*context);
       // Diagnostics are the expected outcome of most inputs: swallow them.
       context->getDiagEngine().registerHandler([](mlir::Diagnostic &) { return mlir::success(); });
+      passes = std::make_unique<mlir::PassManager>(context.get());
+      ortc::buildGenericOnnxPipeline(*passes);
       uses = 1;
     }
     return *context;
@@ -71,8 +75,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       ortc::importOnnxModel(context, model, modelPath, error);
   if (!module)
     return 0;
-  mlir::PassManager pm(&context);
-  ortc::buildGenericOnnxPipeline(pm);
-  (void)pm.run(*module);
+  (void)world.passes->run(*module);
   return 0;
 }

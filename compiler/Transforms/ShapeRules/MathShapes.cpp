@@ -90,8 +90,11 @@ DimList reduceByRunTimeAxes(ShapeRuleContext &ctx, const DimList &in, ArrayRef<i
   DimList reduced;
   for (int64_t i = 0; i < rank; ++i) {
     int32_t hits = t.constant(0);
-    for (int32_t a : axes)
-      hits = t.add(hits, t.add(equalsConstant(t, a, i), equalsConstant(t, a, i - rank)));
+    for (int32_t a : axes) {
+      int32_t fromEnd = equalsConstant(t, a, i - rank);
+      int32_t fromStart = equalsConstant(t, a, i);
+      hits = t.add(hits, t.add(fromStart, fromEnd));
+    }
     reduced.push_back(t.min(hits, one));
   }
   DimList out;
@@ -108,8 +111,11 @@ DimList reduceByRunTimeAxes(ShapeRuleContext &ctx, const DimList &in, ArrayRef<i
   }
   for (int64_t j = 0; j < rank - int64_t(axes.size()); ++j) {
     int32_t dim = t.constant(0);
-    for (int64_t i = 0; i < rank; ++i)
-      dim = t.add(dim, t.mul(in[i], t.mul(t.sub(one, reduced[i]), equalsConstant(t, keptBefore[i], j))));
+    for (int64_t i = 0; i < rank; ++i) {
+      int32_t isJ = equalsConstant(t, keptBefore[i], j);
+      int32_t keptHere = t.mul(t.sub(one, reduced[i]), isJ);
+      dim = t.add(dim, t.mul(in[i], keptHere));
+    }
     out.push_back(dim);
   }
   return out;

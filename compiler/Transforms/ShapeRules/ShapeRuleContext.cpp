@@ -173,8 +173,12 @@ FailureOr<std::optional<DimList>> broadcastDims(DimTable &t, ArrayRef<const DimL
 }
 
 int32_t equalsConstant(DimTable &t, int32_t a, int64_t c) {
+  // One expression per statement: ids follow creation, and C++ leaves the
+  // order of arguments to the compiler.
   int32_t k = t.constant(c);
-  return t.mul(t.ge(a, k), t.ge(k, a));
+  int32_t atMost = t.ge(k, a);
+  int32_t atLeast = t.ge(a, k);
+  return t.mul(atLeast, atMost);
 }
 
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank) {

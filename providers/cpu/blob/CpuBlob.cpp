@@ -269,6 +269,10 @@ Status checkValueSymbols(const fb::Plan &plan, const std::string &what, uint64_t
                                std::to_string(inputs.size()));
     const fb::TensorSignature &sig = *inputs[v->input()];
     ElementType type = ElementType(sig.element_type());
+    // Read before checkTensor has seen the signature.
+    if (!elementsAligned(*sig.shape()))
+      return invalid(what, name + " reads input " + std::to_string(v->input()) +
+                               ", whose shape vector is not 8-byte aligned in META");
     uint64_t count = 1;
     for (int64_t d : *sig.shape()) {
       if (d < 0 || d > (int64_t(1) << 20))
@@ -753,6 +757,11 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
   if (buffers.size() > uint32_t(INT32_MAX))
     return invalid(what, "too many buffers (" + std::to_string(buffers.size()) + ")");
   int32_t numBuffers = int32_t(buffers.size());
+  // cpuPlanHasSymbolicArena reads every shape before checkTensor has.
+  for (const fb::Buffer *buffer : buffers)
+    if (!elementsAligned(*buffer->shape()))
+      return invalid(what, "buffer '" + printable(buffer->name()) +
+                               "': shape vector is not 8-byte aligned in META");
   bool symbolicArena = cpuPlanHasSymbolicArena(plan);
   // The buffer whose bytes each buffer is, following aliases.
   std::vector<int32_t> root(buffers.size());

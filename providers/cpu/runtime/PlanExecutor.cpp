@@ -50,11 +50,9 @@ std::string arenaLimitText(uint64_t bytes, uint64_t limit) {
          " (the CPU EP option max_arena_bytes raises it)";
 }
 
-/// Empty when `bytes` of `name` are within `limit` (PlanLimits::
-/// maxTensorBytes); else the refusal's text.
-std::string overTensorLimit(const std::string &name, uint64_t bytes, uint64_t limit) {
-  if (bytes <= limit)
-    return {};
+/// The refusal of `bytes` for `name` over `limit` (PlanLimits::
+/// maxTensorBytes). Callers compare first: layouts are computed per run.
+std::string tensorLimitText(const std::string &name, uint64_t bytes, uint64_t limit) {
   return name + " needs " + std::to_string(bytes) + " bytes, over the session's limit of " +
          std::to_string(limit) + " for one tensor (the CPU EP option max_tensor_bytes raises it)";
 }
@@ -130,11 +128,10 @@ void *PlanExecutor::RunState::LoopMemory::appendScan(size_t k, int64_t index,
   uint64_t offset = uint64_t(index) * bytes, end = 0;
   if (__builtin_add_overflow(offset, bytes, &end))
     end = UINT64_MAX;
-  if (std::string over = overTensorLimit("scan output " + std::to_string(k) + " after " +
-                                             std::to_string(index + 1) + " " + unit + "s",
-                                         end, maxBytes);
-      !over.empty()) {
-    why = over;
+  if (end > maxBytes) {
+    why = tensorLimitText("scan output " + std::to_string(k) + " after " +
+                              std::to_string(index + 1) + " " + unit + "s",
+                          end, maxBytes);
     return nullptr;
   }
   if (!scans[k].reserve(std::max<uint64_t>(offset + bytes, 1), offset)) {
@@ -333,17 +330,16 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     bool fixed = b.container == ValueKind::Tensor;
     for (int64_t d : b.shape)
       fixed = fixed && d >= 0 && !__builtin_mul_overflow(count, uint64_t(d), &count);
-    if (!fixed)
+    uint64_t bytes = count > (uint64_t(1) << 56) ? UINT64_MAX : tensorBytes(b.type, int64_t(count));
+    if (!fixed || bytes <= limits_.maxTensorBytes)
       continue;
     std::string name = b.kind == Kind::Input    ? "input '" + inputs_[size_t(b.index)].name + "'"
                        : b.kind == Kind::Output ? "output '" + outputs_[size_t(b.index)].name + "'"
                                                 : "buffer '" + b.name + "'";
-    if (std::string over = overTensorLimit(
-            name + " " + shapeToString(b.shape),
-            count > (uint64_t(1) << 56) ? UINT64_MAX : tensorBytes(b.type, int64_t(count)),
-            limits_.maxTensorBytes);
-        !over.empty())
-      return Status::error(StatusCode::InvalidArgument, what + ": " + over);
+    return Status::error(StatusCode::InvalidArgument,
+                           what + ": " +
+                               tensorLimitText(name + " " + shapeToString(b.shape), bytes,
+                                               limits_.maxTensorBytes));
   }
   if (!exec->symbolicArena_ && exec->fixedBytes_ > limits_.maxArenaBytes)
     return Status::error(StatusCode::InvalidArgument,
@@ -547,11 +543,12 @@ PlanExecutor::computeLayout(const std::vector<int64_t> &symbols) const {
                                                               " is too large at " + symbolText());
     }
     bytes[id] = tensorBytes(b.type, int64_t(count));
-    if (std::string over = overTensorLimit("buffer '" + b.name + "' " + shapeToString(shape),
-                                           bytes[id], limits_.maxTensorBytes);
-        !over.empty())
+    if (bytes[id] > limits_.maxTensorBytes)
       return Status::error(StatusCode::InvalidArgument,
-                           what_ + ": " + over + " at " + symbolText());
+                           what_ + ": " +
+                               tensorLimitText("buffer '" + b.name + "' " + shapeToString(shape),
+                                               bytes[id], limits_.maxTensorBytes) +
+                               " at " + symbolText());
     if (b.kind == Kind::Alias && bytes[id] != bytes[size_t(b.index)])
       return Status::error(StatusCode::InvalidArgument,
                            what_ + ": view '" + b.name + "' " + shapeToString(shape) +
@@ -885,9 +882,8 @@ Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64
     if (__builtin_mul_overflow(count, uint64_t(d), &count) || count > (uint64_t(1) << 56))
       return refuse("too large");
   uint64_t bytes = tensorBytes(b.type, int64_t(count));
-  if (std::string over = overTensorLimit("the tensor", bytes, limits_.maxTensorBytes);
-      !over.empty())
-    return refuse(over);
+  if (bytes > limits_.maxTensorBytes)
+    return refuse(tensorLimitText("the tensor", bytes, limits_.maxTensorBytes));
   TensorView &v = state.views[size_t(id)];
   v.shape = shape;
   if (b.kind == Kind::Output) {

@@ -159,7 +159,9 @@ struct DriverApi {
 /// and resolves the entry points.
 Result<const DriverApi *> loadDriver() {
   static std::mutex mutex;
-  static std::map<std::string, const DriverApi *> loaded;
+  // Never destroyed, like the libraries: the tables stay reachable (and
+  // usable by threads still running) through exit.
+  static auto &loaded = *new std::map<std::string, const DriverApi *>();
   const char *override = std::getenv("ORTC_CUDA_DRIVER");
   std::string library = override && *override ? override : "libcuda.so.1";
   std::lock_guard<std::mutex> lock(mutex);

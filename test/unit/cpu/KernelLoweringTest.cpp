@@ -571,8 +571,11 @@ TEST(KernelLowering, IntegerSemantics) {
     Buffer out({batch, 3}, 8);
     k.run("i64_chain", {&bx, &bw, &out});
     int64_t w[3] = {3, -4, int64_t(1) << 40}, c[3] = {7, 8, 9};
+    // Two's complement wrap-around, as the kernel's i64 ops do (and signed
+    // overflow in C++ does not).
     for (int64_t i = 0; i < batch * 3; ++i)
-      EXPECT_EQ(out.at<int64_t>(i), -(x[i] * w[i % 3]) - c[i % 3]);
+      EXPECT_EQ(out.at<int64_t>(i),
+                int64_t(uint64_t(0) - uint64_t(x[i]) * uint64_t(w[i % 3]) - uint64_t(c[i % 3])));
   }
 }
 
