@@ -336,10 +336,10 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     std::string name = b.kind == Kind::Input    ? "input '" + inputs_[size_t(b.index)].name + "'"
                        : b.kind == Kind::Output ? "output '" + outputs_[size_t(b.index)].name + "'"
                                                 : "buffer '" + b.name + "'";
-    return Status::error(StatusCode::InvalidArgument,
-                           what + ": " +
-                               tensorLimitText(name + " " + shapeToString(b.shape), bytes,
-                                               limits_.maxTensorBytes));
+    return Status::error(
+        StatusCode::InvalidArgument,
+        what + ": " +
+            tensorLimitText(name + " " + shapeToString(b.shape), bytes, limits_.maxTensorBytes));
   }
   if (!exec->symbolicArena_ && exec->fixedBytes_ > limits_.maxArenaBytes)
     return Status::error(StatusCode::InvalidArgument,
