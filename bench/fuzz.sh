@@ -45,7 +45,7 @@ done
 [[ "$SECONDS_EACH" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --seconds needs a number" >&2; exit 2; }
 [[ -z "$RUNS" || "$RUNS" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: --runs needs a number" >&2; exit 2; }
 
-export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1:use_sigaltstack=0}"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1:use_sigaltstack=0:allow_user_poisoning=0}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/scripts/sanitizer/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 

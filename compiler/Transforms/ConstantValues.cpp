@@ -130,7 +130,8 @@ std::optional<std::vector<char>> constantBytes(Operation *constant) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob || blob->getData().size() != out.size())
       return std::nullopt;
-    std::memcpy(out.data(), blob->getData().data(), out.size());
+    if (!out.empty()) // an empty blob's data() may be null
+      std::memcpy(out.data(), blob->getData().data(), out.size());
     return out;
   }
   if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {

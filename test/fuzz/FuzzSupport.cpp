@@ -46,3 +46,9 @@ void writeWholeFile(const std::string &path, const uint8_t *data, size_t size) {
 }
 
 } // namespace ortc::fuzz
+
+// The options scripts/test.sh gives every ASan run, built into the targets so
+// that replaying an input by hand behaves the same (ASAN_OPTIONS overrides).
+extern "C" const char *__asan_default_options() {
+  return "allocator_may_return_null=1:use_sigaltstack=0:allow_user_poisoning=0";
+}

@@ -10,7 +10,9 @@
 
 #include "ortc_runtime.h"
 
-// Beside this file (no include path needed): the test's scratch directories.
+// Beside this file (no include path needed): the tests' scratch directories
+// and owning handles.
+#include "CApiHandles.h"
 #include "ScratchDir.h"
 
 #include <gtest/gtest.h>
@@ -36,14 +38,9 @@ const std::string kSidecarDir = kModels + "/sidecar";
 const std::string kSidecar = kSidecarDir + "/model_ctx.onnx";
 constexpr int32_t kFloat = 1, kInt64 = 7;
 
-struct SessionDeleter {
-  void operator()(OrtcSession *s) const { ortc_session_release(s); }
-};
-struct TensorDeleter {
-  void operator()(OrtcTensor *t) const { ortc_tensor_release(t); }
-};
-using SessionPtr = std::unique_ptr<OrtcSession, SessionDeleter>;
-using TensorPtr = std::unique_ptr<OrtcTensor, TensorDeleter>;
+using ortc::testutil::readFile;
+using ortc::testutil::SessionPtr;
+using ortc::testutil::TensorPtr;
 
 std::string lastError() { return ortc_last_error(); }
 
@@ -60,11 +57,6 @@ SessionPtr load(const std::string &path, const OrtcSessionOptions *options = nul
   OrtcStatus status = ortc_session_create(path.c_str(), options, &session);
   EXPECT_EQ(status, ORTC_OK) << lastError();
   return SessionPtr(session);
-}
-
-std::vector<char> readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
 }
 
 void writeFile(const std::string &path, const std::vector<char> &bytes) {

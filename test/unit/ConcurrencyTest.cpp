@@ -11,6 +11,9 @@
 
 #include "ortc_runtime.h"
 
+// Beside this file: owning handles for the C API's objects.
+#include "CApiHandles.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -33,18 +36,10 @@ const std::string kInline = kModels + "/inline/model_ctx.onnx";
 constexpr int32_t kFloat = 1;
 constexpr int kThreads = 8;
 
-struct SessionDeleter {
-  void operator()(OrtcSession *s) const { ortc_session_release(s); }
-};
-struct TensorDeleter {
-  void operator()(OrtcTensor *t) const { ortc_tensor_release(t); }
-};
-struct OptionsDeleter {
-  void operator()(OrtcSessionOptions *o) const { ortc_session_options_release(o); }
-};
-using SessionPtr = std::unique_ptr<OrtcSession, SessionDeleter>;
-using TensorPtr = std::unique_ptr<OrtcTensor, TensorDeleter>;
-using OptionsPtr = std::unique_ptr<OrtcSessionOptions, OptionsDeleter>;
+using ortc::testutil::OptionsPtr;
+using ortc::testutil::readFile;
+using ortc::testutil::SessionPtr;
+using ortc::testutil::TensorPtr;
 
 /// Runs per thread: ORTC_CONCURRENCY_RUNS, or 1,000.
 int runsPerThread() {
@@ -93,6 +88,18 @@ std::vector<float> runParallel(OrtcSession *session, std::vector<float> &x, int6
   return std::vector<float>(data, data + ortc_tensor_byte_size(out.get()) / sizeof(float));
 }
 
+/// Joins `threads` and fails the test for any error, failure or mismatch
+/// they recorded.
+void joinAndReport(std::vector<std::thread> &threads, const std::vector<std::string> &errors,
+                   const std::atomic<int> &failures, const std::atomic<int> &mismatches) {
+  for (std::thread &thread : threads)
+    thread.join();
+  for (size_t t = 0; t < errors.size(); ++t)
+    EXPECT_TRUE(errors[t].empty()) << "thread " << t << ": " << errors[t];
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
 TEST(Concurrency, OneSessionRunFromEightThreadsMatchesSerialRuns) {
   OptionsPtr options = twoThreads();
   OrtcSession *raw = nullptr;
@@ -129,17 +136,7 @@ TEST(Concurrency, OneSessionRunFromEightThreadsMatchesSerialRuns) {
           ++mismatches;
       }
     });
-  for (std::thread &thread : threads)
-    thread.join();
-  for (int t = 0; t < kThreads; ++t)
-    EXPECT_TRUE(errors[t].empty()) << "thread " << t << ": " << errors[t];
-  EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(mismatches.load(), 0) << "of " << kThreads * runs << " runs";
-}
-
-std::vector<char> readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+  joinAndReport(threads, errors, failures, mismatches);
 }
 
 TEST(Concurrency, SessionsCreatedAndReleasedFromManyThreads) {
@@ -191,12 +188,7 @@ TEST(Concurrency, SessionsCreatedAndReleasedFromManyThreads) {
           ++failures;
       }
     });
-  for (std::thread &thread : threads)
-    thread.join();
-  for (int t = 0; t < kThreads; ++t)
-    EXPECT_TRUE(errors[t].empty()) << "thread " << t << ": " << errors[t];
-  EXPECT_EQ(failures.load(), 0);
-  EXPECT_EQ(mismatches.load(), 0);
+  joinAndReport(threads, errors, failures, mismatches);
 }
 
 } // namespace

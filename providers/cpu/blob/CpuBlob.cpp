@@ -757,11 +757,12 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
   if (buffers.size() > uint32_t(INT32_MAX))
     return invalid(what, "too many buffers (" + std::to_string(buffers.size()) + ")");
   int32_t numBuffers = int32_t(buffers.size());
-  // cpuPlanHasSymbolicArena reads every shape before checkTensor has.
-  for (const fb::Buffer *buffer : buffers)
-    if (!elementsAligned(*buffer->shape()))
-      return invalid(what, "buffer '" + printable(buffer->name()) +
-                               "': shape vector is not 8-byte aligned in META");
+  // cpuPlanHasSymbolicArena reads the Arena buffers' shapes before
+  // checkTensor has (fuzz_cpu_blob).
+  for (int32_t id = 0; id < numBuffers; ++id)
+    if (buffers[id]->kind() == fb::BufferKind::Arena && !elementsAligned(*buffers[id]->shape()))
+      return invalid(what, "buffer " + std::to_string(id) + " '" + printable(buffers[id]->name()) +
+                               "' (Arena): shape vector is not 8-byte aligned in META");
   bool symbolicArena = cpuPlanHasSymbolicArena(plan);
   // The buffer whose bytes each buffer is, following aliases.
   std::vector<int32_t> root(buffers.size());
