@@ -27,7 +27,8 @@ RUNS=""
 TARGETS=()
 CORPUS_ONLY=0
 WORK="$ROOT/bench/out/fuzz"
-ALL_TARGETS=(fuzz_import fuzz_session fuzz_cpu_blob fuzz_npy fuzz_tensor_proto fuzz_paths)
+ALL_TARGETS=(fuzz_import fuzz_session fuzz_ep_options fuzz_cpu_blob fuzz_npy fuzz_tensor_proto
+             fuzz_paths)
 
 while (($#)); do
   case "$1" in

@@ -185,6 +185,19 @@ PATHS = ["weights.bin", "sub/deeper/w.bin", "./weights.bin", "sub/../weights.bin
          "folder", "empty.bin", "/etc/passwd", "sub//deeper/./w.bin", "missing.bin", ""]
 
 
+# (intra-op threads + 1, [(ep, key, value)]) for fuzz_ep_options.
+EP_OPTIONS = [
+    (1, []),
+    (2, [(b"cpu", b"threads", b"2")]),
+    (0, [(b"cpu", b"kernel_isa", b"avx2"), (b"cpu", b"threads", b"1")]),
+    (1, [(b"cpu", b"max_tensor_bytes", b"4"), (b"cpu", b"max_arena_bytes", b"1000000")]),
+    (1, [(b"cpu_ep", b"kernel_isa", b"generic")]),
+    (3, [(b"cpu", b"threads", b"-1")]),
+    (1, [(b"cuda", b"graphs", b"off")]),
+    (1, [(b"nope", b"threads", b"1")]),
+]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ortc", required=True)
@@ -199,6 +212,9 @@ def main():
     tensor_seeds(args.out)
     for i, p in enumerate(PATHS):
         write(os.path.join(args.out, "paths"), "%02d" % i, p.encode())
+    for i, (threads, triples) in enumerate(EP_OPTIONS):
+        data = bytes([threads]) + b"".join(b"%s\0%s\0%s\0" % t for t in triples)
+        write(os.path.join(args.out, "ep_options"), "%02d" % i, data)
     for target in sorted(os.listdir(args.out)):
         files = os.listdir(os.path.join(args.out, target))
         size = sum(os.path.getsize(os.path.join(args.out, target, f)) for f in files)
