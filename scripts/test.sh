@@ -54,7 +54,7 @@ export ORTC_SANITIZER="$SANITIZER"
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:allocator_may_return_null=1:use_sigaltstack=0:allow_user_poisoning=0"
 export LSAN_OPTIONS="suppressions=$ROOT/scripts/sanitizer/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/scripts/sanitizer/tsan.supp"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1:suppressions=$ROOT/scripts/sanitizer/tsan.supp"
 for var in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS; do
   echo "test.sh: $var=${!var}"
 done
