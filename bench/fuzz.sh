@@ -70,7 +70,11 @@ for target in "${TARGETS[@]}"; do
   limit=(-max_total_time="$SECONDS_EACH")
   [[ -n "$RUNS" ]] && limit=(-runs="$RUNS")
   log="$dir/log.txt"
-  echo "fuzz.sh: $target (${RUNS:+$RUNS runs}${RUNS:-$SECONDS_EACH s}) ..."
+  if [[ -n "$RUNS" ]]; then
+    echo "fuzz.sh: $target ($RUNS runs) ..."
+  else
+    echo "fuzz.sh: $target ($SECONDS_EACH s) ..."
+  fi
   start=$(date +%s)
   status=0
   # The first folder takes new inputs; the seeds are read from the second.

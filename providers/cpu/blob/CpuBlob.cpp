@@ -698,6 +698,48 @@ Status checkSequenceStep(const fb::Plan &plan, const fb::Step &step, const std::
   return bad("no sequence step '" + printable(step.callee()) + "'");
 }
 
+/// Every buffer's dims can be bound by a run: no dim reads a symbol that no
+/// input dim is alone, no input value gives (value_symbols) and no step
+/// reports (data_symbols). The plan's symbol table may list such a symbol
+/// (the analysis of a body the plan runs as a sub-plan), but no buffer may
+/// read one, or every run would be refused. One pass over the dim nodes
+/// (operands precede users), so a deep or shared expression costs nothing.
+Status checkSymbolsBindable(const fb::Plan &plan, const std::string &what) {
+  size_t numSymbols = plan.symbols() ? plan.symbols()->size() : 0;
+  std::vector<DimNode> dims = cpuPlanDimNodes(plan);
+  std::vector<char> bindable(numSymbols, 0);
+  if (const auto *data = plan.data_symbols())
+    for (uint32_t k : *data)
+      bindable[k] = 1;
+  if (const auto *values = plan.value_symbols())
+    for (const fb::ValueSymbol *v : *values)
+      bindable[v->symbol()] = 1;
+  for (const fb::TensorSignature *sig : *plan.inputs())
+    for (int64_t d : *sig->shape())
+      if (d < 0 && dims[size_t(-(d + 1))].op == DimOp::Symbol)
+        bindable[size_t(dims[size_t(-(d + 1))].a)] = 1;
+  // Per node: a symbol it reads that nothing binds, or -1.
+  std::vector<int64_t> unbound(dims.size(), -1);
+  for (size_t n = 0; n < dims.size(); ++n) {
+    const DimNode &node = dims[n];
+    if (node.op == DimOp::Symbol)
+      unbound[n] = bindable[size_t(node.a)] ? -1 : node.a;
+    else if (node.op != DimOp::Const)
+      unbound[n] = unbound[size_t(node.a)] >= 0 ? unbound[size_t(node.a)] : unbound[size_t(node.b)];
+  }
+  const auto &buffers = *plan.buffers();
+  for (size_t id = 0; id < buffers.size(); ++id)
+    for (int64_t d : *buffers[flatbuffers::uoffset_t(id)]->shape())
+      if (d < 0 && unbound[size_t(-(d + 1))] >= 0)
+        return invalid(
+            what,
+            "buffer " + std::to_string(id) + " '" +
+                printable(buffers[flatbuffers::uoffset_t(id)]->name()) + "' reads symbol '" +
+                printable(plan.symbols()->Get(flatbuffers::uoffset_t(unbound[size_t(-(d + 1))]))) +
+                "', which is no input's dim or value, so no run can bind it");
+  return Status::ok();
+}
+
 Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::string &what,
                         uint64_t &budget, int depth);
 
@@ -932,7 +974,7 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
                                      "steps take");
     }
   }
-  return Status::ok();
+  return checkSymbolsBindable(plan, what);
 }
 
 // Everything but the host checks, in the order openCpuBlob documents.

@@ -249,29 +249,10 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       else if (exec->symbolSources_[size_t(node.a)].first < 0)
         exec->symbolSources_[size_t(node.a)] = {int(i), int(d)};
     }
-  std::vector<bool> fromValue(exec->symbolNames_.size(), false);
+  // (The verifier made sure each buffer's dims read only symbols a run binds.)
   if (plan.value_symbols())
-    for (const fb::ValueSymbol *v : *plan.value_symbols()) {
+    for (const fb::ValueSymbol *v : *plan.value_symbols())
       exec->valueSymbols_.push_back({v->symbol(), v->input(), v->element()});
-      fromValue[v->symbol()] = true;
-    }
-  // A symbol no input binds (the compiler's analysis of a body the plan runs
-  // as a sub-plan) may be listed; no buffer may read one.
-  std::vector<char> unbindable(exec->symbolNames_.size(), 0);
-  for (size_t k = 0; k < exec->symbolSources_.size(); ++k)
-    unbindable[k] = exec->symbolSources_[k].first < 0 && !fromValue[k] && !exec->isDataSymbol_[k];
-  auto checkBindable = [&](const std::vector<int64_t> &shape,
-                           const std::string &name) -> Status {
-    std::vector<size_t> reads;
-    for (int64_t d : shape)
-      if (d < 0)
-        collectSymbols(exec->dims_, size_t(-(d + 1)), unbindable, reads);
-    if (!reads.empty())
-      return Status::error(StatusCode::InvalidArgument,
-                           what + ": " + name + " reads symbol '" + exec->symbolNames_[reads[0]] +
-                               "', which is no input's dim or value, so no run can bind it");
-    return Status::ok();
-  };
   // Messages name the graph's values, not the blob's internal "input0".
   auto rename = [](std::vector<TensorSignature> &sigs, const std::vector<std::string> &names) {
     if (names.size() == sigs.size())
@@ -316,8 +297,6 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     }
     for (int64_t d : info.shape)
       info.dynamic |= readsData(d);
-    if (Status st = checkBindable(info.shape, "buffer '" + info.name + "'"); !st.isOk())
-      return st;
     exec->buffers_.push_back(std::move(info));
   }
   exec->symbolicArena_ = cpuPlanHasSymbolicArena(plan);

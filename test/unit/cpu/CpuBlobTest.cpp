@@ -1059,6 +1059,42 @@ fb::PlanT planWithSequence() {
 
 // A container is only ever an operand where its op takes one: the executor
 // reads a container's view as a SequenceValue.
+// A buffer whose dims read a symbol that nothing binds (no input dim is that
+// symbol alone, no input value or step gives it) could never run: the
+// writer refuses it, so the compiler fails instead of writing a blob every
+// load would refuse; the reader refuses it too, naming the buffer and the
+// symbol.
+TEST(CpuBlobTest, RefusesBuffersReadingUnboundSymbols) {
+  auto unbound = [](fb::PlanT &p) {
+    p.symbols.push_back("free");
+    p.dims.push_back(fb::DimNode(uint8_t(DimOp::Symbol), 1, 0)); // code -2
+    p.dims.push_back(fb::DimNode(uint8_t(DimOp::Add), 0, 1));    // batch + free: code -3
+    p.buffers[5]->shape = {-3};
+    p.buffers[5]->size = 0;
+  };
+  // Bound: the same sum over a symbol an input's dim gives.
+  {
+    fb::PlanT plan = validPlan();
+    unbound(plan);
+    plan.inputs[1]->shape = {-2};
+    plan.buffers[1]->shape = {-2};
+    plan.buffers[1]->size = 0;
+    Status bound = openCpuStatus(rawCpuBlob(packMeta(plan)));
+    ASSERT_TRUE(bound.isOk()) << "the bound case must pass: " << bound.message();
+  }
+  refuserOf(validPlan)("unbound", unbound,
+                       "buffer 5 't1' reads symbol 'free', which is no input's dim or value, so "
+                       "no run can bind it");
+  fb::PlanT plan = validPlan();
+  unbound(plan);
+  std::vector<char> code = elfCode(), weights = pattern(kWeightsSize, 5);
+  Result<std::vector<char>> written =
+      writeCpuBlob(plan, code.data(), code.size(), weights.data(), weights.size());
+  ASSERT_FALSE(written.isOk());
+  EXPECT_NE(written.status().message().find("reads symbol 'free'"), std::string::npos)
+      << written.status().message();
+}
+
 TEST(CpuBlobTest, RefusesMisusedContainers) {
   auto refuses = refuserOf(planWithSequence);
   ASSERT_TRUE(openCpuStatus(rawCpuBlob(packMeta(planWithSequence()))).isOk());
