@@ -776,48 +776,40 @@ TEST(CApi, ConcurrentRunsMatchSerialRuns) {
     ASSERT_EQ(refY.back(), c.y);
   }
 
-  std::atomic<int> mismatches{0}, failures{0}, ready{0};
+  std::atomic<int> mismatches{0}, failures{0};
   std::vector<std::string> errors(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      // Start together.
-      ++ready;
-      while (ready.load() < kThreads)
-        std::this_thread::yield();
-      Case &c = cases[t];
-      TensorPtr x = c.xTensor(), s = c.sTensor();
-      const OrtcTensor *ins[] = {x.get(), s.get()};
-      std::vector<float> zData(c.z.size());
-      int64_t shape[] = {c.batch, 3};
-      OrtcTensor *zOut = nullptr;
-      if (ortc_tensor_wrap(kFloat, shape, 2, zData.data(), zData.size() * sizeof(float), &zOut) !=
-          ORTC_OK) {
+  ortc::testutil::onThreadsAtOnce(kThreads, [&](int t) {
+    Case &c = cases[t];
+    TensorPtr x = c.xTensor(), s = c.sTensor();
+    const OrtcTensor *ins[] = {x.get(), s.get()};
+    std::vector<float> zData(c.z.size());
+    int64_t shape[] = {c.batch, 3};
+    OrtcTensor *zOut = nullptr;
+    if (ortc_tensor_wrap(kFloat, shape, 2, zData.data(), zData.size() * sizeof(float), &zOut) !=
+        ORTC_OK) {
+      ++failures;
+      return;
+    }
+    TensorPtr zOwned(zOut);
+    for (int run = 0; run < kRuns; ++run) {
+      // Alternate runtime-allocated and caller-provided outputs.
+      std::fill(zData.begin(), zData.end(), -1.0f);
+      OrtcTensor *outs[2] = {nullptr, run % 2 ? zOut : nullptr};
+      if (ortc_session_run(session.get(), nullptr, ins, 2, nullptr, outs, 2) != ORTC_OK) {
         ++failures;
+        errors[t] = ortc_last_error();
         return;
       }
-      TensorPtr zOwned(zOut);
-      for (int run = 0; run < kRuns; ++run) {
-        // Alternate runtime-allocated and caller-provided outputs.
-        std::fill(zData.begin(), zData.end(), -1.0f);
-        OrtcTensor *outs[2] = {nullptr, run % 2 ? zOut : nullptr};
-        if (ortc_session_run(session.get(), nullptr, ins, 2, nullptr, outs, 2) != ORTC_OK) {
-          ++failures;
-          errors[t] = ortc_last_error();
-          return;
-        }
-        TensorPtr y(outs[0]);
-        TensorPtr z(run % 2 ? nullptr : outs[1]);
-        std::vector<float> gotZ = run % 2 ? zData : values(outs[1]);
-        std::vector<float> gotY = values(y.get());
-        if (gotY.size() != refY[t].size() || gotZ.size() != refZ[t].size() ||
-            std::memcmp(gotY.data(), refY[t].data(), gotY.size() * sizeof(float)) != 0 ||
-            std::memcmp(gotZ.data(), refZ[t].data(), gotZ.size() * sizeof(float)) != 0)
-          ++mismatches;
-      }
-    });
-  for (std::thread &thread : threads)
-    thread.join();
+      TensorPtr y(outs[0]);
+      TensorPtr z(run % 2 ? nullptr : outs[1]);
+      std::vector<float> gotZ = run % 2 ? zData : values(outs[1]);
+      std::vector<float> gotY = values(y.get());
+      if (gotY.size() != refY[t].size() || gotZ.size() != refZ[t].size() ||
+          std::memcmp(gotY.data(), refY[t].data(), gotY.size() * sizeof(float)) != 0 ||
+          std::memcmp(gotZ.data(), refZ[t].data(), gotZ.size() * sizeof(float)) != 0)
+        ++mismatches;
+    }
+  });
   for (const std::string &error : errors)
     EXPECT_EQ(error, "");
   EXPECT_EQ(failures.load(), 0);

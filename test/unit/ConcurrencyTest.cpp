@@ -36,6 +36,7 @@ const std::string kInline = kModels + "/inline/model_ctx.onnx";
 constexpr int32_t kFloat = 1;
 constexpr int kThreads = 8;
 
+using ortc::testutil::onThreadsAtOnce;
 using ortc::testutil::OptionsPtr;
 using ortc::testutil::readFile;
 using ortc::testutil::SessionPtr;
@@ -88,12 +89,9 @@ std::vector<float> runParallel(OrtcSession *session, std::vector<float> &x, int6
   return std::vector<float>(data, data + ortc_tensor_byte_size(out.get()) / sizeof(float));
 }
 
-/// Joins `threads` and fails the test for any error, failure or mismatch
-/// they recorded.
-void joinAndReport(std::vector<std::thread> &threads, const std::vector<std::string> &errors,
-                   const std::atomic<int> &failures, const std::atomic<int> &mismatches) {
-  for (std::thread &thread : threads)
-    thread.join();
+/// Fails the test for any error, failure or mismatch the threads recorded.
+void report(const std::vector<std::string> &errors, const std::atomic<int> &failures,
+            const std::atomic<int> &mismatches) {
   for (size_t t = 0; t < errors.size(); ++t)
     EXPECT_TRUE(errors[t].empty()) << "thread " << t << ": " << errors[t];
   EXPECT_EQ(failures.load(), 0);
@@ -118,25 +116,20 @@ TEST(Concurrency, OneSessionRunFromEightThreadsMatchesSerialRuns) {
   }
 
   const int runs = runsPerThread();
-  std::atomic<int> ready{0}, mismatches{0}, failures{0};
+  std::atomic<int> mismatches{0}, failures{0};
   std::vector<std::string> errors(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      ++ready;
-      while (ready.load() < kThreads)
-        std::this_thread::yield();
-      for (int run = 0; run < runs; ++run) {
-        std::vector<float> got = runParallel(session.get(), inputs[t], batches[t], errors[t]);
-        if (got.empty()) {
-          ++failures;
-          return;
-        }
-        if (std::memcmp(got.data(), expected[t].data(), got.size() * sizeof(float)) != 0)
-          ++mismatches;
+  onThreadsAtOnce(kThreads, [&](int t) {
+    for (int run = 0; run < runs; ++run) {
+      std::vector<float> got = runParallel(session.get(), inputs[t], batches[t], errors[t]);
+      if (got.empty()) {
+        ++failures;
+        return;
       }
-    });
-  joinAndReport(threads, errors, failures, mismatches);
+      if (std::memcmp(got.data(), expected[t].data(), got.size() * sizeof(float)) != 0)
+        ++mismatches;
+    }
+  });
+  report(errors, failures, mismatches);
 }
 
 TEST(Concurrency, SessionsCreatedAndReleasedFromManyThreads) {
@@ -159,36 +152,34 @@ TEST(Concurrency, SessionsCreatedAndReleasedFromManyThreads) {
   constexpr int kRounds = 25;
   std::atomic<int> failures{0}, mismatches{0};
   std::vector<std::string> errors(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      std::vector<float> mine = x;
-      OptionsPtr options = twoThreads();
-      for (int round = 0; round < kRounds; ++round) {
-        OrtcSession *fromPath = nullptr, *fromBuffer = nullptr;
-        if (ortc_session_create(kParallel.c_str(), t % 2 ? options.get() : nullptr, &fromPath) !=
-                ORTC_OK ||
-            ortc_session_create_from_buffer(inlineBytes.data(), inlineBytes.size(), nullptr,
-                                            options.get(), &fromBuffer) != ORTC_OK) {
-          errors[t] = ortc_last_error();
-          ortc_session_release(fromPath);
-          ++failures;
-          return;
-        }
-        SessionPtr a(fromPath), b(fromBuffer);
-        std::string runError;
-        std::vector<float> got = runParallel(a.get(), mine, batch, runError);
-        if (got != expected) {
-          errors[t] = runError;
-          ++mismatches;
-        }
-        if (round % 3 == 0)
-          b.reset(); // released before the other, on the same thread
-        if (ortc_session_input_count(a.get()) != 1)
-          ++failures;
+  onThreadsAtOnce(kThreads, [&](int t) {
+    std::vector<float> mine = x;
+    OptionsPtr options = twoThreads();
+    for (int round = 0; round < kRounds; ++round) {
+      OrtcSession *fromPath = nullptr, *fromBuffer = nullptr;
+      if (ortc_session_create(kParallel.c_str(), t % 2 ? options.get() : nullptr, &fromPath) !=
+              ORTC_OK ||
+          ortc_session_create_from_buffer(inlineBytes.data(), inlineBytes.size(), nullptr,
+                                          options.get(), &fromBuffer) != ORTC_OK) {
+        errors[t] = ortc_last_error();
+        ortc_session_release(fromPath);
+        ++failures;
+        return;
       }
-    });
-  joinAndReport(threads, errors, failures, mismatches);
+      SessionPtr a(fromPath), b(fromBuffer);
+      std::string runError;
+      std::vector<float> got = runParallel(a.get(), mine, batch, runError);
+      if (got != expected) {
+        errors[t] = runError;
+        ++mismatches;
+      }
+      if (round % 3 == 0)
+        b.reset(); // released before the other, on the same thread
+      if (ortc_session_input_count(a.get()) != 1)
+        ++failures;
+    }
+  });
+  report(errors, failures, mismatches);
 }
 
 } // namespace
