@@ -38,7 +38,7 @@ while (($#)); do
     --target) TARGETS+=("$2"); shift 2 ;;
     --corpus-only) CORPUS_ONLY=1; shift ;;
     --work) WORK="$2"; shift 2 ;;
-    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "fuzz.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
 done

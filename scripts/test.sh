@@ -17,7 +17,7 @@ SANITIZER=""
 for arg in "$@"; do
   case "$arg" in
     --sanitizer=*) SANITIZER="${arg#--sanitizer=}" ;;
-    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
