@@ -12,7 +12,6 @@
 #include "runtime/capi/ortc_runtime.h"
 #include "test/fuzz/FuzzSupport.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
