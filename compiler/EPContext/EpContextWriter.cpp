@@ -11,8 +11,11 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,7 +27,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <set>
+#include <sys/file.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -479,6 +484,60 @@ void removeQuietly(const std::string &path) {
     ::unlink(path.c_str());
 }
 
+// An exclusive flock on the output folder for as long as it lives: writers
+// into one folder take turns, so while it is held every hidden temporary or
+// backup of our targets belongs to a writer that died (SIGKILL, power loss).
+// Best effort: where the folder cannot be locked, nothing is cleaned up.
+class FolderLock {
+public:
+  explicit FolderLock(const std::string &dir) {
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0)
+      return;
+    int rc;
+    while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (rc != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~FolderLock() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  FolderLock(const FolderLock &) = delete;
+  FolderLock &operator=(const FolderLock &) = delete;
+  bool held() const { return fd_ >= 0; }
+
+private:
+  int fd_ = -1;
+};
+
+// Removes what killed writers left beside `targets`: .NAME.tmp-XXXXXXXX and
+// .NAME.old-XXXXXXXX (writeTemp's and keepPrevious's names). Called under
+// the FolderLock, after a whole write, so an old model moved aside by a
+// writer killed mid-way stays until a new one is in place.
+void removeStaleFiles(const std::string &dir, const std::vector<std::string> &targets) {
+  std::error_code ec;
+  std::vector<std::string> stale;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    for (const std::string &target : targets) {
+      std::string hidden = "." + fileNameOf(target);
+      llvm::StringRef rest = name;
+      if (!rest.consume_front(hidden) ||
+          !(rest.consume_front(".tmp-") || rest.consume_front(".old-")) || rest.size() != 8 ||
+          !llvm::all_of(rest, llvm::isHexDigit))
+        continue;
+      stale.push_back(it->path());
+      break;
+    }
+  }
+  for (const std::string &path : stale)
+    removeQuietly(path);
+}
+
 } // namespace
 
 bool writeEpContextOutput(const EpContextOutput &output, const std::string &outputPath,
@@ -488,6 +547,7 @@ bool writeEpContextOutput(const EpContextOutput &output, const std::string &outp
     return false;
   }
   std::string dir = modelDirectory(outputPath);
+  FolderLock lock(dir);
   // Sidecars first and the model last, so that a model on disk never names a
   // sidecar that is not there yet.
   std::vector<PendingFile> files;
@@ -574,10 +634,14 @@ bool writeEpContextOutput(const EpContextOutput &output, const std::string &outp
     }
     file.renamed = true;
   }
+  std::vector<std::string> targets;
   for (PendingFile &file : files) {
     llvm::sys::DontRemoveFileOnSignal(file.temp);
     removeQuietly(file.backup);
+    targets.push_back(file.target);
   }
+  if (lock.held())
+    removeStaleFiles(dir, targets);
   return true;
 }
 

@@ -13,6 +13,10 @@ and 2 times a whole compile, and then requires of the folder:
   - a sidecar at its final name is whole: its envelope's magic and declared
     size match the file (temporaries are hidden .NAME.tmp-* files, allowed).
 
+After the trials, a whole compile of A into each trial's folder must give
+A's output and leave no hidden temporary or moved-aside model (.NAME.tmp-*,
+.NAME.old-*) that the killed compile left there.
+
 Usage: kill_compile.py --ortc ORTC --work DIR [--trials 20] [--seed N]
 """
 
@@ -64,6 +68,11 @@ def sidecar_is_whole(path):
         return False
     declared = struct.unpack_from("<Q", header, 16)[0]
     return declared == os.path.getsize(path)
+
+
+def hidden_leftovers(folder):
+    return sorted(name for name in os.listdir(folder)
+                  if name.startswith(".") and (".tmp-" in name or ".old-" in name))
 
 
 def check_folder(ortc, folder, feeds, references, trial):
@@ -136,6 +145,18 @@ def main():
               f"{killed:8s} after {delay:5.2f} s: {state}")
     print(f"kill_compile: {args.trials} trials, every folder whole: "
           + ", ".join(f"{n} {s}" for s, n in sorted(outcomes.items())))
+
+    left = 0
+    for trial in range(args.trials):
+        folder = os.path.join(args.work, f"trial{trial:02d}")
+        left += len(hidden_leftovers(folder))
+        run(compile_cmd(args.ortc, sources["A"], os.path.join(folder, "model_ctx.onnx")))
+        if check_folder(args.ortc, folder, feeds, references, trial) != "model A":
+            raise RuntimeError(f"trial {trial}: a whole compile over it does not give A")
+        if hidden_leftovers(folder):
+            raise RuntimeError(f"trial {trial}: a whole compile left {hidden_leftovers(folder)}")
+    print(f"kill_compile: a whole compile over each folder gives A and removes the "
+          f"{left} hidden files the killed ones left")
     return 0
 
 
