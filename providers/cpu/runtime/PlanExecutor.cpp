@@ -25,18 +25,45 @@ std::vector<int64_t> toVector(const flatbuffers::Vector<int64_t> *values) {
   return out;
 }
 
-/// The data symbols node `n` reads.
-void collectSymbols(const std::vector<DimNode> &dims, size_t n, const std::vector<char> &isData,
-                    std::vector<size_t> &out) {
-  const DimNode &node = dims[n];
-  if (node.op == DimOp::Symbol) {
-    if (isData[size_t(node.a)] && std::find(out.begin(), out.end(), size_t(node.a)) == out.end())
-      out.push_back(size_t(node.a));
-  } else if (node.op != DimOp::Const) {
-    collectSymbols(dims, size_t(node.a), isData, out);
-    collectSymbols(dims, size_t(node.b), isData, out);
+/// The symbols dim expressions read, walked with a stack and each node
+/// visited once per walk: a blob's dims may nest deeper than the call stack
+/// goes, and a shared operand would be walked once per path.
+class SymbolReads {
+public:
+  explicit SymbolReads(const std::vector<DimNode> &dims) : dims_(dims), seen_(dims.size(), 0) {}
+
+  /// Appends to `out` the symbols k with isSymbol[k] that node `root` reads
+  /// and `out` lacks, operand a before b.
+  void collect(size_t root, const std::vector<char> &isSymbol, std::vector<size_t> &out) {
+    if (++walk_ == 0) { // wrapped: clear the marks of 2^32 walks ago
+      std::fill(seen_.begin(), seen_.end(), 0);
+      walk_ = 1;
+    }
+    stack_.assign(1, root);
+    while (!stack_.empty()) {
+      size_t n = stack_.back();
+      stack_.pop_back();
+      if (seen_[n] == walk_)
+        continue;
+      seen_[n] = walk_;
+      const DimNode &node = dims_[n];
+      if (node.op == DimOp::Symbol) {
+        size_t k = size_t(node.a);
+        if (isSymbol[k] && std::find(out.begin(), out.end(), k) == out.end())
+          out.push_back(k);
+      } else if (node.op != DimOp::Const) {
+        stack_.push_back(size_t(node.b));
+        stack_.push_back(size_t(node.a));
+      }
+    }
   }
-}
+
+private:
+  const std::vector<DimNode> &dims_;
+  std::vector<uint32_t> seen_;
+  uint32_t walk_ = 0;
+  std::vector<size_t> stack_;
+};
 
 std::string describe(const TensorView &view) {
   return elementTypeName(view.type) + shapeToString(view.shape);
@@ -184,6 +211,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
   PlanExecutor *exec = this;
   const std::string &what = what_;
   exec->dims_ = cpuPlanDimNodes(plan);
+  SymbolReads symbolReads(exec->dims_);
   if (plan.symbols())
     for (const flatbuffers::String *name : *plan.symbols())
       exec->symbolNames_.push_back(name->str());
@@ -206,7 +234,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       DimCheck c{check->a(), check->b(), check->what() ? check->what()->str() : std::string(), {}};
       for (int64_t d : {c.a, c.b})
         if (readsData(d))
-          collectSymbols(exec->dims_, size_t(-(d + 1)), exec->isDataSymbol_, c.dataSymbols);
+          symbolReads.collect(size_t(-(d + 1)), exec->isDataSymbol_, c.dataSymbols);
       (c.dataSymbols.empty() ? exec->checks_ : exec->dataChecks_).push_back(c);
     }
   // Signatures show a symbolic dim as -1, named by its symbol.
@@ -373,7 +401,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       std::vector<size_t> reads;
       for (int64_t d : exec->buffers_[size_t(id)].shape)
         if (readsData(d))
-          collectSymbols(exec->dims_, size_t(-(d + 1)), exec->isDataSymbol_, reads);
+          symbolReads.collect(size_t(-(d + 1)), exec->isDataSymbol_, reads);
       for (size_t k : reads)
         if (!dataBound[k])
           return Status::error(StatusCode::InvalidArgument,
@@ -440,7 +468,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     auto collect = [&](const std::vector<int64_t> &dims) {
       for (int64_t d : dims)
         if (d < 0)
-          collectSymbols(exec->dims_, size_t(-(d + 1)), any, read);
+          symbolReads.collect(size_t(-(d + 1)), any, read);
     };
     for (const BufferInfo &b : exec->buffers_)
       collect(b.shape);
