@@ -487,19 +487,23 @@ void removeQuietly(const std::string &path) {
 // An exclusive flock on the output folder for as long as it lives: writers
 // into one folder take turns, so while it is held every hidden temporary or
 // backup of our targets belongs to a writer that died (SIGKILL, power loss).
-// Best effort: where the folder cannot be locked, nothing is cleaned up.
+// Best effort: where the folder cannot be locked within kWaitMs (another
+// writer stopped or hung while holding it), the write goes ahead unlocked,
+// as writes always did, and nothing is cleaned up.
 class FolderLock {
 public:
   explicit FolderLock(const std::string &dir) {
+    constexpr int kWaitMs = 10000, kStepMs = 10;
     fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd_ < 0)
       return;
-    int rc;
-    while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
-    }
-    if (rc != 0) {
-      ::close(fd_);
-      fd_ = -1;
+    for (int waited = 0; ::flock(fd_, LOCK_EX | LOCK_NB) != 0; waited += kStepMs) {
+      if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= kWaitMs) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+      }
+      ::usleep(kStepMs * 1000);
     }
   }
   ~FolderLock() {
