@@ -26,7 +26,6 @@ Output: a markdown table on stdout and in --out.
 import argparse
 import datetime
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+from peers import machine_facts, versions  # noqa: E402
 from peers_worker import OnnxruntimeRunner, OrtcRunner  # noqa: E402
 
 # (input channels, output channels, kernel, stride, input size, group, count)
@@ -184,19 +184,9 @@ def main():
     summary = ["| model | convs | ortc ms (count-weighted sum) | onnxruntime ms | ortc / ort |",
                "|---|---:|---:|---:|---:|"] + totals
     print("\n" + "\n".join(summary))
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            info = f.read()
-        cpu = next(l.split(":", 1)[1].strip() for l in info.splitlines()
-                   if l.startswith("model name"))
-        flags = next(l for l in info.splitlines() if l.startswith("flags")).split()
-        isa = ", ".join(f"{x} {'yes' if x in flags else 'no'}" for x in ("avx2", "fma",
-                                                                          "avx512f"))
-    except (OSError, StopIteration):
-        isa = "unknown"
-    git = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"],
-                         capture_output=True, text=True).stdout.strip()
+    machine = machine_facts()
+    isa = ", ".join(f"{x} {'yes' if on else 'no'}" for x, on in machine["flags"].items())
+    found = versions()
     clock = "the calling thread's CPU time" if cpu_time else "wall time"
     page = [
         "# Conv layers: ortc beside onnxruntime",
@@ -206,8 +196,9 @@ def main():
         "Conv (with bias) and a Relu, NCHW fp32, compiled by `ortc compile` for this CPU",
         "and timed beside onnxruntime's CPU EP in one process, rounds alternating.",
         "",
-        f"- CPU: {cpu}, {os.cpu_count()} logical CPUs; {isa}",
-        f"- ortc: git {git}; onnxruntime {onnxruntime.__version__}; threads {args.threads}; "
+        f"- CPU: {machine['model']}, {machine['cpus']} logical CPUs; {isa}",
+        f"- ortc: git {found['ortc_git']}; onnxruntime {onnxruntime.__version__}; "
+        f"threads {args.threads}; "
         f"{args.rounds} rounds of about {args.budget} s per runtime; medians of {clock}",
         f"- date: {datetime.date.today().isoformat()}",
         "- Two biases: a conv alone stays NCHW in ortc (on AVX-512, chains of convs run",

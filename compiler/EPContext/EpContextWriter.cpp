@@ -523,14 +523,16 @@ private:
 // the FolderLock, after a whole write, so an old model moved aside by a
 // writer killed mid-way stays until a new one is in place.
 void removeStaleFiles(const std::string &dir, const std::vector<std::string> &targets) {
+  std::vector<std::string> prefixes;
+  for (const std::string &target : targets)
+    prefixes.push_back("." + fileNameOf(target));
   std::error_code ec;
   std::vector<std::string> stale;
   for (llvm::sys::fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     llvm::StringRef name = llvm::sys::path::filename(it->path());
-    for (const std::string &target : targets) {
-      std::string hidden = "." + fileNameOf(target);
+    for (const std::string &prefix : prefixes) {
       llvm::StringRef rest = name;
-      if (!rest.consume_front(hidden) ||
+      if (!rest.consume_front(prefix) ||
           !(rest.consume_front(".tmp-") || rest.consume_front(".old-")) || rest.size() != 8 ||
           !llvm::all_of(rest, llvm::isHexDigit))
         continue;

@@ -35,10 +35,7 @@ public:
   /// Appends to `out` the symbols k with isSymbol[k] that node `root` reads
   /// and `out` lacks, operand a before b.
   void collect(size_t root, const std::vector<char> &isSymbol, std::vector<size_t> &out) {
-    if (++walk_ == 0) { // wrapped: clear the marks of 2^32 walks ago
-      std::fill(seen_.begin(), seen_.end(), 0);
-      walk_ = 1;
-    }
+    ++walk_; // 64 bits: never wraps, so no mark needs clearing
     stack_.assign(1, root);
     while (!stack_.empty()) {
       size_t n = stack_.back();
@@ -60,8 +57,8 @@ public:
 
 private:
   const std::vector<DimNode> &dims_;
-  std::vector<uint32_t> seen_;
-  uint32_t walk_ = 0;
+  std::vector<uint64_t> seen_;
+  uint64_t walk_ = 0;
   std::vector<size_t> stack_;
 };
 
