@@ -141,9 +141,12 @@ constexpr int64_t kOffsetsTile = 64;
 /// planes, each tap an offset into them: a direct convolution with no
 /// im2col or packing). Q must be a multiple of kGemmPanelWidth, every
 /// b[offsets[k] + q] (q < Q) readable, and C must have room for M rounded
-/// up to kGemmPanelHeight rows (those past M come out 0). Single-threaded.
+/// up to kGemmPanelHeight rows (those past M come out 0). `bBytesPerK`: the
+/// bytes of b that a tile of kOffsetsTile columns reads per k, on average
+/// (neighbouring taps read the same lines): the K blocks are sized by it, so
+/// that a block's B rows stay in L1 across the row panels. Single-threaded.
 void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const float *b,
-                   const int32_t *offsets, float *C, int64_t ldc);
+                   const int32_t *offsets, float *C, int64_t ldc, int64_t bBytesPerK);
 
 /// C[M, N] = A * packedB (or C += A * packedB when accumulate), then the
 /// epilogue, where row i of A is, tap by tap, the C floats at x +

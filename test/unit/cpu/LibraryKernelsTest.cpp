@@ -614,6 +614,13 @@ TEST(LibraryKernels, ConvOnEveryVectorVariant) {
     checkConv({{2, 4, 9, 23}, {5, 4, 3, 2}, 1, {1, 3}, {2, 0, 1, 2}, {2, 1}}, ++seed);
     checkConv({{1, 2, 5, 6, 7}, {3, 2, 3, 3, 3}, 1, {1, 2, 1}, {1, 1, 1, 1, 0, 1}}, ++seed);
     checkConv({{1, 6, 17, 17}, {6, 1, 3, 3}, 6, {2, 2}, {1, 1, 1, 1}}, ++seed);
+    // Whole 16-wide runs at stride 2 (read as contiguous floats, not
+    // gathered), the last of them ending on X's last float; and a padded
+    // 3x3 whose panels mix whole and partial runs.
+    checkConv({{1, 3, 5, 31}, {4, 3, 1, 1}, 1, {2, 2}}, ++seed);
+    checkConv({{1, 2, 7, 70}, {5, 2, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}}, ++seed);
+    // A pointwise conv packs X by runs of four full panels, then the rest.
+    checkConv({{1, 8, 10, 10}, {5, 8, 1, 1}}, ++seed);
   }
   setSgemmVariant(nullptr);
 }
