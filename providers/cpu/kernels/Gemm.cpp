@@ -284,6 +284,14 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
     // a few steps before the end measured worse).
     _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + kNr - 1), _MM_HINT_T0);
+    // So is the residual, which lies a plane per row apart and was written
+    // several layers back: without this, ResNet-50's 64->256 1x1 convs that
+    // add their block's input took 1.5x as long as the same conv without.
+    if (epilogue && epilogue->residual) {
+      const float *residual = epilogue->residual + (row0 + r) * epilogue->ldr;
+      _mm_prefetch(reinterpret_cast<const char *>(residual), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char *>(residual + kNr - 1), _MM_HINT_T0);
+    }
 #pragma GCC unroll 4
     for (int set = 0; set < kSets; ++set) {
       acc0[set][r] = _mm256_setzero_ps();
