@@ -114,7 +114,7 @@ void kernelGeneric(int64_t kc, const float *a, const float *b, float *c, int64_t
 /// A 6-row tile of `cols` (a multiple of 16) columns whose row k of B is b +
 /// offsets[k] (sgemmOffsetsB), in portable C++.
 void kernelGenericOffsets(int64_t kc, const float *a, const float *b, const int32_t *offsets,
-                          float *c, int64_t ldc, int64_t cols, bool load) {
+                          float *c, int64_t ldc, int64_t cols, bool load, const float *) {
   for (int64_t j = 0; j < cols; j += kNr) {
     float acc[kMr][kNr] = {};
     for (int64_t k = 0; k < kc; ++k) {
@@ -404,37 +404,51 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
   finishTileAvx2<false, MR>(acc0[0], acc1[0], c, ldc, m0, m1, load, epilogue, row0);
 }
 
-/// kernelAvx512Offsets in AVX2: 16 columns at a time (12 accumulators).
-ORTC_AVX2 void kernelAvx2Offsets(int64_t kc, const float *a, const float *b,
-                                 const int32_t *offsets, float *c, int64_t ldc, int64_t cols,
-                                 bool load) {
-  for (int64_t j = 0; j < cols; j += kNr) {
-    __m256 acc0[kMr], acc1[kMr];
+/// kernelAvx2Offsets's 16 columns at j; `Fetch`: fetch `fetch` into L2 on
+/// the way, a 24-byte step of it per k (every line, some twice).
+template <bool Fetch>
+ORTC_AVX2 __attribute__((always_inline)) inline void
+offsetsPanelAvx2(int64_t kc, const float *a, const float *b, const int32_t *offsets, float *c,
+                 int64_t ldc, bool load, const float *fetch) {
+  __m256 acc0[kMr], acc1[kMr];
 #pragma GCC unroll 6
-    for (int r = 0; r < kMr; ++r)
-      acc0[r] = acc1[r] = _mm256_setzero_ps();
-    const float *ak = a;
-    for (int64_t k = 0; k < kc; ++k) {
-      const float *bk = b + offsets[k] + j;
-      __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-#pragma GCC unroll 6
-      for (int r = 0; r < kMr; ++r) {
-        __m256 av = _mm256_broadcast_ss(ak + r);
-        acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
-        acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
-      }
-      ak += kMr;
-    }
+  for (int r = 0; r < kMr; ++r)
+    acc0[r] = acc1[r] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    if (Fetch)
+      _mm_prefetch(reinterpret_cast<const char *>(fetch + k * kMr), _MM_HINT_T1);
+    const float *bk = b + offsets[k];
+    __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
 #pragma GCC unroll 6
     for (int r = 0; r < kMr; ++r) {
-      float *cr = c + r * ldc + j;
-      if (load) {
-        acc0[r] = _mm256_add_ps(acc0[r], _mm256_loadu_ps(cr));
-        acc1[r] = _mm256_add_ps(acc1[r], _mm256_loadu_ps(cr + 8));
-      }
-      _mm256_storeu_ps(cr, acc0[r]);
-      _mm256_storeu_ps(cr + 8, acc1[r]);
+      __m256 av = _mm256_broadcast_ss(a + r);
+      acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
     }
+    a += kMr;
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kMr; ++r) {
+    float *cr = c + r * ldc;
+    if (load) {
+      acc0[r] = _mm256_add_ps(acc0[r], _mm256_loadu_ps(cr));
+      acc1[r] = _mm256_add_ps(acc1[r], _mm256_loadu_ps(cr + 8));
+    }
+    _mm256_storeu_ps(cr, acc0[r]);
+    _mm256_storeu_ps(cr + 8, acc1[r]);
+  }
+}
+
+/// kernelAvx512Offsets in AVX2: 16 columns at a time (12 accumulators); the
+/// first 16 fetch nextA.
+ORTC_AVX2 void kernelAvx2Offsets(int64_t kc, const float *a, const float *b, const int32_t *offsets,
+                                 float *c, int64_t ldc, int64_t cols, bool load,
+                                 const float *nextA) {
+  for (int64_t j = 0; j < cols; j += kNr) {
+    if (j == 0 && nextA)
+      offsetsPanelAvx2<true>(kc, a, b + j, offsets, c + j, ldc, load, nextA);
+    else
+      offsetsPanelAvx2<false>(kc, a, b + j, offsets, c + j, ldc, load, nullptr);
   }
 }
 
@@ -719,7 +733,7 @@ ORTC_AVX512 void kernelAvx512OffsetsOf(int64_t kc, const float *a, const float *
 /// kernelAvx512OffsetsOf for `cols` (16, 32, 48 or 64) columns.
 ORTC_AVX512 void kernelAvx512Offsets(int64_t kc, const float *a, const float *b,
                                      const int32_t *offsets, float *c, int64_t ldc, int64_t cols,
-                                     bool load) {
+                                     bool load, const float *) {
   switch (cols / kNr) {
   case 4:
     return kernelAvx512OffsetsOf<4>(kc, a, b, offsets, c, ldc, load);
@@ -840,10 +854,11 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
 //===----------------------------------------------------------------------===//
 
 /// A 6-row tile of `cols` (16 to kOffsetsTile, a multiple of 16) columns
-/// whose B rows are read in place (sgemmOffsetsB).
-using OffsetsKernel = void (*)(int64_t kc, const float *a, const float *b,
-                               const int32_t *offsets, float *c, int64_t ldc, int64_t cols,
-                               bool load);
+/// whose B rows are read in place (sgemmOffsetsB). `nextA`: the 6 * kc
+/// floats of A the next tile reads from memory, or null; the AVX2 kernel
+/// fetches them into L2 as it goes (the others ignore it: not measured).
+using OffsetsKernel = void (*)(int64_t kc, const float *a, const float *b, const int32_t *offsets,
+                               float *c, int64_t ldc, int64_t cols, bool load, const float *nextA);
 
 /// A full-height tile over adjacent B panels (panelStride floats apart),
 /// the last with lastCols (1..16) columns of C; null where a variant has
@@ -1249,9 +1264,13 @@ void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const 
       int64_t kc = std::min(kcBlock, K - k0);
       for (int64_t q0 = 0; q0 < Q; q0 += kOffsetsTile) {
         int64_t cols = std::min(kOffsetsTile, Q - q0);
+        // A comes from memory on a block's first tile (a model's weights
+        // outgrow L3): each tile fetches the next panel's into L2.
         for (int64_t p = p0; p < p1; ++p)
           variant->offsetsKernel(kc, packedA + p * kMr * K + k0 * kMr, b + q0, offsets + k0,
-                                 C + p * kMr * ldc + q0, ldc, cols, k0 > 0);
+                                 C + p * kMr * ldc + q0, ldc, cols, k0 > 0,
+                                 q0 == 0 && p + 1 < p1 ? packedA + (p + 1) * kMr * K + k0 * kMr
+                                                       : nullptr);
       }
     }
   }
