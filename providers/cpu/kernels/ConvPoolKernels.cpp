@@ -254,6 +254,12 @@ __attribute__((target("avx2,fma"))) inline __m256 evenLanes(__m256 a, __m256 b) 
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
+/// Lanes 1, 3, .., 15 of the 16 floats a then b, in order.
+__attribute__((target("avx2,fma"))) inline __m256 oddLanes(__m256 a, __m256 b) {
+  __m256 pairs = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
 /// One panel row in AVX2: per run, two masked loads (gathers for strides
 /// past 1, but for whole runs at stride 2) whose masked-off lanes are zero,
 /// OR-ed together, then two whole stores (a masked store is microcoded on
@@ -404,12 +410,8 @@ void depthwisePlaneGeneric(const DepthwisePlanes &p, int64_t plane, float *y) {
 __attribute__((target("avx2,fma"))) inline __m256 loadColumns(const float *at, int64_t s) {
   if (s == 1)
     return _mm256_loadu_ps(at);
-  if (s == 2) {
-    __m256 a = _mm256_loadu_ps(at), b = _mm256_loadu_ps(at + 8);
-    // [a0 a2 b0 b2 | a4 a6 b4 b6] -> [a0 a2 a4 a6 | b0 b2 b4 b6]
-    __m256 v = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
-  }
+  if (s == 2)
+    return evenLanes(_mm256_loadu_ps(at), _mm256_loadu_ps(at + 8));
   return _mm256_setr_ps(at[0], at[s], at[2 * s], at[3 * s], at[4 * s], at[5 * s], at[6 * s],
                         at[7 * s]);
 }
@@ -418,22 +420,58 @@ __attribute__((target("avx2,fma"))) inline __m256 loadColumns(const float *at, i
 /// x[r - padTop][c - padLeft], zero elsewhere. The zeros depend only on the
 /// layout, so they are written when the layout changes, and each plane then
 /// overwrites only the interior (its rows are short: inline vector loops, not
-/// a library call per row).
+/// a library call per row). `phased` (width a multiple of 16, with 16 floats
+/// to spare): each row split into its column phases, its even columns then
+/// its odd ones from width / 2 on, each with 8 floats of slack at its end. A
+/// stride-2 depthwise conv then reads each tap's 8 columns with one load;
+/// deinterleaving two loads per tap and output row cost it about twice
+/// onnxruntime's time (AMD EPYC, AVX2).
 class PaddedPlane {
 public:
   __attribute__((target("avx2,fma"))) const float *copy(const float *x, int64_t inH, int64_t inW,
                                                         int64_t padTop, int64_t padLeft,
-                                                        int64_t rows, int64_t width) {
-    std::array<int64_t, 6> want = {inH, inW, padTop, padLeft, rows, width};
+                                                        int64_t rows, int64_t width,
+                                                        bool phased = false) {
+    std::array<int64_t, 7> want = {inH, inW, padTop, padLeft, rows, width, phased};
     if (want != layout_) {
       // 8 floats of slack for the last row's whole tail store.
       data_.assign(size_t(rows * width + 8), 0.f);
       layout_ = want;
     }
-    const int64_t count = std::clamp<int64_t>(width - padLeft, 0, inW); // x's columns kept
+    // x's columns kept: those in the padded row (phased: before the slack).
+    const int64_t count = std::clamp<int64_t>(width - (phased ? 16 : 0) - padLeft, 0, inW);
     const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count % 8)),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     int64_t first = std::max<int64_t>(padTop, 0), last = std::min(rows, padTop + inH);
+    if (phased) {
+      // x's column c lands in padded column padLeft + c: phase (padLeft + c)
+      // % 2, index (padLeft + c) / 2.
+      const int64_t half = width / 2;
+      const int64_t evenAt = (padLeft & 1) * half + padLeft / 2;
+      const int64_t oddAt = ((padLeft + 1) & 1) * half + (padLeft + 1) / 2;
+      for (int64_t r = first; r < last; ++r) {
+        const float *src = x + (r - padTop) * inW;
+        float *row = data_.data() + r * width;
+        for (int64_t c = 0; c < count; c += 16) {
+          // The tail's masked-off lanes load as zeros and land in the
+          // phase's border or slack: whole stores.
+          int64_t left = count - c;
+          const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+          __m256 a = left >= 8
+                         ? _mm256_loadu_ps(src + c)
+                         : _mm256_maskload_ps(
+                               src + c, _mm256_cmpgt_epi32(_mm256_set1_epi32(int(left)), lane));
+          __m256 b =
+              left >= 16
+                  ? _mm256_loadu_ps(src + c + 8)
+                  : _mm256_maskload_ps(src + c + 8,
+                                       _mm256_cmpgt_epi32(_mm256_set1_epi32(int(left - 8)), lane));
+          _mm256_storeu_ps(row + evenAt + c / 2, evenLanes(a, b));
+          _mm256_storeu_ps(row + oddAt + c / 2, oddLanes(a, b));
+        }
+      }
+      return data_.data();
+    }
     for (int64_t r = first; r < last; ++r) {
       const float *src = x + (r - padTop) * inW;
       float *to = data_.data() + r * width + padLeft;
@@ -451,11 +489,24 @@ public:
 
 private:
   std::vector<float> data_;
-  std::array<int64_t, 6> layout_ = {-1, -1, -1, -1, -1, -1};
+  std::array<int64_t, 7> layout_ = {-1, -1, -1, -1, -1, -1, -1};
 };
 
+/// Tap column j of an 8-wide chunk in a padded row of `width` floats: at
+/// S = 2 from the row's column phases (`row` at the chunk's first even
+/// column), else columns row[j], row[j + s], ...
+template <int S>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256
+tapColumns(const float *row, int64_t j, int64_t s, int64_t width) {
+  if constexpr (S == 2)
+    return _mm256_loadu_ps(row + (j & 1) * (width / 2) + (j >> 1));
+  else
+    return loadColumns(row + j, s);
+}
+
 /// What one depthwise plane's rows read and write: its padded input (row
-/// stride `width`), its taps, bias and residual, its output.
+/// stride `width`; for AVX2 at column stride 2 (S = 2), split into column
+/// phases: PaddedPlane), its taps, bias and residual, its output.
 struct DepthwiseRows {
   const Geometry &g;
   const float *padded;
@@ -494,7 +545,7 @@ depthwiseChunksAvx2(const Geometry &g, const float *top, int64_t width, const __
         __m256 v[KW];
 #pragma GCC unroll 5
         for (int j = 0; j < KW; ++j)
-          v[j] = loadColumns(top + q * width + j, s);
+          v[j] = tapColumns<S>(top + q * width, j, s, width);
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
           int i = q - r;
@@ -512,7 +563,7 @@ depthwiseChunksAvx2(const Geometry &g, const float *top, int64_t width, const __
 #pragma GCC unroll 25
         for (int t = 0; t < KH * KW; ++t)
           acc[r] = _mm256_fmadd_ps(
-              taps[t], loadColumns(top + (r * sh + t / KW) * width + t % KW, s), acc[r]);
+              taps[t], tapColumns<S>(top + (r * sh + t / KW) * width, t % KW, s, width), acc[r]);
     }
   } else {
     const int64_t sh = g.s[1], dh = g.d[1], dw = g.d[2];
@@ -572,7 +623,10 @@ __attribute__((target("avx2,fma"))) void depthwiseRowsAvx2(const DepthwiseRows &
     bool block = oh + kRows <= outH;
     for (int64_t ow = 0; ow < outW; ow += 8) {
       int64_t at = std::min(ow, lastStart), o = oh * outW + at;
-      const float *top = padded + oh * rowStep + at * s, *res = residual ? residual + o : nullptr;
+      // Split into column phases at stride 2 (PaddedPlane): column
+      // at * 2 is even column at.
+      const float *top = padded + oh * rowStep + (S == 2 ? at : at * s);
+      const float *res = residual ? residual + o : nullptr;
       bool partial = anyPartial && ow == lastChunk;
       if (block)
         depthwiseChunksAvx2<kRows, KH, KW, S, Act>(d.g, top, width, taps, w, bias, res, y + o, tail,
@@ -701,10 +755,12 @@ void depthwisePlane2d(const DepthwisePlanes &p, int64_t plane, float *y) {
   const int64_t lastChunk = (g.out[2] - 1) / Lanes * Lanes;
   const int64_t padRows = (g.out[1] - 1) * g.s[1] + (kh - 1) * g.d[1] + 1;
   const int64_t reach = lastChunk * s + (kw - 1) * g.d[2] + Lanes * std::max<int64_t>(s, 2);
-  const int64_t width = (reach + 7) / 8 * 8;
+  // AVX2 at stride 2 reads the rows split into column phases, whole pairs of vectors.
+  constexpr bool kPhased = Lanes == 8 && S == 2;
+  const int64_t width = kPhased ? (reach + 15) / 16 * 16 + 16 : (reach + 7) / 8 * 8;
   thread_local PaddedPlane scratch;
-  const float *padded =
-      scratch.copy(p.input(plane), g.in[1], g.in[2], g.padBegin[1], g.padBegin[2], padRows, width);
+  const float *padded = scratch.copy(p.input(plane), g.in[1], g.in[2], g.padBegin[1], g.padBegin[2],
+                                     padRows, width, kPhased);
   using A = GemmEpilogue::Activation;
   DepthwiseRows rows{
       g, padded, width, p.weights(plane), p.biasOf(plane), p.residualOf(plane), p.epilogue, y};
