@@ -1283,6 +1283,32 @@ Status convTransposedGemm(const KernelCall &call, const Geometry &g, const float
   return Status::ok();
 }
 
+/// dst[m] = src[2 m] for m < n, reading nothing past src[2 n - 2]: a
+/// stride-2 phase row of convDirect's planes.
+using EvenColumnsFn = void (*)(const float *src, int64_t n, float *dst);
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2,fma"))) void evenColumnsAvx2(const float *src, int64_t n, float *dst) {
+  int64_t m = 0;
+  // Whole vectors while their last odd neighbour is still one of the row's.
+  for (; m + 8 < n; m += 8)
+    _mm256_storeu_ps(dst + m,
+                     evenLanes(_mm256_loadu_ps(src + 2 * m), _mm256_loadu_ps(src + 2 * m + 8)));
+  for (; m < n; ++m)
+    dst[m] = src[2 * m];
+}
+#endif
+
+/// The vector evenColumns where the GEMM's variant has vectors, else null
+/// (convDirect's scalar loop).
+EvenColumnsFn pickEvenColumns() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (kernelIsa() != KernelIsa::Generic)
+    return evenColumnsAvx2;
+#endif
+  return nullptr;
+}
+
 /// Where convDirect keeps one image's zero-padded input, split by the
 /// strides into phase planes per channel: phase (a, b) of channel ch, row r,
 /// column c holds the padded input at row r*sh + a, column c*sw + b, at
@@ -1365,6 +1391,7 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
   int64_t perTask = byTiles ? perTile : perPanel;
   int64_t tasks = (units + perTask - 1) / perTask;
 
+  EvenColumnsFn evenColumns = pickEvenColumns();
   for (int64_t n = 0; n < N; ++n) {
     const float *xn = x + n * C * inH * inW;
     auto copyPlane = [&](int64_t cp) {
@@ -1387,6 +1414,8 @@ Status convDirect(const KernelCall &call, const Geometry &g, const DirectLayout 
         std::fill(row, row + lo, 0.f);
         if (d.sw == 1)
           std::copy(in + first, in + first + (hi - lo), row + lo);
+        else if (d.sw == 2 && evenColumns)
+          evenColumns(in + first, hi - lo, row + lo);
         else
           for (int64_t cc = lo; cc < hi; ++cc)
             row[cc] = in[first + (cc - lo) * d.sw];
