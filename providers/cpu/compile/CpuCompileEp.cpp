@@ -536,10 +536,10 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
                                    ints("strides", 0),
                                    ints("strides", 1), ints("dilations", 0),
                                    ints("dilations", 1), y.getDimSize(2), y.getDimSize(3));
-      bool transposed = !direct && y && y.hasStaticShape() && y.getRank() >= 3 &&
-                        convPrefersTransposedGemm(w.getDimSize(0), y.getNumElements() /
-                                                                      (y.getDimSize(0) *
-                                                                       y.getDimSize(1)));
+      bool transposed =
+          !direct && y && y.hasStaticShape() && y.getRank() >= 3 &&
+          convPrefersTransposedGemm(w.getDimSize(0), w.getNumElements() / w.getDimSize(0),
+                                    y.getNumElements() / (y.getDimSize(0) * y.getDimSize(1)));
       packedWeight = packedConvWeight(op->getOperand(1), transposed);
       if (*packedWeight < 0)
         return op->emitError("cpu_ep: cannot read the constant W of Conv");

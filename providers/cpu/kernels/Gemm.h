@@ -47,15 +47,26 @@ size_t packedGemmASize(int64_t M, int64_t K);
 /// where sgemmPacked packs A's rows per block and call.
 void packGemmA(const float *A, int64_t lda, int64_t M, int64_t K, float *packed);
 
-/// Whether a group-1 Conv with M output channels and P output positions per
-/// image runs as Y^T = col^T * W^T (positions as the GEMM's 6-row tiles,
-/// output channels as its 16-wide panels; the compiler packs constant W as
-/// B panels of W^T, packing "gemm_bt") rather than Y = W * col (positions as
-/// panels). Few positions waste most of a panel (7x7 = 49: 4 panels for
-/// 3.06) where rows waste little; measured faster up to 14x14 (P = 196).
-inline bool convPrefersTransposedGemm(int64_t M, int64_t P) {
-  auto panels = [](int64_t n) { return (n + kGemmPanelWidth - 1) / kGemmPanelWidth; };
-  return P > 0 && P <= 256 && M >= kGemmPanelWidth && P * panels(M) <= M * panels(P);
+/// Whether a group-1 Conv with M output channels, K = C * kernel size
+/// products per output and P output positions per image runs as Y^T = col^T
+/// * W^T (positions as the GEMM's 6-row tiles, output channels as its
+/// 16-wide panels; the compiler packs constant W as B panels of W^T, packing
+/// "gemm_bt") rather than Y = W * col (positions as panels). Few positions
+/// waste most of a panel (7x7 = 49: 4 panels for 3.06) where rows waste
+/// little, but the product [P, M] then goes through memory once more, to
+/// be transposed into Y: about 64 flops' worth per element (AMD EPYC, AVX2:
+/// ResNet-50's 256->1024 1x1 at 14x14, K = 256, ran 5% faster as panels,
+/// and its 1024->256, K = 1024, 7% faster transposed). The cheaper by that
+/// count wins, up to 16x16 positions.
+inline bool convPrefersTransposedGemm(int64_t M, int64_t K, int64_t P) {
+  if (P <= 0 || P > 256 || M < kGemmPanelWidth || K <= 0)
+    return false;
+  auto roundUp = [](int64_t n, int64_t to) { return (n + to - 1) / to * to; };
+  constexpr int64_t kTransposeFlops = 64;
+  int64_t panels = 2 * K * roundUp(M, kGemmPanelHeight) * roundUp(P, kGemmPanelWidth);
+  int64_t transposed =
+      2 * K * roundUp(P, kGemmPanelHeight) * roundUp(M, kGemmPanelWidth) + kTransposeFlops * M * P;
+  return transposed < panels;
 }
 
 /// Whether a group-1 2-D Conv runs directly over its zero-padded input

@@ -660,6 +660,18 @@ TEST(LibraryKernels, ConvAutoPad) {
 // GEMM over the same packed tiles), ulps for a 3x3 pad 1 (convRunsDirect:
 // the direct product sums in another order than im2col's GEMM); M not a
 // multiple of the panel height, several output tiles' worth of positions.
+// The orientation rule on the shapes it was measured on (ResNet-50 at
+// 14x14 and 7x7, MobileNetV2 at 14x14) and its bounds.
+TEST(LibraryKernels, ConvTransposedGemmRule) {
+  EXPECT_FALSE(convPrefersTransposedGemm(1024, 256, 196)); // 256->1024: panels
+  EXPECT_TRUE(convPrefersTransposedGemm(256, 1024, 196));  // 1024->256: transposed
+  EXPECT_TRUE(convPrefersTransposedGemm(2048, 512, 49));   // 7x7: 4 panels for 3.06
+  EXPECT_FALSE(convPrefersTransposedGemm(384, 64, 196));   // K = 64: the move dominates
+  EXPECT_FALSE(convPrefersTransposedGemm(64, 4096, 257));  // past 16x16 positions
+  EXPECT_FALSE(convPrefersTransposedGemm(8, 4096, 49));    // fewer channels than a panel
+  EXPECT_FALSE(convPrefersTransposedGemm(64, 0, 49));
+}
+
 TEST(LibraryKernels, ConvPrepackedWeightsMatchUnpacked) {
   struct Shape {
     std::vector<int64_t> x, w;
