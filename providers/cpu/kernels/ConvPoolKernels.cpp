@@ -247,6 +247,12 @@ void im2colPackedGeneric(const float *x, int64_t Cg, const Geometry &g, int64_t 
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+/// Lanes [0, count) set.
+__attribute__((target("avx2,fma"))) inline __m256i firstLanes(int64_t count) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 /// Lanes 0, 2, .., 14 of the 16 floats a then b, in order.
 __attribute__((target("avx2,fma"))) inline __m256 evenLanes(__m256 a, __m256 b) {
   // Per 128-bit half: a0 a2 b0 b2 | a4 a6 b4 b6; then the 64-bit pairs reordered.
@@ -289,10 +295,9 @@ struct CopyRowAvx2 {
         // floats: four loads and two shuffles, where the two gathers cost
         // a third of a strided pointwise conv's time on an AMD EPYC. The
         // last load leaves out at[31], which may lie past X.
-        const __m256i first7 = _mm256_cmpgt_epi32(_mm256_set1_epi32(7), lane0);
         lo = _mm256_or_ps(lo, evenLanes(_mm256_loadu_ps(at), _mm256_loadu_ps(at + 8)));
-        hi = _mm256_or_ps(hi,
-                          evenLanes(_mm256_loadu_ps(at + 16), _mm256_maskload_ps(at + 24, first7)));
+        hi = _mm256_or_ps(
+            hi, evenLanes(_mm256_loadu_ps(at + 16), _mm256_maskload_ps(at + 24, firstLanes(7))));
       } else {
         lo = _mm256_or_ps(lo, _mm256_mask_i32gather_ps(_mm256_setzero_ps(), at, index0,
                                                        _mm256_castsi256_ps(m0), 4));
@@ -440,8 +445,6 @@ public:
     }
     // x's columns kept: those in the padded row (phased: before the slack).
     const int64_t count = std::clamp<int64_t>(width - (phased ? 16 : 0) - padLeft, 0, inW);
-    const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count % 8)),
-                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     int64_t first = std::max<int64_t>(padTop, 0), last = std::min(rows, padTop + inH);
     if (phased) {
       // x's column c lands in padded column padLeft + c: phase (padLeft + c)
@@ -456,22 +459,17 @@ public:
           // The tail's masked-off lanes load as zeros and land in the
           // phase's border or slack: whole stores.
           int64_t left = count - c;
-          const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-          __m256 a = left >= 8
-                         ? _mm256_loadu_ps(src + c)
-                         : _mm256_maskload_ps(
-                               src + c, _mm256_cmpgt_epi32(_mm256_set1_epi32(int(left)), lane));
-          __m256 b =
-              left >= 16
-                  ? _mm256_loadu_ps(src + c + 8)
-                  : _mm256_maskload_ps(src + c + 8,
-                                       _mm256_cmpgt_epi32(_mm256_set1_epi32(int(left - 8)), lane));
+          __m256 a =
+              left >= 8 ? _mm256_loadu_ps(src + c) : _mm256_maskload_ps(src + c, firstLanes(left));
+          __m256 b = left >= 16 ? _mm256_loadu_ps(src + c + 8)
+                                : _mm256_maskload_ps(src + c + 8, firstLanes(left - 8));
           _mm256_storeu_ps(row + evenAt + c / 2, evenLanes(a, b));
           _mm256_storeu_ps(row + oddAt + c / 2, oddLanes(a, b));
         }
       }
       return data_.data();
     }
+    const __m256i tail = firstLanes(count % 8);
     for (int64_t r = first; r < last; ++r) {
       const float *src = x + (r - padTop) * inW;
       float *to = data_.data() + r * width + padLeft;
@@ -839,12 +837,6 @@ __attribute__((target("avx2,fma"), always_inline)) inline void transpose8x8(__m2
     r[i] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x20);
     r[i + 4] = _mm256_permute2f128_ps(u[i], u[i + 4], 0x31);
   }
-}
-
-/// Lanes [0, count) set.
-__attribute__((target("avx2,fma"))) inline __m256i firstLanes(int64_t count) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 /// A 2-D depthwise conv (channel multiplier 1) on blocks of 8 channels, the
