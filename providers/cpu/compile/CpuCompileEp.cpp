@@ -225,6 +225,9 @@ private:
   /// Conv's constant weights [M, ...] packed as GEMM A panels of [M, K], or
   /// when `transposed` as B panels of W^T [K, M] (convPrefersTransposedGemm).
   int packedConvWeight(Value w, bool transposed);
+  /// A 3x3 Conv's constant W [M, C, 3, 3] transformed for Winograd
+  /// F(2x2, 3x3) (packConvWeightsWinograd).
+  int packedConvWeightWinograd(Value w);
   /// A channels-last Conv's constant W [M, C, KH, KW] as B panels of W^T
   /// with k in (kh, kw, c) order (packConvWeightsChannelsLast).
   int packedConvWeightChannelsLast(Value w);
@@ -403,6 +406,17 @@ int PartitionCompiler::packedConvWeight(Value w, bool transposed) {
                          transposed ? "gemm_bt" : "gemm_a");
 }
 
+int PartitionCompiler::packedConvWeightWinograd(Value w) {
+  auto type = cast<RankedTensorType>(w.getType());
+  std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
+  if (!bytes)
+    return -2;
+  int64_t M = type.getDimSize(0), C = type.getDimSize(1);
+  std::vector<float> packed(packedWinogradSize(M, C));
+  packConvWeightsWinograd(reinterpret_cast<const float *>(bytes->data()), M, C, packed.data());
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed, "winograd_f2x3");
+}
+
 int PartitionCompiler::packedConvWeightChannelsLast(Value w) {
   auto type = dyn_cast<RankedTensorType>(w.getType());
   std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
@@ -530,20 +544,26 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
         auto a = op->getAttrOfType<DenseI64ArrayAttr>(name);
         return a && int64_t(a.size()) > i ? a[i] : 1;
       };
-      bool direct = w.getRank() == 4 && y && y.getRank() == 4 && !y.isDynamicDim(2) &&
-                    !y.isDynamicDim(3) &&
+      bool planar =
+          w.getRank() == 4 && y && y.getRank() == 4 && !y.isDynamicDim(2) && !y.isDynamicDim(3);
+      bool winograd =
+          planar &&
+          convRunsWinograd(w.getDimSize(1), w.getDimSize(0), w.getDimSize(2), w.getDimSize(3),
+                           ints("strides", 0), ints("strides", 1), ints("dilations", 0),
+                           ints("dilations", 1), y.getDimSize(2), y.getDimSize(3));
+      bool direct = planar && !winograd &&
                     convRunsDirect(w.getDimSize(1), w.getDimSize(2), w.getDimSize(3),
-                                   ints("strides", 0),
-                                   ints("strides", 1), ints("dilations", 0),
+                                   ints("strides", 0), ints("strides", 1), ints("dilations", 0),
                                    ints("dilations", 1), y.getDimSize(2), y.getDimSize(3));
       bool transposed =
-          !direct && y && y.hasStaticShape() && y.getRank() >= 3 &&
+          !winograd && !direct && y && y.hasStaticShape() && y.getRank() >= 3 &&
           convPrefersTransposedGemm(w.getDimSize(0), w.getNumElements() / w.getDimSize(0),
                                     y.getNumElements() / (y.getDimSize(0) * y.getDimSize(1)));
-      packedWeight = packedConvWeight(op->getOperand(1), transposed);
+      packedWeight = winograd ? packedConvWeightWinograd(op->getOperand(1))
+                              : packedConvWeight(op->getOperand(1), transposed);
       if (*packedWeight < 0)
         return op->emitError("cpu_ep: cannot read the constant W of Conv");
-      setInt(step, "packed_w", transposed ? 2 : 1);
+      setInt(step, "packed_w", winograd ? 4 : transposed ? 2 : 1);
     }
   }
 

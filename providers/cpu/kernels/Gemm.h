@@ -92,6 +92,34 @@ inline bool convRunsDirect(int64_t channels, int64_t kh, int64_t kw, int64_t str
   return 4 * outH * outW >= 3 * panels;
 }
 
+/// Elements of a Winograd F(2x2, 3x3) tile: 4x4 inputs per 2x2 outputs,
+/// and as many GEMMs per conv.
+constexpr int64_t kWinogradTileElements = 16;
+
+/// Whether a group-1 2-D Conv runs as Winograd F(2x2, 3x3) (convWinograd:
+/// 16 products per 2x2 outputs and channel pair where a direct conv takes
+/// 36; W transformed and packed by packConvWeightsWinograd, packing
+/// "winograd_f2x3"): a 3x3 kernel at stride 1 and dilation 1, with enough
+/// input and output channels that the 16 GEMMs outweigh the transforms of
+/// each input channel's tiles and each output channel's products. The
+/// compiler packs W for it; the kernel runs any 3x3 stride-1 conv so
+/// packed.
+inline bool convRunsWinograd(int64_t channels, int64_t outChannels, int64_t kh, int64_t kw,
+                             int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW,
+                             int64_t outH, int64_t outW) {
+  return kh == 3 && kw == 3 && strideH == 1 && strideW == 1 && dilationH == 1 && dilationW == 1 &&
+         channels >= 32 && outChannels >= 32 && outH >= 2 && outW >= 2;
+}
+
+/// Floats of a [M, C, 3, 3] W packed by packConvWeightsWinograd.
+size_t packedWinogradSize(int64_t M, int64_t C);
+
+/// Transforms Conv's 3x3 W [M, C, 3, 3] into Winograd F(2x2, 3x3)'s 16
+/// matrices U_xi [M, C] (U = G w G^T per output and input channel) and packs
+/// each by packGemmA, U_xi at xi * packedGemmASize(M, C) (packing
+/// "winograd_f2x3", packed_w = 4).
+void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, float *packed);
+
 /// Packs Conv's W [M, C, KH, KW] (kSize = KH * KW) as B panels of W^T
 /// [KH * KW * C, M] with k in (kh, kw, c) order (packing "gemm_bt_hwc",
 /// packed_w = 3): the GEMM operand of a channels-last conv, whose im2col

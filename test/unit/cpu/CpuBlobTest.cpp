@@ -1304,7 +1304,8 @@ TEST(CpuBlobTest, GemmPackingSizeAgreesWithTheKernels) {
 // Packed weights are read only as what they are: "gemm_b" by a step with
 // packed_b, "gemm_a" (Conv's W, packedGemmASize of [M, K]) by one with
 // packed_w = 1, "gemm_bt" (Conv's W^T, packedGemmBSize of [K, M]) by one
-// with packed_w = 2, each as input 1.
+// with packed_w = 2, "winograd_f2x3" (a 3x3 W as 16 gemm_a matrices [M, C])
+// by one with packed_w = 4, each as input 1.
 TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
   auto asConvWeight = [](fb::PlanT &p, std::vector<int64_t> shape, uint64_t bytes,
                          const char *packing = "gemm_a", int64_t flag = 1) {
@@ -1329,6 +1330,22 @@ TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
   std::vector<char> weights(ok.buffers[3]->offset + 64);
   EXPECT_TRUE(openCpuStatus(rawCpuBlob(packMeta(ok), elfCode(), weights)).isOk());
   EXPECT_EQ(packedGemmASize(7, 18), 12u * 18);
+  // W [7, 2, 3, 3] for Winograd: 16 matrices of 7 rows rounded up to 12, C = 2.
+  fb::PlanT winograd = validPlan();
+  asConvWeight(winograd, {7, 2, 3, 3}, packedWinogradSize(7, 2) * sizeof(float), "winograd_f2x3",
+               4);
+  winograd.buffers[3]->offset = (winograd.buffers[2]->size + 63) / 64 * 64;
+  std::vector<char> winogradWeights(winograd.buffers[3]->offset + 64);
+  opened = openCpuStatus(rawCpuBlob(packMeta(winograd), elfCode(), winogradWeights));
+  EXPECT_TRUE(opened.isOk()) << opened.message();
+  EXPECT_EQ(packedWinogradSize(7, 2), 16u * 12 * 2);
+  // ... and read only by a step with packed_w = 4.
+  winograd.steps[0]->ints[2]->values = {1};
+  opened = openCpuStatus(rawCpuBlob(packMeta(winograd), elfCode(), winogradWeights));
+  EXPECT_NE(opened.message().find("input 1 is packed as 'winograd_f2x3', the step reads it as "
+                                  "'gemm_a'"),
+            std::string::npos)
+      << opened.message();
 
   runBreakCases({
       {"gemm_a of the wrong size",
@@ -1355,6 +1372,17 @@ TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
          asConvWeight(p, {2, 2, 1, 1}, packedGemmBSize(2, 2) * sizeof(float), "gemm_bt", 1);
        },
        {"input 1 is packed as 'gemm_bt', the step reads it as 'gemm_a'"}},
+      {"winograd_f2x3 of the wrong size",
+       [&](fb::PlanT &p) {
+         asConvWeight(p, {7, 2, 3, 3}, packedGemmASize(7, 18) * sizeof(float), "winograd_f2x3", 4);
+       },
+       {"buffer 2 'W' (Weight): size 864 bytes, but float32 [7,2,3,3] packed as "
+        "'winograd_f2x3' needs 1536"}},
+      {"winograd_f2x3 of a 5x5 W",
+       [&](fb::PlanT &p) {
+         asConvWeight(p, {7, 2, 5, 5}, 4096, "winograd_f2x3", 4);
+       },
+       {"packing 'winograd_f2x3' needs a float32 [M,C,3,3] weight, not float32 [7,2,5,5]"}},
       {"packed flag on an unpacked weight",
        [](fb::PlanT &p) {
          p.buffers[2]->packing.clear();

@@ -784,6 +784,63 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
   EXPECT_TRUE(convRunsDirect(3, 7, 7, 2, 2, 1, 1, 112, 112));
 }
 
+// A 3x3 stride-1 conv over W packed for Winograd F(2x2, 3x3) (packed_w = 4,
+// packConvWeightsWinograd): the reference's values with the fused epilogue
+// (bias, residual, clip), serial and on a pool, on every vector variant, and
+// over its own residual: tile rows of 4 and 7 tiles (every chunk of 8 spans
+// two rows), odd output sizes (half tiles at the right and bottom edge),
+// asymmetric and no padding, a row of 20 tiles (whole chunks, and rows of
+// input split 16 columns at a time), several bands of tile rows, a batch
+// of 2, M not a multiple of the panel height, a 1x1 output.
+TEST(LibraryKernels, ConvWinogradMatchesReference) {
+  struct Shape {
+    std::vector<int64_t> x, w, pads;
+  };
+  uint64_t seed = 950;
+  for (const Shape &c : {Shape{{1, 32, 7, 7}, {40, 32, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{2, 33, 14, 14}, {35, 33, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 16, 17, 23}, {12, 16, 3, 3}, {1, 0, 2, 1}},
+                         Shape{{1, 16, 20, 36}, {7, 16, 3, 3}, {0, 0, 0, 0}},
+                         Shape{{1, 8, 9, 40}, {9, 8, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 256, 20, 20}, {8, 256, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 4, 3, 3}, {5, 4, 3, 3}, {0, 0, 0, 0}}}) {
+    ConvSpec spec{c.x, c.w, 1, {1, 1}, c.pads, {1, 1}};
+    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
+    std::vector<int64_t> ys;
+    std::vector<float> want = refConv(X, W, &B, spec, ys);
+    Tensor Z = randomF(ys, ++seed);
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = std::min(std::max(want[i] + Z.floats()[i], -0.5f), 2.f);
+    int64_t M = c.w[0], C = c.w[1];
+    Tensor P(ElementType::Float, {int64_t(packedWinogradSize(M, C))});
+    packConvWeightsWinograd(W.f(), M, C, P.f());
+    P.shape = c.w; // the view keeps W's logical shape
+    Attrs attrs = Attrs().is("pads", c.pads).i("packed_w", 4);
+    attrs.s("activation", "clip");
+    attrs.a.floats["activation_params"] = {-0.5f, 2.f};
+    for (bool overResidual : {false, true})
+      expectConvOnEveryVariant(attrs, {&X, &P, &B, &Z}, ys, want,
+                               shapeToString(c.x) + " " + shapeToString(c.w), overResidual);
+  }
+  // The kernel takes only 3x3 kernels at stride 1 and dilation 1 so packed.
+  Tensor X = randomF({1, 4, 9, 9}, 960), W = randomF({4, 4, 3, 3}, 961);
+  Tensor P(ElementType::Float, {int64_t(packedWinogradSize(4, 4))});
+  packConvWeightsWinograd(W.f(), 4, 4, P.f());
+  P.shape = W.shape;
+  Tensor Y(ElementType::Float, {1, 4, 4, 4});
+  EXPECT_INVALID(run("Conv", Attrs().is("strides", {2, 2}).i("packed_w", 4), {&X, &P}, {&Y}),
+                 "packed_w 4 (winograd_f2x3) needs a 2-D 3x3 kernel at stride 1");
+  // The rule: ResNet's 3x3 stride-1 layers run so; strided, dilated, 5x5
+  // and few-channel convs do not.
+  EXPECT_TRUE(convRunsWinograd(64, 64, 3, 3, 1, 1, 1, 1, 56, 56));
+  EXPECT_TRUE(convRunsWinograd(512, 512, 3, 3, 1, 1, 1, 1, 7, 7));
+  EXPECT_FALSE(convRunsWinograd(128, 128, 3, 3, 2, 2, 1, 1, 28, 28));
+  EXPECT_FALSE(convRunsWinograd(64, 64, 3, 3, 1, 1, 2, 2, 56, 56));
+  EXPECT_FALSE(convRunsWinograd(64, 64, 5, 5, 1, 1, 1, 1, 56, 56));
+  EXPECT_FALSE(convRunsWinograd(3, 64, 3, 3, 1, 1, 1, 1, 224, 224));
+  EXPECT_FALSE(convRunsWinograd(64, 8, 3, 3, 1, 1, 1, 1, 56, 56));
+}
+
 // Depthwise convs whose output rows would leave most of the plane loop's
 // vector empty run on blocks of 8 channels (transposed in, summed per
 // position, transposed out): the reference's values with the fused epilogue
@@ -987,7 +1044,7 @@ TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
   Tensor X = randomF({1, 4, 5, 5}, 1), W = randomF({4, 4, 1, 1}, 2);
   Tensor Y(ElementType::Float, {1, 4, 5, 5});
   EXPECT_INVALID(run("Conv", Attrs().i("packed_w", 3), {&X, &W}, {&Y}),
-                 "packed_w must be 0, 1 or 2, got 3");
+                 "packed_w must be 0, 1, 2 or 4, got 3");
 }
 
 // ortc.fused_conv's epilogue (residual sum, then the activation) gives what
