@@ -226,8 +226,8 @@ private:
   /// when `transposed` as B panels of W^T [K, M] (convPrefersTransposedGemm).
   int packedConvWeight(Value w, bool transposed);
   /// A 3x3 Conv's constant W [M, C, 3, 3] transformed for Winograd
-  /// F(2x2, 3x3) (packConvWeightsWinograd).
-  int packedConvWeightWinograd(Value w);
+  /// F(tile x tile, 3x3) (packConvWeightsWinograd).
+  int packedConvWeightWinograd(Value w, int64_t tile);
   /// A channels-last Conv's constant W [M, C, KH, KW] as B panels of W^T
   /// with k in (kh, kw, c) order (packConvWeightsChannelsLast).
   int packedConvWeightChannelsLast(Value w);
@@ -406,15 +406,17 @@ int PartitionCompiler::packedConvWeight(Value w, bool transposed) {
                          transposed ? "gemm_bt" : "gemm_a");
 }
 
-int PartitionCompiler::packedConvWeightWinograd(Value w) {
+int PartitionCompiler::packedConvWeightWinograd(Value w, int64_t tile) {
   auto type = cast<RankedTensorType>(w.getType());
   std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
   if (!bytes)
     return -2;
   int64_t M = type.getDimSize(0), C = type.getDimSize(1);
-  std::vector<float> packed(packedWinogradSize(M, C));
-  packConvWeightsWinograd(reinterpret_cast<const float *>(bytes->data()), M, C, packed.data());
-  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed, "winograd_f2x3");
+  std::vector<float> packed(packedWinogradSize(M, C, tile));
+  packConvWeightsWinograd(reinterpret_cast<const float *>(bytes->data()), M, C, tile,
+                          packed.data());
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed,
+                         tile == 4 ? "winograd_f4x3" : "winograd_f2x3");
 }
 
 int PartitionCompiler::packedConvWeightChannelsLast(Value w) {
@@ -560,11 +562,12 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
           !winograd && y && y.hasStaticShape() && y.getRank() >= 3 &&
           convPrefersTransposedGemm(w.getDimSize(0), w.getNumElements() / w.getDimSize(0),
                                     y.getNumElements() / (y.getDimSize(0) * y.getDimSize(1)));
-      packedWeight = winograd ? packedConvWeightWinograd(op->getOperand(1))
+      int64_t tile = winograd ? winogradOutputTile(y.getDimSize(2), y.getDimSize(3)) : 0;
+      packedWeight = winograd ? packedConvWeightWinograd(op->getOperand(1), tile)
                               : packedConvWeight(op->getOperand(1), transposed);
       if (*packedWeight < 0)
         return op->emitError("cpu_ep: cannot read the constant W of Conv");
-      setInt(step, "packed_w", winograd ? 4 : transposed ? 2 : 1);
+      setInt(step, "packed_w", winograd ? (tile == 4 ? 5 : 4) : transposed ? 2 : 1);
     }
   }
 

@@ -83,10 +83,11 @@ void parallelForRuns(ThreadPool *pool, int64_t n, int64_t elementsEach, Body &&b
 }
 
 /// A group-1 3x3 Conv at stride 1 and dilation 1 of N images over W packed
-/// by packConvWeightsWinograd (ConvWinograd.cpp), with `epilogue` (row bias,
-/// residual with row stride P, activation) fused.
-Status convWinograd(const KernelCall &call, const Geometry &g, const float *x, const float *packedU,
-                    int64_t N, int64_t C, int64_t M, const GemmEpilogue &epilogue, float *y);
+/// by packConvWeightsWinograd for output tile `tile` (ConvWinograd.cpp),
+/// with `epilogue` (row bias, residual with row stride P, activation) fused.
+Status convWinograd(const KernelCall &call, const Geometry &g, int64_t tile, const float *x,
+                    const float *packedU, int64_t N, int64_t C, int64_t M,
+                    const GemmEpilogue &epilogue, float *y);
 
 /// Conv with channels_last = 1 (ConvChannelsLast.cpp): X [N, H, W, C] and Y
 /// (and the residual) [N, OH, OW, M].

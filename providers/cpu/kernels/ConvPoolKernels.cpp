@@ -1569,15 +1569,17 @@ Status conv(const KernelCall &call) {
 
   // Constant weights the plan stores packed: packed_w = 1 as packGemmA of
   // W as [M, K] ("gemm_a"), 2 as packGemmB of W^T ("gemm_bt", the
-  // transposed product), 4 as Winograd F(2x2, 3x3)'s transformed W
-  // ("winograd_f2x3", packConvWeightsWinograd).
+  // transposed product), 4 and 5 as Winograd F(2x2, 3x3)'s and F(4x4,
+  // 3x3)'s transformed W ("winograd_f2x3", "winograd_f4x3":
+  // packConvWeightsWinograd).
   int64_t packedW = call.attrs.getInt("packed_w", 0);
-  if (packedW < 0 || packedW > 4 || packedW == 3)
-    return invalid(op, "packed_w must be 0, 1, 2 or 4, got " + std::to_string(packedW));
-  if (packedW == 4 && !(g.rank == 2 && g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 1 && g.s[2] == 1 &&
-                        g.d[1] == 1 && g.d[2] == 1))
-    return invalid(op, "packed_w 4 (winograd_f2x3) needs a 2-D 3x3 kernel at stride 1 and "
-                       "dilation 1, got W " +
+  if (packedW < 0 || packedW > 5 || packedW == 3)
+    return invalid(op, "packed_w must be 0, 1, 2, 4 or 5, got " + std::to_string(packedW));
+  bool winograd = packedW == 4 || packedW == 5;
+  if (winograd && !(g.rank == 2 && g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 1 && g.s[2] == 1 &&
+                    g.d[1] == 1 && g.d[2] == 1))
+    return invalid(op, "packed_w " + std::to_string(packedW) +
+                           " (Winograd) needs a 2-D 3x3 kernel at stride 1 and dilation 1, got W " +
                            shapeToString(Wt->shape));
   bool prepacked = packedW == 1;
   if (packedW != 0 && (group != 1 || isDepthwiseConv(C, group)))
@@ -1590,12 +1592,12 @@ Status conv(const KernelCall &call) {
       !isDepthwiseConv(C, group))
     return convByImages(call, N);
   const float *residual = Z ? static_cast<const float *>(Z->data) : nullptr;
-  if (packedW == 4) {
+  if (winograd) {
     GemmEpilogue full = epilogue;
     full.rowBias = bias;
     full.residual = residual;
     full.ldr = P;
-    return convWinograd(call, g, x, w, N, C, M, full, y);
+    return convWinograd(call, g, packedW == 5 ? 4 : 2, x, w, N, C, M, full, y);
   }
   if (packedW == 2) {
     GemmEpilogue full = epilogue;

@@ -1,23 +1,27 @@
-//===- ConvWinograd.cpp - 3x3 stride-1 Conv as Winograd F(2x2, 3x3) -------===//
+//===- ConvWinograd.cpp - 3x3 stride-1 Conv as Winograd F(2x2 / 4x4, 3x3) -===//
 //
 // A group-1 3x3 Conv at stride 1 and dilation 1 (convRunsWinograd) computes
-// each 2x2 block of outputs from the 4x4 input tile under it (Lavin and
-// Gray, "Fast Algorithms for Convolutional Neural Networks", 2016):
+// each T x T block of outputs (T = 2 or 4: F(T x T, 3x3)) from the
+// (T + 2) x (T + 2) input tile under it (Lavin and Gray, "Fast Algorithms
+// for Convolutional Neural Networks", 2016):
 //
 //   Y = A^T [ sum over c of (G w G^T) . (B^T d B) ] A
 //
-// Per element xi of the 4x4 transformed tile the channel sum is a GEMM,
-// Prod_xi [M, T] = U_xi [M, C] * V_xi [C, T] over the image's T tiles: 16
-// multiplies per tile and channel pair where the direct conv takes 36. The
-// compiler transforms W once (U = G w G^T) and packs each U_xi as GEMM A
-// panels (packConvWeightsWinograd: packing "winograd_f2x3", packed_w = 4).
-// A run works a band of tile rows at a time, so that the band's V and
-// products stay in cache: it copies each channel's rows of the band into
-// zero-padded column phases (even input columns, then odd ones), writes the
-// transformed tiles straight into the 16 GEMMs' packed B panels, multiplies,
-// and turns each output channel's products back into 2x2 blocks of output
-// rows, which the fused epilogue finishes into Y. B^T, G and A^T hold only
-// 0, +-1 and +-1/2: the sums stay within a few ulps of the direct conv's.
+// Per element xi of the transformed tile the channel sum is a GEMM,
+// Prod_xi [M, T] = U_xi [M, C] * V_xi [C, tiles]: per output and channel
+// pair 16 / 4 = 4 multiplies (F(2x2)) or 36 / 16 = 2.25 (F(4x4)) where the
+// direct conv takes 9. The compiler transforms W once (U = G w G^T) and
+// packs each U_xi as GEMM A panels (packConvWeightsWinograd: packings
+// "winograd_f2x3" and "winograd_f4x3", packed_w = 4 and 5; the tile is
+// winogradOutputTile's). A run works a band of tile rows at a time, so that
+// the band's V and products stay in cache: it copies each channel's rows of
+// the band into zero-padded column phases (padded column q at phase q % T,
+// index q / T), writes the transformed tiles straight into the GEMMs'
+// packed B panels, multiplies, and turns each output channel's products
+// back into T x T blocks of output rows, which the fused epilogue finishes
+// into Y. F(2x2)'s matrices hold only 0, +-1 and +-1/2; F(4x4)'s reach 8
+// and 1/24, and its sums stay within about 1e-5 of the direct conv's,
+// relative to the output's magnitude.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,67 +40,133 @@
 
 namespace ortc::cpu {
 
-size_t packedWinogradSize(int64_t M, int64_t C) {
-  return size_t(kWinogradTileElements) * packedGemmASize(M, C);
+size_t packedWinogradSize(int64_t M, int64_t C, int64_t tile) {
+  return size_t((tile + 2) * (tile + 2)) * packedGemmASize(M, C);
 }
 
-void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, float *packed) {
-  // U = G g G^T per (m, c), G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1],
-  // gathered as 16 matrices U_xi [M, C].
-  std::vector<float> u(size_t(kWinogradTileElements * M * C));
+void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, int64_t tile, float *packed) {
+  // U = G g G^T per (m, c), gathered as (tile + 2)^2 matrices U_xi [M, C].
+  static const double g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  static const double g4[6][3] = {{1.0 / 4, 0, 0},
+                                  {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                  {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                  {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                  {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                  {0, 0, 1}};
+  const int a = int(tile) + 2;
+  auto G = [&](int i, int j) { return tile == 2 ? g2[i][j] : g4[i][j]; };
+  std::vector<float> u(size_t(a * a * M * C));
   for (int64_t m = 0; m < M; ++m)
     for (int64_t c = 0; c < C; ++c) {
       const float *g = w + (m * C + c) * 9;
-      double t[4][3], v[4][4];
-      for (int j = 0; j < 3; ++j) {
-        t[0][j] = g[j];
-        t[1][j] = 0.5 * (double(g[j]) + g[3 + j] + g[6 + j]);
-        t[2][j] = 0.5 * (double(g[j]) - g[3 + j] + g[6 + j]);
-        t[3][j] = g[6 + j];
-      }
-      for (int i = 0; i < 4; ++i) {
-        v[i][0] = t[i][0];
-        v[i][1] = 0.5 * (t[i][0] + t[i][1] + t[i][2]);
-        v[i][2] = 0.5 * (t[i][0] - t[i][1] + t[i][2]);
-        v[i][3] = t[i][2];
-      }
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j)
-          u[size_t(((i * 4 + j) * M + m) * C + c)] = float(v[i][j]);
+      double t[6][3];
+      for (int i = 0; i < a; ++i)
+        for (int j = 0; j < 3; ++j)
+          t[i][j] = G(i, 0) * g[j] + G(i, 1) * g[3 + j] + G(i, 2) * g[6 + j];
+      for (int i = 0; i < a; ++i)
+        for (int j = 0; j < a; ++j)
+          u[size_t(((i * a + j) * M + m) * C + c)] =
+              float(t[i][0] * G(j, 0) + t[i][1] * G(j, 1) + t[i][2] * G(j, 2));
     }
-  for (int64_t xi = 0; xi < kWinogradTileElements; ++xi)
+  for (int64_t xi = 0; xi < a * a; ++xi)
     packGemmA(u.data() + xi * M * C, C, M, C, packed + xi * packedGemmASize(M, C));
 }
 
 namespace kernels {
 namespace {
 
-/// Tiles transformed and multiplied per band: the band's V (16 x C x
+/// Tiles transformed and multiplied per band: the band's V (elements x C x
 /// tiles floats) and its products stay about this size.
 constexpr int64_t kWinogradBandBytes = int64_t(1) << 20;
 /// Tiles per vector: the transforms run on 8 tiles at a time.
 constexpr int64_t kLanes = 8;
 
-/// The geometry of a run. Tile (th, tw) covers output rows 2th, 2th + 1 and
-/// columns 2tw, 2tw + 1, and reads padded input rows 2th .. 2th + 3 and
-/// columns 2tw .. 2tw + 3. A band is tile rows [th0, th0 + bandRows); its
-/// tiles are numbered t = (th - th0) * tilesW + tw, the GEMMs' columns
-/// (whole panels: lanes past the band's tiles transform the band's first
-/// tile again, and nothing reads their products), in chunks of 8. A band's
-/// plane holds each padded row as its even columns, then its odd ones
-/// (halfW floats each, 8 of them slack): tap column j of tile tw is at
-/// (j & 1) * halfW + tw + j / 2, so 8 neighbouring tiles read 8 contiguous
-/// floats.
-struct WinogradLayout {
-  int64_t tilesH, tilesW, halfW, rowStride, bandRows, bandTiles, bandColumns, bandChunks;
+/// F(T x T, 3x3)'s transforms, on floats or on vectors of 8 tiles.
+template <int T> struct WinogradTile;
 
-  explicit WinogradLayout(const Geometry &g, int64_t C) {
-    tilesH = (g.out[1] + 1) / 2;
-    tilesW = (g.out[2] + 1) / 2;
-    halfW = tilesW + 1 + kLanes;
-    rowStride = 2 * halfW;
-    int64_t tilesPerBand = std::max<int64_t>(
-        kLanes, kWinogradBandBytes / (kWinogradTileElements * int64_t(sizeof(float)) * C));
+template <> struct WinogradTile<2> {
+  static constexpr int kIn = 4;
+  /// B^T x of one column (or row) x of the input tile.
+  template <typename V> static inline void input(const V *x, int step, V *r, int rstep) {
+    V d0 = x[0], d1 = x[step], d2 = x[2 * step], d3 = x[3 * step];
+    r[0] = d0 - d2;
+    r[rstep] = d1 + d2;
+    r[2 * rstep] = d2 - d1;
+    r[3 * rstep] = d1 - d3;
+  }
+  /// A^T p of one column (or row) p of the products.
+  template <typename V> static inline void output(const V *p, int step, V *r, int rstep) {
+    V p1 = p[step], p2 = p[2 * step];
+    r[0] = p[0] + p1 + p2;
+    r[rstep] = p1 - p2 - p[3 * step];
+  }
+};
+
+template <> struct WinogradTile<4> {
+  static constexpr int kIn = 6;
+  template <typename V> static inline void input(const V *x, int step, V *r, int rstep) {
+    V d0 = x[0], d1 = x[step], d2 = x[2 * step], d3 = x[3 * step], d4 = x[4 * step],
+      d5 = x[5 * step];
+    V d4m2 = d4 - d2, d3m1 = d3 - d1;
+    r[0] = d4 - 5.f * d2 + 4.f * d0;
+    r[rstep] = (d3 + d4) - 4.f * (d1 + d2);
+    r[2 * rstep] = (d4 - d3) + 4.f * (d1 - d2);
+    r[3 * rstep] = d4m2 + 2.f * d3m1;
+    r[4 * rstep] = d4m2 - 2.f * d3m1;
+    r[5 * rstep] = d5 - 5.f * d3 + 4.f * d1;
+  }
+  template <typename V> static inline void output(const V *p, int step, V *r, int rstep) {
+    V p12 = p[step] + p[2 * step], m12 = p[step] - p[2 * step];
+    V p34 = p[3 * step] + p[4 * step], m34 = p[3 * step] - p[4 * step];
+    r[0] = p[0] + p12 + p34;
+    r[rstep] = m12 + 2.f * m34;
+    r[2 * rstep] = p12 + 4.f * p34;
+    r[3 * rstep] = m12 + 8.f * m34 + p[5 * step];
+  }
+};
+
+/// The transformed tile B^T d B of the kIn x kIn tile d (row-major).
+template <int T, typename V>
+__attribute__((always_inline)) inline void inputTransform(const V *d, V *v) {
+  constexpr int n = WinogradTile<T>::kIn;
+  V t[n * n];
+  for (int j = 0; j < n; ++j)
+    WinogradTile<T>::input(d + j, n, t + j, n);
+  for (int i = 0; i < n; ++i)
+    WinogradTile<T>::input(t + i * n, 1, v + i * n, 1);
+}
+
+/// The T x T outputs A^T p A of the products p (row-major), row-major.
+template <int T, typename V>
+__attribute__((always_inline)) inline void outputTransform(const V *p, V *o) {
+  constexpr int n = WinogradTile<T>::kIn;
+  V s[T * n];
+  for (int j = 0; j < n; ++j)
+    WinogradTile<T>::output(p + j, n, s + j, n);
+  for (int i = 0; i < T; ++i)
+    WinogradTile<T>::output(s + i * n, 1, o + i * T, 1);
+}
+
+/// The geometry of a run. Tile (th, tw) covers output rows T th .. T th +
+/// T - 1 and the same columns, and reads padded input rows and columns T th
+/// .. T th + T + 1. A band is tile rows [th0, th0 + bandRows); its tiles are
+/// numbered t = (th - th0) * tilesW + tw, the GEMMs' columns (whole panels:
+/// lanes past the band's tiles transform its first tile again, and nothing
+/// reads their products), in chunks of 8. A band's plane holds each padded
+/// row as T column phases of phaseW floats (8 of them slack): tap column j
+/// of tile tw is at (j % T) * phaseW + tw + j / T, so 8 neighbouring tiles
+/// read 8 contiguous floats.
+template <int T> struct WinogradLayout {
+  static constexpr int64_t kElements = WinogradTile<T>::kIn * WinogradTile<T>::kIn;
+  int64_t tilesH, tilesW, phaseW, rowStride, bandRows, bandTiles, bandColumns, bandChunks;
+
+  WinogradLayout(const Geometry &g, int64_t C) {
+    tilesH = (g.out[1] + T - 1) / T;
+    tilesW = (g.out[2] + T - 1) / T;
+    phaseW = tilesW + 1 + kLanes;
+    rowStride = T * phaseW;
+    int64_t tilesPerBand =
+        std::max<int64_t>(kLanes, kWinogradBandBytes / (kElements * int64_t(sizeof(float)) * C));
     bandRows = std::clamp<int64_t>(tilesPerBand / tilesW, 1, tilesH);
     bandTiles = bandRows * tilesW;
     bandColumns = roundUp(bandTiles, kGemmPanelWidth);
@@ -104,14 +174,16 @@ struct WinogradLayout {
   }
   static int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
   /// Padded rows a band's plane holds.
-  int64_t planeRows() const { return 2 * bandRows + 2; }
+  int64_t planeRows() const { return T * bandRows + 2; }
+  /// Floats of a band's output rows (T per tile row, T tilesW each).
+  int64_t outRowsFloats() const { return T * bandRows * T * tilesW; }
 };
 
 /// One band: the tiles, where they are, and the scratch they go through.
 struct WinogradBand {
   int64_t th0, rows, tiles, columns, chunks;
   /// Per chunk of 8 tiles: each lane's tile's offset in the band's plane
-  /// (2 (th - th0) rowStride + tw; 0 past the band's tiles), and whether
+  /// (T (th - th0) rowStride + tw; 0 past the band's tiles), and whether
   /// the 8 lie in one tile row (contiguous loads and stores).
   const int32_t *offsets;
   const uint8_t *inOneRow;
@@ -127,18 +199,34 @@ ORTC_AVX2 inline __m256 columnPhase(__m256 a, __m256 b, bool odd) {
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
-/// Splits src's columns [0, c) into the two column phases of a padded row
-/// (`row`: even columns, then odd ones at halfW), src's column c being
-/// padded column padLeft + c, 16 at a time while whole; returns c.
+/// Splits src's columns [0, c) into the T column phases of a padded row
+/// (phase p at row + p * phaseW), src's column c being padded column
+/// padLeft + c, 8 T at a time while whole; returns c.
+template <int T>
 ORTC_AVX2 int64_t splitColumnPhasesAvx2(const float *src, int64_t count, int64_t padLeft,
-                                        int64_t halfW, float *row) {
-  float *even = row + (padLeft & 1) * halfW + padLeft / 2;
-  float *odd = row + ((padLeft + 1) & 1) * halfW + (padLeft + 1) / 2;
+                                        int64_t phaseW, float *row) {
+  // Element c + k (c a multiple of T) is padded column padLeft + c + k:
+  // phase (padLeft + k) % T, index c / T + (padLeft + k) / T.
+  float *to[T];
+  for (int k = 0; k < T; ++k)
+    to[k] = row + (padLeft + k) % T * phaseW + (padLeft + k) / T;
   int64_t c = 0;
-  for (; c + 16 <= count; c += 16) {
+  for (; c + 8 * T <= count; c += 8 * T) {
     __m256 a = _mm256_loadu_ps(src + c), b = _mm256_loadu_ps(src + c + 8);
-    _mm256_storeu_ps(even + c / 2, columnPhase(a, b, false));
-    _mm256_storeu_ps(odd + c / 2, columnPhase(a, b, true));
+    __m256 even = columnPhase(a, b, false), odd = columnPhase(a, b, true);
+    if constexpr (T == 2) {
+      _mm256_storeu_ps(to[0] + c / 2, even);
+      _mm256_storeu_ps(to[1] + c / 2, odd);
+    } else {
+      // Elements 16 .. 31 split the same way, then each pair of halves:
+      // the evens' evens are k = 0, their odds k = 2, ...
+      __m256 e = _mm256_loadu_ps(src + c + 16), f = _mm256_loadu_ps(src + c + 24);
+      __m256 even2 = columnPhase(e, f, false), odd2 = columnPhase(e, f, true);
+      _mm256_storeu_ps(to[0] + c / 4, columnPhase(even, even2, false));
+      _mm256_storeu_ps(to[2] + c / 4, columnPhase(even, even2, true));
+      _mm256_storeu_ps(to[1] + c / 4, columnPhase(odd, odd2, false));
+      _mm256_storeu_ps(to[3] + c / 4, columnPhase(odd, odd2, true));
+    }
   }
   return c;
 }
@@ -146,11 +234,11 @@ ORTC_AVX2 int64_t splitColumnPhasesAvx2(const float *src, int64_t count, int64_t
 
 /// Copies rows [first, first + count) of the padded input plane `x`
 /// (padded row r is x's row r - padTop, padded column q its column q -
-/// padLeft) into `plane`, each row split into its even and odd columns.
-void copyBandRows(const float *x, const Geometry &g, const WinogradLayout &l, int64_t first,
+/// padLeft) into `plane`, each row split into its T column phases.
+template <int T>
+void copyBandRows(const float *x, const Geometry &g, const WinogradLayout<T> &l, int64_t first,
                   int64_t count, float *plane) {
   const int64_t inH = g.in[1], inW = g.in[2], padTop = g.padBegin[1], padLeft = g.padBegin[2];
-  // x's column c is padded column padLeft + c: phase (padLeft + c) % 2.
   for (int64_t r = 0; r < count; ++r) {
     float *row = plane + r * l.rowStride;
     std::fill(row, row + l.rowStride, 0.f);
@@ -161,42 +249,12 @@ void copyBandRows(const float *x, const Geometry &g, const WinogradLayout &l, in
     int64_t c = 0;
 #if defined(__x86_64__) || defined(__i386__)
     if (kernelIsa() != KernelIsa::Generic)
-      c = splitColumnPhasesAvx2(src, inW, padLeft, l.halfW, row);
+      c = splitColumnPhasesAvx2<T>(src, inW, padLeft, l.phaseW, row);
 #endif
     for (; c < inW; ++c) {
       int64_t q = padLeft + c;
-      row[(q & 1) * l.halfW + q / 2] = src[c];
+      row[q % T * l.phaseW + q / T] = src[c];
     }
-  }
-}
-
-/// The 16 transformed values B^T d B of the 4x4 tile d (row-major).
-template <typename T> __attribute__((always_inline)) inline void inputTransform(const T d[16], T v[16]) {
-  T t[16];
-  for (int j = 0; j < 4; ++j) {
-    t[j] = d[j] - d[8 + j];
-    t[4 + j] = d[4 + j] + d[8 + j];
-    t[8 + j] = d[8 + j] - d[4 + j];
-    t[12 + j] = d[4 + j] - d[12 + j];
-  }
-  for (int i = 0; i < 4; ++i) {
-    v[4 * i] = t[4 * i] - t[4 * i + 2];
-    v[4 * i + 1] = t[4 * i + 1] + t[4 * i + 2];
-    v[4 * i + 2] = t[4 * i + 2] - t[4 * i + 1];
-    v[4 * i + 3] = t[4 * i + 1] - t[4 * i + 3];
-  }
-}
-
-/// The 2x2 outputs A^T p A of the 16 products p (row-major), o[2i + j].
-template <typename T> __attribute__((always_inline)) inline void outputTransform(const T p[16], T o[4]) {
-  T s[8];
-  for (int j = 0; j < 4; ++j) {
-    s[j] = p[j] + p[4 + j] + p[8 + j];
-    s[4 + j] = p[4 + j] - p[8 + j] - p[12 + j];
-  }
-  for (int i = 0; i < 2; ++i) {
-    o[2 * i] = s[4 * i] + s[4 * i + 1] + s[4 * i + 2];
-    o[2 * i + 1] = s[4 * i + 1] - s[4 * i + 2] - s[4 * i + 3];
   }
 }
 
@@ -210,114 +268,143 @@ inline float *packedAt(float *v, const WinogradBand &b, int64_t C, int64_t xi, i
 }
 
 /// Channel c's tiles of the band, transformed into V, one lane at a time.
-void transformInputGeneric(const float *plane, const WinogradLayout &l, const WinogradBand &b,
+template <int T>
+void transformInputGeneric(const float *plane, const WinogradLayout<T> &l, const WinogradBand &b,
                            int64_t C, int64_t c, float *v) {
+  constexpr int n = WinogradTile<T>::kIn;
   for (int64_t k = 0; k < b.chunks; ++k)
     for (int64_t lane = 0; lane < kLanes; ++lane) {
-      float d[16], out[16];
+      float d[n * n], out[n * n];
       const float *at = plane + b.offsets[k * kLanes + lane];
-      for (int r = 0; r < 4; ++r)
-        for (int j = 0; j < 4; ++j)
-          d[4 * r + j] = at[r * l.rowStride + (j & 1) * l.halfW + j / 2];
-      inputTransform(d, out);
-      for (int64_t xi = 0; xi < kWinogradTileElements; ++xi)
+      for (int r = 0; r < n; ++r)
+        for (int j = 0; j < n; ++j)
+          d[n * r + j] = at[r * l.rowStride + j % T * l.phaseW + j / T];
+      inputTransform<T>(d, out);
+      for (int64_t xi = 0; xi < n * n; ++xi)
         packedAt(v, b, C, xi, c, k)[lane] = out[xi];
     }
 }
 
-/// Output channel m's products of the band (prod: [16][columns]) as the
-/// band's output rows in `rows` (2 per tile row, 2 tilesW floats each).
-void transformOutputGeneric(const float *prod, const WinogradLayout &l, const WinogradBand &b,
+/// Output channel m's products of the band (prod: [elements][columns]) as
+/// the band's output rows in `rows` (T per tile row, T tilesW floats each).
+template <int T>
+void transformOutputGeneric(const float *prod, const WinogradLayout<T> &l, const WinogradBand &b,
                             float *rows) {
+  constexpr int n = WinogradTile<T>::kIn;
+  const int64_t width = T * l.tilesW;
   for (int64_t t = 0; t < b.tiles; ++t) {
-    float p[16], o[4];
-    for (int64_t xi = 0; xi < kWinogradTileElements; ++xi)
+    float p[n * n], o[T * T];
+    for (int64_t xi = 0; xi < n * n; ++xi)
       p[xi] = prod[xi * b.columns + t];
-    outputTransform(p, o);
-    float *at = rows + 2 * (t / l.tilesW) * (2 * l.tilesW) + 2 * (t % l.tilesW);
-    at[0] = o[0];
-    at[1] = o[1];
-    at[2 * l.tilesW] = o[2];
-    at[2 * l.tilesW + 1] = o[3];
+    outputTransform<T>(p, o);
+    float *at = rows + T * (t / l.tilesW) * width + T * (t % l.tilesW);
+    for (int i = 0; i < T; ++i)
+      for (int j = 0; j < T; ++j)
+        at[i * width + j] = o[i * T + j];
   }
 }
 
 #if defined(__x86_64__) || defined(__i386__)
 /// transformInputGeneric on 8 tiles per vector: loads where the chunk's
 /// tiles are neighbours in one tile row, else gathers.
-ORTC_AVX2 void transformInputAvx2(const float *plane, const WinogradLayout &l,
+template <int T>
+ORTC_AVX2 void transformInputAvx2(const float *plane, const WinogradLayout<T> &l,
                                   const WinogradBand &b, int64_t C, int64_t c, float *v) {
+  constexpr int n = WinogradTile<T>::kIn;
   for (int64_t k = 0; k < b.chunks; ++k) {
-    __m256 d[16], out[16];
+    __m256 d[n * n], out[n * n];
     const int32_t *offsets = b.offsets + k * kLanes;
     if (b.inOneRow[k]) {
       const float *at = plane + offsets[0];
-      for (int r = 0; r < 4; ++r)
-        for (int j = 0; j < 4; ++j)
-          d[4 * r + j] = _mm256_loadu_ps(at + r * l.rowStride + (j & 1) * l.halfW + j / 2);
+      for (int r = 0; r < n; ++r)
+        for (int j = 0; j < n; ++j)
+          d[n * r + j] = _mm256_loadu_ps(at + r * l.rowStride + j % T * l.phaseW + j / T);
     } else {
       __m256i index = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(offsets));
-      for (int r = 0; r < 4; ++r)
-        for (int j = 0; j < 4; ++j)
-          d[4 * r + j] =
-              _mm256_i32gather_ps(plane + r * l.rowStride + (j & 1) * l.halfW + j / 2, index, 4);
+      for (int r = 0; r < n; ++r)
+        for (int j = 0; j < n; ++j)
+          d[n * r + j] =
+              _mm256_i32gather_ps(plane + r * l.rowStride + j % T * l.phaseW + j / T, index, 4);
     }
-    inputTransform(d, out);
-    for (int64_t xi = 0; xi < kWinogradTileElements; ++xi)
+    inputTransform<T>(d, out);
+    for (int64_t xi = 0; xi < n * n; ++xi)
       _mm256_storeu_ps(packedAt(v, b, C, xi, c, k), out[xi]);
   }
 }
 
+/// The T x T outputs of 8 tiles (o[i * T + j]: lane = tile) as each output
+/// row's 8 T contiguous floats.
+template <int T> ORTC_AVX2 inline void storeTileRows(const __m256 *o, float *at, int64_t width) {
+  for (int i = 0; i < T; ++i) {
+    const __m256 *r = o + i * T;
+    if constexpr (T == 2) {
+      // Tile outputs (j = 0, 1) interleaved: columns 2tw, 2tw + 1, ...
+      __m256 lo = _mm256_unpacklo_ps(r[0], r[1]), hi = _mm256_unpackhi_ps(r[0], r[1]);
+      _mm256_storeu_ps(at + i * width, _mm256_permute2f128_ps(lo, hi, 0x20));
+      _mm256_storeu_ps(at + i * width + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+    } else {
+      // A 4 x 8 transpose: u_q holds tiles q and q + 4's 4 outputs.
+      __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+      __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+      __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+      __m256 u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+      __m256 u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+      __m256 u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+      float *row = at + i * width;
+      _mm256_storeu_ps(row, _mm256_permute2f128_ps(u0, u1, 0x20));
+      _mm256_storeu_ps(row + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+      _mm256_storeu_ps(row + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+      _mm256_storeu_ps(row + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+    }
+  }
+}
+
 /// transformOutputGeneric on 8 tiles per vector: a chunk in one tile row
-/// stores its two output rows' 16 columns whole.
-ORTC_AVX2 void transformOutputAvx2(const float *prod, const WinogradLayout &l,
+/// stores its T output rows' 8 T columns whole.
+template <int T>
+ORTC_AVX2 void transformOutputAvx2(const float *prod, const WinogradLayout<T> &l,
                                    const WinogradBand &b, float *rows) {
-  const int64_t width = 2 * l.tilesW;
+  constexpr int n = WinogradTile<T>::kIn;
+  const int64_t width = T * l.tilesW;
   for (int64_t k = 0; k * kLanes < b.tiles; ++k) {
     int64_t t0 = k * kLanes;
-    __m256 p[16], o[4];
-    for (int64_t xi = 0; xi < kWinogradTileElements; ++xi)
+    __m256 p[n * n], o[T * T];
+    for (int64_t xi = 0; xi < n * n; ++xi)
       p[xi] = _mm256_loadu_ps(prod + xi * b.columns + t0);
-    outputTransform(p, o);
+    outputTransform<T>(p, o);
     if (b.inOneRow[k]) {
-      float *at = rows + 2 * (t0 / l.tilesW) * width + 2 * (t0 % l.tilesW);
-      for (int i = 0; i < 2; ++i) {
-        // Tile outputs (j = 0, 1) interleaved: columns 2tw, 2tw + 1, ...
-        __m256 lo = _mm256_unpacklo_ps(o[2 * i], o[2 * i + 1]);
-        __m256 hi = _mm256_unpackhi_ps(o[2 * i], o[2 * i + 1]);
-        _mm256_storeu_ps(at + i * width, _mm256_permute2f128_ps(lo, hi, 0x20));
-        _mm256_storeu_ps(at + i * width + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
-      }
+      storeTileRows<T>(o, rows + T * (t0 / l.tilesW) * width + T * (t0 % l.tilesW), width);
       continue;
     }
-    alignas(32) float lanes[4][kLanes];
-    for (int i = 0; i < 4; ++i)
+    alignas(32) float lanes[T * T][kLanes];
+    for (int i = 0; i < T * T; ++i)
       _mm256_store_ps(lanes[i], o[i]);
     for (int64_t lane = 0; lane < kLanes && t0 + lane < b.tiles; ++lane) {
       int64_t t = t0 + lane;
-      float *at = rows + 2 * (t / l.tilesW) * width + 2 * (t % l.tilesW);
-      at[0] = lanes[0][lane];
-      at[1] = lanes[1][lane];
-      at[width] = lanes[2][lane];
-      at[width + 1] = lanes[3][lane];
+      float *at = rows + T * (t / l.tilesW) * width + T * (t % l.tilesW);
+      for (int i = 0; i < T; ++i)
+        for (int j = 0; j < T; ++j)
+          at[i * width + j] = lanes[i * T + j][lane];
     }
   }
 }
 #endif
 
-} // namespace
-
-Status convWinograd(const KernelCall &call, const Geometry &g, const float *x, const float *packedU,
-                    int64_t N, int64_t C, int64_t M, const GemmEpilogue &epilogue, float *y) {
+template <int T>
+Status convWinogradTiles(const KernelCall &call, const Geometry &g, const float *x,
+                         const float *packedU, int64_t N, int64_t C, int64_t M,
+                         const GemmEpilogue &epilogue, float *y) {
   const char *op = "Conv";
-  const WinogradLayout l(g, C);
+  using Layout = WinogradLayout<T>;
+  constexpr int64_t kElements = Layout::kElements;
+  const Layout l(g, C);
   const int64_t inPlane = g.in[1] * g.in[2], outH = g.out[1], outW = g.out[2], P = outH * outW;
   const int64_t threads = call.pool ? call.pool->threads() : 1;
   const int64_t inTasks = std::min(threads, C), outTasks = std::min(threads, M);
   const int64_t planeFloats = l.planeRows() * l.rowStride;
-  const int64_t rowsFloats = 2 * l.bandRows * 2 * l.tilesW;
-  const int64_t vFloats = kWinogradTileElements * C * l.bandColumns;
-  const int64_t prodFloats = kWinogradTileElements * M * l.bandColumns;
+  const int64_t rowsFloats = l.outRowsFloats();
+  const int64_t vFloats = kElements * C * l.bandColumns;
+  const int64_t prodFloats = kElements * M * l.bandColumns;
   const size_t uFloats = packedGemmASize(M, C);
   float *scratch;
   if (Status s = allocScratch(call, op,
@@ -340,13 +427,13 @@ Status convWinograd(const KernelCall &call, const Geometry &g, const float *x, c
     b.th0 = th0;
     b.rows = std::min(l.bandRows, l.tilesH - th0);
     b.tiles = b.rows * l.tilesW;
-    b.columns = WinogradLayout::roundUp(b.tiles, kGemmPanelWidth);
+    b.columns = Layout::roundUp(b.tiles, kGemmPanelWidth);
     b.chunks = b.columns / kLanes;
     for (int64_t k = 0; k < b.chunks; ++k) {
       for (int64_t lane = 0; lane < kLanes; ++lane) {
         int64_t t = k * kLanes + lane;
         offsets[k * kLanes + lane] =
-            t < b.tiles ? int32_t(2 * (t / l.tilesW) * l.rowStride + t % l.tilesW) : 0;
+            t < b.tiles ? int32_t(T * (t / l.tilesW) * l.rowStride + t % l.tilesW) : 0;
       }
       int64_t t0 = k * kLanes;
       inOneRow[k] = t0 < b.tiles && t0 % l.tilesW + kLanes <= l.tilesW;
@@ -359,46 +446,58 @@ Status convWinograd(const KernelCall &call, const Geometry &g, const float *x, c
       parallelFor(call.pool, inTasks, [&](int64_t task) {
         float *plane = planes + task * planeFloats;
         for (int64_t c = C * task / inTasks; c < C * (task + 1) / inTasks; ++c) {
-          copyBandRows(xn + c * inPlane, g, l, 2 * th0, 2 * b.rows + 2, plane);
+          copyBandRows<T>(xn + c * inPlane, g, l, T * th0, T * b.rows + 2, plane);
 #if defined(__x86_64__) || defined(__i386__)
           if (vectors) {
-            transformInputAvx2(plane, l, b, C, c, v);
+            transformInputAvx2<T>(plane, l, b, C, c, v);
             continue;
           }
 #endif
-          transformInputGeneric(plane, l, b, C, c, v);
+          transformInputGeneric<T>(plane, l, b, C, c, v);
         }
       });
-      // Prod_xi [M, columns] = U_xi * V_xi, each product m's 16 rows of
-      // columns together (row m * 16 + xi) for the output transform.
-      parallelFor(call.pool, kWinogradTileElements, [&](int64_t xi) {
+      // Prod_xi [M, columns] = U_xi * V_xi, each output channel m's rows
+      // of columns together (row m * elements + xi) for the output
+      // transform.
+      parallelFor(call.pool, kElements, [&](int64_t xi) {
         sgemmPrepackedParallel(nullptr, M, b.columns, C, packedU + xi * uFloats,
-                               v + xi * C * b.columns, prod + xi * b.columns,
-                               kWinogradTileElements * b.columns, false);
+                               v + xi * C * b.columns, prod + xi * b.columns, kElements * b.columns,
+                               false);
       });
       float *yn = y + n * M * P;
       GemmEpilogue image = epilogue;
       image.residual = epilogue.residual ? epilogue.residual + n * M * P : nullptr;
-      const int64_t firstRow = 2 * th0, lastRow = std::min(outH, 2 * (th0 + b.rows));
+      const int64_t firstRow = T * th0, lastRow = std::min(outH, T * (th0 + b.rows));
+      const int64_t width = T * l.tilesW;
       parallelFor(call.pool, outTasks, [&](int64_t task) {
         float *rows = outRows + task * rowsFloats;
         for (int64_t m = M * task / outTasks; m < M * (task + 1) / outTasks; ++m) {
-          const float *pm = prod + m * kWinogradTileElements * b.columns;
+          const float *pm = prod + m * kElements * b.columns;
 #if defined(__x86_64__) || defined(__i386__)
           if (vectors)
-            transformOutputAvx2(pm, l, b, rows);
+            transformOutputAvx2<T>(pm, l, b, rows);
           else
 #endif
-            transformOutputGeneric(pm, l, b, rows);
+            transformOutputGeneric<T>(pm, l, b, rows);
           for (int64_t oh = firstRow; oh < lastRow; ++oh)
             image.at(m, oh * outW)
-                .applyFrom(rows + (oh - firstRow) * 2 * l.tilesW, 2 * l.tilesW,
-                           yn + m * P + oh * outW, P, 1, outW);
+                .applyFrom(rows + (oh - firstRow) * width, width, yn + m * P + oh * outW, P, 1,
+                           outW);
         }
       });
     }
   }
   return Status::ok();
+}
+
+} // namespace
+
+Status convWinograd(const KernelCall &call, const Geometry &g, int64_t tile, const float *x,
+                    const float *packedU, int64_t N, int64_t C, int64_t M,
+                    const GemmEpilogue &epilogue, float *y) {
+  if (tile == 4)
+    return convWinogradTiles<4>(call, g, x, packedU, N, C, M, epilogue, y);
+  return convWinogradTiles<2>(call, g, x, packedU, N, C, M, epilogue, y);
 }
 
 } // namespace kernels

@@ -92,18 +92,14 @@ inline bool convRunsDirect(int64_t channels, int64_t kh, int64_t kw, int64_t str
   return 4 * outH * outW >= 3 * panels;
 }
 
-/// Elements of a Winograd F(2x2, 3x3) tile: 4x4 inputs per 2x2 outputs,
-/// and as many GEMMs per conv.
-constexpr int64_t kWinogradTileElements = 16;
-
-/// Whether a group-1 2-D Conv runs as Winograd F(2x2, 3x3) (convWinograd:
-/// 16 products per 2x2 outputs and channel pair where a direct conv takes
-/// 36; W transformed and packed by packConvWeightsWinograd, packing
-/// "winograd_f2x3"): a 3x3 kernel at stride 1 and dilation 1, with enough
-/// input and output channels that the 16 GEMMs outweigh the transforms of
-/// each input channel's tiles and each output channel's products. The
-/// compiler packs W for it; the kernel runs any 3x3 stride-1 conv so
-/// packed.
+/// Whether a group-1 2-D Conv runs as Winograd F(T x T, 3x3) (convWinograd:
+/// per output and input channel 4 (T = 2) or 2.25 (T = 4) products where a
+/// direct conv takes 9; W transformed and packed by packConvWeightsWinograd,
+/// packings "winograd_f2x3" and "winograd_f4x3"): a 3x3 kernel at stride 1
+/// and dilation 1, with enough input and output channels that the GEMMs
+/// outweigh the transforms of each input channel's tiles and each output
+/// channel's products. The compiler packs W for it; the kernel runs any 3x3
+/// stride-1 conv so packed.
 inline bool convRunsWinograd(int64_t channels, int64_t outChannels, int64_t kh, int64_t kw,
                              int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW,
                              int64_t outH, int64_t outW) {
@@ -111,14 +107,29 @@ inline bool convRunsWinograd(int64_t channels, int64_t outChannels, int64_t kh, 
          channels >= 32 && outChannels >= 32 && outH >= 2 && outW >= 2;
 }
 
-/// Floats of a [M, C, 3, 3] W packed by packConvWeightsWinograd.
-size_t packedWinogradSize(int64_t M, int64_t C);
+/// The Winograd output tile T (2 or 4) for an outH x outW output: the one
+/// with fewer GEMM products per image, (T + 2)^2 GEMMs over the tiles
+/// rounded up to whole panels. 7x7: 16 tiles of 2x2 (16 x 16 columns)
+/// beat 4 of 4x4 (36 x 16); 14x14 and up take 4x4 (36 x 16 against
+/// 16 x 64 columns).
+inline int64_t winogradOutputTile(int64_t outH, int64_t outW) {
+  auto columns = [&](int64_t t) {
+    int64_t tiles = ((outH + t - 1) / t) * ((outW + t - 1) / t);
+    return (t + 2) * (t + 2) * ((tiles + kGemmPanelWidth - 1) / kGemmPanelWidth);
+  };
+  return columns(4) < columns(2) ? 4 : 2;
+}
 
-/// Transforms Conv's 3x3 W [M, C, 3, 3] into Winograd F(2x2, 3x3)'s 16
-/// matrices U_xi [M, C] (U = G w G^T per output and input channel) and packs
-/// each by packGemmA, U_xi at xi * packedGemmASize(M, C) (packing
-/// "winograd_f2x3", packed_w = 4).
-void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, float *packed);
+/// Floats of a [M, C, 3, 3] W packed by packConvWeightsWinograd for output
+/// tile `tile`.
+size_t packedWinogradSize(int64_t M, int64_t C, int64_t tile);
+
+/// Transforms Conv's 3x3 W [M, C, 3, 3] into Winograd F(tile x tile,
+/// 3x3)'s (tile + 2)^2 matrices U_xi [M, C] (U = G w G^T per output and
+/// input channel) and packs each by packGemmA, U_xi at xi *
+/// packedGemmASize(M, C) (packing "winograd_f2x3", packed_w = 4, for tile
+/// 2; "winograd_f4x3", packed_w = 5, for tile 4).
+void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, int64_t tile, float *packed);
 
 /// Packs Conv's W [M, C, KH, KW] (kSize = KH * KW) as B panels of W^T
 /// [KH * KW * C, M] with k in (kh, kw, c) order (packing "gemm_bt_hwc",

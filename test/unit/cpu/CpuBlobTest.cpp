@@ -1332,13 +1332,14 @@ TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
   EXPECT_EQ(packedGemmASize(7, 18), 12u * 18);
   // W [7, 2, 3, 3] for Winograd: 16 matrices of 7 rows rounded up to 12, C = 2.
   fb::PlanT winograd = validPlan();
-  asConvWeight(winograd, {7, 2, 3, 3}, packedWinogradSize(7, 2) * sizeof(float), "winograd_f2x3",
+  asConvWeight(winograd, {7, 2, 3, 3}, packedWinogradSize(7, 2, 2) * sizeof(float), "winograd_f2x3",
                4);
   winograd.buffers[3]->offset = (winograd.buffers[2]->size + 63) / 64 * 64;
   std::vector<char> winogradWeights(winograd.buffers[3]->offset + 64);
   opened = openCpuStatus(rawCpuBlob(packMeta(winograd), elfCode(), winogradWeights));
   EXPECT_TRUE(opened.isOk()) << opened.message();
-  EXPECT_EQ(packedWinogradSize(7, 2), 16u * 12 * 2);
+  EXPECT_EQ(packedWinogradSize(7, 2, 2), 16u * 12 * 2);
+  EXPECT_EQ(packedWinogradSize(7, 2, 4), 36u * 12 * 2);
   // ... and read only by a step with packed_w = 4.
   winograd.steps[0]->ints[2]->values = {1};
   opened = openCpuStatus(rawCpuBlob(packMeta(winograd), elfCode(), winogradWeights));
