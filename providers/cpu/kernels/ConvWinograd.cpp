@@ -80,6 +80,8 @@ namespace {
 constexpr int64_t kWinogradBandBytes = int64_t(1) << 20;
 /// Tiles per vector: the transforms run on 8 tiles at a time.
 constexpr int64_t kLanes = 8;
+/// The fewest tiles a band takes while its images have them.
+constexpr int64_t kMinBandTiles = 64;
 
 /// F(T x T, 3x3)'s transforms, on floats or on vectors of 8 tiles.
 template <int T> struct WinogradTile;
@@ -149,42 +151,51 @@ __attribute__((always_inline)) inline void outputTransform(const V *p, V *o) {
 
 /// The geometry of a run. Tile (th, tw) covers output rows T th .. T th +
 /// T - 1 and the same columns, and reads padded input rows and columns T th
-/// .. T th + T + 1. A band is tile rows [th0, th0 + bandRows); its tiles are
-/// numbered t = (th - th0) * tilesW + tw, the GEMMs' columns (whole panels:
-/// lanes past the band's tiles transform its first tile again, and nothing
-/// reads their products), in chunks of 8. A band's plane holds each padded
-/// row as T column phases of phaseW floats (8 of them slack): tap column j
-/// of tile tw is at (j % T) * phaseW + tw + j / T, so 8 neighbouring tiles
-/// read 8 contiguous floats.
+/// .. T th + T + 1. A band is tile rows [th0, th0 + bandRows) of one image,
+/// or, where a whole image fits in a band, bandImages whole images; its
+/// tiles are numbered t = ((i * bandRows) + th - th0) * tilesW + tw (image
+/// i of the band), the GEMMs' columns (whole panels: lanes past the band's
+/// tiles transform its first tile again, and nothing reads their
+/// products), in chunks of 8. Each image's part of a band's plane holds its
+/// padded rows, each as T column phases of phaseW floats (8 of them
+/// slack): tap column j of tile tw is at (j % T) * phaseW + tw + j / T, so
+/// 8 neighbouring tiles read 8 contiguous floats.
 template <int T> struct WinogradLayout {
   static constexpr int64_t kElements = WinogradTile<T>::kIn * WinogradTile<T>::kIn;
-  int64_t tilesH, tilesW, phaseW, rowStride, bandRows, bandTiles, bandColumns, bandChunks;
+  int64_t tilesH, tilesW, phaseW, rowStride, bandRows, bandImages, bandTiles, bandColumns,
+      bandChunks;
 
-  WinogradLayout(const Geometry &g, int64_t C) {
+  WinogradLayout(const Geometry &g, int64_t N, int64_t C) {
     tilesH = (g.out[1] + T - 1) / T;
     tilesW = (g.out[2] + T - 1) / T;
     phaseW = tilesW + 1 + kLanes;
     rowStride = T * phaseW;
-    int64_t tilesPerBand =
-        std::max<int64_t>(kLanes, kWinogradBandBytes / (kElements * int64_t(sizeof(float)) * C));
+    // At least 64 tiles where the images have them: every weight a band's
+    // GEMMs read is used for 64 columns (a batch of 7x7 or 14x14 images
+    // read its weights once per image and band, from memory).
+    int64_t tilesPerBand = std::max<int64_t>(
+        kMinBandTiles, kWinogradBandBytes / (kElements * int64_t(sizeof(float)) * C));
     bandRows = std::clamp<int64_t>(tilesPerBand / tilesW, 1, tilesH);
-    bandTiles = bandRows * tilesW;
+    bandImages =
+        bandRows < tilesH ? 1 : std::clamp<int64_t>(tilesPerBand / (tilesH * tilesW), 1, N);
+    bandTiles = bandImages * bandRows * tilesW;
     bandColumns = roundUp(bandTiles, kGemmPanelWidth);
     bandChunks = bandColumns / kLanes;
   }
   static int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
-  /// Padded rows a band's plane holds.
-  int64_t planeRows() const { return T * bandRows + 2; }
+  /// Floats of one image's part of a band's plane.
+  int64_t planeFloats() const { return (T * bandRows + 2) * rowStride; }
   /// Floats of a band's output rows (T per tile row, T tilesW each).
-  int64_t outRowsFloats() const { return T * bandRows * T * tilesW; }
+  int64_t outRowsFloats() const { return bandImages * T * bandRows * T * tilesW; }
 };
 
 /// One band: the tiles, where they are, and the scratch they go through.
 struct WinogradBand {
-  int64_t th0, rows, tiles, columns, chunks;
+  int64_t n0, images, th0, rows, tiles, columns, chunks;
   /// Per chunk of 8 tiles: each lane's tile's offset in the band's plane
-  /// (T (th - th0) rowStride + tw; 0 past the band's tiles), and whether
-  /// the 8 lie in one tile row (contiguous loads and stores).
+  /// (i planeFloats + T (th - th0) rowStride + tw; 0 past the band's
+  /// tiles), and whether the 8 lie in one tile row (contiguous loads and
+  /// stores).
   const int32_t *offsets;
   const uint8_t *inOneRow;
 };
@@ -397,11 +408,11 @@ Status convWinogradTiles(const KernelCall &call, const Geometry &g, const float 
   const char *op = "Conv";
   using Layout = WinogradLayout<T>;
   constexpr int64_t kElements = Layout::kElements;
-  const Layout l(g, C);
+  const Layout l(g, N, C);
   const int64_t inPlane = g.in[1] * g.in[2], outH = g.out[1], outW = g.out[2], P = outH * outW;
   const int64_t threads = call.pool ? call.pool->threads() : 1;
   const int64_t inTasks = std::min(threads, C), outTasks = std::min(threads, M);
-  const int64_t planeFloats = l.planeRows() * l.rowStride;
+  const int64_t imagePlane = l.planeFloats(), planeFloats = l.bandImages * imagePlane;
   const int64_t rowsFloats = l.outRowsFloats();
   const int64_t vFloats = kElements * C * l.bandColumns;
   const int64_t prodFloats = kElements * M * l.bandColumns;
@@ -422,31 +433,39 @@ Status convWinogradTiles(const KernelCall &call, const Geometry &g, const float 
 #if defined(__x86_64__) || defined(__i386__)
   vectors = kernelIsa() != KernelIsa::Generic;
 #endif
-  for (int64_t th0 = 0; th0 < l.tilesH; th0 += l.bandRows) {
-    WinogradBand b;
-    b.th0 = th0;
-    b.rows = std::min(l.bandRows, l.tilesH - th0);
-    b.tiles = b.rows * l.tilesW;
-    b.columns = Layout::roundUp(b.tiles, kGemmPanelWidth);
-    b.chunks = b.columns / kLanes;
-    for (int64_t k = 0; k < b.chunks; ++k) {
-      for (int64_t lane = 0; lane < kLanes; ++lane) {
-        int64_t t = k * kLanes + lane;
-        offsets[k * kLanes + lane] =
-            t < b.tiles ? int32_t(T * (t / l.tilesW) * l.rowStride + t % l.tilesW) : 0;
+  const int64_t width = T * l.tilesW;
+  for (int64_t n0 = 0; n0 < N; n0 += l.bandImages)
+    for (int64_t th0 = 0; th0 < l.tilesH; th0 += l.bandRows) {
+      WinogradBand b;
+      b.n0 = n0;
+      b.images = std::min(l.bandImages, N - n0);
+      b.th0 = th0;
+      b.rows = std::min(l.bandRows, l.tilesH - th0);
+      b.tiles = b.images * b.rows * l.tilesW;
+      b.columns = Layout::roundUp(b.tiles, kGemmPanelWidth);
+      b.chunks = b.columns / kLanes;
+      const int64_t imageTiles = b.rows * l.tilesW;
+      for (int64_t k = 0; k < b.chunks; ++k) {
+        for (int64_t lane = 0; lane < kLanes; ++lane) {
+          int64_t t = k * kLanes + lane, i = t / imageTiles, r = t % imageTiles;
+          offsets[k * kLanes + lane] =
+              t < b.tiles
+                  ? int32_t(i * imagePlane + T * (r / l.tilesW) * l.rowStride + r % l.tilesW)
+                  : 0;
+        }
+        // One tile row is one image's.
+        int64_t t0 = k * kLanes;
+        inOneRow[k] = t0 < b.tiles && t0 % l.tilesW + kLanes <= l.tilesW;
       }
-      int64_t t0 = k * kLanes;
-      inOneRow[k] = t0 < b.tiles && t0 % l.tilesW + kLanes <= l.tilesW;
-    }
-    b.offsets = offsets;
-    b.inOneRow = inOneRow;
+      b.offsets = offsets;
+      b.inOneRow = inOneRow;
 
-    for (int64_t n = 0; n < N; ++n) {
-      const float *xn = x + n * C * inPlane;
       parallelFor(call.pool, inTasks, [&](int64_t task) {
         float *plane = planes + task * planeFloats;
         for (int64_t c = C * task / inTasks; c < C * (task + 1) / inTasks; ++c) {
-          copyBandRows<T>(xn + c * inPlane, g, l, T * th0, T * b.rows + 2, plane);
+          for (int64_t i = 0; i < b.images; ++i)
+            copyBandRows<T>(x + ((n0 + i) * C + c) * inPlane, g, l, T * th0, T * b.rows + 2,
+                            plane + i * imagePlane);
 #if defined(__x86_64__) || defined(__i386__)
           if (vectors) {
             transformInputAvx2<T>(plane, l, b, C, c, v);
@@ -464,11 +483,8 @@ Status convWinogradTiles(const KernelCall &call, const Geometry &g, const float 
                                v + xi * C * b.columns, prod + xi * b.columns, kElements * b.columns,
                                false);
       });
-      float *yn = y + n * M * P;
-      GemmEpilogue image = epilogue;
-      image.residual = epilogue.residual ? epilogue.residual + n * M * P : nullptr;
+      // Image i's output rows lie at i T rows width in `rows`.
       const int64_t firstRow = T * th0, lastRow = std::min(outH, T * (th0 + b.rows));
-      const int64_t width = T * l.tilesW;
       parallelFor(call.pool, outTasks, [&](int64_t task) {
         float *rows = outRows + task * rowsFloats;
         for (int64_t m = M * task / outTasks; m < M * (task + 1) / outTasks; ++m) {
@@ -479,14 +495,18 @@ Status convWinogradTiles(const KernelCall &call, const Geometry &g, const float 
           else
 #endif
             transformOutputGeneric<T>(pm, l, b, rows);
-          for (int64_t oh = firstRow; oh < lastRow; ++oh)
-            image.at(m, oh * outW)
-                .applyFrom(rows + (oh - firstRow) * width, width, yn + m * P + oh * outW, P, 1,
-                           outW);
+          for (int64_t i = 0; i < b.images; ++i) {
+            // Row m of the epilogue's [M, P] block at image n0 + i.
+            const int64_t image = (n0 + i) * M * P;
+            const float *from = rows + i * T * b.rows * width;
+            for (int64_t oh = firstRow; oh < lastRow; ++oh)
+              epilogue.at(m, image + oh * outW)
+                  .applyFrom(from + (oh - firstRow) * width, width, y + image + m * P + oh * outW,
+                             P, 1, outW);
+          }
         }
       });
     }
-  }
   return Status::ok();
 }
 

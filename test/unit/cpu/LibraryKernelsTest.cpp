@@ -785,12 +785,15 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
 }
 
 // A 3x3 stride-1 conv over W packed for Winograd F(2x2, 3x3) and F(4x4,
-// 3x3) (packed_w = 4 and 5, packConvWeightsWinograd): the reference's values with the fused
-// epilogue (bias, residual, clip), serial and on a pool, on every vector variant, and over its own
-// residual: tile rows of 4 and 7 tiles (every chunk of 8 spans two rows), odd output sizes (half
-// tiles at the right and bottom edge), asymmetric and no padding, a row of 20 tiles (whole chunks,
-// and rows of input split 16 columns at a time), several bands of tile rows, a batch of 2, M not a
-// multiple of the panel height, a 1x1 output.
+// 3x3) (packed_w = 4 and 5, packConvWeightsWinograd): the reference's
+// values with the fused epilogue (bias, residual, clip), serial and on a
+// pool, on every vector variant, and over its own residual: tile rows of 4
+// and 7 tiles (every chunk of 8 spans two rows), odd output sizes (part
+// tiles at the right and bottom edge), asymmetric and no padding, a row of
+// 20 tiles (whole chunks, and rows of input split 8 T columns at a time),
+// several bands of tile rows, bands of whole images (a batch of 2 in one
+// band; 3 in bands of 2 and 1 at 2x2 tiles), M not a multiple of the panel
+// height, a 1x1 output.
 TEST(LibraryKernels, ConvWinogradMatchesReference) {
   struct Shape {
     std::vector<int64_t> x, w, pads;
@@ -802,6 +805,7 @@ TEST(LibraryKernels, ConvWinogradMatchesReference) {
                          Shape{{1, 16, 20, 36}, {7, 16, 3, 3}, {0, 0, 0, 0}},
                          Shape{{1, 8, 9, 40}, {9, 8, 3, 3}, {1, 1, 1, 1}},
                          Shape{{1, 256, 20, 20}, {8, 256, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{3, 256, 10, 10}, {8, 256, 3, 3}, {1, 1, 1, 1}},
                          Shape{{1, 4, 3, 3}, {5, 4, 3, 3}, {0, 0, 0, 0}}}) {
     ConvSpec spec{c.x, c.w, 1, {1, 1}, c.pads, {1, 1}};
     Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
