@@ -194,10 +194,11 @@ struct WinogradBand {
   int64_t n0, images, th0, rows, tiles, columns, chunks;
   /// Per chunk of 8 tiles: each lane's tile's offset in the band's plane
   /// (i planeFloats + T (th - th0) rowStride + tw; 0 past the band's
-  /// tiles), and whether the 8 lie in one tile row (contiguous loads and
-  /// stores).
+  /// tiles), and how many lanes lie in the chunk's first tile row when the
+  /// rest lie in the next one: 8 when all do (contiguous loads and stores),
+  /// 0 when neither holds (gathers).
   const int32_t *offsets;
-  const uint8_t *inOneRow;
+  const uint8_t *firstRun;
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -317,7 +318,9 @@ void transformOutputGeneric(const float *prod, const WinogradLayout<T> &l, const
 
 #if defined(__x86_64__) || defined(__i386__)
 /// transformInputGeneric on 8 tiles per vector: loads where the chunk's
-/// tiles are neighbours in one tile row, else gathers.
+/// tiles are neighbours in one tile row, two loads blended where they lie
+/// in two (every chunk of a 7x7 or 14x14 output's rows of 4 or 7 tiles),
+/// else gathers.
 template <int T>
 ORTC_AVX2 void transformInputAvx2(const float *plane, const WinogradLayout<T> &l,
                                   const WinogradBand &b, int64_t C, int64_t c, float *v) {
@@ -325,11 +328,24 @@ ORTC_AVX2 void transformInputAvx2(const float *plane, const WinogradLayout<T> &l
   for (int64_t k = 0; k < b.chunks; ++k) {
     __m256 d[n * n], out[n * n];
     const int32_t *offsets = b.offsets + k * kLanes;
-    if (b.inOneRow[k]) {
+    const int split = b.firstRun[k];
+    if (split == kLanes) {
       const float *at = plane + offsets[0];
       for (int r = 0; r < n; ++r)
         for (int j = 0; j < n; ++j)
           d[n * r + j] = _mm256_loadu_ps(at + r * l.rowStride + j % T * l.phaseW + j / T);
+    } else if (split > 0) {
+      // Lanes past the first run read on into the row's slack; those
+      // before the second read the plane before it: both stay inside it.
+      const float *first = plane + offsets[0], *second = plane + offsets[split] - split;
+      const __m256 inFirst = _mm256_castsi256_ps(
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(split), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+      for (int r = 0; r < n; ++r)
+        for (int j = 0; j < n; ++j) {
+          int64_t at = r * l.rowStride + j % T * l.phaseW + j / T;
+          d[n * r + j] =
+              _mm256_blendv_ps(_mm256_loadu_ps(second + at), _mm256_loadu_ps(first + at), inFirst);
+        }
     } else {
       __m256i index = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(offsets));
       for (int r = 0; r < n; ++r)
@@ -383,7 +399,7 @@ ORTC_AVX2 void transformOutputAvx2(const float *prod, const WinogradLayout<T> &l
     for (int64_t xi = 0; xi < n * n; ++xi)
       p[xi] = _mm256_loadu_ps(prod + xi * b.columns + t0);
     outputTransform<T>(p, o);
-    if (b.inOneRow[k]) {
+    if (b.firstRun[k] == kLanes) {
       storeTileRows<T>(o, rows + T * (t0 / l.tilesW) * width + T * (t0 % l.tilesW), width);
       continue;
     }
@@ -427,7 +443,7 @@ Status convWinogradTiles(const KernelCall &call, const Geometry &g, const float 
   float *v = scratch, *prod = v + vFloats, *planes = prod + prodFloats;
   float *outRows = planes + inTasks * planeFloats;
   auto *offsets = reinterpret_cast<int32_t *>(outRows + outTasks * rowsFloats);
-  auto *inOneRow = reinterpret_cast<uint8_t *>(offsets + l.bandChunks * kLanes);
+  auto *firstRun = reinterpret_cast<uint8_t *>(offsets + l.bandChunks * kLanes);
 
   bool vectors = false;
 #if defined(__x86_64__) || defined(__i386__)
@@ -453,12 +469,15 @@ Status convWinogradTiles(const KernelCall &call, const Geometry &g, const float 
                   ? int32_t(i * imagePlane + T * (r / l.tilesW) * l.rowStride + r % l.tilesW)
                   : 0;
         }
-        // One tile row is one image's.
-        int64_t t0 = k * kLanes;
-        inOneRow[k] = t0 < b.tiles && t0 % l.tilesW + kLanes <= l.tilesW;
+        // One tile row is one image's; a chunk past the band's tiles gathers.
+        int64_t t0 = k * kLanes, inFirstRow = l.tilesW - t0 % l.tilesW;
+        firstRun[k] = t0 + kLanes > b.tiles             ? 0
+                      : inFirstRow >= kLanes            ? kLanes
+                      : kLanes - inFirstRow <= l.tilesW ? uint8_t(inFirstRow)
+                                                        : 0;
       }
       b.offsets = offsets;
-      b.inOneRow = inOneRow;
+      b.firstRun = firstRun;
 
       parallelFor(call.pool, inTasks, [&](int64_t task) {
         float *plane = planes + task * planeFloats;

@@ -788,7 +788,8 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
 // 3x3) (packed_w = 4 and 5, packConvWeightsWinograd): the reference's
 // values with the fused epilogue (bias, residual, clip), serial and on a
 // pool, on every vector variant, and over its own residual: tile rows of 4
-// and 7 tiles (every chunk of 8 spans two rows), odd output sizes (part
+// and 7 tiles (every chunk of 8 spans two rows), rows of 3 (chunks
+// spanning three rows, gathered), odd output sizes (part
 // tiles at the right and bottom edge), asymmetric and no padding, a row of
 // 20 tiles (whole chunks, and rows of input split 8 T columns at a time),
 // several bands of tile rows, bands of whole images (a batch of 2 in one
@@ -806,6 +807,7 @@ TEST(LibraryKernels, ConvWinogradMatchesReference) {
                          Shape{{1, 8, 9, 40}, {9, 8, 3, 3}, {1, 1, 1, 1}},
                          Shape{{1, 256, 20, 20}, {8, 256, 3, 3}, {1, 1, 1, 1}},
                          Shape{{3, 256, 10, 10}, {8, 256, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 8, 14, 8}, {6, 8, 3, 3}, {0, 0, 0, 0}},
                          Shape{{1, 4, 3, 3}, {5, 4, 3, 3}, {0, 0, 0, 0}}}) {
     ConvSpec spec{c.x, c.w, 1, {1, 1}, c.pads, {1, 1}};
     Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
