@@ -1701,6 +1701,94 @@ namespace {
 
 enum class PoolKind { Max, Average, Lp };
 
+/// A 2-D float MaxPool at dilation 1, separably: per output row, the
+/// maximum of the window's input rows (those inside) into a row padded with
+/// `lowest` on both sides, then per output column the maximum of the
+/// window's columns of that row. Each value is taken as the pool loop takes
+/// it, v > m ? v : m (a NaN is passed over), so the two agree.
+struct MaxPoolRows {
+  const Geometry &g;
+  /// Floats of the padded row: every window's columns, 16 of slack.
+  int64_t width() const {
+    return std::max(g.padBegin[2] + g.in[2], (g.out[2] - 1) * g.s[2] + g.k[2]) + 16;
+  }
+  static bool applies(const Geometry &g) { return g.rank == 2 && g.d[1] == 1 && g.d[2] == 1; }
+  void plane(const float *x, float *y, float *row) const;
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+/// m = max(v, m) over n floats, 8 at a time (max_ps(v, m) is v > m ? v : m).
+ORTC_AVX2 void maxIntoAvx2(float *m, const float *v, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(m + i, _mm256_max_ps(_mm256_loadu_ps(v + i), _mm256_loadu_ps(m + i)));
+  for (; i < n; ++i)
+    m[i] = v[i] > m[i] ? v[i] : m[i];
+}
+
+/// y[o] = the maximum of row[o s + k], k < kw, for o < n (s 1 or 2), 8 at
+/// a time; row has 16 floats of slack past the last window.
+ORTC_AVX2 void windowMaxAvx2(const float *row, int64_t n, int64_t s, int64_t kw, float *y) {
+  int64_t o = 0;
+  for (; o + 8 <= n; o += 8) {
+    const float *at = row + o * s;
+    __m256 m = _mm256_set1_ps(std::numeric_limits<float>::lowest());
+    for (int64_t k = 0; k < kw; ++k) {
+      __m256 v = s == 1 ? _mm256_loadu_ps(at + k)
+                        : evenLanes(_mm256_loadu_ps(at + k), _mm256_loadu_ps(at + k + 8));
+      m = _mm256_max_ps(v, m);
+    }
+    _mm256_storeu_ps(y + o, m);
+  }
+  for (; o < n; ++o) {
+    float m = std::numeric_limits<float>::lowest();
+    for (int64_t k = 0; k < kw; ++k)
+      m = row[o * s + k] > m ? row[o * s + k] : m;
+    y[o] = m;
+  }
+}
+#endif
+
+void MaxPoolRows::plane(const float *x, float *y, float *row) const {
+  const int64_t inH = g.in[1], inW = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t sh = g.s[1], sw = g.s[2], kh = g.k[1], kw = g.k[2], left = g.padBegin[2];
+  const float lowest = std::numeric_limits<float>::lowest();
+  bool vectors = false;
+#if defined(__x86_64__) || defined(__i386__)
+  vectors = kernelIsa() != KernelIsa::Generic;
+#endif
+  std::fill(row, row + width(), lowest);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    int64_t first = std::max<int64_t>(oh * sh - g.padBegin[1], 0);
+    int64_t last = std::min(oh * sh - g.padBegin[1] + kh, inH);
+    float *in = row + left;
+    std::fill(in, in + inW, lowest);
+    for (int64_t ih = first; ih < last; ++ih) {
+#if defined(__x86_64__) || defined(__i386__)
+      if (vectors) {
+        maxIntoAvx2(in, x + ih * inW, inW);
+        continue;
+      }
+#endif
+      for (int64_t iw = 0; iw < inW; ++iw)
+        in[iw] = x[ih * inW + iw] > in[iw] ? x[ih * inW + iw] : in[iw];
+    }
+    float *out = y + oh * OW;
+#if defined(__x86_64__) || defined(__i386__)
+    if (vectors && sw <= 2) {
+      windowMaxAvx2(row, OW, sw, kw, out);
+      continue;
+    }
+#endif
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      float m = lowest;
+      for (int64_t k = 0; k < kw; ++k)
+        m = row[ow * sw + k] > m ? row[ow * sw + k] : m;
+      out[ow] = m;
+    }
+  }
+}
+
 Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   const TensorView *X = call.input(0);
   if (Status s = checkFloat(op, X, "input X"); !s.isOk())
@@ -1731,6 +1819,22 @@ Status pool(const KernelCall &call, const char *op, PoolKind kind) {
   int64_t inPlane = g.inSize(), outPlane = g.outSize(), OW = g.out[2];
   if (N * C == 0 || outPlane == 0)
     return Status::ok();
+
+  if (kind == PoolKind::Max && MaxPoolRows::applies(g)) {
+    // The planes shared out, each task with a padded row of its own.
+    MaxPoolRows rows{g};
+    int64_t planes = N * C, threads = call.pool ? call.pool->threads() : 1;
+    int64_t tasks = std::min(
+        planes, std::max<int64_t>(1, std::min(threads, planes * inPlane / kMinElementsPerBlock)));
+    float *scratch;
+    if (Status s = allocScratch(call, op, size_t(tasks * rows.width()), scratch); !s.isOk())
+      return s;
+    parallelFor(call.pool, tasks, [&](int64_t t) {
+      for (int64_t plane = planes * t / tasks; plane < planes * (t + 1) / tasks; ++plane)
+        rows.plane(x + plane * inPlane, y + plane * outPlane, scratch + t * rows.width());
+    });
+    return Status::ok();
+  }
 
   // Per output column: how many of its window's (dilated) taps fall inside
   // the input, or inside the padded input (which ends at the end pad: a

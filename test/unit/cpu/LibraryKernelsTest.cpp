@@ -1244,6 +1244,42 @@ TEST(LibraryKernels, MaxPool) {
   checkPool("MaxPool", {{1, 2, 7, 7}, {2, 2}, {2, 2}}, 9); // input past the last window
 }
 
+// A 2-D MaxPool at dilation 1 folds each window's rows, then its columns
+// (MaxPoolRows): the reference's values exactly, on every vector variant,
+// serially and on a pool: ResNet's stem pool, whole vectors of 8 outputs and
+// a remainder at strides 1 and 2, stride 3 (columns one at a time), ceil
+// mode, asymmetric pads, a window wider than the pad, a NaN (it loses).
+TEST(LibraryKernels, MaxPoolRowsOnEveryVariant) {
+  ThreadPool pool(2);
+  uint64_t seed = 120;
+  for (PoolSpec s : {PoolSpec{{1, 64, 13, 13}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+                     PoolSpec{{2, 3, 20, 37}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+                     PoolSpec{{1, 3, 11, 19}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
+                     PoolSpec{{1, 2, 16, 34}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},
+                     PoolSpec{{1, 2, 17, 23}, {3, 3}, {3, 3}, {0, 0, 0, 0}, {1, 1}},
+                     PoolSpec{{1, 2, 16, 17}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, true},
+                     PoolSpec{{1, 2, 9, 30}, {2, 5}, {1, 2}, {1, 4, 0, 2}, {1, 1}}}) {
+    Tensor X = randomF(s.x, ++seed);
+    X.f()[5] = NAN;
+    std::vector<int64_t> ys;
+    std::vector<float> want = refPool(X, s, true, ys);
+    Attrs at;
+    at.is("kernel_shape", s.k).is("strides", s.strides).is("pads", s.pads).i("ceil_mode", s.ceil);
+    std::string what =
+        "x " + shapeToString(s.x) + " k " + shapeToString(s.k) + " s " + shapeToString(s.strides);
+    for (const char *variant : {"generic", "avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue;
+      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool}) {
+        Tensor Y(ElementType::Float, ys);
+        ASSERT_OK(run("MaxPool", at, {&X}, {&Y}, on));
+        EXPECT_TRUE(near(Y.floats(), want, 0.0)) << what << " " << variant << (on ? " pool" : "");
+      }
+    }
+    setSgemmVariant(nullptr);
+  }
+}
+
 // MaxPoolChannelsLast (ortc.max_pool) over X [N, H, W, C] gives MaxPool's
 // result over X [N, C, H, W], transposed, exactly: pads, ceil_mode,
 // dilations and auto_pad, channel counts with and without a partial vector,
