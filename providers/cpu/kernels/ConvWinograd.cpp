@@ -45,7 +45,8 @@ size_t packedWinogradSize(int64_t M, int64_t C, int64_t tile) {
 }
 
 void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, int64_t tile, float *packed) {
-  // U = G g G^T per (m, c), gathered as (tile + 2)^2 matrices U_xi [M, C].
+  // U = G g G^T per (m, c), in double, gathered as (tile + 2)^2 matrices
+  // U_xi [M, C]; G's rows for F(2x2) and F(4x4).
   static const double g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   static const double g4[6][3] = {{1.0 / 4, 0, 0},
                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
@@ -83,21 +84,27 @@ constexpr int64_t kLanes = 8;
 /// The fewest tiles a band takes while its images have them.
 constexpr int64_t kMinBandTiles = 64;
 
-/// F(T x T, 3x3)'s transforms, on floats or on vectors of 8 tiles.
+/// F(T x T, 3x3)'s transforms of one column (or row) of a tile, on floats
+/// or on vectors of 8 tiles (always inlined: an AVX2 caller's vectors stay
+/// in its registers).
 template <int T> struct WinogradTile;
 
 template <> struct WinogradTile<2> {
   static constexpr int kIn = 4;
-  /// B^T x of one column (or row) x of the input tile.
-  template <typename V> static inline void input(const V *x, int step, V *r, int rstep) {
+  /// B^T x of one column (or row) x of the input tile: B^T = [1 0 -1 0;
+  /// 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+  template <typename V>
+  __attribute__((always_inline)) static void input(const V *x, int step, V *r, int rstep) {
     V d0 = x[0], d1 = x[step], d2 = x[2 * step], d3 = x[3 * step];
     r[0] = d0 - d2;
     r[rstep] = d1 + d2;
     r[2 * rstep] = d2 - d1;
     r[3 * rstep] = d1 - d3;
   }
-  /// A^T p of one column (or row) p of the products.
-  template <typename V> static inline void output(const V *p, int step, V *r, int rstep) {
+  /// A^T p of one column (or row) p of the products: A^T = [1 1 1 0;
+  /// 0 1 -1 -1].
+  template <typename V>
+  __attribute__((always_inline)) static void output(const V *p, int step, V *r, int rstep) {
     V p1 = p[step], p2 = p[2 * step];
     r[0] = p[0] + p1 + p2;
     r[rstep] = p1 - p2 - p[3 * step];
@@ -106,7 +113,10 @@ template <> struct WinogradTile<2> {
 
 template <> struct WinogradTile<4> {
   static constexpr int kIn = 6;
-  template <typename V> static inline void input(const V *x, int step, V *r, int rstep) {
+  /// B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
+  /// 0 2 -1 -2 1 0; 0 4 0 -5 0 1].
+  template <typename V>
+  __attribute__((always_inline)) static void input(const V *x, int step, V *r, int rstep) {
     V d0 = x[0], d1 = x[step], d2 = x[2 * step], d3 = x[3 * step], d4 = x[4 * step],
       d5 = x[5 * step];
     V d4m2 = d4 - d2, d3m1 = d3 - d1;
@@ -117,7 +127,9 @@ template <> struct WinogradTile<4> {
     r[4 * rstep] = d4m2 - 2.f * d3m1;
     r[5 * rstep] = d5 - 5.f * d3 + 4.f * d1;
   }
-  template <typename V> static inline void output(const V *p, int step, V *r, int rstep) {
+  /// A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
+  template <typename V>
+  __attribute__((always_inline)) static void output(const V *p, int step, V *r, int rstep) {
     V p12 = p[step] + p[2 * step], m12 = p[step] - p[2 * step];
     V p34 = p[3 * step] + p[4 * step], m34 = p[3 * step] - p[4 * step];
     r[0] = p[0] + p12 + p34;
