@@ -34,6 +34,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include "providers/cpu/kernels/EpilogueSimd.h"
+#include "providers/cpu/kernels/SimdLanes.h"
 #endif
 
 namespace ortc::cpu::kernels {
@@ -247,25 +248,6 @@ void im2colPackedGeneric(const float *x, int64_t Cg, const Geometry &g, int64_t 
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/// Lanes [0, count) set.
-__attribute__((target("avx2,fma"))) inline __m256i firstLanes(int64_t count) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(count)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/// Lanes 0, 2, .., 14 of the 16 floats a then b, in order.
-__attribute__((target("avx2,fma"))) inline __m256 evenLanes(__m256 a, __m256 b) {
-  // Per 128-bit half: a0 a2 b0 b2 | a4 a6 b4 b6; then the 64-bit pairs reordered.
-  __m256 pairs = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
-/// Lanes 1, 3, .., 15 of the 16 floats a then b, in order.
-__attribute__((target("avx2,fma"))) inline __m256 oddLanes(__m256 a, __m256 b) {
-  __m256 pairs = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
 /// One panel row in AVX2: per run, two masked loads (gathers for strides
 /// past 1, but for whole runs at stride 2) whose masked-off lanes are zero,
 /// OR-ed together, then two whole stores (a masked store is microcoded on
@@ -610,8 +592,7 @@ __attribute__((target("avx2,fma"))) void depthwiseRowsAvx2(const DepthwiseRows &
   __m256 taps[kTaps > 0 ? kTaps : 1];
   for (int t = 0; t < kTaps; ++t)
     taps[t] = _mm256_set1_ps(d.w[t]);
-  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(outW - lastChunk)),
-                                          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i tail = firstLanes(outW - lastChunk);
   const __m256 bias = _mm256_set1_ps(d.bias);
   const float *padded = d.padded, *w = d.w, *residual = d.residual;
   const int64_t width = d.width, rowStep = d.g.s[1] * width, s = S ? S : d.g.s[2];

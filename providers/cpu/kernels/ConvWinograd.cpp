@@ -36,6 +36,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include "providers/cpu/kernels/EpilogueSimd.h"
+#include "providers/cpu/kernels/SimdLanes.h"
 #endif
 
 namespace ortc::cpu {
@@ -214,15 +215,6 @@ struct WinogradBand {
 };
 
 #if defined(__x86_64__) || defined(__i386__)
-/// Lanes 0, 2, .., 14 (odd: 1, 3, .., 15) of the 16 floats a then b.
-ORTC_AVX2 inline __m256 columnPhase(__m256 a, __m256 b, bool odd) {
-  // Per 128-bit half a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs
-  // reordered.
-  __m256 pairs = odd ? _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))
-                     : _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(pairs), _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
 /// Splits src's columns [0, c) into the T column phases of a padded row
 /// (phase p at row + p * phaseW), src's column c being padded column
 /// padLeft + c, 8 T at a time while whole; returns c.
@@ -237,7 +229,7 @@ ORTC_AVX2 int64_t splitColumnPhasesAvx2(const float *src, int64_t count, int64_t
   int64_t c = 0;
   for (; c + 8 * T <= count; c += 8 * T) {
     __m256 a = _mm256_loadu_ps(src + c), b = _mm256_loadu_ps(src + c + 8);
-    __m256 even = columnPhase(a, b, false), odd = columnPhase(a, b, true);
+    __m256 even = evenLanes(a, b), odd = oddLanes(a, b);
     if constexpr (T == 2) {
       _mm256_storeu_ps(to[0] + c / 2, even);
       _mm256_storeu_ps(to[1] + c / 2, odd);
@@ -245,11 +237,11 @@ ORTC_AVX2 int64_t splitColumnPhasesAvx2(const float *src, int64_t count, int64_t
       // Elements 16 .. 31 split the same way, then each pair of halves:
       // the evens' evens are k = 0, their odds k = 2, ...
       __m256 e = _mm256_loadu_ps(src + c + 16), f = _mm256_loadu_ps(src + c + 24);
-      __m256 even2 = columnPhase(e, f, false), odd2 = columnPhase(e, f, true);
-      _mm256_storeu_ps(to[0] + c / 4, columnPhase(even, even2, false));
-      _mm256_storeu_ps(to[2] + c / 4, columnPhase(even, even2, true));
-      _mm256_storeu_ps(to[1] + c / 4, columnPhase(odd, odd2, false));
-      _mm256_storeu_ps(to[3] + c / 4, columnPhase(odd, odd2, true));
+      __m256 even2 = evenLanes(e, f), odd2 = oddLanes(e, f);
+      _mm256_storeu_ps(to[0] + c / 4, evenLanes(even, even2));
+      _mm256_storeu_ps(to[2] + c / 4, oddLanes(even, even2));
+      _mm256_storeu_ps(to[1] + c / 4, evenLanes(odd, odd2));
+      _mm256_storeu_ps(to[3] + c / 4, oddLanes(odd, odd2));
     }
   }
   return c;
@@ -350,8 +342,7 @@ ORTC_AVX2 void transformInputAvx2(const float *plane, const WinogradLayout<T> &l
       // Lanes past the first run read on into the row's slack; those
       // before the second read the plane before it: both stay inside it.
       const float *first = plane + offsets[0], *second = plane + offsets[split] - split;
-      const __m256 inFirst = _mm256_castsi256_ps(
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(split), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+      const __m256 inFirst = _mm256_castsi256_ps(firstLanes(split));
       for (int r = 0; r < n; ++r)
         for (int j = 0; j < n; ++j) {
           int64_t at = r * l.rowStride + j % T * l.phaseW + j / T;
