@@ -1373,9 +1373,9 @@ namespace {
 /// (residual, activation) pair.
 template <bool kResidual, GemmEpilogue::Activation kActivation>
 void epilogueRow(const float *src, float *c, const float *residual, int64_t cols, float bias,
-                 const GemmEpilogue &e) {
+                 const GemmEpilogue &e, int64_t from = 0) {
   const float *colBias = e.colBias; // a local: the loop tests it, never reloads it
-  for (int64_t j = 0; j < cols; ++j) {
+  for (int64_t j = from; j < cols; ++j) {
     float v = src[j] + bias;
     if (colBias)
       v += colBias[j];
@@ -1396,6 +1396,39 @@ void epilogueRow(const float *src, float *c, const float *residual, int64_t cols
   }
 }
 
+#ifdef ORTC_GEMM_X86
+/// epilogueRow 8 columns a vector, in the same order of operations (the
+/// same values, NaNs included: activateAvx2); the last columns and GELU's
+/// two forms (which the vector spells otherwise) as epilogueRow.
+template <bool kResidual, GemmEpilogue::Activation kActivation>
+ORTC_AVX2 void epilogueRowAvx2(const float *src, float *c, const float *residual, int64_t cols,
+                               float bias, const GemmEpilogue &e) {
+  int64_t j = 0;
+  const __m256 b = _mm256_set1_ps(bias);
+  for (; j + 8 <= cols; j += 8) {
+    __m256 v = _mm256_add_ps(_mm256_loadu_ps(src + j), b);
+    if (e.colBias)
+      v = _mm256_add_ps(v, _mm256_loadu_ps(e.colBias + j));
+    if constexpr (kResidual)
+      v = _mm256_add_ps(v, _mm256_loadu_ps(residual + j));
+    _mm256_storeu_ps(c + j, activateAvx2(kActivation, e, v));
+  }
+  epilogueRow<kResidual, kActivation>(src, c, residual, cols, bias, e, j);
+}
+#endif
+
+template <bool kResidual, GemmEpilogue::Activation kActivation>
+void epilogueRowBest(const float *src, float *c, const float *residual, int64_t cols, float bias,
+                     const GemmEpilogue &e) {
+#ifdef ORTC_GEMM_X86
+  using A = GemmEpilogue::Activation;
+  if constexpr (kActivation != A::Gelu && kActivation != A::GeluTanh)
+    if (activeVariant()->isa != KernelIsa::Generic)
+      return epilogueRowAvx2<kResidual, kActivation>(src, c, residual, cols, bias, e);
+#endif
+  epilogueRow<kResidual, kActivation>(src, c, residual, cols, bias, e);
+}
+
 template <bool kResidual>
 void epilogueRows(const GemmEpilogue &e, const float *src, int64_t lds, float *c, int64_t ldc,
                   int64_t rows, int64_t cols) {
@@ -1407,22 +1440,22 @@ void epilogueRows(const GemmEpilogue &e, const float *src, int64_t lds, float *c
     const float *res = kResidual ? e.residual + i * e.ldr : nullptr;
     switch (e.activation) {
     case A::None:
-      epilogueRow<kResidual, A::None>(from, row, res, cols, bias, e);
+      epilogueRowBest<kResidual, A::None>(from, row, res, cols, bias, e);
       break;
     case A::Relu:
-      epilogueRow<kResidual, A::Relu>(from, row, res, cols, bias, e);
+      epilogueRowBest<kResidual, A::Relu>(from, row, res, cols, bias, e);
       break;
     case A::Clip:
-      epilogueRow<kResidual, A::Clip>(from, row, res, cols, bias, e);
+      epilogueRowBest<kResidual, A::Clip>(from, row, res, cols, bias, e);
       break;
     case A::LeakyRelu:
-      epilogueRow<kResidual, A::LeakyRelu>(from, row, res, cols, bias, e);
+      epilogueRowBest<kResidual, A::LeakyRelu>(from, row, res, cols, bias, e);
       break;
     case A::Gelu:
-      epilogueRow<kResidual, A::Gelu>(from, row, res, cols, bias, e);
+      epilogueRowBest<kResidual, A::Gelu>(from, row, res, cols, bias, e);
       break;
     case A::GeluTanh:
-      epilogueRow<kResidual, A::GeluTanh>(from, row, res, cols, bias, e);
+      epilogueRowBest<kResidual, A::GeluTanh>(from, row, res, cols, bias, e);
       break;
     }
   }

@@ -19,6 +19,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -314,6 +315,58 @@ TEST_P(GemmVariantTest, EpilogueMatchesGemmThenEpilogue) {
 // form), within 1e-6 of max(1, |x|) per output, serial and on a pool, with
 // partial panels; outputs from -40 to 40, so that GELU's far negative side,
 // where it must give 0 or a normal float, never a denormal, is covered.
+// GemmEpilogue::applyFrom (the pass that finishes a product kept apart, as
+// the direct conv's and Winograd's) gives the scalar formula's values
+// exactly on every variant, 8 columns a vector with a remainder: bias, a
+// column bias, a residual, and each activation but GELU's, with a NaN, a
+// -0 and values on Clip's bounds.
+TEST_P(GemmVariantTest, ApplyFromMatchesTheScalarFormula) {
+  using Activation = GemmEpilogue::Activation;
+  const int64_t rows = 3, cols = 21, ld = 24;
+  Rng rng(77);
+  std::vector<float> src(rows * ld), bias(rows), colBias(cols), residual(rows * ld);
+  for (std::vector<float> *v : {&src, &bias, &colBias, &residual})
+    for (float &x : *v)
+      x = rng.next();
+  src[2] = NAN;
+  src[ld + 9] = -0.f;
+  bias[1] = 0.f;
+  colBias[9] = 0.f;
+  residual[ld + 9] = 0.f;
+  src[2 * ld + 4] = -0.25f - bias[2] - colBias[4] - residual[2 * ld + 4];
+  for (Activation act :
+       {Activation::None, Activation::Relu, Activation::Clip, Activation::LeakyRelu}) {
+    for (bool withColumns : {false, true}) {
+      GemmEpilogue e;
+      e.rowBias = bias.data();
+      e.colBias = withColumns ? colBias.data() : nullptr;
+      e.residual = withColumns ? residual.data() : nullptr;
+      e.ldr = ld;
+      e.activation = act;
+      e.lo = -0.25f;
+      e.hi = 0.5f;
+      e.alpha = 0.125f;
+      std::vector<float> got(rows * ld, kSentinel);
+      e.applyFrom(src.data(), ld, got.data(), ld, rows, cols);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          float v = src[i * ld + j] + bias[i];
+          if (withColumns)
+            v = v + colBias[j] + residual[i * ld + j];
+          if (act == Activation::Relu)
+            v = v > 0.f ? v : 0.f;
+          else if (act == Activation::Clip)
+            v = std::min(std::max(v, e.lo), e.hi);
+          else if (act == Activation::LeakyRelu)
+            v = v >= 0.f ? v : v * e.alpha;
+          float g = got[i * ld + j];
+          EXPECT_TRUE(std::isnan(v) ? std::isnan(g) : std::memcmp(&g, &v, sizeof(float)) == 0)
+              << "activation " << int(act) << " at " << i << "," << j << ": " << g << " vs " << v;
+        }
+    }
+  }
+}
+
 TEST_P(GemmVariantTest, EpilogueColumnBiasAndGelu) {
   using Activation = GemmEpilogue::Activation;
   ThreadPool pool(2);
