@@ -1698,18 +1698,19 @@ struct MaxPoolRows {
 };
 
 #if defined(__x86_64__) || defined(__i386__)
-/// m = max(v, m) over n floats, 8 at a time (max_ps(v, m) is v > m ? v : m).
-ORTC_AVX2 void maxIntoAvx2(float *m, const float *v, int64_t n) {
+/// m = max(v, m) over whole vectors of the n floats (max_ps(v, m) is v > m
+/// ? v : m); returns how many it took.
+ORTC_AVX2 int64_t maxIntoAvx2(float *m, const float *v, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(m + i, _mm256_max_ps(_mm256_loadu_ps(v + i), _mm256_loadu_ps(m + i)));
-  for (; i < n; ++i)
-    m[i] = v[i] > m[i] ? v[i] : m[i];
+  return i;
 }
 
-/// y[o] = the maximum of row[o s + k], k < kw, for o < n (s 1 or 2), 8 at
-/// a time; row has 16 floats of slack past the last window.
-ORTC_AVX2 void windowMaxAvx2(const float *row, int64_t n, int64_t s, int64_t kw, float *y) {
+/// y[o] = the maximum of row[o s + k], k < kw, for whole vectors of the n
+/// outputs (s 1 or 2; row has 16 floats of slack past the last window);
+/// returns how many it took.
+ORTC_AVX2 int64_t windowMaxAvx2(const float *row, int64_t n, int64_t s, int64_t kw, float *y) {
   int64_t o = 0;
   for (; o + 8 <= n; o += 8) {
     const float *at = row + o * s;
@@ -1721,12 +1722,7 @@ ORTC_AVX2 void windowMaxAvx2(const float *row, int64_t n, int64_t s, int64_t kw,
     }
     _mm256_storeu_ps(y + o, m);
   }
-  for (; o < n; ++o) {
-    float m = std::numeric_limits<float>::lowest();
-    for (int64_t k = 0; k < kw; ++k)
-      m = row[o * s + k] > m ? row[o * s + k] : m;
-    y[o] = m;
-  }
+  return o;
 }
 #endif
 
@@ -1745,23 +1741,22 @@ void MaxPoolRows::plane(const float *x, float *y, float *row) const {
     float *in = row + left;
     std::fill(in, in + inW, lowest);
     for (int64_t ih = first; ih < last; ++ih) {
+      const float *src = x + ih * inW;
+      int64_t iw = 0;
 #if defined(__x86_64__) || defined(__i386__)
-      if (vectors) {
-        maxIntoAvx2(in, x + ih * inW, inW);
-        continue;
-      }
+      if (vectors)
+        iw = maxIntoAvx2(in, src, inW);
 #endif
-      for (int64_t iw = 0; iw < inW; ++iw)
-        in[iw] = x[ih * inW + iw] > in[iw] ? x[ih * inW + iw] : in[iw];
+      for (; iw < inW; ++iw)
+        in[iw] = src[iw] > in[iw] ? src[iw] : in[iw];
     }
     float *out = y + oh * OW;
+    int64_t ow = 0;
 #if defined(__x86_64__) || defined(__i386__)
-    if (vectors && sw <= 2) {
-      windowMaxAvx2(row, OW, sw, kw, out);
-      continue;
-    }
+    if (vectors && sw <= 2)
+      ow = windowMaxAvx2(row, OW, sw, kw, out);
 #endif
-    for (int64_t ow = 0; ow < OW; ++ow) {
+    for (; ow < OW; ++ow) {
       float m = lowest;
       for (int64_t k = 0; k < kw; ++k)
         m = row[ow * sw + k] > m ? row[ow * sw + k] : m;

@@ -175,8 +175,7 @@ __attribute__((always_inline)) inline void outputTransform(const V *p, V *o) {
 /// 8 neighbouring tiles read 8 contiguous floats.
 template <int T> struct WinogradLayout {
   static constexpr int64_t kElements = WinogradTile<T>::kIn * WinogradTile<T>::kIn;
-  int64_t tilesH, tilesW, phaseW, rowStride, bandRows, bandImages, bandTiles, bandColumns,
-      bandChunks;
+  int64_t tilesH, tilesW, phaseW, rowStride, bandRows, bandImages, bandColumns, bandChunks;
 
   WinogradLayout(const Geometry &g, int64_t N, int64_t C) {
     tilesH = (g.out[1] + T - 1) / T;
@@ -191,8 +190,7 @@ template <int T> struct WinogradLayout {
     bandRows = std::clamp<int64_t>(tilesPerBand / tilesW, 1, tilesH);
     bandImages =
         bandRows < tilesH ? 1 : std::clamp<int64_t>(tilesPerBand / (tilesH * tilesW), 1, N);
-    bandTiles = bandImages * bandRows * tilesW;
-    bandColumns = roundUp(bandTiles, kGemmPanelWidth);
+    bandColumns = roundUp(bandImages * bandRows * tilesW, kGemmPanelWidth);
     bandChunks = bandColumns / kLanes;
   }
   static int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
@@ -204,7 +202,7 @@ template <int T> struct WinogradLayout {
 
 /// One band: the tiles, where they are, and the scratch they go through.
 struct WinogradBand {
-  int64_t n0, images, th0, rows, tiles, columns, chunks;
+  int64_t images, rows, tiles, columns, chunks;
   /// Per chunk of 8 tiles: each lane's tile's offset in the band's plane
   /// (i planeFloats + T (th - th0) rowStride + tw; 0 past the band's
   /// tiles), and how many lanes lie in the chunk's first tile row when the
@@ -456,9 +454,7 @@ Status convWinogradTiles(const KernelCall &call, const Geometry &g, const float 
   for (int64_t n0 = 0; n0 < N; n0 += l.bandImages)
     for (int64_t th0 = 0; th0 < l.tilesH; th0 += l.bandRows) {
       WinogradBand b;
-      b.n0 = n0;
       b.images = std::min(l.bandImages, N - n0);
-      b.th0 = th0;
       b.rows = std::min(l.bandRows, l.tilesH - th0);
       b.tiles = b.images * b.rows * l.tilesW;
       b.columns = Layout::roundUp(b.tiles, kGemmPanelWidth);
