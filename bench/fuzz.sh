@@ -18,7 +18,10 @@
 #
 # Exits non-zero when a target crashes, leaks, times out on an input (10 s)
 # or runs out of memory (2 GiB); the input is kept as WORK/<target>/crash-*,
-# and `build-asan/test/fuzz/<target> FILE` replays it.
+# and `build-asan/test/fuzz/<target> FILE` replays it. With --corpus-only the
+# work folder is temporary, so a failing input is also copied to
+# bench/out/fuzz-crashes/ (or $ORTC_FUZZ_KEEP) and printed in base64: a CI log
+# alone is enough to replay it.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$ROOT/build-asan"
@@ -89,6 +92,18 @@ for target in "${TARGETS[@]}"; do
     failed=1
     echo "fuzz.sh: $target FAILED (exit $status); the end of $log:" >&2
     tail -40 "$log" >&2
+    keep="${ORTC_FUZZ_KEEP:-$ROOT/bench/out/fuzz-crashes}"
+    mkdir -p "$keep"
+    while IFS= read -r input; do
+      cp "$input" "$keep/$target-$(basename "$input")"
+      echo "fuzz.sh: kept $keep/$target-$(basename "$input") ($(stat -c %s "$input") bytes)" >&2
+      if (($(stat -c %s "$input") <= 65536)); then
+        echo "fuzz.sh: base64 of $(basename "$input") (replay: base64 -d > FILE):" >&2
+        base64 -w 0 "$input" >&2
+        echo >&2
+      fi
+    done < <(find "$dir" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+                                         -o -name 'oom-*' \))
   fi
   rows+=("| $target | ${runs:-?} | ${edges:-?} | $crashes | ${elapsed} s |")
 done

@@ -203,7 +203,15 @@ def main():
     parser.add_argument("--ortc", required=True)
     parser.add_argument("--out", default=os.path.join(HERE, "corpus"))
     args = parser.parse_args()
+    # Inputs a target once crashed on (regression-*) are no seeds to remake:
+    # they are kept as they are.
+    regressions = {}
     if os.path.isdir(args.out):
+        for folder, _, files in os.walk(args.out):
+            for f in files:
+                if f.startswith("regression-"):
+                    with open(os.path.join(folder, f), "rb") as data:
+                        regressions[os.path.relpath(os.path.join(folder, f), args.out)] = data.read()
         shutil.rmtree(args.out)
     models = small_models() + lit_models()
     for name, m in models:
@@ -215,6 +223,8 @@ def main():
     for i, (threads, triples) in enumerate(EP_OPTIONS):
         data = bytes([threads]) + b"".join(b"%s\0%s\0%s\0" % t for t in triples)
         write(os.path.join(args.out, "ep_options"), "%02d" % i, data)
+    for rel, data in regressions.items():
+        write(os.path.join(args.out, os.path.dirname(rel)), os.path.basename(rel), data)
     for target in sorted(os.listdir(args.out)):
         files = os.listdir(os.path.join(args.out, target))
         size = sum(os.path.getsize(os.path.join(args.out, target, f)) for f in files)

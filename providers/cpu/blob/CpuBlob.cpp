@@ -615,8 +615,15 @@ Status checkSequenceStep(const fb::Plan &plan, const fb::Step &step, const std::
   const auto &ins = *step.inputs();
   const auto &outs = *step.outputs();
   std::string op = step.callee()->str();
-  auto kindIn = [&](size_t k) { return ins[k] < 0 ? K::None : buffers[ins[k]]->container(); };
-  auto kindOut = [&](size_t k) { return buffers[outs[k]]->container(); };
+  auto kindIn = [&](size_t k) {
+    return k >= ins.size() || ins[k] < 0 ? K::None : buffers[ins[k]]->container();
+  };
+  // `all` below evaluates every check it is given before it looks at the
+  // first, so each must hold up on a step of any arity: an index past the
+  // step's inputs or outputs is refused, never read.
+  auto kindOut = [&](size_t k) {
+    return k < outs.size() ? buffers[outs[k]]->container() : K::None;
+  };
   auto bad = [&](const std::string &why) { return invalid(what, name + ": " + why); };
   auto arity = [&](size_t minIn, size_t maxIn, size_t numOut) -> Status {
     if (ins.size() < minIn || ins.size() > maxIn || outs.size() != numOut)
@@ -638,6 +645,8 @@ Status checkSequenceStep(const fb::Plan &plan, const fb::Step &step, const std::
     return Status::ok();
   };
   auto needOut = [&](size_t k, K want) -> Status {
+    if (k >= outs.size())
+      return bad(op + " output " + std::to_string(k) + " is missing");
     if (kindOut(k) != want)
       return bad(op + " output " + std::to_string(k) + " is " +
                  fb::EnumNameContainerKind(kindOut(k)) + ", not " + fb::EnumNameContainerKind(want));

@@ -1108,6 +1108,18 @@ TEST(CpuBlobTest, RefusesMisusedContainers) {
           "SequenceInsert input 2 is float32; positions and splits are int32 or int64");
   refuses("arity", [](fb::PlanT &p) { p.steps[3]->inputs = {8, 8}; },
           "SequenceLength takes 1 inputs and gives 1; the step has 2 and 1");
+  // Every op's checks run on a step of any arity without reading past its
+  // operands (a fuzzed blob: a SequenceConstruct with no outputs).
+  refuses(
+      "no outputs", [](fb::PlanT &p) { p.steps[2]->outputs.clear(); },
+      "SequenceConstruct takes 1-N inputs and gives 1; the step has 1 and 0");
+  refuses(
+      "no operands",
+      [](fb::PlanT &p) {
+        p.steps[4]->inputs.clear();
+        p.steps[4]->outputs.clear();
+      },
+      "SequenceInsert takes 2-3 inputs and gives 1; the step has 0 and 0");
   refuses("a container with a shape", [](fb::PlanT &p) { p.buffers[8]->shape = {2}; },
           "buffer 8 'seq' (Arena): a container (Sequence) has an empty shape, not [2]");
   refuses("a container in the weights",
