@@ -548,6 +548,11 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       };
       bool planar =
           w.getRank() == 4 && y && y.getRank() == 4 && !y.isDynamicDim(2) && !y.isDynamicDim(3);
+      // Few products per output: the kernel reads W as it is (packed_w 0).
+      bool narrow =
+          planar && convRunsNarrow(w.getDimSize(1), w.getDimSize(2), w.getDimSize(3),
+                                   ints("strides", 0), ints("strides", 1), ints("dilations", 0),
+                                   ints("dilations", 1), y.getDimSize(3));
       bool winograd =
           planar &&
           convRunsWinograd(w.getDimSize(1), w.getDimSize(0), w.getDimSize(2), w.getDimSize(3),
@@ -563,11 +568,13 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
           convPrefersTransposedGemm(w.getDimSize(0), w.getNumElements() / w.getDimSize(0),
                                     y.getNumElements() / (y.getDimSize(0) * y.getDimSize(1)));
       int64_t tile = winograd ? winogradOutputTile(y.getDimSize(2), y.getDimSize(3)) : 0;
-      packedWeight = winograd ? packedConvWeightWinograd(op->getOperand(1), tile)
-                              : packedConvWeight(op->getOperand(1), transposed);
-      if (*packedWeight < 0)
-        return op->emitError("cpu_ep: cannot read the constant W of Conv");
-      setInt(step, "packed_w", winograd ? (tile == 4 ? 5 : 4) : transposed ? 2 : 1);
+      if (!narrow) {
+        packedWeight = winograd ? packedConvWeightWinograd(op->getOperand(1), tile)
+                                : packedConvWeight(op->getOperand(1), transposed);
+        if (*packedWeight < 0)
+          return op->emitError("cpu_ep: cannot read the constant W of Conv");
+        setInt(step, "packed_w", winograd ? (tile == 4 ? 5 : 4) : transposed ? 2 : 1);
+      }
     }
   }
 

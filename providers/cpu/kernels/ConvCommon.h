@@ -89,6 +89,12 @@ Status convWinograd(const KernelCall &call, const Geometry &g, int64_t tile, con
                     const float *packedU, int64_t N, int64_t C, int64_t M,
                     const GemmEpilogue &epilogue, float *y);
 
+/// A group-1 2-D Conv at dilation 1 of N images over W as it is
+/// (convRunsNarrow; ConvNarrow.cpp, AVX2), with `epilogue` (row bias,
+/// residual as Y, activation) fused.
+Status convNarrow(const KernelCall &call, const Geometry &g, const float *x, const float *w,
+                  int64_t N, int64_t C, int64_t M, const GemmEpilogue &epilogue, float *y);
+
 /// Conv with channels_last = 1 (ConvChannelsLast.cpp): X [N, H, W, C] and Y
 /// (and the residual) [N, OH, OW, M].
 Status convChannelsLast(const KernelCall &call);

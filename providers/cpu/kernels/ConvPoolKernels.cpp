@@ -1607,6 +1607,17 @@ Status conv(const KernelCall &call) {
     return Status::ok();
   }
 
+#if defined(__x86_64__) || defined(__i386__)
+  if (packedW == 0 && group == 1 && g.rank == 2 && kernelIsa() != KernelIsa::Generic &&
+      convRunsNarrow(C, g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2], g.out[2])) {
+    GemmEpilogue full = epilogue;
+    full.rowBias = bias;
+    full.residual = residual;
+    full.ldr = P;
+    return convNarrow(call, g, x, w, N, C, M, full, y);
+  }
+#endif
+
   if (prepacked && g.rank == 2 &&
       convRunsDirect(C, g.k[1], g.k[2], g.s[1], g.s[2], g.d[1], g.d[2], g.out[1], g.out[2])) {
     DirectLayout layout(g);

@@ -212,40 +212,6 @@ struct WinogradBand {
   const uint8_t *firstRun;
 };
 
-#if defined(__x86_64__) || defined(__i386__)
-/// Splits src's columns [0, c) into the T column phases of a padded row
-/// (phase p at row + p * phaseW), src's column c being padded column
-/// padLeft + c, 8 T at a time while whole; returns c.
-template <int T>
-ORTC_AVX2 int64_t splitColumnPhasesAvx2(const float *src, int64_t count, int64_t padLeft,
-                                        int64_t phaseW, float *row) {
-  // Element c + k (c a multiple of T) is padded column padLeft + c + k:
-  // phase (padLeft + k) % T, index c / T + (padLeft + k) / T.
-  float *to[T];
-  for (int k = 0; k < T; ++k)
-    to[k] = row + (padLeft + k) % T * phaseW + (padLeft + k) / T;
-  int64_t c = 0;
-  for (; c + 8 * T <= count; c += 8 * T) {
-    __m256 a = _mm256_loadu_ps(src + c), b = _mm256_loadu_ps(src + c + 8);
-    __m256 even = evenLanes(a, b), odd = oddLanes(a, b);
-    if constexpr (T == 2) {
-      _mm256_storeu_ps(to[0] + c / 2, even);
-      _mm256_storeu_ps(to[1] + c / 2, odd);
-    } else {
-      // Elements 16 .. 31 split the same way, then each pair of halves:
-      // the evens' evens are k = 0, their odds k = 2, ...
-      __m256 e = _mm256_loadu_ps(src + c + 16), f = _mm256_loadu_ps(src + c + 24);
-      __m256 even2 = evenLanes(e, f), odd2 = oddLanes(e, f);
-      _mm256_storeu_ps(to[0] + c / 4, evenLanes(even, even2));
-      _mm256_storeu_ps(to[2] + c / 4, oddLanes(even, even2));
-      _mm256_storeu_ps(to[1] + c / 4, evenLanes(odd, odd2));
-      _mm256_storeu_ps(to[3] + c / 4, oddLanes(odd, odd2));
-    }
-  }
-  return c;
-}
-#endif
-
 /// Copies rows [first, first + count) of the padded input plane `x`
 /// (padded row r is x's row r - padTop, padded column q its column q -
 /// padLeft) into `plane`, each row split into its T column phases.

@@ -97,6 +97,17 @@ void kernelGeneric(int64_t kc, const float *a, const float *b, float *c, int64_t
     a += kMr;
     b += kNr;
   }
+  if (epilogue) {
+    // Finished from acc, not from C: the residual may be C itself (a conv
+    // written over its residual), which a store before the epilogue would
+    // have overwritten.
+    if (load)
+      for (int r = 0; r < MR; ++r)
+        for (int j = 0; j < nr; ++j)
+          acc[r][j] = c[r * ldc + j] + acc[r][j];
+    epilogue->at(row0, 0).applyFrom(&acc[0][0], kNr, c, ldc, MR, nr);
+    return;
+  }
   for (int r = 0; r < MR; ++r) {
     float *cr = c + r * ldc;
     if (load) {
@@ -107,8 +118,6 @@ void kernelGeneric(int64_t kc, const float *a, const float *b, float *c, int64_t
         cr[j] = acc[r][j];
     }
   }
-  if (epilogue)
-    epilogue->at(row0, 0).apply(c, ldc, MR, nr);
 }
 
 /// A 6-row tile of `cols` (a multiple of 16) columns whose row k of B is b +

@@ -80,6 +80,7 @@ inline bool convPrefersTransposedGemm(int64_t M, int64_t K, int64_t P) {
 /// at most a quarter of it, and while each output takes at least 64
 /// products (C * kh * kw): below, copying the planes and the product's rows
 /// costs more than im2col (MobileNetV2's 3-channel 3x3 stem: 8% slower).
+/// convRunsNarrow is asked first.
 /// The compiler packs W for it and the kernel takes it: one rule for both.
 inline bool convRunsDirect(int64_t channels, int64_t kh, int64_t kw, int64_t strideH,
                            int64_t strideW, int64_t dilationH, int64_t dilationW, int64_t outH,
@@ -90,6 +91,24 @@ inline bool convRunsDirect(int64_t channels, int64_t kh, int64_t kw, int64_t str
   int64_t width = outW + (kw - 1) / strideW;
   int64_t panels = (outH * width + kGemmPanelWidth - 1) / kGemmPanelWidth * kGemmPanelWidth;
   return 4 * outH * outW >= 3 * panels;
+}
+
+/// Whether a group-1 2-D Conv runs narrow (convNarrow, ConvNarrow.cpp: the
+/// input rows split into column phases and read in place, each weight
+/// broadcast against 8 outputs of a row, 4 output channels at a time; W as
+/// it is, packed_w 0): dilation 1, a kernel wider than 1x1, rows of at
+/// least 8 outputs, and few products per output (C * kh * kw <= 96) or few
+/// input channels (<= 4: an image's stem), where im2col's copy or the
+/// direct product's panel rows cost more than the multiplies. AMD EPYC,
+/// AVX2, 1 thread, against the GEMM paths: MobileNetV2's 3->32 3x3 stride-2
+/// stem 0.52 -> 0.33 ms, ResNet-50's 3->64 7x7 stride-2 stem 3.07 -> 2.7 ms,
+/// 8->32 3x3 at 112x112 -18%, 3->24 5x5 -9%; past the bound it loses
+/// (16->32 3x3 at 56x56 +15%, 32->64 3x3 stride 2 +8%). The compiler leaves
+/// W unpacked for it and the kernel takes it: one rule for both.
+inline bool convRunsNarrow(int64_t channels, int64_t kh, int64_t kw, int64_t strideH,
+                           int64_t strideW, int64_t dilationH, int64_t dilationW, int64_t outW) {
+  return dilationH == 1 && dilationW == 1 && strideH >= 1 && strideW >= 1 && kh * kw > 1 &&
+         outW >= 8 && channels >= 1 && (channels * kh * kw <= 96 || channels <= 4);
 }
 
 /// Whether a group-1 2-D Conv runs as Winograd F(T x T, 3x3) (convWinograd:

@@ -784,6 +784,61 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
   EXPECT_TRUE(convRunsDirect(3, 7, 7, 2, 2, 1, 1, 112, 112));
 }
 
+// A conv of few products per output over W as it is (convRunsNarrow,
+// ConvNarrow.cpp): the reference's values with the fused epilogue (bias,
+// residual, clip), serial and on a pool, on every vector variant, and over
+// its own residual: MobileNetV2's and ResNet's stems shrunk (strides 2 and
+// odd pads, the AVX2 phase split and its scalar rest), output channels not a
+// multiple of 4, rows of 24 and 48 outputs (whole tiles) and of 9, 13 and 29
+// (part vectors), strides 1, 3 and 4 and unequal ones, asymmetric pads, a
+// 1x3 kernel, a batch of 2, an image tall enough for several bands, one
+// input channel; then with no bias, residual or activation. The generic
+// variant runs im2col with W unpacked: over the residual it caught the
+// portable GEMM tile storing C before its epilogue read the residual there.
+TEST(LibraryKernels, ConvNarrowMatchesReference) {
+  struct Shape {
+    std::vector<int64_t> x, w, pads, strides;
+  };
+  uint64_t seed = 930;
+  for (const Shape &c : {Shape{{1, 3, 37, 35}, {32, 3, 3, 3}, {1, 1, 1, 1}, {2, 2}},
+                         Shape{{1, 3, 40, 44}, {19, 3, 7, 7}, {3, 3, 3, 3}, {2, 2}},
+                         Shape{{2, 8, 12, 24}, {6, 8, 3, 3}, {1, 1, 1, 1}, {1, 1}},
+                         Shape{{1, 4, 20, 48}, {5, 4, 3, 3}, {1, 1, 1, 1}, {1, 1}},
+                         Shape{{1, 2, 30, 40}, {13, 2, 5, 5}, {2, 1, 0, 2}, {3, 3}},
+                         Shape{{1, 1, 70, 70}, {9, 1, 3, 3}, {1, 1, 1, 1}, {4, 4}},
+                         Shape{{1, 3, 300, 29}, {4, 3, 3, 3}, {1, 1, 1, 1}, {1, 1}},
+                         Shape{{1, 6, 17, 40}, {7, 6, 1, 3}, {0, 1, 0, 1}, {2, 3}}}) {
+    ConvSpec spec{c.x, c.w, 1, c.strides, c.pads, {1, 1}};
+    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
+    std::vector<int64_t> ys;
+    std::vector<float> plain = refConv(X, W, &B, spec, ys);
+    ASSERT_TRUE(convRunsNarrow(c.w[1], c.w[2], c.w[3], c.strides[0], c.strides[1], 1, 1, ys[3]))
+        << shapeToString(c.w) << " " << shapeToString(ys);
+    Tensor Z = randomF(ys, ++seed);
+    std::vector<float> want = plain;
+    for (size_t i = 0; i < want.size(); ++i)
+      want[i] = std::min(std::max(want[i] + Z.floats()[i], -0.5f), 2.f);
+    Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides);
+    std::string label = shapeToString(c.x) + " " + shapeToString(c.w);
+    Attrs fused = attrs;
+    fused.s("activation", "clip");
+    fused.a.floats["activation_params"] = {-0.5f, 2.f};
+    for (bool overResidual : {false, true})
+      expectConvOnEveryVariant(fused, {&X, &W, &B, &Z}, ys, want, label, overResidual);
+    std::vector<float> unbiased = refConv(X, W, nullptr, spec, ys);
+    expectConvOnEveryVariant(attrs, {&X, &W}, ys, unbiased, label + " alone");
+  }
+  // The rule: the stems and up to 96 products per output; not 1x1, dilated
+  // or rows of fewer than 8 outputs, nor 16 channels of 3x3.
+  EXPECT_TRUE(convRunsNarrow(3, 3, 3, 2, 2, 1, 1, 112));
+  EXPECT_TRUE(convRunsNarrow(3, 7, 7, 2, 2, 1, 1, 112));
+  EXPECT_TRUE(convRunsNarrow(8, 3, 3, 1, 1, 1, 1, 112));
+  EXPECT_FALSE(convRunsNarrow(16, 3, 3, 1, 1, 1, 1, 56));
+  EXPECT_FALSE(convRunsNarrow(3, 1, 1, 1, 1, 1, 1, 56));
+  EXPECT_FALSE(convRunsNarrow(3, 3, 3, 1, 1, 2, 2, 56));
+  EXPECT_FALSE(convRunsNarrow(3, 3, 3, 1, 1, 1, 1, 7));
+}
+
 // A 3x3 stride-1 conv over W packed for Winograd F(2x2, 3x3) and F(4x4,
 // 3x3) (packed_w = 4 and 5, packConvWeightsWinograd): the reference's
 // values with the fused epilogue (bias, residual, clip), serial and on a
