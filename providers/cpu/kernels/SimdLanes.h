@@ -2,8 +2,8 @@
 //
 // The one spelling of the AVX2 lane helpers that the convolution and pool
 // kernels share (im2col, the padded planes, the column phases of Winograd
-// and of the narrow conv, MaxPool's strided windows). Include only from translation units that
-// compile x86 code with target attributes.
+// and of the narrow conv, MaxPool's strided windows). Include only from
+// translation units that compile x86 code with target attributes.
 //
 //===----------------------------------------------------------------------===//
 
