@@ -157,7 +157,8 @@ def parse_args(argv):
     parser.add_argument("--setup", action="store_true",
                         help="create/complete .venv-bench and exit")
     parser.add_argument("--report-from", metavar="RESULTS_JSON",
-                        help="rewrite the page from a saved results.json and exit")
+                        help="rewrite the page from a saved results.json and exit (with "
+                             "--no-write: print the page's tables instead)")
     args = parser.parse_args(argv)
     args.rounds_given = args.rounds is not None
     if args.rounds is None:
@@ -809,7 +810,11 @@ def main(argv):
 
     if args.report_from:
         with open(args.report_from) as f:
-            write_page(json.load(f), args.out, report)
+            results = json.load(f)
+        if args.no_write:
+            print(report.page(results, None))
+        else:
+            write_page(results, args.out, report)
         return 0
 
     started = time.perf_counter()

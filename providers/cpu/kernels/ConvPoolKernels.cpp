@@ -11,8 +11,8 @@
 // itself; depthwise convs use a direct loop (a 1-row GEMM would waste panels):
 // with AVX2, each input plane is copied once into a zero-padded plane and each
 // 8-wide chunk of an output row sums every tap in a register and takes the
-// epilogue before its one store; planes with rows much narrower than a vector
-// run on blocks of 8 channels instead (DepthwiseBlocks).
+// epilogue before its one store; planes with narrow rows, and strided ones,
+// run on blocks of 8 channels instead (DepthwiseBlocks, depthwiseRunsBlocked).
 // Constant weights of a group-1 conv come packed from the compiler (A's
 // panels, packGemmA), so no run packs them again.
 //
@@ -825,10 +825,10 @@ __attribute__((target("avx2,fma"), always_inline)) inline void transpose8x8(__m2
 /// rows is transposed into a zero-padded buffer of 8-channel vectors, each
 /// output position is then one vector summed over the taps (every lane
 /// useful, whatever the width and the stride), and the output band is
-/// transposed back into the 8 planes with the epilogue on the way. Rows
-/// much narrower than a vector (7x7 planes) waste most lanes of the plane
-/// loop; there the transposes cost less than that waste
-/// (depthwiseRunsBlocked).
+/// transposed back into the 8 planes with the epilogue on the way. Narrow
+/// rows (7x7 and 14x14 planes) waste lanes and per-plane setup in the plane
+/// loop, and a strided one splits every plane into column phases; there the
+/// transposes cost less (depthwiseRunsBlocked).
 struct DepthwiseBlocks {
   static constexpr int64_t kLanes = 8;
   const Geometry &g;
@@ -1038,19 +1038,34 @@ __attribute__((target("avx2,fma"))) void depthwiseBlock(const DepthwiseBlocks &d
 }
 
 /// Whether a depthwise conv runs on channel blocks (DepthwiseBlocks): a
-/// 2-D one with one output channel per input channel, on an AVX2 CPU, whose
-/// residual (if any) is y itself or apart from it, and whose output rows
-/// would leave more than half of the plane loop's vector empty (7x7 planes
-/// on AVX-512: 3 layers of MobileNetV2, 0.069 -> 0.042 ms each). Wider rows
-/// run faster plane by plane than transposed twice (14x14: 0.044 against
-/// 0.049 ms).
+/// 2-D one with one output channel per input channel, on a vector CPU, whose
+/// residual (if any) is y itself or apart from it, and
+/// - with AVX-512, whose output rows would leave more than half of the plane
+///   loop's 16 lanes empty (7x7 planes: 3 layers of MobileNetV2, 0.069 ->
+///   0.042 ms each; 14x14 ran faster plane by plane, 0.044 against 0.049 ms);
+/// - with AVX2, whose output rows are at most two vectors or whose column
+///   stride is above 1. The plane loop's copy into a padded (and, at stride
+///   2, phase-split) plane and its per-plane setup outweigh its one
+///   transpose each way there: MobileNetV2 in the model, one thread, AMD
+///   EPYC: 960x7x7 0.085 -> 0.055 ms, 576x14x14 0.104 -> 0.085 ms, 576 at
+///   stride 2 onto 7x7 0.075 -> 0.049 ms, 96 at stride 2 onto 56x56 0.374 ->
+///   0.333 ms; the whole model 4% faster. Wider stride-1 rows (28 to 112)
+///   measured the same or slower blocked (144x56x56 0.261 -> 0.270 ms).
 bool depthwiseRunsBlocked(const Geometry &g, int64_t C, int64_t M, const float *y,
                           const float *residual, int64_t size) {
   bool twoD = g.in[0] == 1 && g.k[0] == 1 && g.out[0] == 1;
   bool apart = !residual || residual == y || residual + size <= y || y + size <= residual;
-  KernelIsa isa = kernelIsa();
-  int64_t planeLanes = isa == KernelIsa::Avx512 ? 16 : 8;
-  return twoD && M == C && apart && isa != KernelIsa::Generic && 2 * g.out[2] <= planeLanes;
+  if (!twoD || M != C || !apart)
+    return false;
+  switch (kernelIsa()) {
+  case KernelIsa::Avx512:
+    return 2 * g.out[2] <= 16;
+  case KernelIsa::Avx2:
+    return g.out[2] <= 2 * DepthwiseBlocks::kLanes || g.s[2] > 1;
+  case KernelIsa::Generic:
+    return false;
+  }
+  return false;
 }
 
 using DepthwiseBlockFn = void (*)(const DepthwiseBlocks &, int64_t, int64_t, float *);
@@ -1588,12 +1603,16 @@ Status conv(const KernelCall &call) {
     return convTransposedGemm(call, g, x, w, N, C, M, full, y);
   }
   if (isDepthwiseConv(C, group)) {
+    // A plane's work, for sharing planes out: its input is read (and copied
+    // or transposed) once, its outputs each take the taps. By outputs alone,
+    // a stride-2 layer onto 7x7 (576 planes of 14x14) stayed on one thread.
+    const int64_t planeWork = std::max(P, inPlane);
 #if defined(__x86_64__) || defined(__i386__)
     DepthwiseBlocks blocks{g, x, w, bias, residual, epilogue, C};
     DepthwiseBlockFn blockFn = pickDepthwiseBlock(blocks);
     if (blockFn && depthwiseRunsBlocked(g, C, M, y, residual, P * N * M)) {
       int64_t perImage = blocks.blocks();
-      parallelForRuns(call.pool, N * perImage, DepthwiseBlocks::kLanes * P,
+      parallelForRuns(call.pool, N * perImage, DepthwiseBlocks::kLanes * planeWork,
                       [&](int64_t unit) { blockFn(blocks, unit / perImage, unit % perImage, y); });
       return Status::ok();
     }
@@ -1602,7 +1621,7 @@ Status conv(const KernelCall &call) {
     DepthwisePlaneFn planeFn = pickDepthwisePlane(g);
     // Runs of planes per task: one task per plane made a 7x7 layer slower
     // on two threads than on one.
-    parallelForRuns(call.pool, N * M, P,
+    parallelForRuns(call.pool, N * M, planeWork,
                     [&](int64_t plane) { planeFn(planes, plane, y + plane * P); });
     return Status::ok();
   }

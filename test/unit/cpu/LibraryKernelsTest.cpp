@@ -917,14 +917,14 @@ TEST(LibraryKernels, ConvWinogradMatchesReference) {
   EXPECT_EQ(winogradOutputTile(2, 2), 2);
 }
 
-// Depthwise convs whose output rows would leave most of the plane loop's
-// vector empty run on blocks of 8 channels (transposed in, summed per
-// position, transposed out): the reference's values with the fused epilogue
-// (residual, clip), serial and on a pool, on every vector variant: 19
-// channels (two whole blocks and one of 3), batches, 3x3 and 5x5 at strides 1
-// and 2, unequal strides, a dilated 2x3, asymmetric pads, widths 1 to 8, a
-// plane tall enough for several bands, and a residual in the output's own
-// memory.
+// Depthwise convs with narrow output rows, or strided ones
+// (depthwiseRunsBlocked), run on blocks of 8 channels (transposed in, summed
+// per position, transposed out): the reference's values with the fused
+// epilogue (residual, clip), serial and on a pool, on every vector variant:
+// 19 channels (two whole blocks and one of 3), batches, 3x3 and 5x5 at
+// strides 1 and 2, unequal strides, a dilated 2x3, asymmetric pads, widths 1
+// to 16, a stride-2 plane with rows of 3 vectors and a tail, a plane tall
+// enough for several bands, and a residual in the output's own memory.
 TEST(LibraryKernels, DepthwiseConvChannelBlocks) {
   struct Shape {
     std::vector<int64_t> x, w, strides, pads, dilations = {1, 1};
@@ -938,7 +938,8 @@ TEST(LibraryKernels, DepthwiseConvChannelBlocks) {
                          Shape{{1, 8, 6, 1}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
                          Shape{{1, 10, 400, 4}, {10, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}},
                          Shape{{3, 5, 7, 3}, {5, 1, 3, 1}, {1, 2}, {1, 0, 1, 0}},
-                         Shape{{1, 24, 9, 16}, {24, 1, 3, 3}, {2, 3}, {1, 1, 1, 1}}}) {
+                         Shape{{1, 24, 9, 16}, {24, 1, 3, 3}, {2, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 13, 11, 49}, {13, 1, 3, 3}, {2, 2}, {1, 0, 1, 1}}}) {
     int64_t C = c.x[1];
     ConvSpec spec{c.x, c.w, C, c.strides, c.pads, c.dilations};
     Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({C}, ++seed);
