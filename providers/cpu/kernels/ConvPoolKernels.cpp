@@ -8,7 +8,8 @@
 // im2col matrix is written straight into packGemmB's layout (16-wide column
 // panels, every k of a panel contiguous), a tile of output positions at a time
 // so the packed columns stay in cache. A 1x1, stride-1, unpadded conv packs X
-// itself; depthwise convs use a direct loop (a 1-row GEMM would waste panels):
+// itself, or with few channels reads it in place (sgemmRowsB); depthwise convs
+// use a direct loop (a 1-row GEMM would waste panels):
 // with AVX2, each input plane is copied once into a zero-padded plane and each
 // 8-wide chunk of an output row sums every tap in a register and takes the
 // epilogue before its one store; planes with narrow rows, and strided ones,
@@ -1650,6 +1651,24 @@ Status conv(const KernelCall &call) {
   }
 
   bool pointwise = g.pointwise();
+
+  if (pointwise && prepacked && pointwiseConvReadsInPlace(M, K) && sgemmRowsBAvailable()) {
+    // Positions shared out in whole panels; each task multiplies its
+    // columns of X where they lie, every row panel of W in turn.
+    int64_t panels = (P + kGemmPanelWidth - 1) / kGemmPanelWidth;
+    int64_t perTask = unitsPerTask(call, panels, 2 * M * P * K) * kGemmPanelWidth;
+    int64_t tasks = (P + perTask - 1) / perTask;
+    for (int64_t n = 0; n < N; ++n)
+      parallelFor(call.pool, tasks, [&](int64_t t) {
+        int64_t j0 = t * perTask, cols = std::min(P, j0 + perTask) - j0;
+        GemmEpilogue e = epilogue;
+        e.rowBias = bias;
+        e.residual = residual ? residual + n * M * P + j0 : nullptr;
+        e.ldr = P;
+        sgemmRowsB(M, cols, K, w, x + n * C * inPlane + j0, inPlane, y + n * M * P + j0, P, &e);
+      });
+    return Status::ok();
+  }
 
   // The output positions are shared out in whole panels, one contiguous
   // range per task; each task packs its own tiles into its own scratch and

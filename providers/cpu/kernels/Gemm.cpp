@@ -448,6 +448,49 @@ offsetsPanelAvx2(int64_t kc, const float *a, const float *b, const int32_t *offs
   }
 }
 
+/// kernelAvx2 over a B read where it lies (sgemmRowsB): the tile's row k of
+/// B is the 16 floats at b + k * ldb, those past `nr` neither read nor
+/// written. `fetch`: the tile is its column panel's first, so its B rows come
+/// from L2 or memory; it fetches the next panel's on the way.
+template <int MR>
+ORTC_AVX2 void kernelAvx2RowsB(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
+                               int64_t ldc, int nr, bool load, const GemmEpilogue *epilogue,
+                               int64_t row0, bool fetch) {
+  __m256 acc0[MR], acc1[MR];
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    acc0[r] = _mm256_setzero_ps();
+    acc1[r] = _mm256_setzero_ps();
+  }
+  __m256i m0, m1;
+  maskFor(nr, m0, m1);
+  const bool full = nr == kNr;
+  for (int64_t k = 0; k < kc; ++k) {
+    if (fetch)
+      _mm_prefetch(reinterpret_cast<const char *>(b + kNr), _MM_HINT_T0);
+    __m256 b0, b1;
+    if (full) {
+      b0 = _mm256_loadu_ps(b);
+      b1 = _mm256_loadu_ps(b + 8);
+    } else {
+      b0 = _mm256_maskload_ps(b, m0);
+      b1 = _mm256_maskload_ps(b + 8, m1);
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+      __m256 av = _mm256_broadcast_ss(a + r);
+      acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
+      acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
+    }
+    a += kMr;
+    b += ldb;
+  }
+  if (full)
+    finishTileAvx2<true, MR>(acc0, acc1, c, ldc, __m256i(), __m256i(), load, epilogue, row0);
+  else
+    finishTileAvx2<false, MR>(acc0, acc1, c, ldc, m0, m1, load, epilogue, row0);
+}
+
 /// kernelAvx512Offsets in AVX2: 16 columns at a time (12 accumulators); the
 /// first 16 fetch nextA.
 ORTC_AVX2 void kernelAvx2Offsets(int64_t kc, const float *a, const float *b, const int32_t *offsets,
@@ -877,6 +920,9 @@ using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t 
                             const GemmEpilogue *epilogue, int64_t row0);
 
 /// kernelAvx512Taps's signature.
+using RowsBKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
+                             int64_t ldc, int nr, bool load, const GemmEpilogue *epilogue,
+                             int64_t row0, bool fetch);
 using TapsKernel = void (*)(int64_t k0, int64_t k1, int64_t C, const float *const *rows,
                             const int64_t *tapOffsets, const float *b, int64_t panelStride,
                             const float *next, float *c, int64_t ldc, int lastCols, bool load,
@@ -894,6 +940,9 @@ struct Variant {
   // Tiles over 1, 2 and 4 panels whose A rows are runs of taps
   // (sgemmRowsOfTaps); null where a variant has none.
   TapsKernel tapsKernels[kMr][3] = {};
+  // Tiles over a B read in place (sgemmRowsB), indexed by rows, 1..6; null
+  // where a variant has none.
+  RowsBKernel rowsBKernels[kMr + 1] = {};
 };
 
 const Variant kGeneric = {"generic",
@@ -908,7 +957,12 @@ const Variant kAvx2 = {"avx2",
                        {nullptr, kernelAvx2<1>, kernelAvx2<2>, kernelAvx2<3>, kernelAvx2<4>,
                         kernelAvx2<5>, kernelAvx2<6>},
                        packRowsAvx2,
-                       kernelAvx2Offsets};
+                       kernelAvx2Offsets,
+                       nullptr,
+                       nullptr,
+                       {},
+                       {nullptr, kernelAvx2RowsB<1>, kernelAvx2RowsB<2>, kernelAvx2RowsB<3>,
+                        kernelAvx2RowsB<4>, kernelAvx2RowsB<5>, kernelAvx2RowsB<6>}};
 const Variant kAvx512 = {
     "avx512",
     KernelIsa::Avx512,
@@ -1282,6 +1336,35 @@ void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const 
                                  C + p * kMr * ldc + q0, ldc, cols, k0 > 0,
                                  q0 == 0 && p + 1 < p1 ? packedA + (p + 1) * kMr * K + k0 * kMr
                                                        : nullptr);
+      }
+    }
+  }
+}
+
+bool sgemmRowsBAvailable() { return activeVariant()->rowsBKernels[kMr] != nullptr; }
+
+void sgemmRowsB(int64_t M, int64_t N, int64_t K, const float *packedA, const float *b, int64_t ldb,
+                float *C, int64_t ldc, const GemmEpilogue *epilogue) {
+  const Variant *variant = activeVariant();
+  if (M <= 0 || N <= 0 || K <= 0 || !variant->rowsBKernels[kMr])
+    return;
+  // Equal K blocks of at most kKc: a column panel's B rows of a block (64
+  // bytes each) stay in L1 while every row panel reads them.
+  int64_t kBlocks = (K + kKc - 1) / kKc;
+  int64_t kcBlock = (K + kBlocks - 1) / kBlocks;
+  for (int64_t k0 = 0; k0 < K; k0 += kcBlock) {
+    int64_t kc = std::min(kcBlock, K - k0);
+    bool last = k0 + kc >= K;
+    for (int64_t j0 = 0; j0 < N; j0 += kNr) {
+      int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
+      GemmEpilogue panelEpilogue;
+      if (last && epilogue)
+        panelEpilogue = epilogue->at(0, j0);
+      for (int64_t ip = 0; ip < M; ip += kMr) {
+        int mr = static_cast<int>(std::min<int64_t>(kMr, M - ip));
+        variant->rowsBKernels[mr](
+            kc, packedA + ip * K + k0 * kMr, b + k0 * ldb + j0, ldb, C + ip * ldc + j0, ldc, nr,
+            k0 > 0, last && epilogue ? &panelEpilogue : nullptr, ip, ip == 0 && j0 + kNr < N);
       }
     }
   }

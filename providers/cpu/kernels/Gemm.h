@@ -93,6 +93,23 @@ inline bool convRunsDirect(int64_t channels, int64_t kh, int64_t kw, int64_t str
   return 4 * outH * outW >= 3 * panels;
 }
 
+/// Whether a pointwise conv (1x1, stride 1, unpadded, group 1) over W packed
+/// by packGemmA reads X where it lies (sgemmRowsB: row k of the product's B
+/// is input plane k) rather than packing X tile by tile: at most 96 output
+/// channels, where the packed copy is read by few row panels of W and costs
+/// more than the multiplies save, and at most 256 input channels, so that a
+/// column panel's B rows (64 bytes each) stay within half an L1D while the
+/// row panels read them. AMD EPYC, AVX2, 1 thread, packed -> in place:
+/// MobileNetV2's 32->16 at 112x112 0.240 -> 0.198 ms, 96->24 at 56x56 0.220
+/// -> 0.182, 144->24 0.304 -> 0.278, 16->96 0.707 -> 0.592, ResNet-50's
+/// 256->64 at 56x56 1.36 -> 1.28. It loses with more output channels (64->384
+/// at 14x14 0.120 -> 0.148, 256->1024 1.17 -> 1.30) and, in the model, with
+/// more input channels (MobileNetV2's 576->96 and 384->96 at 14x14, batch 8:
+/// 2.85 -> 3.36 and 1.73 -> 1.96 ms).
+inline bool pointwiseConvReadsInPlace(int64_t outChannels, int64_t inChannels) {
+  return outChannels <= 96 && inChannels <= 256;
+}
+
 /// Whether a group-1 2-D Conv runs narrow (convNarrow, ConvNarrow.cpp: the
 /// input rows split into column phases and read in place, each weight
 /// broadcast against 8 outputs of a row, 4 output channels at a time; W as
@@ -216,6 +233,16 @@ constexpr int64_t kOffsetsTile = 64;
 /// that a block's B rows stay in L1 across the row panels. Single-threaded.
 void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const float *b,
                    const int32_t *offsets, float *C, int64_t ldc, int64_t bBytesPerK);
+
+/// C = A * B, then the epilogue, for constant A packed by packGemmA (M rows,
+/// K) and a B that is read where it lies: B[k][j] = b[k * ldb + j] (a
+/// pointwise conv's input planes), with no packed copy; nothing past column
+/// N of a row of B is read. Single-threaded; does nothing unless
+/// sgemmRowsBAvailable().
+void sgemmRowsB(int64_t M, int64_t N, int64_t K, const float *packedA, const float *b, int64_t ldb,
+                float *C, int64_t ldc, const GemmEpilogue *epilogue);
+/// Whether the variant in use has sgemmRowsB's kernels (AVX2 only).
+bool sgemmRowsBAvailable();
 
 /// C[M, N] = A * packedB (or C += A * packedB when accumulate), then the
 /// epilogue, where row i of A is, tap by tap, the C floats at x +
