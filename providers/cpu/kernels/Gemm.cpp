@@ -919,10 +919,11 @@ using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t 
                             const float *next, float *c, int64_t ldc, int lastCols, bool load,
                             const GemmEpilogue *epilogue, int64_t row0);
 
-/// kernelAvx512Taps's signature.
+/// kernelAvx2RowsB's signature.
 using RowsBKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
                              int64_t ldc, int nr, bool load, const GemmEpilogue *epilogue,
                              int64_t row0, bool fetch);
+/// kernelAvx512Taps's signature.
 using TapsKernel = void (*)(int64_t k0, int64_t k1, int64_t C, const float *const *rows,
                             const int64_t *tapOffsets, const float *b, int64_t panelStride,
                             const float *next, float *c, int64_t ldc, int lastCols, bool load,
