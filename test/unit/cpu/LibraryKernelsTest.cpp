@@ -726,6 +726,34 @@ void expectConvOnEveryVariant(const Attrs &attrs, std::vector<const Tensor *> in
   setSgemmVariant(nullptr);
 }
 
+/// A fused conv the tests below run: random X, W, bias and residual Z (in
+/// that order from `seed`), and the reference's values of clip(conv + Z, 0,
+/// 0.75), the epilogue `withClip` asks for.
+struct FusedConvCase {
+  Tensor X, W, B, Z;
+  std::vector<int64_t> ys;
+  std::vector<float> want;
+};
+
+FusedConvCase fusedConvCase(const ConvSpec &spec, uint64_t &seed) {
+  FusedConvCase c;
+  c.X = randomF(spec.x, ++seed);
+  c.W = randomF(spec.w, ++seed);
+  c.B = randomF({spec.w[0]}, ++seed);
+  c.want = refConv(c.X, c.W, &c.B, spec, c.ys);
+  c.Z = randomF(c.ys, ++seed);
+  for (size_t i = 0; i < c.want.size(); ++i)
+    c.want[i] = std::min(std::max(c.want[i] + c.Z.floats()[i], 0.f), 0.75f);
+  return c;
+}
+
+/// `attrs` with fusedConvCase's epilogue: clip to [0, 0.75].
+Attrs withClip(Attrs attrs) {
+  attrs.s("activation", "clip");
+  attrs.a.floats["activation_params"] = {0.f, 0.75f};
+  return attrs;
+}
+
 // A conv over prepacked W wider than 1x1 runs directly over its zero-padded
 // input (phase) planes (convRunsDirect, sgemmOffsetsB): the
 // reference's values with the fused epilogue, serial and on a pool, on every
@@ -749,24 +777,16 @@ TEST(LibraryKernels, ConvDirectMatchesReference) {
                          Shape{{2, 24, 14, 14}, {24, 24, 3, 1}, {1, 0, 1, 0}, {2, 2}},
                          Shape{{1, 8, 15, 17}, {9, 8, 3, 3}, {1, 0, 1, 2}, {2, 3}},
                          Shape{{1, 8, 16, 16}, {10, 8, 3, 3}, {1, 1, 1, 1}, {2, 2}}}) {
-    ConvSpec spec{c.x, c.w, 1, c.strides, c.pads, {1, 1}};
-    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
-    std::vector<int64_t> ys;
-    std::vector<float> want = refConv(X, W, &B, spec, ys);
+    FusedConvCase t = fusedConvCase({c.x, c.w, 1, c.strides, c.pads, {1, 1}}, seed);
     ASSERT_TRUE(
-        convRunsDirect(c.w[1], c.w[2], c.w[3], c.strides[0], c.strides[1], 1, 1, ys[2], ys[3]))
-        << shapeToString(c.w) << " " << shapeToString(ys);
-    Tensor Z = randomF(ys, ++seed);
-    for (size_t i = 0; i < want.size(); ++i)
-      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
+        convRunsDirect(c.w[1], c.w[2], c.w[3], c.strides[0], c.strides[1], 1, 1, t.ys[2], t.ys[3]))
+        << shapeToString(c.w) << " " << shapeToString(t.ys);
     int64_t M = c.w[0], K = c.w[1] * c.w[2] * c.w[3];
     Tensor P(ElementType::Float, {int64_t(packedGemmASize(M, K))});
-    packGemmA(W.f(), K, M, K, P.f());
+    packGemmA(t.W.f(), K, M, K, P.f());
     P.shape = c.w; // the view keeps W's logical shape
-    Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).i("packed_w", 1);
-    attrs.s("activation", "clip");
-    attrs.a.floats["activation_params"] = {0.f, 0.75f};
-    expectConvOnEveryVariant(attrs, {&X, &P, &B, &Z}, ys, want,
+    Attrs attrs = withClip(Attrs().is("pads", c.pads).is("strides", c.strides).i("packed_w", 1));
+    expectConvOnEveryVariant(attrs, {&t.X, &P, &t.B, &t.Z}, t.ys, t.want,
                              shapeToString(c.w) + " strides " + shapeToString(c.strides));
   }
   // Dilated and 1x1 convs, outputs where a quarter of the product would be
@@ -798,22 +818,16 @@ TEST(LibraryKernels, PointwiseConvInPlaceMatchesReference) {
                          Shape{{3, 24, 7, 9}, {11, 24, 1, 1}}, Shape{{1, 8, 2, 3}, {96, 8, 1, 1}},
                          Shape{{1, 256, 6, 7}, {20, 256, 1, 1}}}) {
     ASSERT_TRUE(pointwiseConvReadsInPlace(c.w[0], c.w[1])) << shapeToString(c.w);
-    ConvSpec spec{c.x, c.w, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
-    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
-    std::vector<int64_t> ys;
-    std::vector<float> want = refConv(X, W, &B, spec, ys);
-    Tensor Z = randomF(ys, ++seed);
-    for (size_t i = 0; i < want.size(); ++i)
-      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
+    FusedConvCase t = fusedConvCase({c.x, c.w, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}}, seed);
     int64_t M = c.w[0], K = c.w[1];
     Tensor P(ElementType::Float, {int64_t(packedGemmASize(M, K))});
-    packGemmA(W.f(), K, M, K, P.f());
+    packGemmA(t.W.f(), K, M, K, P.f());
     P.shape = c.w; // the view keeps W's logical shape
-    Attrs attrs = Attrs().i("packed_w", 1).s("activation", "clip");
-    attrs.a.floats["activation_params"] = {0.f, 0.75f};
+    Attrs attrs = withClip(Attrs().i("packed_w", 1));
     std::string label = shapeToString(c.x) + " " + shapeToString(c.w);
-    expectConvOnEveryVariant(attrs, {&X, &P, &B, &Z}, ys, want, label);
-    expectConvOnEveryVariant(attrs, {&X, &P, &B, &Z}, ys, want, label, /*overResidual=*/true);
+    expectConvOnEveryVariant(attrs, {&t.X, &P, &t.B, &t.Z}, t.ys, t.want, label);
+    expectConvOnEveryVariant(attrs, {&t.X, &P, &t.B, &t.Z}, t.ys, t.want, label,
+                             /*overResidual=*/true);
   }
   EXPECT_TRUE(pointwiseConvReadsInPlace(96, 256));
   EXPECT_FALSE(pointwiseConvReadsInPlace(97, 16));
@@ -997,25 +1011,18 @@ TEST(LibraryKernels, DepthwiseConvChannelBlocks) {
                          Shape{{1, 24, 9, 16}, {24, 1, 3, 3}, {2, 3}, {1, 1, 1, 1}},
                          Shape{{1, 13, 11, 49}, {13, 1, 3, 3}, {2, 2}, {1, 0, 1, 1}}}) {
     int64_t C = c.x[1];
-    ConvSpec spec{c.x, c.w, C, c.strides, c.pads, c.dilations};
-    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({C}, ++seed);
-    std::vector<int64_t> ys;
-    std::vector<float> want = refConv(X, W, &B, spec, ys);
-    Tensor Z = randomF(ys, ++seed);
-    for (size_t i = 0; i < want.size(); ++i)
-      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
-    Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).i("group", C);
-    attrs.is("dilations", c.dilations).s("activation", "clip");
-    attrs.a.floats["activation_params"] = {0.f, 0.75f};
+    FusedConvCase t = fusedConvCase({c.x, c.w, C, c.strides, c.pads, c.dilations}, seed);
+    Attrs attrs = withClip(Attrs().is("pads", c.pads).is("strides", c.strides).i("group", C));
+    attrs.is("dilations", c.dilations);
     std::string label = shapeToString(c.x) + " " + shapeToString(c.w);
-    expectConvOnEveryVariant(attrs, {&X, &W, &B, &Z}, ys, want, label);
+    expectConvOnEveryVariant(attrs, {&t.X, &t.W, &t.B, &t.Z}, t.ys, t.want, label);
     // The residual in y's own memory.
     for (const char *variant : {"avx2", "avx512"}) {
       if (!setSgemmVariant(variant))
         continue;
-      Tensor inPlace = Z;
-      ASSERT_OK(run("Conv", attrs, {&X, &W, &B, &inPlace}, {&inPlace}));
-      EXPECT_TRUE(near(inPlace.floats(), want, 1e-4)) << label << " in place " << variant;
+      Tensor inPlace = t.Z;
+      ASSERT_OK(run("Conv", attrs, {&t.X, &t.W, &t.B, &inPlace}, {&inPlace}));
+      EXPECT_TRUE(near(inPlace.floats(), t.want, 1e-4)) << label << " in place " << variant;
     }
     setSgemmVariant(nullptr);
   }
@@ -1158,21 +1165,13 @@ TEST(LibraryKernels, ConvTransposedProductMatchesReference) {
                          Shape{{3, 16, 7, 7}, {32, 16, 3, 3}, {1, 1}, {1, 1, 1, 1}},
                          // W outweighs X: a pool shares out W's column panels.
                          Shape{{2, 256, 5, 5}, {200, 256, 1, 1}, {1, 1}, {0, 0, 0, 0}}}) {
-    ConvSpec spec{c.x, c.w, 1, c.strides, c.pads, {1, 1}};
-    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
-    std::vector<int64_t> ys;
-    std::vector<float> want = refConv(X, W, &B, spec, ys);
-    Tensor Z = randomF(ys, ++seed);
-    for (size_t i = 0; i < want.size(); ++i)
-      want[i] = std::min(std::max(want[i] + Z.floats()[i], 0.f), 0.75f);
+    FusedConvCase t = fusedConvCase({c.x, c.w, 1, c.strides, c.pads, {1, 1}}, seed);
     int64_t M = c.w[0], K = c.w[1] * c.w[2] * c.w[3];
     Tensor P(ElementType::Float, {int64_t(packedGemmBSize(K, M))});
-    packGemmB(W.f(), K, /*transB=*/true, K, M, 1.f, P.f());
+    packGemmB(t.W.f(), K, /*transB=*/true, K, M, 1.f, P.f());
     P.shape = c.w; // the view keeps W's logical shape
-    Attrs attrs = Attrs().is("strides", c.strides).is("pads", c.pads).i("packed_w", 2);
-    attrs.s("activation", "clip");
-    attrs.a.floats["activation_params"] = {0.f, 0.75f};
-    expectConvOnEveryVariant(attrs, {&X, &P, &B, &Z}, ys, want, shapeToString(c.w));
+    Attrs attrs = withClip(Attrs().is("strides", c.strides).is("pads", c.pads).i("packed_w", 2));
+    expectConvOnEveryVariant(attrs, {&t.X, &P, &t.B, &t.Z}, t.ys, t.want, shapeToString(c.w));
   }
   Tensor X = randomF({1, 4, 5, 5}, 1), W = randomF({4, 4, 1, 1}, 2);
   Tensor Y(ElementType::Float, {1, 4, 5, 5});
