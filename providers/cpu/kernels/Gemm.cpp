@@ -413,6 +413,19 @@ ORTC_AVX2 void kernelAvx2(int64_t kc, const float *a, const float *b, float *c, 
   finishTileAvx2<false, MR>(acc0[0], acc1[0], c, ldc, m0, m1, load, epilogue, row0);
 }
 
+/// One k step of an MR x 16 tile: A's MR values at a, each broadcast
+/// against B's row (b0, b1).
+template <int MR>
+ORTC_AVX2 __attribute__((always_inline)) inline void
+fmaRowAvx2(const float *a, __m256 b0, __m256 b1, __m256 (&acc0)[MR], __m256 (&acc1)[MR]) {
+#pragma GCC unroll 6
+  for (int r = 0; r < MR; ++r) {
+    __m256 av = _mm256_broadcast_ss(a + r);
+    acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
+    acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
+  }
+}
+
 /// kernelAvx2Offsets's 16 columns at j; `Fetch`: fetch `fetch` into L2 on
 /// the way, a 24-byte step of it per k (every line, some twice).
 template <bool Fetch>
@@ -427,13 +440,7 @@ offsetsPanelAvx2(int64_t kc, const float *a, const float *b, const int32_t *offs
     if (Fetch)
       _mm_prefetch(reinterpret_cast<const char *>(fetch + k * kMr), _MM_HINT_T1);
     const float *bk = b + offsets[k];
-    __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8);
-#pragma GCC unroll 6
-    for (int r = 0; r < kMr; ++r) {
-      __m256 av = _mm256_broadcast_ss(a + r);
-      acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
-      acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
-    }
+    fmaRowAvx2<kMr>(a, _mm256_loadu_ps(bk), _mm256_loadu_ps(bk + 8), acc0, acc1);
     a += kMr;
   }
 #pragma GCC unroll 6
@@ -450,12 +457,12 @@ offsetsPanelAvx2(int64_t kc, const float *a, const float *b, const int32_t *offs
 
 /// kernelAvx2 over a B read where it lies (sgemmRowsB): the tile's row k of
 /// B is the 16 floats at b + k * ldb, those past `nr` neither read nor
-/// written. `fetch`: the tile is its column panel's first, so its B rows come
-/// from L2 or memory; it fetches the next panel's on the way.
+/// written. (Prefetching the next panel's rows, 1 to 8 panels ahead,
+/// measured no faster: the rows stream in by themselves.)
 template <int MR>
 ORTC_AVX2 void kernelAvx2RowsB(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
                                int64_t ldc, int nr, bool load, const GemmEpilogue *epilogue,
-                               int64_t row0, bool fetch) {
+                               int64_t row0) {
   __m256 acc0[MR], acc1[MR];
 #pragma GCC unroll 6
   for (int r = 0; r < MR; ++r) {
@@ -466,22 +473,10 @@ ORTC_AVX2 void kernelAvx2RowsB(int64_t kc, const float *a, const float *b, int64
   maskFor(nr, m0, m1);
   const bool full = nr == kNr;
   for (int64_t k = 0; k < kc; ++k) {
-    if (fetch)
-      _mm_prefetch(reinterpret_cast<const char *>(b + kNr), _MM_HINT_T0);
-    __m256 b0, b1;
-    if (full) {
-      b0 = _mm256_loadu_ps(b);
-      b1 = _mm256_loadu_ps(b + 8);
-    } else {
-      b0 = _mm256_maskload_ps(b, m0);
-      b1 = _mm256_maskload_ps(b + 8, m1);
-    }
-#pragma GCC unroll 6
-    for (int r = 0; r < MR; ++r) {
-      __m256 av = _mm256_broadcast_ss(a + r);
-      acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
-      acc1[r] = _mm256_fmadd_ps(av, b1, acc1[r]);
-    }
+    if (full)
+      fmaRowAvx2<MR>(a, _mm256_loadu_ps(b), _mm256_loadu_ps(b + 8), acc0, acc1);
+    else
+      fmaRowAvx2<MR>(a, _mm256_maskload_ps(b, m0), _mm256_maskload_ps(b + 8, m1), acc0, acc1);
     a += kMr;
     b += ldb;
   }
@@ -922,7 +917,7 @@ using WideKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t 
 /// kernelAvx2RowsB's signature.
 using RowsBKernel = void (*)(int64_t kc, const float *a, const float *b, int64_t ldb, float *c,
                              int64_t ldc, int nr, bool load, const GemmEpilogue *epilogue,
-                             int64_t row0, bool fetch);
+                             int64_t row0);
 /// kernelAvx512Taps's signature.
 using TapsKernel = void (*)(int64_t k0, int64_t k1, int64_t C, const float *const *rows,
                             const int64_t *tapOffsets, const float *b, int64_t panelStride,
@@ -1363,9 +1358,9 @@ void sgemmRowsB(int64_t M, int64_t N, int64_t K, const float *packedA, const flo
         panelEpilogue = epilogue->at(0, j0);
       for (int64_t ip = 0; ip < M; ip += kMr) {
         int mr = static_cast<int>(std::min<int64_t>(kMr, M - ip));
-        variant->rowsBKernels[mr](
-            kc, packedA + ip * K + k0 * kMr, b + k0 * ldb + j0, ldb, C + ip * ldc + j0, ldc, nr,
-            k0 > 0, last && epilogue ? &panelEpilogue : nullptr, ip, ip == 0 && j0 + kNr < N);
+        variant->rowsBKernels[mr](kc, packedA + ip * K + k0 * kMr, b + k0 * ldb + j0, ldb,
+                                  C + ip * ldc + j0, ldc, nr, k0 > 0,
+                                  last && epilogue ? &panelEpilogue : nullptr, ip);
       }
     }
   }
