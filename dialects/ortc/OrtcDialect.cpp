@@ -61,16 +61,25 @@ LogicalResult DepthwiseBlockOp::verify() {
   auto expand = dyn_cast<RankedTensorType>(getExpandW().getType());
   auto project = dyn_cast<RankedTensorType>(getProjectW().getType());
   auto ranked4 = [](RankedTensorType t) { return !t || (t.getRank() == 4 && t.hasStaticShape()); };
+  bool channelsLast = getChannelsLast();
   if (!x || x.getRank() != 4 || !depthwise || !ranked4(depthwise) || !ranked4(expand) ||
       !ranked4(project))
-    return emitOpError("needs x [N, H, W, C] and static 4-D weights");
-  int64_t E = depthwise.getDimSize(0), C = x.getDimSize(3);
+    return emitOpError("needs x ")
+           << (channelsLast ? "[N, H, W, C]" : "[N, C, H, W]") << " and static 4-D weights";
+  if (!channelsLast &&
+      (!expand || !isa<NoneType>(getProjectW().getType()) ||
+       !isa<NoneType>(getProjectBias().getType()) || !isa<NoneType>(getResidual().getType())))
+    return emitOpError("channels first takes expand_w and no project_w, project_bias or "
+                       "residual");
+  int64_t channelDim = channelsLast ? 3 : 1;
+  int64_t E = depthwise.getDimSize(0), C = x.getDimSize(channelDim);
   bool fits = depthwise.getDimSize(1) == 1 && int64_t(getGroup()) == E;
   if (expand)
-    fits = fits && expand.getDimSize(0) == E && (x.isDynamicDim(3) || expand.getDimSize(1) == C) &&
-           expand.getDimSize(2) == 1 && expand.getDimSize(3) == 1;
+    fits = fits && expand.getDimSize(0) == E &&
+           (x.isDynamicDim(channelDim) || expand.getDimSize(1) == C) && expand.getDimSize(2) == 1 &&
+           expand.getDimSize(3) == 1;
   else
-    fits = fits && (x.isDynamicDim(3) || C == E);
+    fits = fits && (x.isDynamicDim(channelDim) || C == E);
   if (project)
     fits = fits && project.getDimSize(1) == E && project.getDimSize(2) == 1 &&
            project.getDimSize(3) == 1;

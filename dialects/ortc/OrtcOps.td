@@ -127,10 +127,13 @@ def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {
 }
 
 def Ortc_DepthwiseBlockOp : Ortc_Op<"depthwise_block", [Pure]> {
-  let summary = "a depthwise conv and the pointwise convs around it, channels-last: one kernel";
+  let summary = "a depthwise conv and the pointwise convs around it: one kernel";
   let description = [{
-    y = project(depthwise(expand(x))) [+ residual] with x [N, H, W, C] and
-    y [N, OH, OW, P], each step an ortc.fused_conv of its own in meaning:
+    y = project(depthwise(expand(x))) [+ residual] with, when
+    `channels_last`, x [N, H, W, C] and y [N, OH, OW, P]; without it
+    (channels first) x [N, C, H, W] and y [N, E, OH, OW], the expansion and
+    the depthwise conv only (no project_w, project_bias or residual) and
+    expand_w required. Each step is an ortc.fused_conv of its own in meaning:
     expand is the 1x1 stride-1 conv with expand_w [E, C, 1, 1],
     expand_bias and expand_activation (+ _params); depthwise the conv with
     depthwise_w [E, 1, KH, KW], group E, the window attributes (which mean
@@ -141,9 +144,9 @@ def Ortc_DepthwiseBlockOp : Ortc_Op<"depthwise_block", [Pure]> {
     or P = E), and so may the biases and the residual (a residual needs
     project_w). MobileNet's inverted residual block is all three, a
     depthwise separable conv the last two. The CPU EP's
-    cpu-fuse-depthwise-block makes it of channels-last fused_convs, so
-    that the widest tensors of the block (the expansion, 6x its channels)
-    stay in cache between the steps instead of going to memory and back.
+    cpu-fuse-depthwise-block makes it of fused_convs, so that the widest
+    tensors of the block (the expansion, 6x its channels) stay in cache
+    between the steps instead of going to memory and back.
   }];
   let arguments = (ins AnyTensor:$x, AnyType:$expand_w, AnyType:$expand_bias,
                        AnyTensor:$depthwise_w, AnyType:$depthwise_bias,
@@ -159,7 +162,8 @@ def Ortc_DepthwiseBlockOp : Ortc_Op<"depthwise_block", [Pure]> {
                        DefaultValuedStrAttr<StrAttr, "none">:$activation,
                        DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$activation_params,
                        DefaultValuedStrAttr<StrAttr, "none">:$project_activation,
-                       DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$project_activation_params);
+                       DefaultValuedAttr<DenseF32ArrayAttr, "{}">:$project_activation_params,
+                       UnitAttr:$channels_last);
   let results = (outs AnyTensor:$y);
   let assemblyFormat = [{
     $x `,` $expand_w `,` $expand_bias `,` $depthwise_w `,` $depthwise_bias `,` $project_w `,`

@@ -54,10 +54,10 @@ LogicalResult inferMaxPool(fused::MaxPoolOp op, ShapeRuleContext &ctx) {
 }
 
 /// depthwise_block: the depthwise conv's window rule over x's positions,
-/// channels last, with the projection's channels when it has one.
+/// in x's layout, with the projection's channels when it has one.
 LogicalResult inferDepthwiseBlock(fused::DepthwiseBlockOp op, ShapeRuleContext &ctx) {
   WindowAttrs attrs = convWindowAttrs(op);
-  attrs.channelsLast = true;
+  attrs.channelsLast = op.getChannelsLast();
   if (auto project = dyn_cast<RankedTensorType>(op.getProjectW().getType());
       project && project.getRank() == 4 && !project.isDynamicDim(0))
     attrs.channels = project.getDimSize(0);

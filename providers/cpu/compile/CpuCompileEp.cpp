@@ -511,9 +511,16 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   auto group = op->getAttrOfType<IntegerAttr>("group");
   bool channelsLast = op->hasAttr("channels_last");
   // A depthwise block's pointwise weights (inputs 1 and 5, either absent)
-  // are packed the same way.
+  // are packed the same way; a channels-first block's expansion as A panels.
   std::optional<int> packedProjection;
-  if (callee == "DepthwiseBlock") {
+  if (callee == "DepthwiseBlock" && !channelsLast) {
+    if (!isConstantOp(op->getOperand(1).getDefiningOp()))
+      return op->emitError("cpu_ep: the expansion weights of a depthwise block must be constants");
+    packedWeight = packedConvWeight(op->getOperand(1), /*transposed=*/false);
+    if (*packedWeight < 0)
+      return op->emitError("cpu_ep: cannot read the constant W of Conv");
+    setInt(step, "packed_w", 1);
+  } else if (callee == "DepthwiseBlock") {
     for (unsigned i : {1u, 5u}) {
       Value w = op->getOperand(i);
       if (isa<NoneType>(w.getType()))
@@ -1316,10 +1323,9 @@ public:
     // Intel Xeon: 3x3 64@56 1.17x of NCHW, the stems 1.3x, stride-1
     // depthwise 1.15-1.5x, stride-2 depthwise 0.5-0.8x), so an AVX2 target
     // keeps NCHW.
-    if (llvm::is_contained(target_.requiredFeatures, "avx512f")) {
+    if (llvm::is_contained(target_.requiredFeatures, "avx512f"))
       pm.addPass(createCpuConvChannelsLast());
-      pm.addPass(createCpuFuseDepthwiseBlock());
-    }
+    pm.addPass(createCpuFuseDepthwiseBlock());
     pm.addPass(createCpuFuseMatMulEpilogue());
   }
 

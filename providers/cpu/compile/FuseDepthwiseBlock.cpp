@@ -1,9 +1,10 @@
 //===- FuseDepthwiseBlock.cpp - cpu-fuse-depthwise-block ------------------===//
 //
-// A channels-last depthwise conv and the pointwise convs next to it (the one
-// it alone reads, the one that alone reads it) become one
-// ortc.depthwise_block (see Passes.td), whose kernel keeps the tensors
-// between them in cache.
+// A depthwise conv and the pointwise convs next to it (the one it alone
+// reads, the one that alone reads it) become one ortc.depthwise_block (see
+// Passes.td), whose kernel keeps the tensors between them in cache:
+// channels-last, all three; channels-first, the expansion and the depthwise
+// conv where the expansion would not stay in cache otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,9 +29,9 @@ namespace fused = ortc::fused;
 
 namespace {
 
-/// Static 4-D weights of a channels-last fused_conv.
+/// Static 4-D weights of a fused_conv.
 RankedTensorType weightsOf(fused::FusedConvOp conv) {
-  if (!conv || !conv.getChannelsLast())
+  if (!conv)
     return {};
   auto w = dyn_cast<RankedTensorType>(conv.getW().getType());
   return w && w.getRank() == 4 && w.hasStaticShape() ? w : RankedTensorType();
@@ -61,21 +62,35 @@ struct Block {
   fused::FusedConvOp expand, depthwise, project;
 };
 
-/// The pointwise conv (no residual) whose output only `depthwise` reads.
+/// The pointwise conv (no residual, `depthwise`'s layout) whose output only
+/// `depthwise` reads. Channels first, only with constant weights (the kernel
+/// reads them packed) and where the expansion would leave the cache
+/// otherwise (planarDepthwiseBlockPays).
 fused::FusedConvOp expansionOf(fused::FusedConvOp depthwise) {
   auto expand = depthwise.getX().getDefiningOp<fused::FusedConvOp>();
   if (!expand || !isPointwise(expand) || !ortc::isAbsentOperand(expand.getResidual()) ||
-      !expand.getY().hasOneUse())
+      !expand.getY().hasOneUse() || expand.getChannelsLast() != depthwise.getChannelsLast())
+    return {};
+  if (depthwise.getChannelsLast())
+    return expand;
+  auto planes = dyn_cast<RankedTensorType>(expand.getY().getType());
+  if (!isa_and_nonnull<onnx::ConstantOp>(expand.getW().getDefiningOp()) || !planes ||
+      planes.getRank() != 4 || planes.isDynamicDim(1) || planes.isDynamicDim(2) ||
+      planes.isDynamicDim(3) ||
+      !ortc::cpu::kernels::planarDepthwiseBlockPays(planes.getDimSize(1), planes.getDimSize(2),
+                                                    planes.getDimSize(3)))
     return {};
   return expand;
 }
 
-/// The pointwise conv that alone reads `depthwise`'s output, as its input.
+/// The channels-last pointwise conv that alone reads `depthwise`'s output,
+/// as its input (a channels-first block has no projection).
 fused::FusedConvOp projectionOf(fused::FusedConvOp depthwise) {
-  if (!depthwise.getY().hasOneUse())
+  if (!depthwise.getChannelsLast() || !depthwise.getY().hasOneUse())
     return {};
   auto project = dyn_cast<fused::FusedConvOp>(*depthwise.getY().getUsers().begin());
-  if (!project || !isPointwise(project) || project.getX() != depthwise.getY())
+  if (!project || !isPointwise(project) || project.getX() != depthwise.getY() ||
+      !project.getChannelsLast())
     return {};
   return project;
 }
@@ -111,6 +126,8 @@ void fuse(Block block) {
     state.addAttribute("project_activation", block.project.getActivationAttr());
     state.addAttribute("project_activation_params", block.project.getActivationParamsAttr());
   }
+  if (dw.getChannelsLast())
+    state.addAttribute("channels_last", b.getUnitAttr());
   Operation *fusedOp = b.create(state);
   last->getResult(0).replaceAllUsesWith(fusedOp->getResult(0));
   for (fused::FusedConvOp conv : {block.project, block.depthwise, block.expand})

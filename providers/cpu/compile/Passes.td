@@ -63,22 +63,28 @@ def CpuConvChannelsLast : Pass<"cpu-conv-channels-last", "mlir::func::FuncOp"> {
 def CpuFuseDepthwiseBlock : Pass<"cpu-fuse-depthwise-block", "mlir::func::FuncOp"> {
   let summary = "Run a depthwise conv and the pointwise convs next to it as one kernel";
   let description = [{
-    A channels-last depthwise ortc.fused_conv (group = channels, one output
-    channel per group, at most 8 rows of taps, no residual) becomes one
-    ortc.depthwise_block with the channels-last pointwise convs (1x1,
+    A depthwise ortc.fused_conv (group = channels, one output channel per
+    group, at most 8 rows of taps, no residual) becomes one
+    ortc.depthwise_block with the pointwise convs of its layout (1x1,
     group 1, stride 1, no padding) next to it: the one whose output only
     it reads (the expansion, without a residual) and the one that alone
     reads its output (the projection, with the residual it adds), with
     every conv's weights, bias and activation and the depthwise window.
-    It needs one of the two. Its library kernel makes the expansion a band
-    of rows at a time into a ring in cache, the depthwise rows of the band
-    from it, and the band's projection from those, so MobileNet's widest
-    tensors (6x the block's channels) never go to memory. Runs after
-    cpu-conv-channels-last. A pointwise conv with another reader, a
-    strided or padded one, an expansion with a residual, a depthwise conv
-    with a residual and a dense conv next to the depthwise one stay as
-    they are; a pointwise conv between two depthwise convs is the first
-    one's projection.
+    It needs one of the two.
+    Channels-last (after cpu-conv-channels-last), both: the library kernel
+    makes the expansion a band of rows at a time into a ring in cache, the
+    depthwise rows of the band from it, and the band's projection from
+    those, so MobileNet's widest tensors (6x the block's channels) never go
+    to memory. Channels-first, the expansion only (the block is marked
+    without `channels_last`), with constant weights and a static expansion
+    of at least 1 MiB per image (planarDepthwiseBlockPays): the kernel makes
+    the expansion a group of channels at a time into cache and the
+    depthwise conv reads it there.
+    A pointwise conv with another reader, a strided or padded one, an
+    expansion with a residual, a depthwise conv with a residual, a dense
+    conv next to the depthwise one and convs of two layouts stay as they
+    are; a pointwise conv between two depthwise convs is the first one's
+    projection.
   }];
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [

@@ -180,8 +180,6 @@ bool hasPads(const Geometry &g) {
   return g.padBegin[1] || g.padBegin[2] || g.padEnd[1] || g.padEnd[2];
 }
 
-int64_t roundUpTo16(int64_t n) { return (n + 15) / 16 * 16; }
-
 /// Floats of scratch convGemm takes.
 int64_t convGemmScratchFloats(const Geometry &g, int64_t N, int64_t C, int64_t M) {
   bool inPlace = readsRowsOfTaps(g, C, M);
@@ -726,15 +724,8 @@ Status depthwiseBlockChannelsLast(const KernelCall &call) {
                               std::to_string(size) + "] is due");
   if ((B1 && !W1) || ((B3 || Z) && !W3))
     return invalid(kOp, "a bias or residual for a pointwise conv the block does not have");
-  std::vector<int64_t> kernel = {W2->shape[2], W2->shape[3]};
-  if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
-    return invalid(kOp, "kernel_shape " + shapeToString(call.attrs.getInts("kernel_shape")) +
-                            " differs from W " + shapeToString(W2->shape));
-  if (call.attrs.getInt("group", E) != E)
-    return invalid(kOp, "the depthwise conv's group must be " + std::to_string(E) + ", got " +
-                            std::to_string(call.attrs.getInt("group", E)));
   Geometry g;
-  if (Status s = computeGeometry(kOp, call.attrs, {H, W}, kernel, true, false, g); !s.isOk())
+  if (Status s = depthwiseBlockWindow(kOp, call, *W2, H, W, g); !s.isOk())
     return s;
   if (g.k[1] > kMaxDepthwiseRows)
     return invalid(kOp, "a depthwise block takes kernels of at most " +

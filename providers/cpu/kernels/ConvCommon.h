@@ -61,6 +61,9 @@ Status checkSingleOutput(const char *op, const KernelCall &call);
 Status convActivation(const KernelCall &call, GemmEpilogue &e,
                       const std::string &attribute = "activation");
 
+/// `n` rounded up to 16 floats: scratch pieces start on 64-byte lines.
+inline int64_t roundUpTo16(int64_t n) { return (n + 15) / 16 * 16; }
+
 /// body(i) for i in [0, n) on `pool`, each task a contiguous run of items of
 /// at most kMinElementsPerBlock elements in all (`elementsEach` per item) and
 /// at most n / threads items, so that every thread gets a share; all on the
@@ -98,6 +101,14 @@ Status convNarrow(const KernelCall &call, const Geometry &g, const float *x, con
 /// Conv with channels_last = 1 (ConvChannelsLast.cpp): X [N, H, W, C] and Y
 /// (and the residual) [N, OH, OW, M].
 Status convChannelsLast(const KernelCall &call);
+
+/// ortc.depthwise_block on channels-last tensors (ConvChannelsLast.cpp).
+Status depthwiseBlockChannelsLast(const KernelCall &call);
+
+/// A depthwise block's window over H x W (either layout): `kernel_shape`
+/// must match the depthwise W [E, 1, KH, KW] and `group` be E.
+Status depthwiseBlockWindow(const char *op, const KernelCall &call, const TensorView &depthwiseW,
+                            int64_t H, int64_t W, Geometry &g);
 
 } // namespace ortc::cpu::kernels
 

@@ -15,7 +15,9 @@
 // epilogue before its one store; planes with narrow rows, and strided ones,
 // run on blocks of 8 channels instead (DepthwiseBlocks, depthwiseRunsBlocked).
 // Constant weights of a group-1 conv come packed from the compiler (A's
-// panels, packGemmA), so no run packs them again.
+// panels, packGemmA), so no run packs them again. A channels-first
+// ortc.depthwise_block (DepthwiseBlock without channels_last) runs its
+// expansion and depthwise conv through the same paths, image by image.
 //
 //===----------------------------------------------------------------------===//
 
@@ -1477,6 +1479,121 @@ Status convActivation(const KernelCall &call, GemmEpilogue &e, const std::string
   return Status::ok();
 }
 
+/// A depthwise conv (isDepthwiseConv) of N images: on blocks of 8 channels
+/// where depthwiseRunsBlocked says so, else plane by plane; the planes (or
+/// blocks) of every image are shared out over `pool`. `epilogue` holds the
+/// activation; the bias and the residual (Y's shape) are given apart.
+void depthwiseConv(ThreadPool *pool, const Geometry &g, int64_t N, int64_t C, int64_t M,
+                   const float *x, const float *w, const float *bias, const float *residual,
+                   const GemmEpilogue &epilogue, float *y) {
+  int64_t inPlane = g.inSize(), P = g.outSize(), kSize = g.kernelSize();
+  // A plane's work, for sharing planes out: its input is read (and copied
+  // or transposed) once, its outputs each take the taps. By outputs alone,
+  // a stride-2 layer onto 7x7 (576 planes of 14x14) stayed on one thread.
+  const int64_t planeWork = std::max(P, inPlane);
+#if defined(__x86_64__) || defined(__i386__)
+  DepthwiseBlocks blocks{g, x, w, bias, residual, epilogue, C};
+  DepthwiseBlockFn blockFn = pickDepthwiseBlock(blocks);
+  if (blockFn && depthwiseRunsBlocked(g, C, M, y, residual, P * N * M)) {
+    int64_t perImage = blocks.blocks();
+    parallelForRuns(pool, N * perImage, DepthwiseBlocks::kLanes * planeWork,
+                    [&](int64_t unit) { blockFn(blocks, unit / perImage, unit % perImage, y); });
+    return;
+  }
+#endif
+  DepthwisePlanes planes{x, w, bias, residual, g, epilogue, C, M, inPlane, P, kSize};
+  DepthwisePlaneFn planeFn = pickDepthwisePlane(g);
+  // Runs of planes per task: one task per plane made a 7x7 layer slower
+  // on two threads than on one.
+  parallelForRuns(pool, N * M, planeWork,
+                  [&](int64_t plane) { planeFn(planes, plane, y + plane * P); });
+}
+
+/// Conv as a GEMM per image and group, W's rows as A (packed as A panels
+/// when `prepacked`) and X's columns as B: read in place for a 1x1 conv
+/// with few channels (pointwiseConvReadsInPlace), else packed a tile at a
+/// time (the im2col columns for any other conv). `epilogue` holds the
+/// activation; the bias (per output channel) and the residual (Y's shape)
+/// are given apart.
+Status convGemm(const KernelCall &call, const Geometry &g, int64_t N, int64_t C, int64_t M,
+                int64_t group, const float *x, const float *w, const float *bias,
+                const float *residual, const GemmEpilogue &epilogue, bool prepacked, float *y) {
+  const char *op = "Conv";
+  int64_t Cg = C / group, Mg = M / group;
+  int64_t inPlane = g.inSize(), P = g.outSize(), K = Cg * g.kernelSize();
+  bool pointwise = g.pointwise();
+
+  if (pointwise && prepacked && pointwiseConvReadsInPlace(M, K) && sgemmRowsBAvailable()) {
+    // Positions shared out in whole panels; each task multiplies its
+    // columns of X where they lie, every row panel of W in turn.
+    int64_t panels = (P + kGemmPanelWidth - 1) / kGemmPanelWidth;
+    int64_t perTask = unitsPerTask(call, panels, 2 * M * P * K) * kGemmPanelWidth;
+    int64_t tasks = (P + perTask - 1) / perTask;
+    for (int64_t n = 0; n < N; ++n)
+      parallelFor(call.pool, tasks, [&](int64_t t) {
+        int64_t j0 = t * perTask, cols = std::min(P, j0 + perTask) - j0;
+        GemmEpilogue e = epilogue;
+        e.rowBias = bias;
+        e.residual = residual ? residual + n * M * P + j0 : nullptr;
+        e.ldr = P;
+        sgemmRowsB(M, cols, K, w, x + n * C * inPlane + j0, inPlane, y + n * M * P + j0, P, &e);
+      });
+    return Status::ok();
+  }
+
+  // The output positions are shared out in whole panels, one contiguous
+  // range per task; each task packs its own tiles into its own scratch and
+  // multiplies them on its thread, so a task's packed columns stay in its
+  // core's cache and a conv waits on its threads once per image and group.
+  int64_t panels = (P + kGemmPanelWidth - 1) / kGemmPanelWidth;
+  int64_t perTask = unitsPerTask(call, panels, 2 * Mg * P * K) * kGemmPanelWidth;
+  int64_t tasks = (P + perTask - 1) / perTask;
+  // Output positions per tile: every row panel of W streams over the packed
+  // tile (K x tile floats), and W is read again for every tile. The tile is
+  // at most 8 times W (W's extra reads stay under an eighth of the tile's),
+  // between 64 KiB and 2 MiB: with few output channels (MobileNetV2's
+  // projections) a small tile is read from L1/L2 by each row panel where a
+  // 2 MiB one came from L3 every time (24x144 at 56x56: 0.31 -> 0.21 ms).
+  const int64_t tileBudget = std::clamp<int64_t>(8 * Mg * K, int64_t(1) << 14, int64_t(1) << 19);
+  int64_t tile = std::max<int64_t>(kGemmPanelWidth, tileBudget / std::max<int64_t>(K, 1) /
+                                                        kGemmPanelWidth * kGemmPanelWidth);
+  tile = std::min(tile, perTask);
+  size_t tileFloats = packedGemmBSize(K, tile);
+  float *scratch;
+  if (Status s = allocScratch(call, op, tileFloats * size_t(tasks), scratch); !s.isOk())
+    return s;
+
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const float *xg = x + (n * C + gi * Cg) * inPlane;
+      const float *wg = w + gi * Mg * K;
+      float *yg = y + (n * M + gi * Mg) * P;
+      parallelFor(call.pool, tasks, [&](int64_t t) {
+        float *packed = scratch + size_t(t) * tileFloats;
+        int64_t end = std::min(P, (t + 1) * perTask);
+        for (int64_t j0 = t * perTask; j0 < end; j0 += tile) {
+          int64_t cols = std::min(tile, end - j0);
+          if (pointwise)
+            packGemmB(xg + j0, inPlane, false, K, cols, 1.f, packed);
+          else
+            im2colPacked(xg, Cg, g, j0, cols, packed);
+          // Bias, residual and activation per block, inside the GEMM.
+          GemmEpilogue tileEpilogue = epilogue;
+          tileEpilogue.rowBias = bias ? bias + gi * Mg : nullptr;
+          tileEpilogue.residual = residual ? residual + (n * M + gi * Mg) * P + j0 : nullptr;
+          tileEpilogue.ldr = P;
+          if (prepacked)
+            sgemmPrepackedParallel(nullptr, Mg, cols, K, w, packed, yg + j0, P, false,
+                                   &tileEpilogue);
+          else
+            sgemmPackedParallel(nullptr, Mg, cols, K, wg, K, false, packed, yg + j0, P, false,
+                                &tileEpilogue);
+        }
+      });
+    }
+  return Status::ok();
+}
+
 Status conv(const KernelCall &call);
 
 /// conv on call's pool, each thread on a contiguous run of the N images (X,
@@ -1558,9 +1675,7 @@ Status conv(const KernelCall &call) {
   const float *w = static_cast<const float *>(Wt->data);
   const float *bias = B ? static_cast<const float *>(B->data) : nullptr;
   float *y = static_cast<float *>(Y.data);
-  int64_t Cg = C / group, Mg = M / group;
-  int64_t inPlane = g.inSize(), P = g.outSize(), kSize = g.kernelSize();
-  int64_t K = Cg * kSize;
+  int64_t P = g.outSize();
   if (N == 0 || M == 0 || P == 0)
     return Status::ok();
 
@@ -1604,26 +1719,7 @@ Status conv(const KernelCall &call) {
     return convTransposedGemm(call, g, x, w, N, C, M, full, y);
   }
   if (isDepthwiseConv(C, group)) {
-    // A plane's work, for sharing planes out: its input is read (and copied
-    // or transposed) once, its outputs each take the taps. By outputs alone,
-    // a stride-2 layer onto 7x7 (576 planes of 14x14) stayed on one thread.
-    const int64_t planeWork = std::max(P, inPlane);
-#if defined(__x86_64__) || defined(__i386__)
-    DepthwiseBlocks blocks{g, x, w, bias, residual, epilogue, C};
-    DepthwiseBlockFn blockFn = pickDepthwiseBlock(blocks);
-    if (blockFn && depthwiseRunsBlocked(g, C, M, y, residual, P * N * M)) {
-      int64_t perImage = blocks.blocks();
-      parallelForRuns(call.pool, N * perImage, DepthwiseBlocks::kLanes * planeWork,
-                      [&](int64_t unit) { blockFn(blocks, unit / perImage, unit % perImage, y); });
-      return Status::ok();
-    }
-#endif
-    DepthwisePlanes planes{x, w, bias, residual, g, epilogue, C, M, inPlane, P, kSize};
-    DepthwisePlaneFn planeFn = pickDepthwisePlane(g);
-    // Runs of planes per task: one task per plane made a 7x7 layer slower
-    // on two threads than on one.
-    parallelForRuns(call.pool, N * M, planeWork,
-                    [&](int64_t plane) { planeFn(planes, plane, y + plane * P); });
+    depthwiseConv(call.pool, g, N, C, M, x, w, bias, residual, epilogue, y);
     return Status::ok();
   }
 
@@ -1650,77 +1746,136 @@ Status conv(const KernelCall &call) {
     }
   }
 
-  bool pointwise = g.pointwise();
+  return convGemm(call, g, N, C, M, group, x, w, bias, residual, epilogue, prepacked, y);
+}
 
-  if (pointwise && prepacked && pointwiseConvReadsInPlace(M, K) && sgemmRowsBAvailable()) {
-    // Positions shared out in whole panels; each task multiplies its
-    // columns of X where they lie, every row panel of W in turn.
-    int64_t panels = (P + kGemmPanelWidth - 1) / kGemmPanelWidth;
-    int64_t perTask = unitsPerTask(call, panels, 2 * M * P * K) * kGemmPanelWidth;
-    int64_t tasks = (P + perTask - 1) / perTask;
-    for (int64_t n = 0; n < N; ++n)
-      parallelFor(call.pool, tasks, [&](int64_t t) {
-        int64_t j0 = t * perTask, cols = std::min(P, j0 + perTask) - j0;
-        GemmEpilogue e = epilogue;
-        e.rowBias = bias;
-        e.residual = residual ? residual + n * M * P + j0 : nullptr;
-        e.ldr = P;
-        sgemmRowsB(M, cols, K, w, x + n * C * inPlane + j0, inPlane, y + n * M * P + j0, P, &e);
-      });
+namespace {
+
+/// ortc.depthwise_block channels-first (x [N, C, H, W], y [N, E, OH, OW]):
+/// the 1x1 expansion and the depthwise conv, image by image, each image's
+/// expansion into a scratch that the depthwise conv reads while it is still
+/// in cache. Run as two convs over the whole batch, the expansion goes to
+/// memory and back: MobileNetV2's 16 -> 96 at 112x112 is 38 MB at batch 8.
+/// With at least as many images as threads each thread takes whole images
+/// (as conv does), else each image's convs share out their own work. The
+/// expansion's W comes packed as A panels (packed_w 1) or is packed here.
+Status depthwiseBlockPlanar(const KernelCall &call) {
+  const char *op = "DepthwiseBlock";
+  const TensorView *X = call.input(0), *W1 = call.input(1), *B1 = call.input(2);
+  const TensorView *W2 = call.input(3), *B2 = call.input(4);
+  if (call.input(5) || call.input(6) || call.input(7))
+    return invalid(op, "a channels-first depthwise block has no projection, projection bias or "
+                       "residual");
+  if (Status s =
+          checkFloats(op, {{X, "input X"}, {W1, "the expansion's W"}, {W2, "the depthwise W"}});
+      !s.isOk())
+    return s;
+  for (auto [t, what] : {std::pair{B1, "the expansion's B"}, {B2, "the depthwise B"}})
+    if (Status s = checkOptionalFloat(op, t, what); !s.isOk())
+      return s;
+  if (Status s = checkSingleOutput(op, call); !s.isOk())
+    return s;
+  GemmEpilogue expand, depthwise;
+  if (Status s = convActivation(call, expand, "expand_activation"); !s.isOk())
+    return s;
+  if (Status s = convActivation(call, depthwise); !s.isOk())
+    return s;
+  if (X->shape.size() != 4 || W2->shape.size() != 4)
+    return invalid(op, "a channels-first depthwise block needs X [N,C,H,W] and the depthwise W "
+                       "[E,1,KH,KW], got X " +
+                           shapeToString(X->shape) + " and W " + shapeToString(W2->shape));
+  int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
+  int64_t E = W2->shape[0];
+  if (W1->shape != std::vector<int64_t>{E, C, 1, 1} || W2->shape[1] != 1)
+    return invalid(op, "the weights (" + shapeToString(W1->shape) + ", " +
+                           shapeToString(W2->shape) + ") do not fit X " + shapeToString(X->shape) +
+                           " ([E,C,1,1], [E,1,KH,KW])");
+  for (const TensorView *B : {B1, B2})
+    if (B && B->shape != std::vector<int64_t>{E})
+      return invalid(op, "a bias of " + shapeToString(B->shape) + " where [" + std::to_string(E) +
+                             "] is due");
+  Geometry g;
+  if (Status s = depthwiseBlockWindow(op, call, *W2, H, W, g); !s.isOk())
+    return s;
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkOutput(op, Y, N, E, g); !s.isOk())
+    return s;
+  int64_t packedW = call.attrs.getInt("packed_w", 0);
+  if (packedW != 0 && packedW != 1)
+    return invalid(op, "a channels-first depthwise block reads packed_w 0 or 1, got " +
+                           std::to_string(packedW));
+  int64_t inPlane = H * W, P = g.outSize();
+  if (N == 0 || E == 0 || P == 0)
     return Status::ok();
-  }
 
-  // The output positions are shared out in whole panels, one contiguous
-  // range per task; each task packs its own tiles into its own scratch and
-  // multiplies them on its thread, so a task's packed columns stay in its
-  // core's cache and a conv waits on its threads once per image and group.
-  int64_t panels = (P + kGemmPanelWidth - 1) / kGemmPanelWidth;
-  int64_t perTask = unitsPerTask(call, panels, 2 * Mg * P * K) * kGemmPanelWidth;
-  int64_t tasks = (P + perTask - 1) / perTask;
-  // Output positions per tile: every row panel of W streams over the packed
-  // tile (K x tile floats), and W is read again for every tile. The tile is
-  // at most 8 times W (W's extra reads stay under an eighth of the tile's),
-  // between 64 KiB and 2 MiB: with few output channels (MobileNetV2's
-  // projections) a small tile is read from L1/L2 by each row panel where a
-  // 2 MiB one came from L3 every time (24x144 at 56x56: 0.31 -> 0.21 ms).
-  const int64_t tileBudget = std::clamp<int64_t>(8 * Mg * K, int64_t(1) << 14, int64_t(1) << 19);
-  int64_t tile = std::max<int64_t>(kGemmPanelWidth, tileBudget / std::max<int64_t>(K, 1) /
-                                                        kGemmPanelWidth * kGemmPanelWidth);
-  tile = std::min(tile, perTask);
-  size_t tileFloats = packedGemmBSize(K, tile);
-  float *scratch;
-  if (Status s = allocScratch(call, op, tileFloats * size_t(tasks), scratch); !s.isOk())
+  int64_t threads = call.pool ? call.pool->threads() : 1;
+  bool byImages = threads > 1 && N >= threads;
+  int64_t tasks = byImages ? threads : 1;
+  int64_t planesFloats = roundUpTo16(E * inPlane);
+  int64_t packedA = packedW == 1 ? 0 : roundUpTo16(int64_t(packedGemmASize(E, C)));
+  float *work = nullptr;
+  if (Status s = allocScratch(call, op, size_t(packedA + tasks * planesFloats), work); !s.isOk())
+    return s;
+  const float *w1 = static_cast<const float *>(W1->data);
+  if (packedW != 1) {
+    packGemmA(w1, C, E, C, work);
+    w1 = work;
+  }
+  const float *x = static_cast<const float *>(X->data);
+  const float *w2 = static_cast<const float *>(W2->data);
+  const float *b1 = B1 ? static_cast<const float *>(B1->data) : nullptr;
+  const float *b2 = B2 ? static_cast<const float *>(B2->data) : nullptr;
+  float *y = static_cast<float *>(Y.data);
+  // The expansion as a conv of its own: a 1x1 window over the same planes.
+  StepAttributes none;
+  Geometry pointwise;
+  if (Status s = computeGeometry(op, none, {H, W}, {1, 1}, true, false, pointwise); !s.isOk())
     return s;
 
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t gi = 0; gi < group; ++gi) {
-      const float *xg = x + (n * C + gi * Cg) * inPlane;
-      const float *wg = w + gi * Mg * K;
-      float *yg = y + (n * M + gi * Mg) * P;
-      parallelFor(call.pool, tasks, [&](int64_t t) {
-        float *packed = scratch + size_t(t) * tileFloats;
-        int64_t end = std::min(P, (t + 1) * perTask);
-        for (int64_t j0 = t * perTask; j0 < end; j0 += tile) {
-          int64_t cols = std::min(tile, end - j0);
-          if (pointwise)
-            packGemmB(xg + j0, inPlane, false, K, cols, 1.f, packed);
-          else
-            im2colPacked(xg, Cg, g, j0, cols, packed);
-          // Bias, residual and activation per block, inside the GEMM.
-          GemmEpilogue tileEpilogue = epilogue;
-          tileEpilogue.rowBias = bias ? bias + gi * Mg : nullptr;
-          tileEpilogue.residual = residual ? residual + (n * M + gi * Mg) * P + j0 : nullptr;
-          tileEpilogue.ldr = P;
-          if (prepacked)
-            sgemmPrepackedParallel(nullptr, Mg, cols, K, w, packed, yg + j0, P, false,
-                                   &tileEpilogue);
-          else
-            sgemmPackedParallel(nullptr, Mg, cols, K, wg, K, false, packed, yg + j0, P, false,
-                                &tileEpilogue);
-        }
-      });
+  std::vector<Status> status(size_t(tasks), Status::ok());
+  auto images = [&](int64_t t, ThreadPool *pool) {
+    // The expansion's GEMM borrows scratch of its own: `work` holds planes.
+    thread_local Scratch gemmScratch;
+    KernelCall inner{call.attrs,      call.inputs, call.numInputs, call.outputs,
+                     call.numOutputs, gemmScratch, pool,           nullptr};
+    float *planes = work + packedA + t * planesFloats;
+    for (int64_t n = N * t / tasks; n < N * (t + 1) / tasks; ++n) {
+      status[size_t(t)] = convGemm(inner, pointwise, 1, C, E, 1, x + n * C * inPlane, w1, b1,
+                                   nullptr, expand, true, planes);
+      if (!status[size_t(t)].isOk())
+        return;
+      depthwiseConv(pool, g, 1, E, E, planes, w2, b2, nullptr, depthwise, y + n * E * P);
     }
+  };
+  if (byImages)
+    parallelFor(call.pool, tasks, [&](int64_t t) { images(t, nullptr); });
+  else
+    images(0, call.pool);
+  for (const Status &s : status)
+    if (!s.isOk())
+      return s;
   return Status::ok();
+}
+
+} // namespace
+
+Status depthwiseBlockWindow(const char *op, const KernelCall &call, const TensorView &depthwiseW,
+                            int64_t H, int64_t W, Geometry &g) {
+  int64_t E = depthwiseW.shape[0];
+  std::vector<int64_t> kernel = {depthwiseW.shape[2], depthwiseW.shape[3]};
+  if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
+    return invalid(op, "kernel_shape " + shapeToString(call.attrs.getInts("kernel_shape")) +
+                           " differs from W " + shapeToString(depthwiseW.shape));
+  if (call.attrs.getInt("group", E) != E)
+    return invalid(op, "the depthwise conv's group must be " + std::to_string(E) + ", got " +
+                           std::to_string(call.attrs.getInt("group", E)));
+  return computeGeometry(op, call.attrs, {H, W}, kernel, true, false, g);
+}
+
+Status depthwiseBlock(const KernelCall &call) {
+  if (call.attrs.getInt("channels_last", 0) != 0)
+    return depthwiseBlockChannelsLast(call);
+  return depthwiseBlockPlanar(call);
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,7 +19,7 @@ Status gemm(const KernelCall &call);
 Status conv(const KernelCall &call);
 Status maxPool(const KernelCall &call);
 Status maxPoolChannelsLast(const KernelCall &call);
-Status depthwiseBlockChannelsLast(const KernelCall &call);
+Status depthwiseBlock(const KernelCall &call);
 Status averagePool(const KernelCall &call);
 Status globalAveragePool(const KernelCall &call);
 Status globalMaxPool(const KernelCall &call);
@@ -161,7 +161,7 @@ const KernelEntry kKernels[] = {
     {"DFT", kernels::dft},
     {"DeformConv", kernels::deformConv},
     {"DepthToSpace", kernels::depthToSpace},
-    {"DepthwiseBlock", kernels::depthwiseBlockChannelsLast},
+    {"DepthwiseBlock", kernels::depthwiseBlock},
     {"DequantizeLinear", kernels::dequantizeLinear},
     {"Det", kernels::det},
     {"DynamicQuantizeLinear", kernels::dynamicQuantizeLinear},

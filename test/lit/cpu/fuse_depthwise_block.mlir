@@ -13,7 +13,7 @@
 // CHECK-DAG: %[[W3:.*]] = "onnx.Constant"() <{value = dense<1.250000e-01> : tensor<4x12x1x1xf32>}>
 // CHECK-DAG: %[[B3:.*]] = "onnx.Constant"() <{value = dense<3.000000e-01> : tensor<4xf32>}>
 // CHECK: %[[Y:.*]] = ortc.depthwise_block %[[X]], %[[W1]], %[[B1]], %[[W2]], %[[B2]], %[[W3]], %[[B3]], %[[X]]
-// CHECK-SAME: activation = "clip", activation_params = array<f32: 0.000000e+00, 6.000000e+00>
+// CHECK-SAME: activation = "clip", activation_params = array<f32: 0.000000e+00, 6.000000e+00>, channels_last,
 // CHECK-SAME: expand_activation = "clip", expand_activation_params = array<f32: 0.000000e+00, 6.000000e+00>
 // CHECK-SAME: group = 12 : i64, pads = array<i64: 1, 1, 1, 1>
 // CHECK-SAME: : tensor<?x8x8x4xf32>, tensor<12x4x1x1xf32>, tensor<12xf32>, tensor<12x1x3x3xf32>, tensor<12xf32>, tensor<4x12x1x1xf32>, tensor<4xf32>, tensor<?x8x8x4xf32> -> tensor<?x8x8x4xf32>
@@ -40,7 +40,7 @@ func.func @inverted_residual(%x: tensor<?x8x8x4xf32>) -> tensor<?x8x8x4xf32> {
 // absent operands stay none.
 // CHECK-LABEL: func.func @expansion_only
 // CHECK: %[[N:.*]] = "onnx.NoValue"
-// CHECK: %[[D:.*]] = ortc.depthwise_block %{{.*}}, %{{.*}}, %[[N]], %{{.*}}, %[[N]], %{{.*}}, %{{.*}}, %{{.*}} {expand_activation = "relu", group = 6 : i64, strides = array<i64: 2, 2>}
+// CHECK: %[[D:.*]] = ortc.depthwise_block %{{.*}}, %{{.*}}, %[[N]], %{{.*}}, %[[N]], %{{.*}}, %{{.*}}, %{{.*}} {channels_last, expand_activation = "relu", group = 6 : i64, strides = array<i64: 2, 2>}
 // CHECK-SAME: tensor<1x6x6x3xf32>, tensor<6x3x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
 // CHECK: %[[P:.*]] = ortc.fused_conv %[[D]]
 // CHECK: return %[[D]], %[[P]]
@@ -62,9 +62,9 @@ func.func @expansion_only(%x: tensor<1x6x6x3xf32>) -> (tensor<1x2x2x6xf32>, tens
 // between the depthwise convs is the first one's projection, and the second
 // depthwise conv takes the next projection.
 // CHECK-LABEL: func.func @separable_chain
-// CHECK: %[[A:.*]] = ortc.depthwise_block %{{.*}} {group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, project_activation = "relu"}
+// CHECK: %[[A:.*]] = ortc.depthwise_block %{{.*}} {channels_last, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>, project_activation = "relu"}
 // CHECK-SAME: tensor<1x6x6x8xf32>, none, none, tensor<8x1x3x3xf32>, none, tensor<8x8x1x1xf32>, none, none -> tensor<1x6x6x8xf32>
-// CHECK: %[[B:.*]] = ortc.depthwise_block %[[A]], {{.*}} {group = 8 : i64, pads = array<i64: 1, 1, 1, 1>}
+// CHECK: %[[B:.*]] = ortc.depthwise_block %[[A]], {{.*}} {channels_last, group = 8 : i64, pads = array<i64: 1, 1, 1, 1>}
 // CHECK-SAME: tensor<1x6x6x8xf32>, none, none, tensor<8x1x3x3xf32>, none, tensor<4x8x1x1xf32>, none, none -> tensor<1x6x6x4xf32>
 // CHECK-NOT: ortc.fused_conv
 // CHECK: return %[[B]]
@@ -86,7 +86,7 @@ func.func @separable_chain(%x: tensor<1x6x6x8xf32>) -> tensor<1x6x6x4xf32> {
 // still takes its projection-less self: nothing to fuse); a strided
 // pointwise conv; a padded one; an expansion with a residual; a depthwise
 // conv with a residual; a dense conv after the pointwise one; channels
-// first.
+// first with an expansion of less than 1 MiB an image (8 x 6 x 6).
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: ortc.depthwise_block
 // CHECK-COUNT-15: ortc.fused_conv
@@ -126,12 +126,73 @@ func.func @left_alone(%x: tensor<1x6x6x4xf32>, %r: tensor<1x6x6x8xf32>) -> (tens
 
 // The op prints and parses back unchanged.
 // CHECK-LABEL: func.func @round_trip
-// CHECK: ortc.depthwise_block %{{.*}} {dilations = array<i64: 2, 2>, expand_activation = "leaky_relu", expand_activation_params = array<f32: 1.000000e-01>, group = 6 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 2, 2, 2, 2>, project_activation = "relu"} : tensor<1x6x6x3xf32>, tensor<6x3x1x1xf32>, none, tensor<6x1x3x3xf32>, none, tensor<3x6x1x1xf32>, none, tensor<1x6x6x3xf32> -> tensor<1x6x6x3xf32>
+// CHECK: ortc.depthwise_block %{{.*}} {channels_last, dilations = array<i64: 2, 2>, expand_activation = "leaky_relu", expand_activation_params = array<f32: 1.000000e-01>, group = 6 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 2, 2, 2, 2>, project_activation = "relu"} : tensor<1x6x6x3xf32>, tensor<6x3x1x1xf32>, none, tensor<6x1x3x3xf32>, none, tensor<3x6x1x1xf32>, none, tensor<1x6x6x3xf32> -> tensor<1x6x6x3xf32>
 func.func @round_trip(%x: tensor<1x6x6x3xf32>) -> tensor<1x6x6x3xf32> {
   %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<6x3x1x1xf32>} : () -> tensor<6x3x1x1xf32>
   %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<6x1x3x3xf32>} : () -> tensor<6x1x3x3xf32>
   %w3 = "onnx.Constant"() {value = dense<0.125> : tensor<3x6x1x1xf32>} : () -> tensor<3x6x1x1xf32>
   %none = "onnx.NoValue"() : () -> none
-  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %w3, %none, %x {dilations = array<i64: 2, 2>, expand_activation = "leaky_relu", expand_activation_params = array<f32: 0.1>, group = 6 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 2, 2, 2, 2>, project_activation = "relu"} : tensor<1x6x6x3xf32>, tensor<6x3x1x1xf32>, none, tensor<6x1x3x3xf32>, none, tensor<3x6x1x1xf32>, none, tensor<1x6x6x3xf32> -> tensor<1x6x6x3xf32>
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %w3, %none, %x {channels_last, dilations = array<i64: 2, 2>, expand_activation = "leaky_relu", expand_activation_params = array<f32: 0.1>, group = 6 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 2, 2, 2, 2>, project_activation = "relu"} : tensor<1x6x6x3xf32>, tensor<6x3x1x1xf32>, none, tensor<6x1x3x3xf32>, none, tensor<3x6x1x1xf32>, none, tensor<1x6x6x3xf32> -> tensor<1x6x6x3xf32>
   return %y : tensor<1x6x6x3xf32>
+}
+
+// -----
+
+// Channels first (AVX2 targets keep NCHW): an expansion of 1 MiB or more an
+// image (MobileNetV2's 16 -> 96 at 112x112) and the depthwise conv that
+// alone reads it become a block without channels_last, whose kernel runs
+// the two image by image; the projection after them stays a fused_conv.
+// CHECK-LABEL: func.func @channels_first
+// CHECK-SAME: (%[[X:.*]]: tensor<?x16x112x112xf32>)
+// CHECK-DAG: %[[W1:.*]] = "onnx.Constant"() <{value = dense<5.000000e-01> : tensor<96x16x1x1xf32>}>
+// CHECK-DAG: %[[B1:.*]] = "onnx.Constant"() <{value = dense<1.000000e-01> : tensor<96xf32>}>
+// CHECK-DAG: %[[W2:.*]] = "onnx.Constant"() <{value = dense<2.500000e-01> : tensor<96x1x3x3xf32>}>
+// CHECK: %[[NONE:.*]] = "onnx.NoValue"
+// CHECK: %[[N:.*]] = "onnx.NoValue"
+// CHECK: %[[D:.*]] = ortc.depthwise_block %[[X]], %[[W1]], %[[B1]], %[[W2]], %[[NONE]], %[[N]], %[[N]], %[[N]]
+// CHECK-SAME: {activation = "clip", activation_params = array<f32: 0.000000e+00, 6.000000e+00>, expand_activation = "clip", expand_activation_params = array<f32: 0.000000e+00, 6.000000e+00>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+// CHECK-SAME: -> tensor<?x96x56x56xf32>
+// CHECK: %[[P:.*]] = ortc.fused_conv %[[D]]
+// CHECK: return %[[P]]
+func.func @channels_first(%x: tensor<?x16x112x112xf32>) -> tensor<?x24x56x56xf32> {
+  %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<96x16x1x1xf32>} : () -> tensor<96x16x1x1xf32>
+  %b1 = "onnx.Constant"() {value = dense<0.1> : tensor<96xf32>} : () -> tensor<96xf32>
+  %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<96x1x3x3xf32>} : () -> tensor<96x1x3x3xf32>
+  %w3 = "onnx.Constant"() {value = dense<0.125> : tensor<24x96x1x1xf32>} : () -> tensor<24x96x1x1xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %e = ortc.fused_conv %x, %w1, %b1, %none {activation = "clip", activation_params = array<f32: 0.0, 6.0>} : tensor<?x16x112x112xf32>, tensor<96x16x1x1xf32>, tensor<96xf32>, none -> tensor<?x96x112x112xf32>
+  %d = ortc.fused_conv %e, %w2, %none, %none {activation = "clip", activation_params = array<f32: 0.0, 6.0>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<?x96x112x112xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<?x96x56x56xf32>
+  %p = ortc.fused_conv %d, %w3, %none, %none {activation = "none", activation_params = array<f32>} : tensor<?x96x56x56xf32>, tensor<24x96x1x1xf32>, none, none -> tensor<?x24x56x56xf32>
+  return %p : tensor<?x24x56x56xf32>
+}
+
+// -----
+
+// Channels first, left alone: an expansion just under 1 MiB an image
+// (96 x 52 x 52 floats); one whose weights are not constant; one with
+// dynamic positions (its size is unknown); a channels-last expansion read by
+// a channels-first depthwise conv (through a transpose) is not its block.
+// CHECK-LABEL: func.func @channels_first_left_alone
+// CHECK-NOT: ortc.depthwise_block
+// CHECK-COUNT-8: ortc.fused_conv
+// CHECK-NOT: ortc.depthwise_block
+func.func @channels_first_left_alone(%x: tensor<1x16x52x52xf32>, %big: tensor<1x16x112x112xf32>, %w: tensor<96x16x1x1xf32>, %dyn: tensor<1x16x?x?xf32>) -> (tensor<1x96x52x52xf32>, tensor<1x96x112x112xf32>, tensor<1x96x?x?xf32>, tensor<1x96x112x112xf32>) {
+  %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<96x16x1x1xf32>} : () -> tensor<96x16x1x1xf32>
+  %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<96x1x3x3xf32>} : () -> tensor<96x1x3x3xf32>
+  %none = "onnx.NoValue"() : () -> none
+  // Under 1 MiB an image.
+  %a = ortc.fused_conv %x, %w1, %none, %none {activation = "none", activation_params = array<f32>} : tensor<1x16x52x52xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x96x52x52xf32>
+  %a2 = ortc.fused_conv %a, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x52x52xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x52x52xf32>
+  // Weights that are not a constant.
+  %b = ortc.fused_conv %big, %w, %none, %none {activation = "none", activation_params = array<f32>} : tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x96x112x112xf32>
+  %b2 = ortc.fused_conv %b, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x112x112xf32>
+  // Dynamic positions.
+  %c = ortc.fused_conv %dyn, %w1, %none, %none {activation = "none", activation_params = array<f32>} : tensor<1x16x?x?xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x96x?x?xf32>
+  %c2 = ortc.fused_conv %c, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x?x?xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x?x?xf32>
+  // Two layouts: a channels-last expansion, a channels-first depthwise conv.
+  %bt = "onnx.Transpose"(%big) {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x16x112x112xf32>) -> tensor<1x112x112x16xf32>
+  %d = ortc.fused_conv %bt, %w1, %none, %none {activation = "none", activation_params = array<f32>, channels_last} : tensor<1x112x112x16xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x112x112x96xf32>
+  %dt = "onnx.Transpose"(%d) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x112x112x96xf32>) -> tensor<1x96x112x112xf32>
+  %d2 = ortc.fused_conv %dt, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x112x112xf32>
+  return %a2, %b2, %c2, %d2 : tensor<1x96x52x52xf32>, tensor<1x96x112x112xf32>, tensor<1x96x?x?xf32>, tensor<1x96x112x112xf32>
 }

@@ -118,7 +118,7 @@ func.func @max_pool_kernel(%x: tensor<1x4x4x2xf32>) -> tensor<1x3x4x2xf32> {
 func.func @depthwise_block_group(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
   // expected-error@+1 {{'ortc.depthwise_block' op the weights do not fit x 'tensor<1x4x4x2xf32>' (expand_w [E, C, 1, 1], depthwise_w [E, 1, KH, KW] with group E, project_w [P, E, 1, 1])}}
-  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {group = 3 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {channels_last, group = 3 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
   return %y : tensor<1x2x2x6xf32>
 }
 
@@ -127,7 +127,7 @@ func.func @depthwise_block_group(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf3
 func.func @depthwise_block_channels(%x: tensor<1x4x4x3xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
   // expected-error@+1 {{'ortc.depthwise_block' op the weights do not fit x 'tensor<1x4x4x3xf32>'}}
-  %y = ortc.depthwise_block %x, %none, %none, %w2, %none, %none, %none, %none {group = 6 : i64} : tensor<1x4x4x3xf32>, none, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
+  %y = ortc.depthwise_block %x, %none, %none, %w2, %none, %none, %none, %none {channels_last, group = 6 : i64} : tensor<1x4x4x3xf32>, none, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
   return %y : tensor<1x2x2x6xf32>
 }
 
@@ -136,7 +136,7 @@ func.func @depthwise_block_channels(%x: tensor<1x4x4x3xf32>, %w2: tensor<6x1x3x3
 func.func @depthwise_block_rank(%x: tensor<4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
   // expected-error@+1 {{'ortc.depthwise_block' op needs x [N, H, W, C] and static 4-D weights}}
-  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {group = 6 : i64} : tensor<4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<2x2x6xf32>
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {channels_last, group = 6 : i64} : tensor<4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<2x2x6xf32>
   return %y : tensor<2x2x6xf32>
 }
 
@@ -145,7 +145,7 @@ func.func @depthwise_block_rank(%x: tensor<4x4x2xf32>, %w1: tensor<6x2x1x1xf32>,
 func.func @depthwise_block_activation(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
   // expected-error@+1 {{'ortc.depthwise_block' op expand_activation 'clip' takes 2 expand_activation_params, got 1}}
-  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {expand_activation = "clip", expand_activation_params = array<f32: 6.0>, group = 6 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {channels_last, expand_activation = "clip", expand_activation_params = array<f32: 6.0>, group = 6 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x2x2x6xf32>
   return %y : tensor<1x2x2x6xf32>
 }
 
@@ -154,6 +154,42 @@ func.func @depthwise_block_activation(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1
 func.func @depthwise_block_residual(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>, %r: tensor<1x2x2x6xf32>) -> tensor<1x2x2x6xf32> {
   %none = "onnx.NoValue"() : () -> none
   // expected-error@+1 {{'ortc.depthwise_block' op a residual needs project_w}}
-  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %r {group = 6 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, tensor<1x2x2x6xf32> -> tensor<1x2x2x6xf32>
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %r {channels_last, group = 6 : i64} : tensor<1x4x4x2xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, tensor<1x2x2x6xf32> -> tensor<1x2x2x6xf32>
   return %y : tensor<1x2x2x6xf32>
+}
+
+// -----
+
+func.func @depthwise_block_channels_first_projection(%x: tensor<1x2x4x4xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>, %w3: tensor<3x6x1x1xf32>) -> tensor<1x3x2x2xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.depthwise_block' op channels first takes expand_w and no project_w, project_bias or residual}}
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %w3, %none, %none {group = 6 : i64} : tensor<1x2x4x4xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, tensor<3x6x1x1xf32>, none, none -> tensor<1x3x2x2xf32>
+  return %y : tensor<1x3x2x2xf32>
+}
+
+// -----
+
+func.func @depthwise_block_channels_first_expansion(%x: tensor<1x6x4x4xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x6x2x2xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.depthwise_block' op channels first takes expand_w and no project_w, project_bias or residual}}
+  %y = ortc.depthwise_block %x, %none, %none, %w2, %none, %none, %none, %none {group = 6 : i64} : tensor<1x6x4x4xf32>, none, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x6x2x2xf32>
+  return %y : tensor<1x6x2x2xf32>
+}
+
+// -----
+
+func.func @depthwise_block_channels_first_rank(%x: tensor<2x4x4xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<6x2x2xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.depthwise_block' op needs x [N, C, H, W] and static 4-D weights}}
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {group = 6 : i64} : tensor<2x4x4xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<6x2x2xf32>
+  return %y : tensor<6x2x2xf32>
+}
+
+// -----
+
+func.func @depthwise_block_channels_first_channels(%x: tensor<1x3x4x4xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x6x2x2xf32> {
+  %none = "onnx.NoValue"() : () -> none
+  // expected-error@+1 {{'ortc.depthwise_block' op the weights do not fit x 'tensor<1x3x4x4xf32>'}}
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {group = 6 : i64} : tensor<1x3x4x4xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x6x2x2xf32>
+  return %y : tensor<1x6x2x2xf32>
 }

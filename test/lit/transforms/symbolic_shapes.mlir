@@ -148,17 +148,19 @@ func.func @no_rule_applies(%x: tensor<?x3xf32> {onnx.dim_params = ["n"]}, %i: te
 // -----
 
 // ortc.depthwise_block: the depthwise window over x's dynamic positions,
-// channels last, with the projection's channels (or the depthwise conv's
+// in x's layout, with the projection's channels (or the depthwise conv's
 // without one).
 // CHECK-LABEL: func.func @depthwise_block
 // CHECK: ortc.depthwise_block {{.*}}ortc.dims = ["[n, ((h + -1) floordiv 2) + 1, w, 4]"]
 // CHECK: ortc.depthwise_block {{.*}}ortc.dims = ["[n, h, w, 12]"]
-func.func @depthwise_block(%x: tensor<?x?x?x4xf32> {onnx.dim_params = ["n", "h", "w", ""], onnx.name = "x"}) {
+// CHECK: ortc.depthwise_block {{.*}}ortc.dims = ["[n, 12, ((h + -1) floordiv 2) + 1, w]"]
+func.func @depthwise_block(%x: tensor<?x?x?x4xf32> {onnx.dim_params = ["n", "h", "w", ""], onnx.name = "x"}, %xt: tensor<?x4x?x?xf32> {onnx.dim_params = ["n", "", "h", "w"], onnx.name = "xt"}) {
   %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<12x4x1x1xf32>} : () -> tensor<12x4x1x1xf32>
   %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<12x1x3x3xf32>} : () -> tensor<12x1x3x3xf32>
   %w3 = "onnx.Constant"() {value = dense<0.125> : tensor<4x12x1x1xf32>} : () -> tensor<4x12x1x1xf32>
   %none = "onnx.NoValue"() : () -> none
-  %0 = ortc.depthwise_block %x, %w1, %none, %w2, %none, %w3, %none, %none {group = 12 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>} : tensor<?x?x?x4xf32>, tensor<12x4x1x1xf32>, none, tensor<12x1x3x3xf32>, none, tensor<4x12x1x1xf32>, none, none -> tensor<?x?x?x4xf32>
-  %1 = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {group = 12 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<?x?x?x4xf32>, tensor<12x4x1x1xf32>, none, tensor<12x1x3x3xf32>, none, none, none, none -> tensor<?x?x?x12xf32>
+  %0 = ortc.depthwise_block %x, %w1, %none, %w2, %none, %w3, %none, %none {channels_last, group = 12 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>} : tensor<?x?x?x4xf32>, tensor<12x4x1x1xf32>, none, tensor<12x1x3x3xf32>, none, tensor<4x12x1x1xf32>, none, none -> tensor<?x?x?x4xf32>
+  %1 = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %none {channels_last, group = 12 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<?x?x?x4xf32>, tensor<12x4x1x1xf32>, none, tensor<12x1x3x3xf32>, none, none, none, none -> tensor<?x?x?x12xf32>
+  %2 = ortc.depthwise_block %xt, %w1, %none, %w2, %none, %none, %none, %none {group = 12 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>} : tensor<?x4x?x?xf32>, tensor<12x4x1x1xf32>, none, tensor<12x1x3x3xf32>, none, none, none, none -> tensor<?x12x?x?xf32>
   return
 }

@@ -1464,6 +1464,31 @@ TEST(LibraryKernels, MaxPoolChannelsLast) {
 // and asymmetric pads, threads splitting inside an image and at image
 // boundaries, biases absent, pointwise weights packed (packed_w 3) or not;
 // on every vector variant, serially and on a pool.
+// The activations both depthwise block tests give `attrs`: the expansion
+// clipped to [0, 0.75] (as their references), the depthwise conv's leaky
+// relu with slope 0.1.
+Attrs blockActivations(Attrs attrs) {
+  attrs.s("expand_activation", "clip").s("activation", "leaky_relu");
+  attrs.a.floats["expand_activation_params"] = {0.f, 0.75f};
+  attrs.a.floats["activation_params"] = {0.1f};
+  return attrs;
+}
+
+// body(pool or null, packed weights?, variant) on every GEMM variant this
+// CPU has, on one thread and on two, with the pointwise weights as they are
+// and packed.
+template <typename Body> void forEachBlockRun(Body &&body) {
+  ThreadPool pool(2);
+  for (const char *variant : {"generic", "avx2", "avx512"}) {
+    if (!setSgemmVariant(variant))
+      continue;
+    for (ThreadPool *on : {(ThreadPool *)nullptr, &pool})
+      for (bool isPacked : {false, true})
+        body(on, isPacked, variant);
+  }
+  setSgemmVariant(nullptr);
+}
+
 TEST(LibraryKernels, DepthwiseBlock) {
   struct Shape {
     std::vector<int64_t> x;
@@ -1529,19 +1554,13 @@ TEST(LibraryKernels, DepthwiseBlock) {
       return Pk;
     };
     Tensor P1 = packedOf(W1, E, C), P3 = packedOf(W3, P, E);
-    Attrs attrs = Attrs().is("pads", c.pads).is("strides", c.strides).is("dilations", c.dilations);
-    attrs.i("group", E).s("expand_activation", "clip").s("activation", "leaky_relu");
-    attrs.s("project_activation", "relu");
-    attrs.a.floats["expand_activation_params"] = {0.f, 0.75f};
-    attrs.a.floats["activation_params"] = {0.1f};
+    Attrs attrs = blockActivations(
+        Attrs().is("pads", c.pads).is("strides", c.strides).is("dilations", c.dilations));
+    attrs.i("group", E).i("channels_last", 1).s("project_activation", "relu");
     Attrs packed = attrs;
     packed.i("packed_w", 3);
-    ThreadPool pool(2);
-    for (const char *variant : {"generic", "avx2", "avx512"}) {
-      if (!setSgemmVariant(variant))
-        continue;
-      for (ThreadPool *on : {(ThreadPool *)nullptr, &pool})
-        for (bool isPacked : {false, true}) {
+    forEachBlockRun(
+        [&](ThreadPool *on, bool isPacked, const char *variant) {
           Tensor Y(ElementType::Float, yLast);
           const Tensor *w1 = c.E ? (isPacked ? &P1 : &W1) : nullptr;
           const Tensor *w3 = c.P ? (isPacked ? &P3 : &W3) : nullptr;
@@ -1552,14 +1571,12 @@ TEST(LibraryKernels, DepthwiseBlock) {
           EXPECT_TRUE(near(Y.floats(), wantLast, 1e-4))
               << shapeToString(c.x) << " E " << c.E << " P " << c.P << " " << variant
               << (on ? " pool" : "") << (isPacked ? " packed" : "");
-        }
-    }
-    setSgemmVariant(nullptr);
+        });
   }
   Tensor X = randomF({1, 5, 5, 4}, 1), W1 = randomF({8, 4, 1, 1}, 2), W2 = randomF({8, 1, 3, 3}, 3);
   Tensor W3 = randomF({6, 8, 1, 1}, 4), B3 = randomF({6}, 5);
   Tensor Y(ElementType::Float, {1, 3, 3, 8}), Y6(ElementType::Float, {1, 3, 3, 6});
-  Attrs attrs = Attrs().i("group", 8);
+  Attrs attrs = Attrs().i("group", 8).i("channels_last", 1);
   EXPECT_OK(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2}, {&Y}));
   EXPECT_OK(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3}, {&Y6}));
   Tensor Wide = randomF({8, 4, 3, 3}, 4);
@@ -1568,7 +1585,7 @@ TEST(LibraryKernels, DepthwiseBlock) {
   Tensor B8 = randomF({8}, 7);
   EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, nullptr, &B8}, {&Y}),
                  "a bias or residual for a pointwise conv the block does not have");
-  EXPECT_INVALID(run("DepthwiseBlock", Attrs().i("group", 4), {&X, &W1, nullptr, &W2}, {&Y}),
+  EXPECT_INVALID(run("DepthwiseBlock", Attrs(attrs).i("group", 4), {&X, &W1, nullptr, &W2}, {&Y}),
                  "the depthwise conv's group must be 8, got 4");
   EXPECT_INVALID(
       run("DepthwiseBlock", Attrs(attrs).i("packed_w", 2), {&X, &W1, nullptr, &W2}, {&Y}),
@@ -1589,6 +1606,74 @@ TEST(LibraryKernels, DepthwiseBlock) {
   EXPECT_INVALID(
       run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3, nullptr, &Y6}, {&Y6}),
       "the residual overlaps Y");
+}
+
+// A channels-first depthwise block (no channels_last): the expansion and
+// the depthwise conv image by image, against the two convs of the
+// reference; on one thread and two, fewer images than threads and more,
+// with the expansion's W as it is and packed as A panels (packed_w 1).
+TEST(LibraryKernels, DepthwiseBlockChannelsFirst) {
+  struct Shape {
+    std::vector<int64_t> x;
+    int64_t E;
+    std::vector<int64_t> kernel, strides, pads;
+    bool biases = true;
+  };
+  uint64_t seed = 1400;
+  for (const Shape &c : {Shape{{1, 3, 6, 6}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{3, 5, 9, 7}, 20, {3, 3}, {2, 2}, {1, 1, 1, 1}, false},
+                         Shape{{2, 16, 30, 31}, 96, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+                         Shape{{4, 24, 20, 20}, 144, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+                         Shape{{1, 300, 9, 9}, 12, {5, 3}, {1, 2}, {2, 0, 1, 1}}}) {
+    int64_t C = c.x[1], E = c.E;
+    std::vector<int64_t> w1Shape = {E, C, 1, 1}, w2Shape = {E, 1, c.kernel[0], c.kernel[1]};
+    Tensor X = randomF(c.x, ++seed), W1 = randomF(w1Shape, ++seed), B1 = randomF({E}, ++seed);
+    Tensor W2 = randomF(w2Shape, ++seed), B2 = randomF({E}, ++seed);
+    std::vector<int64_t> shape;
+    ConvSpec expand{c.x, w1Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+    std::vector<float> mid = refConv(X, W1, c.biases ? &B1 : nullptr, expand, shape);
+    for (float &f : mid)
+      f = std::min(std::max(f, 0.f), 0.75f);
+    Tensor Mid = F(shape, mid);
+    ConvSpec depthwise{Mid.shape, w2Shape, E, c.strides, c.pads, {1, 1}};
+    std::vector<int64_t> ys;
+    std::vector<float> want = refConv(Mid, W2, c.biases ? &B2 : nullptr, depthwise, ys);
+    for (float &f : want)
+      f = f > 0 ? f : 0.1f * f;
+    Tensor P1(ElementType::Float, {int64_t(packedGemmASize(E, C))});
+    packGemmA(W1.f(), C, E, C, P1.f());
+    P1.shape = W1.shape; // the view keeps W's logical shape
+    Attrs attrs =
+        blockActivations(Attrs().is("pads", c.pads).is("strides", c.strides).i("group", E));
+    forEachBlockRun([&](ThreadPool *on, bool isPacked, const char *variant) {
+      Tensor Y(ElementType::Float, ys);
+      ASSERT_OK(
+          run("DepthwiseBlock", isPacked ? Attrs(attrs).i("packed_w", 1) : attrs,
+              {&X, isPacked ? &P1 : &W1, c.biases ? &B1 : nullptr, &W2, c.biases ? &B2 : nullptr},
+              {&Y}, on));
+      EXPECT_TRUE(near(Y.floats(), want, 1e-4))
+          << shapeToString(c.x) << " E " << E << " " << variant << (on ? " pool" : "")
+          << (isPacked ? " packed" : "");
+    });
+  }
+  Tensor X = randomF({1, 4, 5, 5}, 1), W1 = randomF({8, 4, 1, 1}, 2), W2 = randomF({8, 1, 3, 3}, 3);
+  Tensor W3 = randomF({6, 8, 1, 1}, 4), Y(ElementType::Float, {1, 8, 3, 3});
+  Attrs attrs = Attrs().i("group", 8);
+  EXPECT_OK(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2}, {&Y}));
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3}, {&Y}),
+                 "a channels-first depthwise block has no projection");
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, nullptr, nullptr, &W2}, {&Y}),
+                 "the expansion's W");
+  Tensor Wide = randomF({8, 4, 3, 3}, 4);
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &Wide, nullptr, &W2}, {&Y}), "do not fit X");
+  EXPECT_INVALID(
+      run("DepthwiseBlock", Attrs(attrs).i("packed_w", 3), {&X, &W1, nullptr, &W2}, {&Y}),
+      "reads packed_w 0 or 1, got 3");
+  EXPECT_INVALID(run("DepthwiseBlock", Attrs(attrs).i("group", 4), {&X, &W1, nullptr, &W2}, {&Y}),
+                 "the depthwise conv's group must be 8, got 4");
+  Tensor Y6(ElementType::Float, {1, 6, 3, 3});
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2}, {&Y6}),
+                 "output shape [1,6,3,3] should be [1,8,3,3]");
 }
 
 TEST(LibraryKernels, AveragePool) {
