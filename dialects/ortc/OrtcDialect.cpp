@@ -66,11 +66,6 @@ LogicalResult DepthwiseBlockOp::verify() {
       !ranked4(project))
     return emitOpError("needs x ")
            << (channelsLast ? "[N, H, W, C]" : "[N, C, H, W]") << " and static 4-D weights";
-  if (!channelsLast &&
-      (!expand || !isa<NoneType>(getProjectW().getType()) ||
-       !isa<NoneType>(getProjectBias().getType()) || !isa<NoneType>(getResidual().getType())))
-    return emitOpError("channels first takes expand_w and no project_w, project_bias or "
-                       "residual");
   int64_t channelDim = channelsLast ? 3 : 1;
   int64_t E = depthwise.getDimSize(0), C = x.getDimSize(channelDim);
   bool fits = depthwise.getDimSize(1) == 1 && int64_t(getGroup()) == E;

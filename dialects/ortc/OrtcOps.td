@@ -129,11 +129,10 @@ def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {
 def Ortc_DepthwiseBlockOp : Ortc_Op<"depthwise_block", [Pure]> {
   let summary = "a depthwise conv and the pointwise convs around it: one kernel";
   let description = [{
-    y = project(depthwise(expand(x))) [+ residual] with, when
-    `channels_last`, x [N, H, W, C] and y [N, OH, OW, P]; without it
-    (channels first) x [N, C, H, W] and y [N, E, OH, OW], the expansion and
-    the depthwise conv only (no project_w, project_bias or residual) and
-    expand_w required. Each step is an ortc.fused_conv of its own in meaning:
+    y = project(depthwise(expand(x))) [+ residual] with x [N, H, W, C] and
+    y [N, OH, OW, P] when `channels_last`, else (channels first) x
+    [N, C, H, W] and y [N, P, OH, OW]. Each step is an ortc.fused_conv of
+    its own in meaning:
     expand is the 1x1 stride-1 conv with expand_w [E, C, 1, 1],
     expand_bias and expand_activation (+ _params); depthwise the conv with
     depthwise_w [E, 1, KH, KW], group E, the window attributes (which mean

@@ -511,16 +511,9 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   auto group = op->getAttrOfType<IntegerAttr>("group");
   bool channelsLast = op->hasAttr("channels_last");
   // A depthwise block's pointwise weights (inputs 1 and 5, either absent)
-  // are packed the same way; a channels-first block's expansion as A panels.
+  // are packed the same way (a channels-first block's as A panels).
   std::optional<int> packedProjection;
-  if (callee == "DepthwiseBlock" && !channelsLast) {
-    if (!isConstantOp(op->getOperand(1).getDefiningOp()))
-      return op->emitError("cpu_ep: the expansion weights of a depthwise block must be constants");
-    packedWeight = packedConvWeight(op->getOperand(1), /*transposed=*/false);
-    if (*packedWeight < 0)
-      return op->emitError("cpu_ep: cannot read the constant W of Conv");
-    setInt(step, "packed_w", 1);
-  } else if (callee == "DepthwiseBlock") {
+  if (callee == "DepthwiseBlock") {
     for (unsigned i : {1u, 5u}) {
       Value w = op->getOperand(i);
       if (isa<NoneType>(w.getType()))
@@ -528,12 +521,13 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       if (!isConstantOp(w.getDefiningOp()))
         return op->emitError("cpu_ep: the pointwise weights of a depthwise block must be "
                              "constants");
-      int id = packedConvWeightChannelsLast(w);
+      int id = channelsLast ? packedConvWeightChannelsLast(w)
+                            : packedConvWeight(w, /*transposed=*/false);
       if (id < 0)
         return op->emitError("cpu_ep: cannot read the constant W of Conv");
       (i == 1 ? packedWeight : packedProjection) = id;
     }
-    setInt(step, "packed_w", 3);
+    setInt(step, "packed_w", channelsLast ? 3 : 1);
     setInts(step, "packed_inputs", {1, 5});
   } else if (callee == "Conv" && channelsLast && (!group || group.getInt() == 1) &&
              isConstantOp(op->getOperand(1).getDefiningOp())) {

@@ -2,9 +2,9 @@
 //
 // A depthwise conv and the pointwise convs next to it (the one it alone
 // reads, the one that alone reads it) become one ortc.depthwise_block (see
-// Passes.td), whose kernel keeps the tensors between them in cache:
-// channels-last, all three; channels-first, the expansion and the depthwise
-// conv where the expansion would not stay in cache otherwise.
+// Passes.td), whose kernel keeps the tensors between them in cache: always
+// channels last; channels first where the depthwise conv's input would not
+// stay in cache otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,37 +62,75 @@ struct Block {
   fused::FusedConvOp expand, depthwise, project;
 };
 
-/// The pointwise conv (no residual, `depthwise`'s layout) whose output only
-/// `depthwise` reads. Channels first, only with constant weights (the kernel
-/// reads them packed) and where the expansion would leave the cache
-/// otherwise (planarDepthwiseBlockPays).
+/// Channels first, constant weights only: the kernel reads them packed.
+bool packableWeights(fused::FusedConvOp conv) {
+  return conv.getChannelsLast() || isa_and_nonnull<onnx::ConstantOp>(conv.getW().getDefiningOp());
+}
+
+/// Channels first, a block pays where the depthwise conv's static input is
+/// large enough that a batch of it would leave the caches
+/// (planarDepthwiseBlockPays); channels last, always.
+bool blockPays(fused::FusedConvOp depthwise) {
+  if (depthwise.getChannelsLast())
+    return true;
+  auto planes = dyn_cast<RankedTensorType>(depthwise.getX().getType());
+  return planes && planes.getRank() == 4 && !planes.isDynamicDim(1) && !planes.isDynamicDim(2) &&
+         !planes.isDynamicDim(3) &&
+         ortc::cpu::kernels::planarDepthwiseBlockPays(planes.getDimSize(1), planes.getDimSize(2),
+                                                      planes.getDimSize(3));
+}
+
+/// The pointwise conv of `depthwise`'s layout (no residual) whose output
+/// only `depthwise` reads.
 fused::FusedConvOp expansionOf(fused::FusedConvOp depthwise) {
   auto expand = depthwise.getX().getDefiningOp<fused::FusedConvOp>();
   if (!expand || !isPointwise(expand) || !ortc::isAbsentOperand(expand.getResidual()) ||
-      !expand.getY().hasOneUse() || expand.getChannelsLast() != depthwise.getChannelsLast())
-    return {};
-  if (depthwise.getChannelsLast())
-    return expand;
-  auto planes = dyn_cast<RankedTensorType>(expand.getY().getType());
-  if (!isa_and_nonnull<onnx::ConstantOp>(expand.getW().getDefiningOp()) || !planes ||
-      planes.getRank() != 4 || planes.isDynamicDim(1) || planes.isDynamicDim(2) ||
-      planes.isDynamicDim(3) ||
-      !ortc::cpu::kernels::planarDepthwiseBlockPays(planes.getDimSize(1), planes.getDimSize(2),
-                                                    planes.getDimSize(3)))
+      !expand.getY().hasOneUse() || expand.getChannelsLast() != depthwise.getChannelsLast() ||
+      !packableWeights(expand))
     return {};
   return expand;
 }
 
-/// The channels-last pointwise conv that alone reads `depthwise`'s output,
-/// as its input (a channels-first block has no projection).
+/// The pointwise conv of `depthwise`'s layout that alone reads its output,
+/// as its input.
 fused::FusedConvOp projectionOf(fused::FusedConvOp depthwise) {
-  if (!depthwise.getChannelsLast() || !depthwise.getY().hasOneUse())
+  if (!depthwise.getY().hasOneUse())
     return {};
   auto project = dyn_cast<fused::FusedConvOp>(*depthwise.getY().getUsers().begin());
   if (!project || !isPointwise(project) || project.getX() != depthwise.getY() ||
-      !project.getChannelsLast())
+      project.getChannelsLast() != depthwise.getChannelsLast() || !packableWeights(project))
     return {};
   return project;
+}
+
+/// A plain onnx.Conv that alone reads a channels-first depthwise conv which
+/// would make a block (cpu-fuse-conv-epilogue leaves a conv with no residual
+/// or activation as it is): as the ortc.fused_conv it means, with neither,
+/// so that it can be that block's projection.
+void promoteProjections(func::FuncOp fn) {
+  SmallVector<onnx::ConvOp> convs;
+  fn.walk([&](onnx::ConvOp conv) {
+    auto depthwise = conv.getX().getDefiningOp<fused::FusedConvOp>();
+    if (depthwise && !depthwise.getChannelsLast() && isDepthwise(depthwise) &&
+        blockPays(depthwise) && depthwise.getY().hasOneUse() &&
+        isa_and_nonnull<onnx::ConstantOp>(conv.getW().getDefiningOp()))
+      convs.push_back(conv);
+  });
+  for (onnx::ConvOp conv : convs) {
+    OpBuilder b(conv);
+    Value none = onnx::NoValueOp::create(b, conv.getLoc(), b.getNoneType()).getResult();
+    OperationState state(conv.getLoc(), fused::FusedConvOp::getOperationName());
+    state.addOperands({conv.getX(), conv.getW(), conv.getB(), none});
+    state.addTypes(conv->getResult(0).getType());
+    for (StringRef name : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
+      if (Attribute attr = conv->getAttr(name))
+        state.addAttribute(name, attr);
+    state.addAttribute("activation", b.getStringAttr("none"));
+    state.addAttribute("activation_params", b.getDenseF32ArrayAttr({}));
+    Operation *fusedConv = b.create(state);
+    conv->getResult(0).replaceAllUsesWith(fusedConv->getResult(0));
+    conv->erase();
+  }
 }
 
 void fuse(Block block) {
@@ -138,9 +176,10 @@ void fuse(Block block) {
 struct CpuFuseDepthwiseBlockPass
     : ortc::cpu::impl::CpuFuseDepthwiseBlockBase<CpuFuseDepthwiseBlockPass> {
   void runOnOperation() override {
+    promoteProjections(getOperation());
     SmallVector<Block> blocks;
     getOperation().walk([&](fused::FusedConvOp depthwise) {
-      if (!isDepthwise(depthwise))
+      if (!isDepthwise(depthwise) || !blockPays(depthwise))
         return;
       Block block{expansionOf(depthwise), depthwise, projectionOf(depthwise)};
       if (block.expand || block.project)

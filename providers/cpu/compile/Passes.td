@@ -75,11 +75,13 @@ def CpuFuseDepthwiseBlock : Pass<"cpu-fuse-depthwise-block", "mlir::func::FuncOp
     makes the expansion a band of rows at a time into a ring in cache, the
     depthwise rows of the band from it, and the band's projection from
     those, so MobileNet's widest tensors (6x the block's channels) never go
-    to memory. Channels-first, the expansion only (the block is marked
-    without `channels_last`), with constant weights and a static expansion
-    of at least 1 MiB per image (planarDepthwiseBlockPays): the kernel makes
-    the expansion a group of channels at a time into cache and the
-    depthwise conv reads it there.
+    to memory. Channels-first (the block is marked without
+    `channels_last`), where the depthwise conv's static input is at least
+    1 MiB an image (planarDepthwiseBlockPays) and the pointwise convs have
+    constant weights: the kernel runs the convs image by image, so that
+    each image's tensors between them stay in cache; a plain 1x1 onnx.Conv
+    that alone reads such a depthwise conv (cpu-fuse-conv-epilogue leaves
+    a conv with nothing to fold as it is) becomes its projection.
     A pointwise conv with another reader, a strided or padded one, an
     expansion with a residual, a depthwise conv with a residual, a dense
     conv next to the depthwise one and convs of two layouts stay as they

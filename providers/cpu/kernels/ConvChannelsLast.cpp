@@ -681,68 +681,21 @@ void depthwiseBlockRows(const DepthwiseBlock &b, float *ring, float *band, int64
 /// stay in cache (MobileNetV2's 16 -> 96 expansion at 112x112 is 4.8 MB an
 /// image).
 Status depthwiseBlockChannelsLast(const KernelCall &call) {
-  const TensorView *X = call.input(0), *W1 = call.input(1), *B1 = call.input(2);
-  const TensorView *W2 = call.input(3), *B2 = call.input(4), *W3 = call.input(5);
-  const TensorView *B3 = call.input(6), *Z = call.input(7);
-  if (Status s = checkFloats(kOp, {{X, "input X"}, {W2, "the depthwise W"}}); !s.isOk())
+  DepthwiseBlockOperands o;
+  if (Status s = checkDepthwiseBlock(kOp, call, /*channelsLast=*/true, 3, kMaxDepthwiseRows, o);
+      !s.isOk())
     return s;
-  for (auto [t, what] : {std::pair{W1, "the expansion's W"},
-                         {B1, "the expansion's B"},
-                         {B2, "the depthwise B"},
-                         {W3, "the projection's W"},
-                         {B3, "the projection's B"},
-                         {Z, "residual"}})
-    if (Status s = checkOptionalFloat(kOp, t, what); !s.isOk())
-      return s;
-  if (Status s = checkSingleOutput(kOp, call); !s.isOk())
-    return s;
+  const TensorView *X = o.X, *W1 = o.W1, *B1 = o.B1, *W2 = o.W2, *B2 = o.B2, *W3 = o.W3;
+  const TensorView *B3 = o.B3;
+  int64_t N = o.N, H = o.H, W = o.W, C = o.C, E = o.E, P = o.P;
+  const Geometry &g = o.g;
   DepthwiseBlock b{};
-  GemmEpilogue depthwise;
-  if (Status s = convActivation(call, b.expand, "expand_activation"); !s.isOk())
-    return s;
-  if (Status s = convActivation(call, depthwise); !s.isOk())
-    return s;
-  if (Status s = convActivation(call, b.project, "project_activation"); !s.isOk())
-    return s;
-  if (X->shape.size() != 4 || W2->shape.size() != 4)
-    return invalid(kOp, "a depthwise block needs X [N,H,W,C] and the depthwise W [E,1,KH,KW], "
-                        "got X " +
-                            shapeToString(X->shape) + " and W " + shapeToString(W2->shape));
-  int64_t N = X->shape[0], H = X->shape[1], W = X->shape[2], C = X->shape[3];
-  int64_t E = W2->shape[0], P = W3 ? W3->shape[0] : E;
-  bool fits = W2->shape[1] == 1 && (W1 ? W1->shape == std::vector<int64_t>{E, C, 1, 1} : C == E) &&
-              (!W3 || W3->shape == std::vector<int64_t>{P, E, 1, 1});
-  if (!fits)
-    return invalid(kOp, "the weights (" + (W1 ? shapeToString(W1->shape) : std::string("none")) +
-                            ", " + shapeToString(W2->shape) + ", " +
-                            (W3 ? shapeToString(W3->shape) : std::string("none")) +
-                            ") do not fit X " + shapeToString(X->shape) +
-                            " ([E,C,1,1], [E,1,KH,KW], [P,E,1,1])");
-  for (auto [B, size] : {std::pair{B1, E}, {B2, E}, {B3, P}})
-    if (B && B->shape != std::vector<int64_t>{size})
-      return invalid(kOp, "a bias of " + shapeToString(B->shape) + " where [" +
-                              std::to_string(size) + "] is due");
-  if ((B1 && !W1) || ((B3 || Z) && !W3))
-    return invalid(kOp, "a bias or residual for a pointwise conv the block does not have");
-  Geometry g;
-  if (Status s = depthwiseBlockWindow(kOp, call, *W2, H, W, g); !s.isOk())
-    return s;
-  if (g.k[1] > kMaxDepthwiseRows)
-    return invalid(kOp, "a depthwise block takes kernels of at most " +
-                            std::to_string(kMaxDepthwiseRows) + " rows, got " +
-                            std::to_string(g.k[1]));
-  const TensorView &Y = call.outputs[0];
-  std::vector<int64_t> yShape = {N, g.out[1], g.out[2], P};
-  if (Status s = checkOutputAndResidual(Y, yShape, Z); !s.isOk())
-    return s;
+  b.expand = o.expand;
+  b.project = o.project;
+  GemmEpilogue depthwise = o.depthwise;
   int64_t packedW = call.attrs.getInt("packed_w", 0);
-  if (packedW != 0 && packedW != 3)
-    return invalid(kOp, "a depthwise block reads packed_w 0 or 3, got " + std::to_string(packedW));
-  float *y = static_cast<float *>(Y.data);
-  const float *residual = Z ? static_cast<const float *>(Z->data) : nullptr;
-  size_t yFloats = size_t(N * g.out[1] * g.out[2] * P);
-  if (residual && residual < y + yFloats && y < residual + yFloats)
-    return invalid(kOp, "the residual overlaps Y");
+  float *y = o.y;
+  const float *residual = o.residual;
   int64_t rowsAll = N * g.out[1], OW = g.out[2];
   if (rowsAll == 0 || OW == 0 || P == 0)
     return Status::ok();

@@ -105,10 +105,27 @@ Status convChannelsLast(const KernelCall &call);
 /// ortc.depthwise_block on channels-last tensors (ConvChannelsLast.cpp).
 Status depthwiseBlockChannelsLast(const KernelCall &call);
 
-/// A depthwise block's window over H x W (either layout): `kernel_shape`
-/// must match the depthwise W [E, 1, KH, KW] and `group` be E.
-Status depthwiseBlockWindow(const char *op, const KernelCall &call, const TensorView &depthwiseW,
-                            int64_t H, int64_t W, Geometry &g);
+/// An ortc.depthwise_block's operands (DepthwiseBlock, either layout), as
+/// checkDepthwiseBlock found them: X, the expansion's W and B, the
+/// depthwise W and B, the projection's W and B and the residual (any but X
+/// and the depthwise W may be null), the three activations, the sizes
+/// (E the depthwise channels, P the output's) and the depthwise window.
+struct DepthwiseBlockOperands {
+  const TensorView *X, *W1, *B1, *W2, *B2, *W3, *B3, *Z;
+  GemmEpilogue expand, depthwise, project;
+  int64_t N, C, H, W, E, P;
+  Geometry g;
+  float *y;
+  const float *residual;
+};
+
+/// Checks a DepthwiseBlock call in `channelsLast` layout or not (X [N, H, W,
+/// C] or [N, C, H, W], Y and the residual [N, OH, OW, P] or [N, P, OH, OW])
+/// whose pointwise weights come as they are or packed as `packed_w`
+/// `packedAs` and whose depthwise kernel has at most `maxKernelRows` rows,
+/// and fills `b`. Every error is one line prefixed by `op`.
+Status checkDepthwiseBlock(const char *op, const KernelCall &call, bool channelsLast,
+                           int64_t packedAs, int64_t maxKernelRows, DepthwiseBlockOperands &b);
 
 } // namespace ortc::cpu::kernels
 

@@ -1751,100 +1751,92 @@ Status conv(const KernelCall &call) {
 
 namespace {
 
-/// ortc.depthwise_block channels-first (x [N, C, H, W], y [N, E, OH, OW]):
-/// the 1x1 expansion and the depthwise conv, image by image, each image's
-/// expansion into a scratch that the depthwise conv reads while it is still
-/// in cache. Run as two convs over the whole batch, the expansion goes to
-/// memory and back: MobileNetV2's 16 -> 96 at 112x112 is 38 MB at batch 8.
-/// With at least as many images as threads each thread takes whole images
-/// (as conv does), else each image's convs share out their own work. The
-/// expansion's W comes packed as A panels (packed_w 1) or is packed here.
+/// ortc.depthwise_block channels-first (x [N, C, H, W], y [N, P, OH, OW]):
+/// the 1x1 expansion, the depthwise conv and the 1x1 projection (with its
+/// residual), either pointwise conv absent, image by image: each image's
+/// expansion and depthwise output go into scratch that the next conv reads
+/// while it is still in cache. Run as convs over the whole batch, the
+/// tensors between them go to memory and back: MobileNetV2's 16 -> 96
+/// expansion at 112x112 is 38 MB at batch 8. With at least as many images
+/// as threads each thread takes whole images (as conv does), else each
+/// image's convs share out their own work. The pointwise W come packed as A
+/// panels (packed_w 1) or are packed here.
 Status depthwiseBlockPlanar(const KernelCall &call) {
   const char *op = "DepthwiseBlock";
-  const TensorView *X = call.input(0), *W1 = call.input(1), *B1 = call.input(2);
-  const TensorView *W2 = call.input(3), *B2 = call.input(4);
-  if (call.input(5) || call.input(6) || call.input(7))
-    return invalid(op, "a channels-first depthwise block has no projection, projection bias or "
-                       "residual");
-  if (Status s =
-          checkFloats(op, {{X, "input X"}, {W1, "the expansion's W"}, {W2, "the depthwise W"}});
+  DepthwiseBlockOperands b;
+  if (Status s = checkDepthwiseBlock(op, call, /*channelsLast=*/false, 1,
+                                     std::numeric_limits<int64_t>::max(), b);
       !s.isOk())
     return s;
-  for (auto [t, what] : {std::pair{B1, "the expansion's B"}, {B2, "the depthwise B"}})
-    if (Status s = checkOptionalFloat(op, t, what); !s.isOk())
-      return s;
-  if (Status s = checkSingleOutput(op, call); !s.isOk())
-    return s;
-  GemmEpilogue expand, depthwise;
-  if (Status s = convActivation(call, expand, "expand_activation"); !s.isOk())
-    return s;
-  if (Status s = convActivation(call, depthwise); !s.isOk())
-    return s;
-  if (X->shape.size() != 4 || W2->shape.size() != 4)
-    return invalid(op, "a channels-first depthwise block needs X [N,C,H,W] and the depthwise W "
-                       "[E,1,KH,KW], got X " +
-                           shapeToString(X->shape) + " and W " + shapeToString(W2->shape));
-  int64_t N = X->shape[0], C = X->shape[1], H = X->shape[2], W = X->shape[3];
-  int64_t E = W2->shape[0];
-  if (W1->shape != std::vector<int64_t>{E, C, 1, 1} || W2->shape[1] != 1)
-    return invalid(op, "the weights (" + shapeToString(W1->shape) + ", " +
-                           shapeToString(W2->shape) + ") do not fit X " + shapeToString(X->shape) +
-                           " ([E,C,1,1], [E,1,KH,KW])");
-  for (const TensorView *B : {B1, B2})
-    if (B && B->shape != std::vector<int64_t>{E})
-      return invalid(op, "a bias of " + shapeToString(B->shape) + " where [" + std::to_string(E) +
-                             "] is due");
-  Geometry g;
-  if (Status s = depthwiseBlockWindow(op, call, *W2, H, W, g); !s.isOk())
-    return s;
-  const TensorView &Y = call.outputs[0];
-  if (Status s = checkOutput(op, Y, N, E, g); !s.isOk())
-    return s;
+  const TensorView *W1 = b.W1, *W3 = b.W3;
+  int64_t N = b.N, C = b.C, H = b.H, W = b.W, E = b.E, Pc = b.P;
+  const Geometry &g = b.g;
   int64_t packedW = call.attrs.getInt("packed_w", 0);
-  if (packedW != 0 && packedW != 1)
-    return invalid(op, "a channels-first depthwise block reads packed_w 0 or 1, got " +
-                           std::to_string(packedW));
   int64_t inPlane = H * W, P = g.outSize();
-  if (N == 0 || E == 0 || P == 0)
+  float *y = b.y;
+  const float *residual = b.residual;
+  if (N == 0 || Pc == 0 || P == 0)
     return Status::ok();
 
   int64_t threads = call.pool ? call.pool->threads() : 1;
   bool byImages = threads > 1 && N >= threads;
   int64_t tasks = byImages ? threads : 1;
-  int64_t planesFloats = roundUpTo16(E * inPlane);
-  int64_t packedA = packedW == 1 ? 0 : roundUpTo16(int64_t(packedGemmASize(E, C)));
+  // Per task: the image's expansion, then its depthwise output when a
+  // projection reads it.
+  int64_t expanded = W1 ? roundUpTo16(E * inPlane) : 0, between = W3 ? roundUpTo16(E * P) : 0;
+  auto packedSize = [&](const TensorView *Wp, int64_t M, int64_t K) {
+    return Wp && packedW != 1 ? roundUpTo16(int64_t(packedGemmASize(M, K))) : int64_t(0);
+  };
+  int64_t packed1 = packedSize(W1, E, C), packed3 = packedSize(W3, Pc, E);
   float *work = nullptr;
-  if (Status s = allocScratch(call, op, size_t(packedA + tasks * planesFloats), work); !s.isOk())
+  if (Status s =
+          allocScratch(call, op, size_t(packed1 + packed3 + tasks * (expanded + between)), work);
+      !s.isOk())
     return s;
-  const float *w1 = static_cast<const float *>(W1->data);
-  if (packedW != 1) {
-    packGemmA(w1, C, E, C, work);
-    w1 = work;
-  }
-  const float *x = static_cast<const float *>(X->data);
-  const float *w2 = static_cast<const float *>(W2->data);
-  const float *b1 = B1 ? static_cast<const float *>(B1->data) : nullptr;
-  const float *b2 = B2 ? static_cast<const float *>(B2->data) : nullptr;
-  float *y = static_cast<float *>(Y.data);
-  // The expansion as a conv of its own: a 1x1 window over the same planes.
+  auto packed = [&](const TensorView *Wp, int64_t M, int64_t K, float *into) -> const float * {
+    if (!Wp || packedW == 1)
+      return Wp ? static_cast<const float *>(Wp->data) : nullptr;
+    packGemmA(static_cast<const float *>(Wp->data), K, M, K, into);
+    return into;
+  };
+  const float *w1 = packed(W1, E, C, work), *w3 = packed(W3, Pc, E, work + packed1);
+  auto floats = [](const TensorView *t) {
+    return t ? static_cast<const float *>(t->data) : nullptr;
+  };
+  const float *x = floats(b.X), *w2 = floats(b.W2);
+  const float *b1 = floats(b.B1), *b2 = floats(b.B2), *b3 = floats(b.B3);
+  // The pointwise convs as convs of their own: 1x1 windows over the input's
+  // and the output's planes.
   StepAttributes none;
-  Geometry pointwise;
-  if (Status s = computeGeometry(op, none, {H, W}, {1, 1}, true, false, pointwise); !s.isOk())
+  Geometry before, after;
+  if (Status s = computeGeometry(op, none, {H, W}, {1, 1}, true, false, before); !s.isOk())
+    return s;
+  if (Status s = computeGeometry(op, none, {g.out[1], g.out[2]}, {1, 1}, true, false, after);
+      !s.isOk())
     return s;
 
   std::vector<Status> status(size_t(tasks), Status::ok());
   auto images = [&](int64_t t, ThreadPool *pool) {
-    // The expansion's GEMM borrows scratch of its own: `work` holds planes.
+    // The GEMMs borrow scratch of their own: `work` holds the planes.
     thread_local Scratch gemmScratch;
     KernelCall inner{call.attrs,      call.inputs, call.numInputs, call.outputs,
                      call.numOutputs, gemmScratch, pool,           nullptr};
-    float *planes = work + packedA + t * planesFloats;
-    for (int64_t n = N * t / tasks; n < N * (t + 1) / tasks; ++n) {
-      status[size_t(t)] = convGemm(inner, pointwise, 1, C, E, 1, x + n * C * inPlane, w1, b1,
-                                   nullptr, expand, true, planes);
-      if (!status[size_t(t)].isOk())
-        return;
-      depthwiseConv(pool, g, 1, E, E, planes, w2, b2, nullptr, depthwise, y + n * E * P);
+    float *planes = work + packed1 + packed3 + t * (expanded + between);
+    float *depthwisePlanes = planes + expanded;
+    Status &s = status[size_t(t)];
+    for (int64_t n = N * t / tasks; n < N * (t + 1) / tasks && s.isOk(); ++n) {
+      const float *in = x + n * C * inPlane;
+      if (W1) {
+        s = convGemm(inner, before, 1, C, E, 1, in, w1, b1, nullptr, b.expand, true, planes);
+        if (!s.isOk())
+          break;
+        in = planes;
+      }
+      float *yn = y + n * Pc * P;
+      depthwiseConv(pool, g, 1, E, E, in, w2, b2, nullptr, b.depthwise, W3 ? depthwisePlanes : yn);
+      if (W3)
+        s = convGemm(inner, after, 1, E, Pc, 1, depthwisePlanes, w3, b3,
+                     residual ? residual + n * Pc * P : nullptr, b.project, true, yn);
     }
   };
   if (byImages)
@@ -1859,17 +1851,87 @@ Status depthwiseBlockPlanar(const KernelCall &call) {
 
 } // namespace
 
-Status depthwiseBlockWindow(const char *op, const KernelCall &call, const TensorView &depthwiseW,
-                            int64_t H, int64_t W, Geometry &g) {
-  int64_t E = depthwiseW.shape[0];
-  std::vector<int64_t> kernel = {depthwiseW.shape[2], depthwiseW.shape[3]};
+Status checkDepthwiseBlock(const char *op, const KernelCall &call, bool channelsLast,
+                           int64_t packedAs, int64_t maxKernelRows, DepthwiseBlockOperands &b) {
+  const TensorView *X = b.X = call.input(0), *W1 = b.W1 = call.input(1), *B1 = b.B1 = call.input(2);
+  const TensorView *W2 = b.W2 = call.input(3), *B2 = b.B2 = call.input(4),
+                   *W3 = b.W3 = call.input(5);
+  const TensorView *B3 = b.B3 = call.input(6), *Z = b.Z = call.input(7);
+  if (Status s = checkFloats(op, {{X, "input X"}, {W2, "the depthwise W"}}); !s.isOk())
+    return s;
+  for (auto [t, what] : {std::pair{W1, "the expansion's W"},
+                         {B1, "the expansion's B"},
+                         {B2, "the depthwise B"},
+                         {W3, "the projection's W"},
+                         {B3, "the projection's B"},
+                         {Z, "residual"}})
+    if (Status s = checkOptionalFloat(op, t, what); !s.isOk())
+      return s;
+  if (Status s = checkSingleOutput(op, call); !s.isOk())
+    return s;
+  if (Status s = convActivation(call, b.expand, "expand_activation"); !s.isOk())
+    return s;
+  if (Status s = convActivation(call, b.depthwise); !s.isOk())
+    return s;
+  if (Status s = convActivation(call, b.project, "project_activation"); !s.isOk())
+    return s;
+  if (X->shape.size() != 4 || W2->shape.size() != 4)
+    return invalid(op, std::string("a depthwise block needs X ") +
+                           (channelsLast ? "[N,H,W,C]" : "[N,C,H,W]") +
+                           " and the depthwise W [E,1,KH,KW], got X " + shapeToString(X->shape) +
+                           " and W " + shapeToString(W2->shape));
+  const std::vector<int64_t> &x = X->shape;
+  b.N = x[0];
+  b.C = channelsLast ? x[3] : x[1];
+  b.H = channelsLast ? x[1] : x[2];
+  b.W = channelsLast ? x[2] : x[3];
+  int64_t E = b.E = W2->shape[0], P = b.P = W3 ? W3->shape[0] : E;
+  bool fits = W2->shape[1] == 1 &&
+              (W1 ? W1->shape == std::vector<int64_t>{E, b.C, 1, 1} : b.C == E) &&
+              (!W3 || W3->shape == std::vector<int64_t>{P, E, 1, 1});
+  if (!fits)
+    return invalid(op, "the weights (" + (W1 ? shapeToString(W1->shape) : std::string("none")) +
+                           ", " + shapeToString(W2->shape) + ", " +
+                           (W3 ? shapeToString(W3->shape) : std::string("none")) +
+                           ") do not fit X " + shapeToString(x) +
+                           " ([E,C,1,1], [E,1,KH,KW], [P,E,1,1])");
+  for (auto [B, size] : {std::pair{B1, E}, {B2, E}, {B3, P}})
+    if (B && B->shape != std::vector<int64_t>{size})
+      return invalid(op, "a bias of " + shapeToString(B->shape) + " where [" +
+                             std::to_string(size) + "] is due");
+  if ((B1 && !W1) || ((B3 || Z) && !W3))
+    return invalid(op, "a bias or residual for a pointwise conv the block does not have");
+  std::vector<int64_t> kernel = {W2->shape[2], W2->shape[3]};
   if (call.attrs.has("kernel_shape") && call.attrs.getInts("kernel_shape") != kernel)
     return invalid(op, "kernel_shape " + shapeToString(call.attrs.getInts("kernel_shape")) +
-                           " differs from W " + shapeToString(depthwiseW.shape));
+                           " differs from W " + shapeToString(W2->shape));
   if (call.attrs.getInt("group", E) != E)
     return invalid(op, "the depthwise conv's group must be " + std::to_string(E) + ", got " +
                            std::to_string(call.attrs.getInt("group", E)));
-  return computeGeometry(op, call.attrs, {H, W}, kernel, true, false, g);
+  if (Status s = computeGeometry(op, call.attrs, {b.H, b.W}, kernel, true, false, b.g); !s.isOk())
+    return s;
+  const Geometry &g = b.g;
+  if (g.k[1] > maxKernelRows)
+    return invalid(op, "a depthwise block takes kernels of at most " +
+                           std::to_string(maxKernelRows) + " rows, got " + std::to_string(g.k[1]));
+  std::vector<int64_t> yShape = channelsLast ? std::vector<int64_t>{b.N, g.out[1], g.out[2], P}
+                                             : std::vector<int64_t>{b.N, P, g.out[1], g.out[2]};
+  const TensorView &Y = call.outputs[0];
+  if (Status s = checkOutputShape(op, Y, yShape); !s.isOk())
+    return s;
+  if (Z && Z->shape != yShape)
+    return invalid(op, "the residual " + shapeToString(Z->shape) + " differs from Y " +
+                           shapeToString(yShape));
+  int64_t packedW = call.attrs.getInt("packed_w", 0);
+  if (packedW != 0 && packedW != packedAs)
+    return invalid(op, "a depthwise block reads packed_w 0 or " + std::to_string(packedAs) +
+                           ", got " + std::to_string(packedW));
+  b.y = static_cast<float *>(Y.data);
+  b.residual = Z ? static_cast<const float *>(Z->data) : nullptr;
+  size_t yFloats = size_t(b.N * g.out[1] * g.out[2] * P);
+  if (b.residual && b.residual < b.y + yFloats && b.y < b.residual + yFloats)
+    return invalid(op, "the residual overlaps Y");
+  return Status::ok();
 }
 
 Status depthwiseBlock(const KernelCall &call) {

@@ -31,13 +31,13 @@ inline bool isDepthwiseConv(int64_t channels, int64_t group) {
 /// the most a depthwise block (cpu-fuse-depthwise-block) is made with.
 constexpr int64_t kMaxDepthwiseRows = 8;
 
-/// Whether a channels-first expansion (to E channels) and the depthwise conv
-/// reading its H x W planes run as one depthwise block, image by image: where
-/// the expansion is at least 1 MiB an image (E * H * W floats), so that a
-/// batch of them would leave the caches between the two convs. MobileNetV2's
-/// 96 x 112 x 112 and 144 x 56 x 56 (AMD EPYC, batch 8, one thread: 16 -> 96
-/// and the stride-2 depthwise conv 11.4-13.6 -> 8.1-8.5 ms, the two 24 -> 144
-/// pairs 5-10% faster); at batch 1 the block runs exactly the two convs.
+/// Whether a channels-first depthwise conv reading E planes of H x W and
+/// the pointwise convs next to it run as one depthwise block, image by
+/// image: where those planes are at least 1 MiB an image (E * H * W floats),
+/// so that a batch of them, and of the planes around them, would leave the
+/// caches between the convs. MobileNetV2's blocks at 112x112 and 56x56 (AMD
+/// EPYC, batch 8, one thread: 16 -> 96 and the stride-2 depthwise conv
+/// 11.4-13.6 -> 8.1-8.5 ms); at batch 1 the block runs the same convs.
 inline bool planarDepthwiseBlockPays(int64_t E, int64_t H, int64_t W) {
   return E > 0 && H > 0 && W > 0 && E * H * W >= (int64_t(1) << 18);
 }

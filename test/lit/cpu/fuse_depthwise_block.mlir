@@ -138,54 +138,83 @@ func.func @round_trip(%x: tensor<1x6x6x3xf32>) -> tensor<1x6x6x3xf32> {
 
 // -----
 
-// Channels first (AVX2 targets keep NCHW): an expansion of 1 MiB or more an
-// image (MobileNetV2's 16 -> 96 at 112x112) and the depthwise conv that
-// alone reads it become a block without channels_last, whose kernel runs
-// the two image by image; the projection after them stays a fused_conv.
+// Channels first (AVX2 targets keep NCHW): a depthwise conv whose input is
+// 1 MiB or more an image (MobileNetV2's 96 x 112 x 112), its expansion and
+// its projection, a plain onnx.Conv that cpu-fuse-conv-epilogue left as it
+// was (nothing to fold), become a block without channels_last, whose kernel
+// runs the three image by image.
 // CHECK-LABEL: func.func @channels_first
 // CHECK-SAME: (%[[X:.*]]: tensor<?x16x112x112xf32>)
 // CHECK-DAG: %[[W1:.*]] = "onnx.Constant"() <{value = dense<5.000000e-01> : tensor<96x16x1x1xf32>}>
 // CHECK-DAG: %[[B1:.*]] = "onnx.Constant"() <{value = dense<1.000000e-01> : tensor<96xf32>}>
 // CHECK-DAG: %[[W2:.*]] = "onnx.Constant"() <{value = dense<2.500000e-01> : tensor<96x1x3x3xf32>}>
-// CHECK: %[[NONE:.*]] = "onnx.NoValue"
-// CHECK: %[[N:.*]] = "onnx.NoValue"
-// CHECK: %[[D:.*]] = ortc.depthwise_block %[[X]], %[[W1]], %[[B1]], %[[W2]], %[[NONE]], %[[N]], %[[N]], %[[N]]
+// CHECK-DAG: %[[W3:.*]] = "onnx.Constant"() <{value = dense<1.250000e-01> : tensor<24x96x1x1xf32>}>
+// CHECK-DAG: %[[B3:.*]] = "onnx.Constant"() <{value = dense<3.000000e-01> : tensor<24xf32>}>
+// CHECK: %[[D:.*]] = ortc.depthwise_block %[[X]], %[[W1]], %[[B1]], %[[W2]], %{{[0-9]+}}, %[[W3]], %[[B3]], %{{[0-9]+}}
 // CHECK-SAME: {activation = "clip", activation_params = array<f32: 0.000000e+00, 6.000000e+00>, expand_activation = "clip", expand_activation_params = array<f32: 0.000000e+00, 6.000000e+00>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
-// CHECK-SAME: -> tensor<?x96x56x56xf32>
-// CHECK: %[[P:.*]] = ortc.fused_conv %[[D]]
-// CHECK: return %[[P]]
+// CHECK-SAME: none -> tensor<?x24x56x56xf32>
+// CHECK-NOT: ortc.fused_conv
+// CHECK-NOT: onnx.Conv
+// CHECK: return %[[D]]
 func.func @channels_first(%x: tensor<?x16x112x112xf32>) -> tensor<?x24x56x56xf32> {
   %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<96x16x1x1xf32>} : () -> tensor<96x16x1x1xf32>
   %b1 = "onnx.Constant"() {value = dense<0.1> : tensor<96xf32>} : () -> tensor<96xf32>
   %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<96x1x3x3xf32>} : () -> tensor<96x1x3x3xf32>
   %w3 = "onnx.Constant"() {value = dense<0.125> : tensor<24x96x1x1xf32>} : () -> tensor<24x96x1x1xf32>
+  %b3 = "onnx.Constant"() {value = dense<0.3> : tensor<24xf32>} : () -> tensor<24xf32>
   %none = "onnx.NoValue"() : () -> none
   %e = ortc.fused_conv %x, %w1, %b1, %none {activation = "clip", activation_params = array<f32: 0.0, 6.0>} : tensor<?x16x112x112xf32>, tensor<96x16x1x1xf32>, tensor<96xf32>, none -> tensor<?x96x112x112xf32>
   %d = ortc.fused_conv %e, %w2, %none, %none {activation = "clip", activation_params = array<f32: 0.0, 6.0>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<?x96x112x112xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<?x96x56x56xf32>
-  %p = ortc.fused_conv %d, %w3, %none, %none {activation = "none", activation_params = array<f32>} : tensor<?x96x56x56xf32>, tensor<24x96x1x1xf32>, none, none -> tensor<?x24x56x56xf32>
+  %p = "onnx.Conv"(%d, %w3, %b3) {auto_pad = "NOTSET", dilations = array<i64: 1, 1>, group = 1 : i64, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<?x96x56x56xf32>, tensor<24x96x1x1xf32>, tensor<24xf32>) -> tensor<?x24x56x56xf32>
   return %p : tensor<?x24x56x56xf32>
 }
 
 // -----
 
-// Channels first, left alone: an expansion just under 1 MiB an image
-// (96 x 52 x 52 floats); one whose weights are not constant; one with
-// dynamic positions (its size is unknown); a channels-last expansion read by
-// a channels-first depthwise conv (through a transpose) is not its block.
+// Channels first, a depthwise separable conv with the residual its
+// projection adds (no expansion): MobileNetV2's first block at 32 x 112 x 112.
+// CHECK-LABEL: func.func @channels_first_separable
+// CHECK-SAME: (%[[X:.*]]: tensor<1x32x112x112xf32>, %[[R:.*]]: tensor<1x16x112x112xf32>)
+// CHECK: %[[D:.*]] = ortc.depthwise_block %[[X]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[R]] {group = 32 : i64, pads = array<i64: 1, 1, 1, 1>, project_activation = "relu"}
+// CHECK-SAME: tensor<1x32x112x112xf32>, none, none, tensor<32x1x3x3xf32>, none, tensor<16x32x1x1xf32>, none, tensor<1x16x112x112xf32> -> tensor<1x16x112x112xf32>
+// CHECK-NOT: ortc.fused_conv
+// CHECK: return %[[D]]
+func.func @channels_first_separable(%x: tensor<1x32x112x112xf32>, %r: tensor<1x16x112x112xf32>) -> tensor<1x16x112x112xf32> {
+  %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<32x1x3x3xf32>} : () -> tensor<32x1x3x3xf32>
+  %w3 = "onnx.Constant"() {value = dense<0.125> : tensor<16x32x1x1xf32>} : () -> tensor<16x32x1x1xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %d = ortc.fused_conv %x, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 32 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x32x112x112xf32>, tensor<32x1x3x3xf32>, none, none -> tensor<1x32x112x112xf32>
+  %p = ortc.fused_conv %d, %w3, %none, %r {activation = "relu", activation_params = array<f32>} : tensor<1x32x112x112xf32>, tensor<16x32x1x1xf32>, none, tensor<1x16x112x112xf32> -> tensor<1x16x112x112xf32>
+  return %p : tensor<1x16x112x112xf32>
+}
+
+// -----
+
+// Channels first, left alone: a depthwise conv whose input is just under
+// 1 MiB an image (96 x 52 x 52 floats), its expansion and its plain onnx.Conv
+// projection (not made a fused_conv); pointwise weights that are not a
+// constant, before and after; dynamic positions (the size is unknown); a
+// channels-last expansion read by a channels-first depthwise conv (through a
+// transpose) is not its block.
 // CHECK-LABEL: func.func @channels_first_left_alone
 // CHECK-NOT: ortc.depthwise_block
-// CHECK-COUNT-8: ortc.fused_conv
+// CHECK-COUNT-2: ortc.fused_conv
+// CHECK: onnx.Conv
+// CHECK-COUNT-7: ortc.fused_conv
 // CHECK-NOT: ortc.depthwise_block
-func.func @channels_first_left_alone(%x: tensor<1x16x52x52xf32>, %big: tensor<1x16x112x112xf32>, %w: tensor<96x16x1x1xf32>, %dyn: tensor<1x16x?x?xf32>) -> (tensor<1x96x52x52xf32>, tensor<1x96x112x112xf32>, tensor<1x96x?x?xf32>, tensor<1x96x112x112xf32>) {
+func.func @channels_first_left_alone(%x: tensor<1x16x52x52xf32>, %big: tensor<1x16x112x112xf32>, %w: tensor<96x16x1x1xf32>, %wp: tensor<24x96x1x1xf32>, %dyn: tensor<1x16x?x?xf32>) -> (tensor<1x24x52x52xf32>, tensor<1x24x112x112xf32>, tensor<1x96x?x?xf32>, tensor<1x96x112x112xf32>) {
   %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<96x16x1x1xf32>} : () -> tensor<96x16x1x1xf32>
   %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<96x1x3x3xf32>} : () -> tensor<96x1x3x3xf32>
+  %w3 = "onnx.Constant"() {value = dense<0.125> : tensor<24x96x1x1xf32>} : () -> tensor<24x96x1x1xf32>
   %none = "onnx.NoValue"() : () -> none
   // Under 1 MiB an image.
   %a = ortc.fused_conv %x, %w1, %none, %none {activation = "none", activation_params = array<f32>} : tensor<1x16x52x52xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x96x52x52xf32>
   %a2 = ortc.fused_conv %a, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x52x52xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x52x52xf32>
+  %a3 = "onnx.Conv"(%a2, %w3, %none) {auto_pad = "NOTSET", group = 1 : i64, kernel_shape = array<i64: 1, 1>} : (tensor<1x96x52x52xf32>, tensor<24x96x1x1xf32>, none) -> tensor<1x24x52x52xf32>
   // Weights that are not a constant.
   %b = ortc.fused_conv %big, %w, %none, %none {activation = "none", activation_params = array<f32>} : tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x96x112x112xf32>
   %b2 = ortc.fused_conv %b, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x112x112xf32>
+  %b3 = ortc.fused_conv %b2, %wp, %none, %none {activation = "none", activation_params = array<f32>} : tensor<1x96x112x112xf32>, tensor<24x96x1x1xf32>, none, none -> tensor<1x24x112x112xf32>
   // Dynamic positions.
   %c = ortc.fused_conv %dyn, %w1, %none, %none {activation = "none", activation_params = array<f32>} : tensor<1x16x?x?xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x96x?x?xf32>
   %c2 = ortc.fused_conv %c, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x?x?xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x?x?xf32>
@@ -194,5 +223,5 @@ func.func @channels_first_left_alone(%x: tensor<1x16x52x52xf32>, %big: tensor<1x
   %d = ortc.fused_conv %bt, %w1, %none, %none {activation = "none", activation_params = array<f32>, channels_last} : tensor<1x112x112x16xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x112x112x96xf32>
   %dt = "onnx.Transpose"(%d) {perm = array<i64: 0, 3, 1, 2>} : (tensor<1x112x112x96xf32>) -> tensor<1x96x112x112xf32>
   %d2 = ortc.fused_conv %dt, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x112x112xf32>
-  return %a2, %b2, %c2, %d2 : tensor<1x96x52x52xf32>, tensor<1x96x112x112xf32>, tensor<1x96x?x?xf32>, tensor<1x96x112x112xf32>
+  return %a3, %b3, %c2, %d2 : tensor<1x24x52x52xf32>, tensor<1x24x112x112xf32>, tensor<1x96x?x?xf32>, tensor<1x96x112x112xf32>
 }

@@ -160,19 +160,10 @@ func.func @depthwise_block_residual(%x: tensor<1x4x4x2xf32>, %w1: tensor<6x2x1x1
 
 // -----
 
-func.func @depthwise_block_channels_first_projection(%x: tensor<1x2x4x4xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>, %w3: tensor<3x6x1x1xf32>) -> tensor<1x3x2x2xf32> {
+func.func @depthwise_block_channels_first_residual(%x: tensor<1x2x4x4xf32>, %w1: tensor<6x2x1x1xf32>, %w2: tensor<6x1x3x3xf32>, %r: tensor<1x6x2x2xf32>) -> tensor<1x6x2x2xf32> {
   %none = "onnx.NoValue"() : () -> none
-  // expected-error@+1 {{'ortc.depthwise_block' op channels first takes expand_w and no project_w, project_bias or residual}}
-  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %w3, %none, %none {group = 6 : i64} : tensor<1x2x4x4xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, tensor<3x6x1x1xf32>, none, none -> tensor<1x3x2x2xf32>
-  return %y : tensor<1x3x2x2xf32>
-}
-
-// -----
-
-func.func @depthwise_block_channels_first_expansion(%x: tensor<1x6x4x4xf32>, %w2: tensor<6x1x3x3xf32>) -> tensor<1x6x2x2xf32> {
-  %none = "onnx.NoValue"() : () -> none
-  // expected-error@+1 {{'ortc.depthwise_block' op channels first takes expand_w and no project_w, project_bias or residual}}
-  %y = ortc.depthwise_block %x, %none, %none, %w2, %none, %none, %none, %none {group = 6 : i64} : tensor<1x6x4x4xf32>, none, none, tensor<6x1x3x3xf32>, none, none, none, none -> tensor<1x6x2x2xf32>
+  // expected-error@+1 {{'ortc.depthwise_block' op a residual needs project_w}}
+  %y = ortc.depthwise_block %x, %w1, %none, %w2, %none, %none, %none, %r {group = 6 : i64, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x2x4x4xf32>, tensor<6x2x1x1xf32>, none, tensor<6x1x3x3xf32>, none, none, none, tensor<1x6x2x2xf32> -> tensor<1x6x2x2xf32>
   return %y : tensor<1x6x2x2xf32>
 }
 

@@ -1464,6 +1464,57 @@ TEST(LibraryKernels, MaxPoolChannelsLast) {
 // and asymmetric pads, threads splitting inside an image and at image
 // boundaries, biases absent, pointwise weights packed (packed_w 3) or not;
 // on every vector variant, serially and on a pool.
+// A depthwise block case: X [N, C, H, W]; E expansion channels and P
+// projection channels (0: no such conv); the depthwise window.
+struct BlockShape {
+  std::vector<int64_t> x;
+  int64_t E, P;
+  std::vector<int64_t> kernel, strides, pads, dilations = {1, 1};
+  bool biases = true, residual = false;
+};
+
+// A case's random operands and its reference, NCHW: each conv in turn, the
+// expansion clipped to [0, 0.75], the depthwise conv's leaky relu 0.1, the
+// projection plus the residual, relu (blockActivations and
+// project_activation relu).
+struct BlockCase {
+  int64_t C, E, P;
+  std::vector<int64_t> w1Shape, w2Shape, w3Shape, ys;
+  Tensor X, W1, B1, W2, B2, W3, B3, Z;
+  std::vector<float> want;
+
+  BlockCase(const BlockShape &c, uint64_t &seed)
+      : C(c.x[1]), E(c.E ? c.E : C),
+        P(c.P ? c.P : E), w1Shape{E, C, 1, 1}, w2Shape{E, 1, c.kernel[0], c.kernel[1]}, w3Shape{
+                                                                                            P, E, 1,
+                                                                                            1} {
+    X = randomF(c.x, ++seed), W1 = randomF(w1Shape, ++seed), B1 = randomF({E}, ++seed);
+    W2 = randomF(w2Shape, ++seed), B2 = randomF({E}, ++seed);
+    W3 = randomF(w3Shape, ++seed), B3 = randomF({P}, ++seed);
+    Tensor Mid = X;
+    if (c.E) {
+      ConvSpec expand{c.x, w1Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+      std::vector<int64_t> shape;
+      std::vector<float> v = refConv(X, W1, c.biases ? &B1 : nullptr, expand, shape);
+      for (float &f : v)
+        f = std::min(std::max(f, 0.f), 0.75f);
+      Mid = F(shape, v);
+    }
+    ConvSpec depthwise{Mid.shape, w2Shape, E, c.strides, c.pads, c.dilations};
+    want = refConv(Mid, W2, c.biases ? &B2 : nullptr, depthwise, ys);
+    for (float &f : want)
+      f = f > 0 ? f : 0.1f * f;
+    Z = randomF({ys[0], P, ys[2], ys[3]}, ++seed);
+    if (c.P) {
+      Tensor Dw = F(ys, want);
+      ConvSpec project{ys, w3Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+      want = refConv(Dw, W3, c.biases ? &B3 : nullptr, project, ys);
+      for (size_t i = 0; i < want.size(); ++i)
+        want[i] = std::max(want[i] + (c.residual ? Z.floats()[i] : 0.f), 0.f);
+    }
+  }
+};
+
 // The activations both depthwise block tests give `attrs`: the expansion
 // clipped to [0, 0.75] (as their references), the depthwise conv's leaky
 // relu with slope 0.1.
@@ -1490,59 +1541,30 @@ template <typename Body> void forEachBlockRun(Body &&body) {
 }
 
 TEST(LibraryKernels, DepthwiseBlock) {
-  struct Shape {
-    std::vector<int64_t> x;
-    int64_t E, P; // 0: no expansion (E = C) or no projection
-    std::vector<int64_t> kernel, strides, pads, dilations = {1, 1};
-    bool biases = true, residual = false;
-  };
   uint64_t seed = 1300;
-  for (const Shape &c :
-       {Shape{{1, 3, 6, 6}, 8, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-        Shape{{2, 5, 9, 7}, 20, 0, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
-        Shape{{1, 8, 70, 70}, 64, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-        Shape{{2, 5, 60, 61}, 40, 0, {3, 3}, {2, 2}, {1, 1, 1, 1}},
-        Shape{{3, 4, 40, 40}, 60, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
-        Shape{{1, 6, 47, 50}, 120, 0, {5, 3}, {1, 2}, {2, 0, 1, 1}, {2, 1}},
+  for (const BlockShape &c :
+       {BlockShape{{1, 3, 6, 6}, 8, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+        BlockShape{{2, 5, 9, 7}, 20, 0, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
+        BlockShape{{1, 8, 70, 70}, 64, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+        BlockShape{{2, 5, 60, 61}, 40, 0, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+        BlockShape{{3, 4, 40, 40}, 60, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false},
+        BlockShape{{1, 6, 47, 50}, 120, 0, {5, 3}, {1, 2}, {2, 0, 1, 1}, {2, 1}},
         // The whole block, with the residual: small, then banded.
-        Shape{{2, 7, 8, 9}, 42, 7, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
-        Shape{{3, 24, 30, 30}, 144, 24, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
-        Shape{{1, 16, 45, 44}, 96, 24, {3, 3}, {2, 2}, {1, 1, 1, 1}},
-        Shape{{2, 10, 33, 31}, 64, 20, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true},
+        BlockShape{{2, 7, 8, 9}, 42, 7, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
+        BlockShape{{3, 24, 30, 30}, 144, 24, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
+        BlockShape{{1, 16, 45, 44}, 96, 24, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+        BlockShape{{2, 10, 33, 31}, 64, 20, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true},
         // The depthwise conv and its projection (a depthwise separable
         // conv): small, then banded.
-        Shape{{1, 12, 10, 10}, 0, 20, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-        Shape{{2, 32, 56, 57}, 0, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
-        Shape{{1, 40, 80, 81}, 0, 24, {5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, false}}) {
-    int64_t C = c.x[1], E = c.E ? c.E : C, P = c.P ? c.P : E;
-    std::vector<int64_t> w1Shape = {E, C, 1, 1}, w2Shape = {E, 1, c.kernel[0], c.kernel[1]},
-                         w3Shape = {P, E, 1, 1};
-    Tensor X = randomF(c.x, ++seed), W1 = randomF(w1Shape, ++seed), B1 = randomF({E}, ++seed);
-    Tensor W2 = randomF(w2Shape, ++seed), B2 = randomF({E}, ++seed);
-    Tensor W3 = randomF(w3Shape, ++seed), B3 = randomF({P}, ++seed);
-    // The reference: each conv in turn, NCHW.
-    Tensor Mid = X;
-    if (c.E) {
-      ConvSpec expand{c.x, w1Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
-      std::vector<int64_t> shape;
-      std::vector<float> v = refConv(X, W1, c.biases ? &B1 : nullptr, expand, shape);
-      for (float &f : v)
-        f = std::min(std::max(f, 0.f), 0.75f);
-      Mid = F(shape, v);
-    }
-    ConvSpec depthwise{Mid.shape, w2Shape, E, c.strides, c.pads, c.dilations};
-    std::vector<int64_t> ys;
-    std::vector<float> want = refConv(Mid, W2, c.biases ? &B2 : nullptr, depthwise, ys);
-    for (float &f : want)
-      f = f > 0 ? f : 0.1f * f;
-    Tensor Z = randomF({ys[0], P, ys[2], ys[3]}, ++seed);
-    if (c.P) {
-      Tensor Dw = F(ys, want);
-      ConvSpec project{ys, w3Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
-      want = refConv(Dw, W3, c.biases ? &B3 : nullptr, project, ys);
-      for (size_t i = 0; i < want.size(); ++i)
-        want[i] = std::max(want[i] + (c.residual ? Z.floats()[i] : 0.f), 0.f);
-    }
+        BlockShape{{1, 12, 10, 10}, 0, 20, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+        BlockShape{{2, 32, 56, 57}, 0, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
+        BlockShape{{1, 40, 80, 81}, 0, 24, {5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, false}}) {
+    BlockCase t(c, seed);
+    int64_t C = t.C, E = t.E, P = t.P;
+    const std::vector<int64_t> &ys = t.ys;
+    const std::vector<float> &want = t.want;
+    const Tensor &X = t.X, &W1 = t.W1, &B1 = t.B1, &W2 = t.W2, &B2 = t.B2, &W3 = t.W3, &B3 = t.B3;
+    const Tensor &Z = t.Z;
     std::vector<int64_t> yLast = {ys[0], ys[2], ys[3], P};
     std::vector<float> wantLast = permuteChannels(want, ys, true);
     Tensor XL = F({c.x[0], c.x[2], c.x[3], C}, permuteChannels(X.floats(), c.x, true));
@@ -1608,72 +1630,75 @@ TEST(LibraryKernels, DepthwiseBlock) {
       "the residual overlaps Y");
 }
 
-// A channels-first depthwise block (no channels_last): the expansion and
-// the depthwise conv image by image, against the two convs of the
-// reference; on one thread and two, fewer images than threads and more,
-// with the expansion's W as it is and packed as A panels (packed_w 1).
+// A channels-first depthwise block (no channels_last): the expansion, the
+// depthwise conv and the projection with its residual (either pointwise conv
+// absent) image by image, against the reference convs in turn; on one thread
+// and two, fewer images than threads and more, with the pointwise W as they
+// are and packed as A panels (packed_w 1).
 TEST(LibraryKernels, DepthwiseBlockChannelsFirst) {
-  struct Shape {
-    std::vector<int64_t> x;
-    int64_t E;
-    std::vector<int64_t> kernel, strides, pads;
-    bool biases = true;
-  };
   uint64_t seed = 1400;
-  for (const Shape &c : {Shape{{1, 3, 6, 6}, 8, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-                         Shape{{3, 5, 9, 7}, 20, {3, 3}, {2, 2}, {1, 1, 1, 1}, false},
-                         Shape{{2, 16, 30, 31}, 96, {3, 3}, {2, 2}, {1, 1, 1, 1}},
-                         Shape{{4, 24, 20, 20}, 144, {3, 3}, {1, 1}, {1, 1, 1, 1}},
-                         Shape{{1, 300, 9, 9}, 12, {5, 3}, {1, 2}, {2, 0, 1, 1}}}) {
-    int64_t C = c.x[1], E = c.E;
-    std::vector<int64_t> w1Shape = {E, C, 1, 1}, w2Shape = {E, 1, c.kernel[0], c.kernel[1]};
-    Tensor X = randomF(c.x, ++seed), W1 = randomF(w1Shape, ++seed), B1 = randomF({E}, ++seed);
-    Tensor W2 = randomF(w2Shape, ++seed), B2 = randomF({E}, ++seed);
-    std::vector<int64_t> shape;
-    ConvSpec expand{c.x, w1Shape, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}};
-    std::vector<float> mid = refConv(X, W1, c.biases ? &B1 : nullptr, expand, shape);
-    for (float &f : mid)
-      f = std::min(std::max(f, 0.f), 0.75f);
-    Tensor Mid = F(shape, mid);
-    ConvSpec depthwise{Mid.shape, w2Shape, E, c.strides, c.pads, {1, 1}};
-    std::vector<int64_t> ys;
-    std::vector<float> want = refConv(Mid, W2, c.biases ? &B2 : nullptr, depthwise, ys);
-    for (float &f : want)
-      f = f > 0 ? f : 0.1f * f;
-    Tensor P1(ElementType::Float, {int64_t(packedGemmASize(E, C))});
-    packGemmA(W1.f(), C, E, C, P1.f());
-    P1.shape = W1.shape; // the view keeps W's logical shape
+  for (const BlockShape &c :
+       {BlockShape{{1, 3, 6, 6}, 8, 0, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+        BlockShape{{3, 5, 9, 7}, 20, 0, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false},
+        BlockShape{{2, 16, 30, 31}, 96, 24, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+        BlockShape{{4, 24, 20, 20}, 144, 24, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, true},
+        BlockShape{{1, 300, 9, 9}, 12, 0, {5, 3}, {1, 2}, {2, 0, 1, 1}},
+        BlockShape{{3, 7, 8, 9}, 42, 7, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, true},
+        // A depthwise separable conv: no expansion.
+        BlockShape{{2, 32, 28, 29}, 0, 16, {3, 3}, {1, 1}, {1, 1, 1, 1}},
+        BlockShape{{1, 40, 20, 21}, 0, 300, {5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, true, false}}) {
+    BlockCase t(c, seed);
+    int64_t C = t.C, E = t.E, P = t.P;
+    const Tensor &X = t.X, &W1 = t.W1, &B1 = t.B1, &W2 = t.W2, &B2 = t.B2, &W3 = t.W3, &B3 = t.B3;
+    auto packedOf = [](const Tensor &Wp, int64_t M, int64_t K) {
+      Tensor Pk(ElementType::Float, {int64_t(packedGemmASize(M, K))});
+      packGemmA(Wp.f(), K, M, K, Pk.f());
+      Pk.shape = Wp.shape; // the view keeps W's logical shape
+      return Pk;
+    };
+    Tensor P1 = packedOf(W1, E, C), P3 = packedOf(W3, P, E);
     Attrs attrs =
         blockActivations(Attrs().is("pads", c.pads).is("strides", c.strides).i("group", E));
+    attrs.s("project_activation", "relu");
     forEachBlockRun([&](ThreadPool *on, bool isPacked, const char *variant) {
-      Tensor Y(ElementType::Float, ys);
-      ASSERT_OK(
-          run("DepthwiseBlock", isPacked ? Attrs(attrs).i("packed_w", 1) : attrs,
-              {&X, isPacked ? &P1 : &W1, c.biases ? &B1 : nullptr, &W2, c.biases ? &B2 : nullptr},
-              {&Y}, on));
-      EXPECT_TRUE(near(Y.floats(), want, 1e-4))
-          << shapeToString(c.x) << " E " << E << " " << variant << (on ? " pool" : "")
-          << (isPacked ? " packed" : "");
+      Tensor Y(ElementType::Float, t.ys);
+      const Tensor *w1 = c.E ? (isPacked ? &P1 : &W1) : nullptr;
+      const Tensor *w3 = c.P ? (isPacked ? &P3 : &W3) : nullptr;
+      ASSERT_OK(run("DepthwiseBlock", isPacked ? Attrs(attrs).i("packed_w", 1) : attrs,
+                    {&X, w1, c.biases && c.E ? &B1 : nullptr, &W2, c.biases ? &B2 : nullptr, w3,
+                     c.biases && c.P ? &B3 : nullptr, c.residual ? &t.Z : nullptr},
+                    {&Y}, on));
+      EXPECT_TRUE(near(Y.floats(), t.want, 1e-4))
+          << shapeToString(c.x) << " E " << c.E << " P " << c.P << " " << variant
+          << (on ? " pool" : "") << (isPacked ? " packed" : "");
     });
   }
   Tensor X = randomF({1, 4, 5, 5}, 1), W1 = randomF({8, 4, 1, 1}, 2), W2 = randomF({8, 1, 3, 3}, 3);
   Tensor W3 = randomF({6, 8, 1, 1}, 4), Y(ElementType::Float, {1, 8, 3, 3});
+  Tensor Y6(ElementType::Float, {1, 6, 3, 3});
   Attrs attrs = Attrs().i("group", 8);
   EXPECT_OK(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2}, {&Y}));
-  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3}, {&Y}),
-                 "a channels-first depthwise block has no projection");
-  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, nullptr, nullptr, &W2}, {&Y}),
-                 "the expansion's W");
+  EXPECT_OK(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3}, {&Y6}));
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, nullptr, nullptr, &W2}, {&Y}), "do not fit X");
   Tensor Wide = randomF({8, 4, 3, 3}, 4);
   EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &Wide, nullptr, &W2}, {&Y}), "do not fit X");
+  Tensor B8 = randomF({8}, 7);
+  EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, nullptr, &B8}, {&Y}),
+                 "a bias or residual for a pointwise conv the block does not have");
   EXPECT_INVALID(
       run("DepthwiseBlock", Attrs(attrs).i("packed_w", 3), {&X, &W1, nullptr, &W2}, {&Y}),
       "reads packed_w 0 or 1, got 3");
   EXPECT_INVALID(run("DepthwiseBlock", Attrs(attrs).i("group", 4), {&X, &W1, nullptr, &W2}, {&Y}),
                  "the depthwise conv's group must be 8, got 4");
-  Tensor Y6(ElementType::Float, {1, 6, 3, 3});
   EXPECT_INVALID(run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2}, {&Y6}),
                  "output shape [1,6,3,3] should be [1,8,3,3]");
+  Tensor Z = randomF({1, 5, 3, 3}, 6);
+  EXPECT_INVALID(
+      run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3, nullptr, &Z}, {&Y6}),
+      "the residual [1,5,3,3] differs from Y");
+  EXPECT_INVALID(
+      run("DepthwiseBlock", attrs, {&X, &W1, nullptr, &W2, nullptr, &W3, nullptr, &Y6}, {&Y6}),
+      "the residual overlaps Y");
 }
 
 TEST(LibraryKernels, AveragePool) {
