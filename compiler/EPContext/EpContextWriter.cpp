@@ -4,6 +4,7 @@
 #include "compiler/Transforms/ConstantValues.h"
 
 #include "dialects/onnx/OnnxDialect.h"
+#include "runtime/support/BlobContainer.h"
 #include "runtime/support/ModelFile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -582,7 +583,11 @@ bool writeEpContextOutput(const EpContextOutput &output, const std::string &outp
     const std::vector<char> &bytes = *output.sidecars[i].bytes;
     auto fill = [&](int fd, std::string &why) {
       llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      os.write(bytes.data(), bytes.size());
+      // Piece by piece, unbuffered: a blob's sparsely read tables go in small
+      // writes so that the page cache keeps them in small folios.
+      os.SetUnbuffered();
+      for (auto [offset, length] : blobWritePieces(bytes.data(), bytes.size()))
+        os.write(bytes.data() + offset, length);
       os.close();
       if (os.has_error()) {
         why = os.error().message();

@@ -59,6 +59,10 @@ struct EpContextView {
   std::string epSdkVersion;
   const char *data = nullptr;
   size_t size = 0;
+  /// `data` is a read-only map of a file (a sidecar) that stays unchanged
+  /// while it is used: an EP may give back pages it reads only now and then
+  /// (madvise), and they come back from the file when next read.
+  bool fileMapping = false;
   /// The node's input and output value names, for messages: an EP may name
   /// its partition's tensors internally ("input0"), the user knows these.
   std::vector<std::string> inputNames, outputNames;

@@ -242,6 +242,7 @@ Result<ContextModel> buildContextModel(std::shared_ptr<onnx::ModelProto> proto,
       node.sidecarPath = resolved;
       node.context.data = file->data();
       node.context.size = static_cast<size_t>(file->size());
+      node.context.fileMapping = true;
     }
 
     for (const std::string &input : nodeProto.input()) {

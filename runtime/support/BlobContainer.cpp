@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -26,6 +27,9 @@ constexpr size_t kHeaderSize = 32;
 constexpr size_t kChecksumOffset = 24;
 constexpr size_t kEntrySize = 24;
 constexpr uint32_t kMaxAlignment = 4096;
+constexpr uint16_t kKnownSectionFlags = kBlobSectionReadSparsely;
+constexpr uint32_t kFirstVersionWithFlags = 3;
+constexpr size_t kSparseWritePiece = 64 << 10;
 
 uint32_t readU32(const char *p) {
   unsigned char b[4];
@@ -46,7 +50,59 @@ void writeU64(char *p, uint64_t v) {
   writeU32(p + 4, uint32_t(v >> 32));
 }
 
+uint16_t readU16(const char *p) {
+  unsigned char b[2];
+  std::memcpy(b, p, 2);
+  return uint16_t(b[0] | b[1] << 8);
+}
+
+void writeU16(char *p, uint16_t v) {
+  unsigned char b[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
+  std::memcpy(p, b, 2);
+}
+
 bool isPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+// A directory entry's alignment and flags, by the blob's version.
+struct EntryLayout {
+  uint32_t alignment;
+  uint16_t flags;
+};
+EntryLayout readEntryLayout(uint32_t version, const char *entry) {
+  if (version < kFirstVersionWithFlags)
+    return {readU32(entry + 4), 0};
+  return {readU16(entry + 4), readU16(entry + 6)};
+}
+
+// The byte ranges of the sections flagged read-sparsely, read from a header
+// and directory that are not verified yet, clamped to the blob: what they are
+// used for (giving pages back, choosing write sizes) is harmless whatever the
+// bytes say.
+std::vector<std::pair<size_t, size_t>> sparseSectionRanges(const char *data, size_t size) {
+  std::vector<std::pair<size_t, size_t>> ranges;
+  if (!data || size < kHeaderSize || readU32(data + 8) < kFirstVersionWithFlags)
+    return ranges;
+  uint64_t count = std::min<uint64_t>(readU32(data + 12), (size - kHeaderSize) / kEntrySize);
+  for (uint64_t i = 0; i < count; ++i) {
+    const char *entry = data + kHeaderSize + i * kEntrySize;
+    if (!(readU16(entry + 6) & kBlobSectionReadSparsely))
+      continue;
+    uint64_t offset = readU64(entry + 8), length = readU64(entry + 16);
+    if (offset < size && length)
+      ranges.push_back({size_t(offset), size_t(std::min<uint64_t>(length, size - offset))});
+  }
+  return ranges;
+}
+
+// Gives back the whole pages inside [begin, end) of a read-only file mapping;
+// they come back from the file when read again.
+void releasePages(const char *begin, const char *end) {
+  static const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  uintptr_t first = (uintptr_t(begin) + page - 1) & ~(page - 1);
+  uintptr_t last = uintptr_t(end) & ~(page - 1);
+  if (first < last)
+    (void)::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+}
 
 bool isPrintableTag(const char *tag) {
   for (int i = 0; i < 4; ++i)
@@ -114,13 +170,22 @@ std::pair<size_t, size_t> chunkRange(size_t i, size_t size) {
   return {begin, std::min(kBlobChecksumChunk, size - begin)};
 }
 
-// The checksum the header should hold, by the version it names.
-uint64_t envelopeChecksum(const char *data, size_t size, const ParallelChunks &parallel = {}) {
+// The checksum the header should hold, by the version it names. With
+// `sparse` ranges of a file mapping, each chunk's pages inside them are given
+// back right after the chunk is hashed.
+uint64_t envelopeChecksum(const char *data, size_t size, const ParallelChunks &parallel = {},
+                          const std::vector<std::pair<size_t, size_t>> &sparse = {}) {
   if (readU32(data + 8) == 1)
     return wholeBlobChecksum(data, size);
   return chunkedChecksum(data, size, parallel, [&](size_t i) {
     auto [begin, length] = chunkRange(i, size);
-    return xxh3(data + begin, length);
+    uint64_t leaf = xxh3(data + begin, length);
+    for (auto [offset, bytes] : sparse) {
+      size_t from = std::max(begin, offset), to = std::min(begin + length, offset + bytes);
+      if (from < to)
+        releasePages(data + from, data + to);
+    }
+    return leaf;
   });
 }
 
@@ -161,6 +226,8 @@ Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
     if (!isPowerOfTwo(s.alignment) || s.alignment > kMaxAlignment)
       return invalid(what, name + " '" + s.tag + "': alignment " + std::to_string(s.alignment) +
                                " is not a power of two up to 4096");
+    if (s.flags & ~kKnownSectionFlags)
+      return invalid(what, name + " '" + s.tag + "': unknown flags " + std::to_string(s.flags));
     if (s.size && !s.data)
       return invalid(what,
                      name + " '" + s.tag + "': " + std::to_string(s.size) + " bytes but no data");
@@ -184,7 +251,8 @@ Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
   for (size_t i = 0; i < sections.size(); ++i) {
     char *entry = p + kHeaderSize + i * kEntrySize;
     std::memcpy(entry, sections[i].tag.data(), 4);
-    writeU32(entry + 4, sections[i].alignment);
+    writeU16(entry + 4, uint16_t(sections[i].alignment));
+    writeU16(entry + 6, sections[i].flags);
     writeU64(entry + 8, offsets[i]);
     writeU64(entry + 16, sections[i].size);
   }
@@ -215,7 +283,9 @@ Result<BlobDescription> describeBlob(const char *data, size_t size, const std::s
     const char *entry = data + kHeaderSize + size_t(i) * kEntrySize;
     BlobDescription::Section section;
     section.tag = isPrintableTag(entry) ? std::string(entry, 4) : tagForMessage(entry);
-    section.alignment = readU32(entry + 4);
+    EntryLayout layout = readEntryLayout(blob.version, entry);
+    section.alignment = layout.alignment;
+    section.flags = layout.flags;
     section.offset = readU64(entry + 8);
     section.size = readU64(entry + 16);
     blob.sections.push_back(std::move(section));
@@ -254,12 +324,16 @@ Status checkHeader(const char *data, size_t size, const std::string &what) {
 // openBlob(), with the checksum of `data` computed already when `computed`
 // is given (copyAndOpenBlob hashes the bytes as it copies them).
 Result<BlobView> openChecked(const char *data, size_t size, const std::string &what,
-                             const uint64_t *computed, const ParallelChunks &parallel) {
+                             const uint64_t *computed, const ParallelChunks &parallel,
+                             BlobBacking backing) {
   if (Status header = checkHeader(data, size, what); !header.isOk())
     return header;
   uint32_t version = readU32(data + 8);
   uint64_t stored = readU64(data + kChecksumOffset);
-  if ((computed ? *computed : envelopeChecksum(data, size, parallel)) != stored)
+  std::vector<std::pair<size_t, size_t>> release;
+  if (backing == BlobBacking::ReadOnlyFileMapping)
+    release = sparseSectionRanges(data, size);
+  if ((computed ? *computed : envelopeChecksum(data, size, parallel, release)) != stored)
     return invalid(what, "blob checksum mismatch: the bytes are corrupted");
 
   // The checksum only proves the bytes are what some writer wrote; the
@@ -283,12 +357,15 @@ Result<BlobView> openChecked(const char *data, size_t size, const std::string &w
     std::string name = "section " + std::to_string(i) + " " + tagForMessage(entry);
     if (!isPrintableTag(entry))
       return invalid(what, name + ": tag is not four printable characters");
-    uint32_t alignment = readU32(entry + 4);
+    auto [alignment, flags] = readEntryLayout(version, entry);
     uint64_t offset = readU64(entry + 8);
     uint64_t length = readU64(entry + 16);
     if (!isPowerOfTwo(alignment) || alignment > kMaxAlignment)
       return invalid(what, name + ": alignment " + std::to_string(alignment) +
                                " is not a power of two up to 4096");
+    if (flags & ~kKnownSectionFlags)
+      return invalid(what, name + ": unknown flags " + std::to_string(flags) +
+                               " (this build knows " + std::to_string(kKnownSectionFlags) + ")");
     if (offset < directoryEnd || offset > size || length > size - offset)
       return invalid(what, name + ": bytes [" + std::to_string(offset) + ", +" +
                                std::to_string(length) + ") lie outside the blob's " +
@@ -302,6 +379,7 @@ Result<BlobView> openChecked(const char *data, size_t size, const std::string &w
     section.alignment = alignment;
     section.data = data + offset;
     section.size = size_t(length);
+    section.flags = flags;
     view.sections.push_back(std::move(section));
     if (length)
       ranges.push_back({offset, offset + length, i});
@@ -357,8 +435,29 @@ uint64_t copyAndChecksum(char *dst, const char *src, size_t size, const Parallel
 } // namespace
 
 Result<BlobView> openBlob(const char *data, size_t size, const std::string &what,
-                          const ParallelChunks &parallel) {
-  return openChecked(data, size, what, nullptr, parallel);
+                          const ParallelChunks &parallel, BlobBacking backing) {
+  return openChecked(data, size, what, nullptr, parallel, backing);
+}
+
+std::vector<std::pair<size_t, size_t>> blobWritePieces(const char *data, size_t size) {
+  std::vector<std::pair<size_t, size_t>> sparse = sparseSectionRanges(data, size);
+  std::sort(sparse.begin(), sparse.end());
+  std::vector<std::pair<size_t, size_t>> pieces;
+  size_t at = 0;
+  for (auto [offset, length] : sparse) {
+    if (offset < at) // overlapping ranges (not a valid blob): write as they come
+      continue;
+    if (offset > at)
+      pieces.push_back({at, offset - at});
+    for (at = offset; at < offset + length;) {
+      size_t next = std::min((at / kSparseWritePiece + 1) * kSparseWritePiece, offset + length);
+      pieces.push_back({at, next - at});
+      at = next;
+    }
+  }
+  if (at < size)
+    pieces.push_back({at, size - at});
+  return pieces;
 }
 
 OwnedBlobBytes::~OwnedBlobBytes() { reset(); }
@@ -426,7 +525,8 @@ Result<BlobView> copyAndOpenBlob(const char *data, size_t size, const std::strin
     return allocated;
   uint64_t checksum = copyAndChecksum(storage.data_, data, size, parallel);
   // Everything is verified again on the copy: the source may change meanwhile.
-  Result<BlobView> view = openChecked(storage.data_, size, what, &checksum, parallel);
+  Result<BlobView> view =
+      openChecked(storage.data_, size, what, &checksum, parallel, BlobBacking::Memory);
   if (!view.isOk())
     storage = OwnedBlobBytes();
   return view;

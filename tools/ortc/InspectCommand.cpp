@@ -166,7 +166,8 @@ void printText(const ContextModel &model, const std::vector<NodeReport> &nodes) 
     for (const BlobDescription::Section &section : blob.sections)
       sections.push_back({section.tag, "offset " + std::to_string(section.offset),
                           "size " + std::to_string(section.size),
-                          "align " + std::to_string(section.alignment)});
+                          "align " + std::to_string(section.alignment) +
+                              (section.flags & kBlobSectionReadSparsely ? ", read sparsely" : "")});
     printTable(std::cout, sections, "    ");
   }
 }
@@ -198,7 +199,8 @@ std::string jsonEnvelope(const EnvelopeReport &envelope) {
     sections += std::string(sections.empty() ? "" : ", ") + "{\"tag\": " + jsonString(section.tag) +
                 ", \"offset\": " + std::to_string(section.offset) +
                 ", \"size\": " + std::to_string(section.size) +
-                ", \"alignment\": " + std::to_string(section.alignment) + "}";
+                ", \"alignment\": " + std::to_string(section.alignment) + ", \"read_sparsely\": " +
+                (section.flags & kBlobSectionReadSparsely ? "true" : "false") + "}";
   return "{\"version\": " + std::to_string(blob.version) +
          ", \"declared_size\": " + std::to_string(blob.declaredSize) +
          ", \"checksum\": " + (blob.checksumMatches() ? "\"ok\"" : "\"MISMATCH\"") +

@@ -769,17 +769,23 @@ Status checkSymbolsBindable(const fb::Plan &plan, const std::string &what) {
   return Status::ok();
 }
 
-Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::string &what,
+// The bytes of the two sections weights lie in.
+struct WeightSizes {
+  size_t weights = 0; // WGHT
+  size_t rows = 0;    // ROWS
+};
+
+Status checkConsistency(const fb::Plan &plan, WeightSizes sizes, const std::string &what,
                         uint64_t &budget, int depth);
 
 // The plan's promises to the executor; see README.md for the list.
-Status checkConsistency(const fb::Plan &plan, size_t metaSize, size_t weightsSize,
+Status checkConsistency(const fb::Plan &plan, size_t metaSize, WeightSizes sizes,
                         const std::string &what) {
   uint64_t budget = metaSize / 4;
-  return checkConsistency(plan, weightsSize, what, budget, 0);
+  return checkConsistency(plan, sizes, what, budget, 0);
 }
 
-Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::string &what,
+Status checkConsistency(const fb::Plan &plan, WeightSizes sizes, const std::string &what,
                         uint64_t &budget, int depth) {
   if (depth > kMaxSubplanDepth)
     return invalid(what, "sub-plans nest deeper than " + std::to_string(kMaxSubplanDepth));
@@ -805,8 +811,8 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
   }
   if (const auto *subplans = plan.subplans())
     for (size_t k = 0; k < subplans->size(); ++k)
-      if (Status s = checkConsistency(*subplans->Get(flatbuffers::uoffset_t(k)), weightsSize,
-                                      what, budget, depth + 1);
+      if (Status s = checkConsistency(*subplans->Get(flatbuffers::uoffset_t(k)), sizes, what,
+                                      budget, depth + 1);
           !s.isOk()) {
         // "<what>: <why>" becomes "<what>: sub-plan k: <why>".
         std::string why = s.message();
@@ -855,6 +861,8 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
       return s;
     if (buffer.container() != fb::ContainerKind::None)
       bytes = 0; // a container's tensors are the run state's, not the plan's
+    if (buffer.row_table() && kind != fb::BufferKind::Weight)
+      return invalid(what, name + ": row_table applies to Weight buffers only");
     std::string layout;
     if (buffer.packing() && buffer.packing()->size()) {
       if (!spendString(budget, buffer.packing()))
@@ -899,14 +907,18 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
     case fb::BufferKind::Weight:
       if (symbolic)
         return invalid(what, name + ": a weight cannot have a symbolic dim");
-      if (buffer.offset() % kCpuBlobAlignment != 0)
-        return invalid(what, name + ": offset " + std::to_string(buffer.offset()) +
-                                 " in WGHT is not 64-byte aligned");
-      if (buffer.offset() > weightsSize || buffer.size() > weightsSize - buffer.offset())
-        return invalid(what, name + ": bytes [" + std::to_string(buffer.offset()) + ", +" +
-                                 std::to_string(buffer.size()) + ") lie outside WGHT (" +
-                                 std::to_string(weightsSize) + " bytes)");
-      break;
+      {
+        const char *section = buffer.row_table() ? kCpuRowsSection : kCpuWeightsSection;
+        size_t sectionSize = buffer.row_table() ? sizes.rows : sizes.weights;
+        if (buffer.offset() % kCpuBlobAlignment != 0)
+          return invalid(what, name + ": offset " + std::to_string(buffer.offset()) + " in " +
+                                   section + " is not 64-byte aligned");
+        if (buffer.offset() > sectionSize || buffer.size() > sectionSize - buffer.offset())
+          return invalid(what, name + ": bytes [" + std::to_string(buffer.offset()) + ", +" +
+                                   std::to_string(buffer.size()) + ") lie outside " + section +
+                                   " (" + std::to_string(sectionSize) + " bytes)");
+        break;
+      }
     case fb::BufferKind::Arena: {
       // With a symbolic slot the runtime lays out the whole arena itself.
       if (symbolicArena)
@@ -1008,7 +1020,7 @@ Status checkConsistency(const fb::Plan &plan, size_t weightsSize, const std::str
 
 // Everything but the host checks, in the order openCpuBlob documents.
 Status checkContents(const char *meta, size_t metaSize, const char *code, size_t codeSize,
-                     size_t weightsSize, const std::string &what, const std::string *hostArch,
+                     WeightSizes sizes, const std::string &what, const std::string *hostArch,
                      const std::vector<std::string> *hostFeatures, const fb::Plan *&plan) {
   if (Status s = checkMeta(meta, metaSize, what, plan); !s.isOk())
     return s;
@@ -1017,7 +1029,7 @@ Status checkContents(const char *meta, size_t metaSize, const char *code, size_t
       return s;
   if (Status s = checkCode(code, codeSize, what); !s.isOk())
     return s;
-  return checkConsistency(*plan, metaSize, weightsSize, what);
+  return checkConsistency(*plan, metaSize, sizes, what);
 }
 
 // Everything openCpuBlob checks after the envelope.
@@ -1027,6 +1039,7 @@ Result<CpuBlobView> openCpuSections(const BlobView &view, const std::string &wha
   const BlobSection *meta = view.find(kCpuMetaSection);
   const BlobSection *code = view.find(kCpuCodeSection);
   const BlobSection *weights = view.find(kCpuWeightsSection);
+  const BlobSection *rows = view.find(kCpuRowsSection); // may be absent: no row tables
   std::string missing;
   for (auto [section, tag] : {std::pair{meta, kCpuMetaSection}, std::pair{code, kCpuCodeSection},
                               std::pair{weights, kCpuWeightsSection}})
@@ -1035,14 +1048,15 @@ Result<CpuBlobView> openCpuSections(const BlobView &view, const std::string &wha
   if (!missing.empty())
     return invalid(what, "blob lacks the section(s) " + missing + " of a cpu_ep blob");
   // The plan is read in place and weights are used in place: both need it.
-  for (const BlobSection *section : {meta, code, weights})
-    if (section->alignment < kCpuBlobAlignment)
+  for (const BlobSection *section : {meta, code, weights, rows})
+    if (section && section->alignment < kCpuBlobAlignment)
       return invalid(what, "section '" + section->tag + "' is aligned to " +
                                std::to_string(section->alignment) + " bytes, a cpu_ep blob needs " +
                                std::to_string(kCpuBlobAlignment));
 
   CpuBlobView result;
-  if (Status s = checkContents(meta->data, meta->size, code->data, code->size, weights->size, what,
+  WeightSizes sizes{weights->size, rows ? rows->size : 0};
+  if (Status s = checkContents(meta->data, meta->size, code->data, code->size, sizes, what,
                                &hostArchitecture, &hostCpuFeatures, result.plan);
       !s.isOk())
     return s;
@@ -1050,6 +1064,10 @@ Result<CpuBlobView> openCpuSections(const BlobView &view, const std::string &wha
   result.codeSize = code->size;
   result.weights = weights->data;
   result.weightsSize = weights->size;
+  if (rows) {
+    result.rows = rows->data;
+    result.rowsSize = rows->size;
+  }
   return result;
 }
 
@@ -1073,7 +1091,8 @@ bool cpuPlanHasSymbolicArena(const fb::Plan &plan) {
 }
 
 Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
-                                       const char *weights, size_t weightsSize) {
+                                       const char *weights, size_t weightsSize, const char *rows,
+                                       size_t rowsSize) {
   std::string what = "cpu_ep blob of partition '" + printable(plan.partition_name) + "'";
   // Pack() dereferences these; a missing one is a caller bug, not a crash.
   if (!plan.memory)
@@ -1104,8 +1123,8 @@ Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, 
   const char *meta = reinterpret_cast<const char *>(builder.GetBufferPointer());
   size_t metaSize = builder.GetSize();
   const fb::Plan *packed = nullptr;
-  if (Status s = checkContents(meta, metaSize, code, codeSize, weightsSize, what, nullptr, nullptr,
-                               packed);
+  if (Status s = checkContents(meta, metaSize, code, codeSize, {weightsSize, rowsSize}, what,
+                               nullptr, nullptr, packed);
       !s.isOk())
     return s;
 
@@ -1113,19 +1132,22 @@ Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, 
   sections[0] = {kCpuMetaSection, kCpuBlobAlignment, meta, metaSize};
   sections[1] = {kCpuCodeSection, kCpuBlobAlignment, code, codeSize};
   sections[2] = {kCpuWeightsSection, kCpuBlobAlignment, weights, weightsSize};
+  // On pages of its own, so that giving its pages back spares WGHT's.
+  if (rowsSize)
+    sections.push_back({kCpuRowsSection, 4096, rows, rowsSize, kBlobSectionReadSparsely});
   return writeBlob(sections);
 }
 
 Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string &what,
                                 const std::string &hostArchitecture,
                                 const std::vector<std::string> &hostCpuFeatures,
-                                const ParallelChunks &parallel) {
+                                const ParallelChunks &parallel, BlobBacking backing) {
   // Sections are aligned relative to the blob; FlatBuffers also needs the base
   // aligned for its in-place scalar reads.
   if (reinterpret_cast<uintptr_t>(data) % 8 != 0)
     return invalid(what, "blob bytes are not 8-byte aligned in memory; copy them into an "
                          "aligned buffer first");
-  Result<BlobView> blob = openBlob(data, size, what, parallel);
+  Result<BlobView> blob = openBlob(data, size, what, parallel, backing);
   if (!blob.isOk())
     return blob.status();
   return openCpuSections(blob.value(), what, hostArchitecture, hostCpuFeatures);

@@ -27,12 +27,15 @@ namespace ortc::cpu {
 
 /// The meaning of the plan's tables; bump it when a reader of the old version
 /// would misread a new plan (see blob/README.md).
-constexpr uint32_t kCpuPlanFormatVersion = 5;
+constexpr uint32_t kCpuPlanFormatVersion = 6;
 constexpr const char *kCpuEpName = "cpu_ep";
 
 constexpr const char *kCpuMetaSection = "META";
 constexpr const char *kCpuCodeSection = "CODE";
 constexpr const char *kCpuWeightsSection = "WGHT";
+/// Tables that Gathers read row by row (Buffer.row_table), flagged read
+/// sparsely in the envelope; absent or empty when there are none.
+constexpr const char *kCpuRowsSection = "ROWS";
 /// Alignment of every section, and of every weight inside WGHT.
 constexpr uint32_t kCpuBlobAlignment = 64;
 
@@ -40,7 +43,8 @@ constexpr uint32_t kCpuBlobAlignment = 64;
 /// would refuse for its contents (everything but the host checks), so that a
 /// compiler bug fails at compile time rather than at load time.
 Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
-                                       const char *weights, size_t weightsSize);
+                                       const char *weights, size_t weightsSize,
+                                       const char *rows = nullptr, size_t rowsSize = 0);
 
 /// A verified blob; every pointer points into the caller's bytes.
 struct CpuBlobView {
@@ -49,6 +53,8 @@ struct CpuBlobView {
   size_t codeSize = 0;
   const char *weights = nullptr; // 64-byte aligned relative to the blob's start
   size_t weightsSize = 0;
+  const char *rows = nullptr; // ROWS, where Buffer.row_table weights lie
+  size_t rowsSize = 0;
 };
 
 /// Verifies `size` bytes at `data` (8-byte aligned: FlatBuffers reads scalars
@@ -58,11 +64,13 @@ struct CpuBlobView {
 /// in `hostCpuFeatures`. Returns Unsupported for a blob this build or host
 /// cannot run (versions, architecture, features) and InvalidArgument for one
 /// that is corrupt or inconsistent; each error is one line.
-/// `parallel` spreads the checksum over the caller's threads.
+/// `parallel` spreads the checksum over the caller's threads; with a file
+/// mapping, ROWS' pages are given back as the checksum passes (openBlob()).
 Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string &what,
                                 const std::string &hostArchitecture,
                                 const std::vector<std::string> &hostCpuFeatures,
-                                const ParallelChunks &parallel = {});
+                                const ParallelChunks &parallel = {},
+                                BlobBacking backing = BlobBacking::Memory);
 
 /// openCpuBlob() for bytes at any address (an inline blob inside a protobuf
 /// string): copies them once into `storage` (copyAndOpenBlob(): page aligned,

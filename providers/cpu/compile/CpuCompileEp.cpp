@@ -188,6 +188,8 @@ struct SharedOutputs {
   /// and shapes of one already made is that one, compiled once.
   llvm::StringMap<std::string> kernelsByBody;
   std::vector<char> weights;
+  /// Tables that only Gathers on axis 0 read: the ROWS section.
+  std::vector<char> rowTables;
 };
 
 /// Builds one partition's plan, kernels and weights.
@@ -341,6 +343,24 @@ int PartitionCompiler::rootOf(int buffer) const {
   return buffer;
 }
 
+/// A constant of at least 1 MiB that only Gathers on axis 0 read as their
+/// data (an embedding table): a run reads the rows its indices name, so the
+/// table goes to the ROWS section, whose pages the loader gives back once
+/// verified (runtime/support/BlobContainer.h).
+static bool isRowTable(Value value, size_t bytes) {
+  if (bytes < (size_t(1) << 20) || value.use_empty())
+    return false;
+  for (OpOperand &use : value.getUses()) {
+    auto gather = dyn_cast<onnx_dialect::GatherOp>(use.getOwner());
+    if (!gather || use.getOperandNumber() != 0)
+      return false;
+    int64_t axis = int64_t(gather.getAxis());
+    if (axis != 0 && axis != -cast<RankedTensorType>(value.getType()).getRank())
+      return false;
+  }
+  return true;
+}
+
 int PartitionCompiler::weightFor(Value value) {
   auto found = buffers.find(value);
   if (found != buffers.end())
@@ -349,10 +369,13 @@ int PartitionCompiler::weightFor(Value value) {
   if (!bytes)
     return -2;
   int id = addBuffer(fb::BufferKind::Weight, value.getType(), onnxNodeName(value.getDefiningOp()));
-  uint64_t offset = alignUp(weights.size(), kAlignment);
-  weights.resize(offset);
-  weights.insert(weights.end(), bytes->begin(), bytes->end());
+  bool rowTable = isRowTable(value, bytes->size());
+  std::vector<char> &section = rowTable ? shared.rowTables : weights;
+  uint64_t offset = alignUp(section.size(), kAlignment);
+  section.resize(offset);
+  section.insert(section.end(), bytes->begin(), bytes->end());
   plan.buffers[id]->offset = offset;
+  plan.buffers[id]->row_table = rowTable;
   buffers[value] = id;
   return id;
 }
@@ -1272,7 +1295,8 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   progress("kernels", kernelCount, kernelCount);
 
   Result<std::vector<char>> blob =
-      writeCpuBlob(plan, code->data(), code->size(), weights.data(), weights.size());
+      writeCpuBlob(plan, code->data(), code->size(), weights.data(), weights.size(),
+                   shared.rowTables.data(), shared.rowTables.size());
   if (!blob.isOk())
     return fn.emitError("cpu_ep: ") << blob.status().message();
 
@@ -1282,7 +1306,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   summary.arenaPlannedAtRunTime = symbolicArena;
   summary.arenaBytes = arenaBytes;
   summary.naiveBytes = naiveBytes;
-  summary.weightBytes = weights.size();
+  summary.weightBytes = weights.size() + shared.rowTables.size();
   summary.codeBytes = code->size();
   std::function<void(const fb::PlanT &)> count = [&](const fb::PlanT &p) {
     for (auto &step : p.steps)

@@ -182,8 +182,9 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     };
   Result<CpuBlobView> opened =
       reinterpret_cast<uintptr_t>(context.data) % kAlignment == 0
-          ? openCpuBlob(context.data, context.size, what, hostArchitecture(), hostCpuFeatures(),
-                        parallel)
+          ? openCpuBlob(
+                context.data, context.size, what, hostArchitecture(), hostCpuFeatures(), parallel,
+                context.fileMapping ? BlobBacking::ReadOnlyFileMapping : BlobBacking::Memory)
           : openCpuBlobCopy(context.data, context.size, what, hostArchitecture(), hostCpuFeatures(),
                             exec->ownedBlob_, parallel);
   if (!opened.isOk())
@@ -196,6 +197,7 @@ Result<std::unique_ptr<PlanExecutor>> PlanExecutor::load(const EpContextView &co
     return code.status();
   exec->code_ = code.takeValue();
   exec->weights_ = blob.weights;
+  exec->rows_ = blob.rows;
   exec->pool_ = std::move(pool);
   exec->what_ = what;
   exec->limits_ = limits;
@@ -306,6 +308,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       break;
     case fb::BufferKind::Weight:
       info.kind = Kind::Weight;
+      info.weight = (b->row_table() ? exec->rows_ : exec->weights_) + b->offset();
       break;
     case fb::BufferKind::Arena:
       info.kind = Kind::Arena;
@@ -356,6 +359,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
       sub->what_ = what + " sub-plan " + std::to_string(k);
       sub->code_ = code_;
       sub->weights_ = weights_;
+      sub->rows_ = rows_;
       sub->pool_ = pool_;
       sub->limits_ = limits_;
       if (Status s = sub->init(*plan.subplans()->Get(flatbuffers::uoffset_t(k)), nullptr);
@@ -1326,7 +1330,7 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
       anyLate |= !v.data;
       break;
     case Kind::Weight:
-      v.data = const_cast<char *>(weights_) + b.offset;
+      v.data = const_cast<char *>(b.weight);
       break;
     case Kind::Arena:
       if (b.container != ValueKind::Tensor) {

@@ -93,7 +93,8 @@ private:
     Kind kind;
     ElementType type;
     std::vector<int64_t> shape; // d >= 0, or -(k + 1): dim node k
-    uint64_t offset = 0;        // Weight: in weights; Arena: the plan's (static arenas)
+    uint64_t offset = 0;        // Arena: the plan's (static arenas)
+    const char *weight = nullptr; // Weight: its bytes, in WGHT or ROWS
     int index = 0;              // Input/Output: signature position; Alias: root buffer
     int firstStep = 0, lastStep = 0; // Arena, when symbolicArena_: live range
     bool dynamic = false;            // the shape reads a data symbol
@@ -256,6 +257,7 @@ private:
   mutable std::map<std::vector<int64_t>, std::shared_ptr<const Layout>> layouts_;
   std::shared_ptr<LoadedSharedObject> code_;
   const char *weights_ = nullptr;
+  const char *rows_ = nullptr; // ROWS: the tables Gathers read row by row
   OwnedBlobBytes ownedBlob_; // the verified, page-aligned copy of an unaligned blob
   std::shared_ptr<ThreadPool> pool_;
   std::mutex idleMutex_;

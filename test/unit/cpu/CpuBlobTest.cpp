@@ -12,8 +12,14 @@
 #include "providers/cpu/kernels/Gemm.h"
 #include "runtime/ep/DimExpr.h"
 #include "runtime/support/BlobContainer.h"
+#include "runtime/support/ExternalData.h"
+#include "test/unit/ScratchDir.h"
+#include "test/unit/common/MappedPages.h"
 
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -55,7 +61,8 @@ void reseal(std::vector<char> &blob) {
   put64(blob, 24, blobEnvelopeChecksum(blob.data(), blob.size()));
 }
 
-// Directory entry i: tag at 32 + 24 i, alignment +4, offset +8, size +16.
+// Directory entry i: tag at 32 + 24 i, alignment +4 (u16), flags +6 (u16),
+// offset +8, size +16.
 size_t entry(size_t i) { return 32 + 24 * i; }
 
 std::vector<char> pattern(size_t size, int seed) {
@@ -228,12 +235,128 @@ TEST(BlobContainerTest, RefusesAnUnknownContainerVersion) {
   put32(blob, 8, kBlobContainerVersion + 1);
   reseal(blob);
   Status status = openStatus(blob);
-  expectError(status, "blob container version 3 is not supported (this build reads versions 1 "
-                      "to 2)");
+  expectError(status, "blob container version " + std::to_string(kBlobContainerVersion + 1) +
+                          " is not supported (this build reads versions 1 to " +
+                          std::to_string(kBlobContainerVersion) + ")");
   EXPECT_EQ(status.code(), StatusCode::Unsupported);
   put32(blob, 8, 0);
   reseal(blob);
   expectError(openStatus(blob), "blob container version 0 is not supported");
+}
+
+TEST(BlobContainerTest, SectionFlagsRoundTripAndUnknownOnesAreRefused) {
+  std::vector<char> a = pattern(100, 1), b = pattern(40, 2);
+  Result<std::vector<char>> written =
+      writeBlob({{"AAAA", 64, a.data(), a.size()},
+                 {"BBBB", 4096, b.data(), b.size(), kBlobSectionReadSparsely}});
+  ASSERT_TRUE(written.isOk()) << written.status().message();
+  std::vector<char> blob = written.takeValue();
+  EXPECT_EQ(get32(blob, entry(1) + 4), 4096u | uint32_t(kBlobSectionReadSparsely) << 16);
+  Result<BlobView> view = openBlob(blob.data(), blob.size(), kWhat);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  EXPECT_EQ(view.value().sections[0].flags, 0);
+  EXPECT_EQ(view.value().sections[1].flags, kBlobSectionReadSparsely);
+  EXPECT_EQ(view.value().sections[1].alignment, 4096u);
+  Result<BlobDescription> described = describeBlob(blob.data(), blob.size(), kWhat);
+  ASSERT_TRUE(described.isOk()) << described.status().message();
+  EXPECT_EQ(described.value().sections[1].flags, kBlobSectionReadSparsely);
+
+  Result<std::vector<char>> unknown = writeBlob({{"AAAA", 64, a.data(), a.size(), 2}});
+  ASSERT_FALSE(unknown.isOk());
+  EXPECT_NE(unknown.status().message().find("'AAAA': unknown flags 2"), std::string::npos)
+      << unknown.status().message();
+  blob[entry(0) + 6] = 4;
+  reseal(blob);
+  expectError(openStatus(blob), "section 0 'AAAA': unknown flags 4");
+}
+
+TEST(BlobContainerTest, Version2EntriesHoldTheAlignmentInFourBytesAndNoFlags) {
+  std::vector<char> blob = twoSectionBlob();
+  put32(blob, 8, 2); // the layouts agree while the flags are 0
+  reseal(blob);
+  Result<BlobView> view = openBlob(blob.data(), blob.size(), kWhat);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  EXPECT_EQ(view.value().sections[0].alignment, 64u);
+  EXPECT_EQ(view.value().sections[0].flags, 0);
+  // What would be a flag is a version 2 alignment's high half.
+  blob[entry(0) + 6] = 1;
+  reseal(blob);
+  expectError(openStatus(blob), "alignment 65600 is not a power of two");
+}
+
+TEST(BlobContainerTest, SparseSectionsAreWrittenInSmallAlignedPieces) {
+  std::vector<char> dense = pattern(100 << 10, 1), sparse = pattern((300 << 10) + 5, 2);
+  Result<std::vector<char>> blob =
+      writeBlob({{"DENS", 64, dense.data(), dense.size()},
+                 {"ROWS", 4096, sparse.data(), sparse.size(), kBlobSectionReadSparsely},
+                 {"TAIL", 64, dense.data(), 10}});
+  ASSERT_TRUE(blob.isOk()) << blob.status().message();
+  const std::vector<char> &bytes = blob.value();
+  const BlobSection &rows = openBlob(bytes.data(), bytes.size(), kWhat).value().sections[1];
+  size_t begin = size_t(rows.data - bytes.data()), end = begin + rows.size;
+  std::vector<std::pair<size_t, size_t>> pieces = blobWritePieces(bytes.data(), bytes.size());
+  size_t at = 0, inside = 0;
+  for (auto [offset, length] : pieces) {
+    EXPECT_EQ(offset, at); // in order, nothing left out or written twice
+    at = offset + length;
+    if (offset >= begin && at <= end) {
+      ++inside;
+      EXPECT_LE(length, size_t(64 << 10));
+      // No piece crosses a 64 KiB boundary of the file.
+      EXPECT_EQ(offset / (64 << 10), (at - 1) / (64 << 10));
+    } else {
+      EXPECT_TRUE(at <= begin || offset >= end) << "a piece straddles the sparse section";
+    }
+  }
+  EXPECT_EQ(at, bytes.size());
+  EXPECT_GE(inside, 5u);
+  EXPECT_EQ(pieces.size(), inside + 2); // the dense bytes before and after, whole
+
+  // Bytes that are no blob, and a blob without sparse sections: one piece.
+  std::vector<char> notBlob = pattern(1000, 3);
+  EXPECT_EQ(blobWritePieces(notBlob.data(), notBlob.size()),
+            (std::vector<std::pair<size_t, size_t>>{{0, 1000}}));
+  std::vector<char> plain = twoSectionBlob();
+  EXPECT_EQ(blobWritePieces(plain.data(), plain.size()),
+            (std::vector<std::pair<size_t, size_t>>{{0, plain.size()}}));
+}
+
+TEST(BlobContainerTest, AFileMappingGivesBackTheSparseSectionsPagesAsTheyAreHashed) {
+  std::vector<char> dense = pattern(3 << 20, 1), sparse = pattern(4 << 20, 2);
+  Result<std::vector<char>> blob =
+      writeBlob({{"DENS", 64, dense.data(), dense.size()},
+                 {"ROWS", 4096, sparse.data(), sparse.size(), kBlobSectionReadSparsely}});
+  ASSERT_TRUE(blob.isOk()) << blob.status().message();
+  testutil::ScratchDir scratch("ortc-blob-container");
+  std::string path = scratch.file("blob.bin");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  for (auto [offset, length] : blobWritePieces(blob.value().data(), blob.value().size()))
+    ASSERT_EQ(::write(fd, blob.value().data() + offset, length), ssize_t(length));
+  ::close(fd);
+
+  for (BlobBacking backing : {BlobBacking::ReadOnlyFileMapping, BlobBacking::Memory}) {
+    bool mapping = backing == BlobBacking::ReadOnlyFileMapping;
+    SCOPED_TRACE(mapping ? "file mapping" : "memory");
+    std::string error;
+    std::shared_ptr<MappedFile> file = MappedFile::open(path, error);
+    ASSERT_TRUE(file) << error;
+    Result<BlobView> view = openBlob(file->data(), file->size(), kWhat, {}, backing);
+    ASSERT_TRUE(view.isOk()) << view.status().message();
+    const BlobSection &d = view.value().sections[0], &r = view.value().sections[1];
+    long densePages = testutil::presentPages(d.data, d.size);
+    long sparsePages = testutil::presentPages(r.data, r.size);
+    if (densePages < 0)
+      GTEST_SKIP() << "/proc/self/pagemap cannot be read here";
+    long pages = long(r.size / size_t(::sysconf(_SC_PAGESIZE)));
+    EXPECT_GE(densePages, long(d.size / size_t(::sysconf(_SC_PAGESIZE))) - 1);
+    if (mapping) // only the pages across a 1 MiB checksum chunk's edge stay
+      EXPECT_LE(sparsePages, long(r.size >> 20) + 2) << "of " << pages;
+    else
+      EXPECT_EQ(sparsePages, pages);
+    // Pages given back come back from the file, the same bytes.
+    EXPECT_EQ(std::memcmp(r.data, sparse.data(), sparse.size()), 0);
+  }
 }
 
 // A blob of several checksum chunks, the last one short: 2.5 MiB of payload.
@@ -810,7 +933,8 @@ TEST(CpuBlobTest, RefusesAnotherEpOrVersion) {
       {"ep", [](fb::PlanT &p) { p.ep_name = "cuda_ep"; }, {"blob belongs to EP 'cuda_ep'"}},
       {"format",
        [](fb::PlanT &p) { p.format_version = kCpuPlanFormatVersion + 1; },
-       {"plan format_version 6 is not supported (this build reads 5)"},
+       {"plan format_version " + std::to_string(kCpuPlanFormatVersion + 1) +
+        " is not supported (this build reads " + std::to_string(kCpuPlanFormatVersion) + ")"},
        StatusCode::Unsupported},
       {"format 0",
        [](fb::PlanT &p) { p.format_version = 0; },
@@ -1255,6 +1379,12 @@ TEST(CpuBlobTest, RefusesWeightsOutsideWghtOrMisaligned) {
          p.buffers[3]->size = 0;
        },
        {"buffer 3 'B' (Weight): a weight cannot have a symbolic dim"}},
+      {"row table without ROWS",
+       [](fb::PlanT &p) { p.buffers[3]->row_table = true; },
+       {"buffer 3 'B' (Weight): bytes [256, +8) lie outside ROWS (0 bytes)"}},
+      {"row table that is no weight",
+       [](fb::PlanT &p) { p.buffers[5]->row_table = true; },
+       {"buffer 5 't1' (Arena): row_table applies to Weight buffers only"}},
   });
   // A weight that ends exactly at WGHT's end is fine.
   fb::PlanT plan = validPlan();

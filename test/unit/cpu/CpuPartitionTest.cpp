@@ -13,13 +13,16 @@
 #include "providers/cpu/runtime/HostCpu.h"
 #include "runtime/support/ExternalData.h"
 
+#include "runtime/support/BlobContainer.h"
 #include "test/unit/ScratchDir.h"
+#include "test/unit/common/MappedPages.h"
 #include "test/unit/cpu/CompileCpuPartition.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <unistd.h>
@@ -104,6 +107,108 @@ TEST(CpuPartition, SidecarWeightsAreUsedInPlaceFromTheMapping) {
     return loaded.value()->arenaBytes(in).value();
   };
   EXPECT_GE(arenaAt(64), arenaAt(1));
+}
+
+// A constant [rows, 256] of float32 whose element (r, c) is sign * (r * 256 + c),
+// as a hex dense literal.
+std::string tableLiteral(int64_t rows, float sign) {
+  static const char digits[] = "0123456789ABCDEF";
+  std::string text = "dense<\"0x";
+  for (int64_t i = 0; i < rows * 256; ++i) {
+    float v = sign * float(i);
+    unsigned char bytes[4];
+    std::memcpy(bytes, &v, 4);
+    for (unsigned char b : bytes) {
+      text += digits[b >> 4];
+      text += digits[b & 15];
+    }
+  }
+  return text + "\"> : tensor<" + std::to_string(rows) + "x256xf32>";
+}
+
+TEST(CpuPartition, GatheredTablesLieInRowsWhosePagesComeBackByTheRow) {
+  // `table` (1 MiB) is only gathered on axis 0: a row table. `columns` is
+  // gathered on axis 1, which reads every row, and `small` is under 1 MiB:
+  // both stay in WGHT.
+  std::string source = R"mlir(
+func.func @cpu_ep_p0(%ids: tensor<3xi64>, %few: tensor<2xi64>) -> (tensor<3x256xf32>, tensor<1024x2xf32>, tensor<2x256xf32>) attributes {ortc.ep = "cpu_ep"} {
+  %t = "onnx.Constant"() {value = TABLE} : () -> tensor<1024x256xf32> loc("table")
+  %u = "onnx.Constant"() {value = COLUMNS} : () -> tensor<1024x256xf32> loc("columns")
+  %s = "onnx.Constant"() {value = SMALL} : () -> tensor<16x256xf32> loc("small")
+  %0 = "onnx.Gather"(%t, %ids) {axis = 0 : i64} : (tensor<1024x256xf32>, tensor<3xi64>) -> tensor<3x256xf32> loc("rows")
+  %1 = "onnx.Gather"(%u, %few) {axis = 1 : i64} : (tensor<1024x256xf32>, tensor<2xi64>) -> tensor<1024x2xf32> loc("cols")
+  %2 = "onnx.Gather"(%s, %few) {axis = 0 : i64} : (tensor<16x256xf32>, tensor<2xi64>) -> tensor<2x256xf32> loc("few")
+  return %0, %1, %2 : tensor<3x256xf32>, tensor<1024x2xf32>, tensor<2x256xf32>
+}
+)mlir";
+  for (auto [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"TABLE", tableLiteral(1024, 1)},
+                                                        {"COLUMNS", tableLiteral(1024, -1)},
+                                                        {"SMALL", tableLiteral(16, 2)}})
+    source.replace(source.find(key), key.size(), value);
+  std::vector<char> blob = compileBlob(source.c_str());
+  ASSERT_FALSE(blob.empty());
+  auto view = ortc::cpu::openCpuBlob(blob.data(), blob.size(), "test",
+                                     ortc::cpu::hostArchitecture(), ortc::cpu::hostCpuFeatures());
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  EXPECT_EQ(view.value().rowsSize, size_t(1) << 20);
+  for (const auto *buffer : *view.value().plan->buffers()) {
+    std::string name = buffer->name() ? buffer->name()->str() : "";
+    if (buffer->kind() == ortc::cpu::fb::BufferKind::Weight)
+      EXPECT_EQ(buffer->row_table(), name == "table") << name;
+  }
+
+  // Written as the EPContext writer writes sidecars and mapped as the
+  // runtime maps them: the load gives ROWS' pages back as it hashes them
+  // (all but those across a checksum chunk's edge); a run maps back the rows
+  // it reads and little around them.
+  ortc::testutil::ScratchDir scratch("ortc-cpu-partition");
+  std::string path = scratch.file("blob.bin");
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (auto [offset, length] : ortc::blobWritePieces(blob.data(), blob.size()))
+      out.write(blob.data() + offset, std::streamsize(length));
+  }
+  std::string error;
+  std::shared_ptr<ortc::MappedFile> mapped = ortc::MappedFile::open(path, error);
+  ASSERT_TRUE(mapped) << error;
+  ortc::EpContextView context;
+  context.source = "ortc_cpu";
+  context.partitionName = "cpu_ep_p0";
+  context.data = mapped->data();
+  context.size = mapped->size();
+  context.fileMapping = true;
+  auto loaded = ortc::cpu::PlanExecutor::load(context);
+  ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+  const char *base = static_cast<const char *>(mapped->data());
+  const char *rows = base + (view.value().rows - blob.data());
+  long loadedPages = ortc::testutil::presentPages(rows, view.value().rowsSize);
+  if (loadedPages >= 0)
+    EXPECT_LE(loadedPages, 3) << "ROWS pages mapped after the load";
+
+  std::vector<int64_t> ids = {1000, 7, 513}, few = {15, 0};
+  std::vector<float> y0(3 * 256), y1(1024 * 2), y2(2 * 256);
+  std::vector<ortc::TensorView> in{{ids.data(), ortc::ElementType::Int64, {3}},
+                                   {few.data(), ortc::ElementType::Int64, {2}}};
+  std::vector<ortc::TensorView> out{{y0.data(), ortc::ElementType::Float, {3, 256}},
+                                    {y1.data(), ortc::ElementType::Float, {1024, 2}},
+                                    {y2.data(), ortc::ElementType::Float, {2, 256}}};
+  ortc::Status status = loaded.value()->run(in, out);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  for (int i = 0; i < 3; ++i)
+    for (int c = 0; c < 256; ++c)
+      ASSERT_EQ(y0[i * 256 + c], float(ids[i] * 256 + c)) << i << "," << c;
+  for (int i = 0; i < 2; ++i) {
+    for (int c = 0; c < 256; ++c)
+      ASSERT_EQ(y2[i * 256 + c], 2 * float(few[i] * 256 + c)) << i << "," << c;
+    for (int r = 0; r < 1024; ++r)
+      ASSERT_EQ(y1[size_t(r) * 2 + i], -float(r * 256 + few[i])) << r << "," << i;
+  }
+  long ranPages = ortc::testutil::presentPages(rows, view.value().rowsSize);
+  if (ranPages >= 0)
+    EXPECT_LE(ranPages, 3 + 3 * 16) << "ROWS pages mapped after gathering 3 rows";
+  else
+    std::printf("note: /proc/self/pagemap cannot be read here; residency not checked\n");
 }
 
 TEST(CpuPartition, UnalignedBytesAreCopiedOnceAndStillRun) {
