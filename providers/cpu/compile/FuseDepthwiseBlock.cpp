@@ -29,8 +29,8 @@ namespace fused = ortc::fused;
 
 namespace {
 
-/// Static 4-D weights of a fused_conv.
-RankedTensorType weightsOf(fused::FusedConvOp conv) {
+/// Static 4-D weights of a fused_conv or an onnx.Conv.
+template <typename ConvLike> RankedTensorType weightsOf(ConvLike conv) {
   if (!conv)
     return {};
   auto w = dyn_cast<RankedTensorType>(conv.getW().getType());
@@ -42,7 +42,7 @@ bool allEqual(std::optional<ArrayRef<int64_t>> values, int64_t value) {
 }
 
 /// 1x1 weights, group 1, stride 1, no padding.
-bool isPointwise(fused::FusedConvOp conv) {
+template <typename ConvLike> bool isPointwise(ConvLike conv) {
   RankedTensorType w = weightsOf(conv);
   return w && w.getDimSize(2) == 1 && w.getDimSize(3) == 1 && conv.getGroup() == 1 &&
          allEqual(conv.getStrides(), 1) && allEqual(conv.getPads(), 0);
@@ -103,7 +103,7 @@ fused::FusedConvOp projectionOf(fused::FusedConvOp depthwise) {
   return project;
 }
 
-/// A plain onnx.Conv that alone reads a channels-first depthwise conv which
+/// A plain pointwise onnx.Conv that alone reads a channels-first depthwise conv which
 /// would make a block (cpu-fuse-conv-epilogue leaves a conv with no residual
 /// or activation as it is): as the ortc.fused_conv it means, with neither,
 /// so that it can be that block's projection.
@@ -112,7 +112,7 @@ void promoteProjections(func::FuncOp fn) {
   fn.walk([&](onnx::ConvOp conv) {
     auto depthwise = conv.getX().getDefiningOp<fused::FusedConvOp>();
     if (depthwise && !depthwise.getChannelsLast() && isDepthwise(depthwise) &&
-        blockPays(depthwise) && depthwise.getY().hasOneUse() &&
+        blockPays(depthwise) && depthwise.getY().hasOneUse() && isPointwise(conv) &&
         isa_and_nonnull<onnx::ConstantOp>(conv.getW().getDefiningOp()))
       convs.push_back(conv);
   });

@@ -225,3 +225,24 @@ func.func @channels_first_left_alone(%x: tensor<1x16x52x52xf32>, %big: tensor<1x
   %d2 = ortc.fused_conv %dt, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x112x112xf32>
   return %a3, %b3, %c2, %d2 : tensor<1x24x52x52xf32>, tensor<1x24x112x112xf32>, tensor<1x96x?x?xf32>, tensor<1x96x112x112xf32>
 }
+
+// -----
+
+// A plain onnx.Conv that alone reads a depthwise conv of a block but is no
+// 1x1 conv is not its projection, and stays the onnx.Conv it was; the
+// expansion and the depthwise conv still make the block.
+// CHECK-LABEL: func.func @dense_reader_stays
+// CHECK: %[[BLOCK:.+]] = ortc.depthwise_block
+// CHECK: %[[DENSE:.+]] = "onnx.Conv"(%[[BLOCK]],
+// CHECK-NOT: ortc.fused_conv
+// CHECK: return %[[DENSE]]
+func.func @dense_reader_stays(%x: tensor<1x16x112x112xf32>) -> tensor<1x24x112x112xf32> {
+  %w1 = "onnx.Constant"() {value = dense<0.5> : tensor<96x16x1x1xf32>} : () -> tensor<96x16x1x1xf32>
+  %w2 = "onnx.Constant"() {value = dense<0.25> : tensor<96x1x3x3xf32>} : () -> tensor<96x1x3x3xf32>
+  %w3 = "onnx.Constant"() {value = dense<0.125> : tensor<24x96x3x3xf32>} : () -> tensor<24x96x3x3xf32>
+  %none = "onnx.NoValue"() : () -> none
+  %a = ortc.fused_conv %x, %w1, %none, %none {activation = "none", activation_params = array<f32>} : tensor<1x16x112x112xf32>, tensor<96x16x1x1xf32>, none, none -> tensor<1x96x112x112xf32>
+  %a2 = ortc.fused_conv %a, %w2, %none, %none {activation = "none", activation_params = array<f32>, group = 96 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x96x112x112xf32>, tensor<96x1x3x3xf32>, none, none -> tensor<1x96x112x112xf32>
+  %a3 = "onnx.Conv"(%a2, %w3, %none) {auto_pad = "NOTSET", group = 1 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x96x112x112xf32>, tensor<24x96x3x3xf32>, none) -> tensor<1x24x112x112xf32>
+  return %a3 : tensor<1x24x112x112xf32>
+}
