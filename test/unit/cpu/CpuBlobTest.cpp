@@ -292,7 +292,9 @@ TEST(BlobContainerTest, SparseSectionsAreWrittenInSmallAlignedPieces) {
                  {"TAIL", 64, dense.data(), 10}});
   ASSERT_TRUE(blob.isOk()) << blob.status().message();
   const std::vector<char> &bytes = blob.value();
-  const BlobSection &rows = openBlob(bytes.data(), bytes.size(), kWhat).value().sections[1];
+  Result<BlobView> view = openBlob(bytes.data(), bytes.size(), kWhat);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  const BlobSection &rows = view.value().sections[1];
   size_t begin = size_t(rows.data - bytes.data()), end = begin + rows.size;
   std::vector<std::pair<size_t, size_t>> pieces = blobWritePieces(bytes.data(), bytes.size());
   size_t at = 0, inside = 0;
