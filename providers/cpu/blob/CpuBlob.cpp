@@ -355,18 +355,21 @@ Status packedSize(const fb::Buffer &buffer, fb::BufferKind kind, const std::stri
       return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
     return Status::ok();
   }
-  if (packing == "winograd_f2x3" || packing == "winograd_f4x3") {
-    // Conv's 3x3 W [M, C, 3, 3] as (T + 2)^2 matrices [M, C] each packed as
-    // by gemm_a: packedWinogradSize() (Gemm.h).
+  bool winogradA = packing == "winograd_f2x3" || packing == "winograd_f4x3";
+  bool winogradBt = packing == "winograd_f2x3_bt" || packing == "winograd_f4x3_bt";
+  if (winogradA || winogradBt) {
+    // Conv's 3x3 W [M, C, 3, 3] as (T + 2)^2 matrices U_xi [M, C] each
+    // packed as by gemm_a (packedWinogradSize(), Gemm.h), or each U_xi^T
+    // [C, M] as by gemm_b (the _bt packings: packedWinogradChannelsLastSize()).
     if (ElementType(buffer.element_type()) != ElementType::Float || shape.size() != 4 ||
         shape[0] < 0 || shape[1] < 0 || shape[2] != 3 || shape[3] != 3)
       return invalid(what, name + ": packing '" + packing +
                                "' needs a float32 [M,C,3,3] weight, not " +
                                typeText(buffer.element_type()) + " " + shapeText(shape));
     uint64_t M = uint64_t(shape[0]), C = uint64_t(shape[1]);
-    uint64_t panel = uint64_t(kGemmPanelHeight);
+    uint64_t panel = uint64_t(winogradA ? kGemmPanelHeight : kGemmPanelWidth);
     uint64_t rows = (M / panel + (M % panel != 0)) * panel;
-    uint64_t elements = packing == "winograd_f2x3" ? 16 : 36;
+    uint64_t elements = packing == "winograd_f2x3" || packing == "winograd_f2x3_bt" ? 16 : 36;
     if (__builtin_mul_overflow(rows, C, &bytes) ||
         __builtin_mul_overflow(bytes, elements * sizeof(float), &bytes))
       return invalid(what, name + ": packed shape " + shapeText(shape) + " overflows 64 bits");
@@ -400,7 +403,8 @@ const fb::IntsAttr *findInts(const fb::Step &step, const char *attr) {
 // A step that reads a packed weight says so, and only so: packed_b = 1 takes
 // a "gemm_b" weight as input 1, packed_w = 1 a "gemm_a" one, packed_w = 2
 // a "gemm_bt" one, packed_w = 3 a "gemm_bt_hwc" one, packed_w = 4 a
-// "winograd_f2x3" one and packed_w = 5 a "winograd_f4x3" one (or one as each of
+// "winograd_f2x3" one, packed_w = 5 a "winograd_f4x3" one, packed_w = 6 and
+// 7 a "winograd_f2x3_bt" and "winograd_f4x3_bt" one (or one as each of
 // the inputs `packed_inputs` lists that is present: a depthwise block's
 // two pointwise weights); a packed weight is read nowhere else (the kernel
 // would read its panels as rows, or rows as panels past their end).
@@ -421,6 +425,8 @@ Status checkPackedOperands(const fb::Step &step,
                      : packedW == 3        ? "gemm_bt_hwc"
                      : packedW == 4        ? "winograd_f2x3"
                      : packedW == 5        ? "winograd_f4x3"
+                     : packedW == 6        ? "winograd_f2x3_bt"
+                     : packedW == 7        ? "winograd_f4x3_bt"
                                            : "";
   std::vector<int64_t> packedInputs = {1};
   if (const fb::IntsAttr *listed = findInts(step, "packed_inputs"))

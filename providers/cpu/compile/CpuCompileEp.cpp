@@ -73,6 +73,13 @@ std::string formatBytes(uint64_t bytes) {
 bool isConstantOp(Operation *op) { return op && op->getName().getStringRef() == "onnx.Constant"; }
 bool isNoValueOp(Operation *op) { return op && op->getName().getStringRef() == "onnx.NoValue"; }
 
+/// Element i of op's i64 array attribute `name`, or 1 where it has none
+/// (strides and dilations).
+int64_t intsAttrAt(Operation *op, StringRef name, int64_t i) {
+  auto a = op->getAttrOfType<DenseI64ArrayAttr>(name);
+  return a && int64_t(a.size()) > i ? a[i] : 1;
+}
+
 /// The bits of a one-element tensor attribute of at most 64 bits (bool: 0 or
 /// 1), or nullopt.
 std::optional<uint64_t> scalarTensorBits(Attribute attr) {
@@ -228,8 +235,9 @@ private:
   /// when `transposed` as B panels of W^T [K, M] (convPrefersTransposedGemm).
   int packedConvWeight(Value w, bool transposed);
   /// A 3x3 Conv's constant W [M, C, 3, 3] transformed for Winograd
-  /// F(tile x tile, 3x3) (packConvWeightsWinograd).
-  int packedConvWeightWinograd(Value w, int64_t tile);
+  /// F(tile x tile, 3x3): packConvWeightsWinograd, or for a channels-last
+  /// conv packConvWeightsWinogradChannelsLast.
+  int packedConvWeightWinograd(Value w, int64_t tile, bool channelsLast);
   /// A channels-last Conv's constant W [M, C, KH, KW] as B panels of W^T
   /// with k in (kh, kw, c) order (packConvWeightsChannelsLast).
   int packedConvWeightChannelsLast(Value w);
@@ -429,17 +437,22 @@ int PartitionCompiler::packedConvWeight(Value w, bool transposed) {
                          transposed ? "gemm_bt" : "gemm_a");
 }
 
-int PartitionCompiler::packedConvWeightWinograd(Value w, int64_t tile) {
+int PartitionCompiler::packedConvWeightWinograd(Value w, int64_t tile, bool channelsLast) {
   auto type = cast<RankedTensorType>(w.getType());
   std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
   if (!bytes)
     return -2;
   int64_t M = type.getDimSize(0), C = type.getDimSize(1);
-  std::vector<float> packed(packedWinogradSize(M, C, tile));
-  packConvWeightsWinograd(reinterpret_cast<const float *>(bytes->data()), M, C, tile,
-                          packed.data());
-  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed,
-                         tile == 4 ? "winograd_f4x3" : "winograd_f2x3");
+  const auto *data = reinterpret_cast<const float *>(bytes->data());
+  std::vector<float> packed(channelsLast ? packedWinogradChannelsLastSize(M, C, tile)
+                                         : packedWinogradSize(M, C, tile));
+  if (channelsLast)
+    packConvWeightsWinogradChannelsLast(data, M, C, tile, packed.data());
+  else
+    packConvWeightsWinograd(data, M, C, tile, packed.data());
+  const char *packing = channelsLast ? (tile == 4 ? "winograd_f4x3_bt" : "winograd_f2x3_bt")
+                                     : (tile == 4 ? "winograd_f4x3" : "winograd_f2x3");
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed, packing);
 }
 
 int PartitionCompiler::packedConvWeightChannelsLast(Value w) {
@@ -554,10 +567,23 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
     setInts(step, "packed_inputs", {1, 5});
   } else if (callee == "Conv" && channelsLast && (!group || group.getInt() == 1) &&
              isConstantOp(op->getOperand(1).getDefiningOp())) {
-    packedWeight = packedConvWeightChannelsLast(op->getOperand(1));
+    // A 3x3 at stride 1 with enough channels: Winograd, one GEMM row per
+    // tile; else W^T in (kh, kw, c) order.
+    auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
+    auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    bool winograd = w && y && w.hasStaticShape() && w.getRank() == 4 && y.getRank() == 4 &&
+                    !y.isDynamicDim(1) && !y.isDynamicDim(2) &&
+                    convRunsWinogradChannelsLast(
+                        w.getDimSize(1), w.getDimSize(0), w.getDimSize(2), w.getDimSize(3),
+                        intsAttrAt(op, "strides", 0), intsAttrAt(op, "strides", 1),
+                        intsAttrAt(op, "dilations", 0), intsAttrAt(op, "dilations", 1),
+                        y.getDimSize(1), y.getDimSize(2));
+    int64_t tile = winograd ? winogradOutputTileChannelsLast(y.getDimSize(1), y.getDimSize(2)) : 0;
+    packedWeight = winograd ? packedConvWeightWinograd(op->getOperand(1), tile, true)
+                            : packedConvWeightChannelsLast(op->getOperand(1));
     if (*packedWeight < 0)
       return op->emitError("cpu_ep: cannot read the constant W of Conv");
-    setInt(step, "packed_w", 3);
+    setInt(step, "packed_w", winograd ? (tile == 4 ? 7 : 6) : 3);
   } else if (callee == "Conv" && isConstantOp(op->getOperand(1).getDefiningOp()) &&
              (!group || group.getInt() == 1)) {
     auto w = dyn_cast<RankedTensorType>(op->getOperand(1).getType());
@@ -566,10 +592,7 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
       // Few output positions per image (a static output shape says how
       // many): the transposed product, W packed as B panels of W^T.
       auto y = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-      auto ints = [&](StringRef name, int64_t i) -> int64_t {
-        auto a = op->getAttrOfType<DenseI64ArrayAttr>(name);
-        return a && int64_t(a.size()) > i ? a[i] : 1;
-      };
+      auto ints = [&](StringRef name, int64_t i) { return intsAttrAt(op, name, i); };
       bool planar =
           w.getRank() == 4 && y && y.getRank() == 4 && !y.isDynamicDim(2) && !y.isDynamicDim(3);
       // Few products per output: the kernel reads W as it is (packed_w 0).
@@ -593,7 +616,7 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
                                     y.getNumElements() / (y.getDimSize(0) * y.getDimSize(1)));
       int64_t tile = winograd ? winogradOutputTile(y.getDimSize(2), y.getDimSize(3)) : 0;
       if (!narrow) {
-        packedWeight = winograd ? packedConvWeightWinograd(op->getOperand(1), tile)
+        packedWeight = winograd ? packedConvWeightWinograd(op->getOperand(1), tile, false)
                                 : packedConvWeight(op->getOperand(1), transposed);
         if (*packedWeight < 0)
           return op->emitError("cpu_ep: cannot read the constant W of Conv");

@@ -11,7 +11,9 @@
 //    rows in place (sgemmRowsOfTaps: offsets into X, zero-padded once when
 //    the conv has pads, one run of KW * C floats per row of taps); else A
 //    is X itself (1x1, stride 1, unpadded) or im2col rows of channel runs,
-//    which the GEMM packs;
+//    which the GEMM packs; a 3x3 stride-1 conv onto more than 8x8 outputs
+//    runs as Winograd instead (packed_w 6 or 7: convWinogradChannelsLast,
+//    ConvWinograd.cpp);
 //  - a depthwise conv sums its taps over vectors of channels at each
 //    position: every lane is used at any width, and a stride is only a step
 //    between positions.
@@ -546,9 +548,16 @@ Status convChannelsLast(const KernelCall &call) {
   if (Status s = checkOutputAndResidual(Y, yShape, Z); !s.isOk())
     return s;
   int64_t packedW = call.attrs.getInt("packed_w", 0);
-  if (packedW != 0 && (packedW != 3 || depthwise))
-    return invalid(kOp, std::string("channels_last reads packed_w 0") + (depthwise ? "" : " or 3") +
-                            " here, got " + std::to_string(packedW));
+  bool winograd = packedW == 6 || packedW == 7;
+  if (packedW != 0 && ((packedW != 3 && !winograd) || depthwise))
+    return invalid(kOp, std::string("channels_last reads packed_w 0") +
+                            (depthwise ? "" : ", 3, 6 or 7") + " here, got " +
+                            std::to_string(packedW));
+  if (winograd &&
+      !(g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 1 && g.s[2] == 1 && g.d[1] == 1 && g.d[2] == 1))
+    return invalid(kOp, "packed_w " + std::to_string(packedW) +
+                            " (Winograd) needs a 3x3 kernel at stride 1 and dilation 1, got W " +
+                            shapeToString(Wt->shape));
 
   const float *x = static_cast<const float *>(X->data);
   const float *w = static_cast<const float *>(Wt->data);
@@ -573,6 +582,16 @@ Status convChannelsLast(const KernelCall &call) {
     transposeDepthwiseWeights(w, C, kSize, width, wt);
     runDepthwiseRows(call, DepthwiseRows{x, wt, bias, residual, wt + K, g, epilogue, C}, N, y);
     return Status::ok();
+  }
+
+  if (winograd) {
+    // The epilogue reads the residual before it writes each value, so a
+    // residual that is y itself takes no other path.
+    GemmEpilogue full = epilogue;
+    full.colBias = bias;
+    full.residual = residual;
+    full.ldr = M;
+    return convWinogradChannelsLast(call, g, packedW == 7 ? 4 : 2, x, w, N, C, M, full, y);
   }
 
   // Scratch: W^T packed when the plan did not pack it, then convGemm's.

@@ -92,6 +92,13 @@ Status convWinograd(const KernelCall &call, const Geometry &g, int64_t tile, con
                     const float *packedU, int64_t N, int64_t C, int64_t M,
                     const GemmEpilogue &epilogue, float *y);
 
+/// The same on channels-last X [N, H, W, C] into Y [N, OH, OW, M] over W
+/// packed by packConvWeightsWinogradChannelsLast, with `epilogue` (column
+/// bias, residual [positions, M] (which may be Y itself), activation).
+Status convWinogradChannelsLast(const KernelCall &call, const Geometry &g, int64_t tile,
+                                const float *x, const float *packedU, int64_t N, int64_t C,
+                                int64_t M, const GemmEpilogue &epilogue, float *y);
+
 /// A group-1 2-D Conv at dilation 1 of N images over W as it is
 /// (convRunsNarrow; ConvNarrow.cpp, AVX2), with `epilogue` (row bias,
 /// residual as Y, activation) fused.

@@ -23,6 +23,11 @@
 // and 1/24, and its sums stay within about 1e-5 of the direct conv's,
 // relative to the output's magnitude.
 //
+// A channels-last conv (convWinogradChannelsLast, packings
+// "winograd_f2x3_bt" and "winograd_f4x3_bt", packed_w = 6 and 7) takes the
+// same transforms on vectors of channels, a tile per GEMM row (see its
+// section below).
+//
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/kernels/ConvCommon.h"
@@ -45,9 +50,12 @@ size_t packedWinogradSize(int64_t M, int64_t C, int64_t tile) {
   return size_t((tile + 2) * (tile + 2)) * packedGemmASize(M, C);
 }
 
-void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, int64_t tile, float *packed) {
-  // U = G g G^T per (m, c), in double, gathered as (tile + 2)^2 matrices
-  // U_xi [M, C]; G's rows for F(2x2) and F(4x4).
+namespace {
+
+/// U = G g G^T per (m, c), in double, gathered as (tile + 2)^2 matrices
+/// U_xi [M, C] one after another.
+std::vector<float> winogradTransformedWeights(const float *w, int64_t M, int64_t C, int64_t tile) {
+  // G's rows for F(2x2) and F(4x4).
   static const double g2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
   static const double g4[6][3] = {{1.0 / 4, 0, 0},
                                   {-1.0 / 6, -1.0 / 6, -1.0 / 6},
@@ -70,8 +78,27 @@ void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, int64_t tile,
           u[size_t(((i * a + j) * M + m) * C + c)] =
               float(t[i][0] * G(j, 0) + t[i][1] * G(j, 1) + t[i][2] * G(j, 2));
     }
-  for (int64_t xi = 0; xi < a * a; ++xi)
+  return u;
+}
+
+} // namespace
+
+void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, int64_t tile, float *packed) {
+  std::vector<float> u = winogradTransformedWeights(w, M, C, tile);
+  for (int64_t xi = 0; xi < (tile + 2) * (tile + 2); ++xi)
     packGemmA(u.data() + xi * M * C, C, M, C, packed + xi * packedGemmASize(M, C));
+}
+
+size_t packedWinogradChannelsLastSize(int64_t M, int64_t C, int64_t tile) {
+  return size_t((tile + 2) * (tile + 2)) * packedGemmBSize(C, M);
+}
+
+void packConvWeightsWinogradChannelsLast(const float *w, int64_t M, int64_t C, int64_t tile,
+                                         float *packed) {
+  std::vector<float> u = winogradTransformedWeights(w, M, C, tile);
+  for (int64_t xi = 0; xi < (tile + 2) * (tile + 2); ++xi)
+    packGemmB(u.data() + xi * M * C, C, /*transB=*/true, C, M, 1.f,
+              packed + xi * packedGemmBSize(C, M));
 }
 
 namespace kernels {
@@ -502,6 +529,242 @@ Status convWinograd(const KernelCall &call, const Geometry &g, int64_t tile, con
   if (tile == 4)
     return convWinogradTiles<4>(call, g, x, packedU, N, C, M, epilogue, y);
   return convWinogradTiles<2>(call, g, x, packedU, N, C, M, epilogue, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Channels last: X [N, H, W, C], Y [N, OH, OW, M]
+//===----------------------------------------------------------------------===//
+//
+// Every tile is a run of channels at each of its (T + 2)^2 input positions,
+// so the transforms work on vectors of channels, with no column phases and
+// no gathers: V_xi [tiles, C] (a tile a row), Prod_xi [tiles, M] = V_xi *
+// U_xi^T, U_xi^T [C, M] packed as B panels at compile time
+// (packConvWeightsWinogradChannelsLast), and each tile's products back into
+// its T x T positions of M channels, which the epilogue finishes into Y.
+
+namespace {
+
+/// A band's V and products stay about this size (in L2), unless the band
+/// is at its fewest tiles.
+constexpr int64_t kChannelsLastBandBytes = int64_t(3) << 19;
+/// The fewest tiles a band takes while the images have them: a band's
+/// GEMMs read every U_xi once, and want rows to spread it over.
+constexpr int64_t kChannelsLastMinBandTiles = 48;
+
+/// One vector of channels per ISA (ScalarLanes also finishes the channels
+/// a vector leaves over). Loads and stores are memcpy, so that these
+/// templates need no target attribute: inlined into an AVX2 or AVX-512
+/// function they become its unaligned moves.
+struct ScalarLanes {
+  using V = float;
+  static constexpr int64_t kWidth = 1;
+};
+#if defined(__x86_64__) || defined(__i386__)
+struct Avx2Lanes {
+  using V = __m256;
+  static constexpr int64_t kWidth = 8;
+};
+struct Avx512Lanes {
+  using V = __m512;
+  static constexpr int64_t kWidth = 16;
+};
+#endif
+
+/// What the tasks of a channels-last Winograd conv share.
+struct WinogradChannelsLast {
+  const float *x;     // [N, H, W, C]
+  const float *zeros; // C zeros: the taps outside X
+  int64_t H, W, C, M, OH, OW, padTop, padLeft, tilesH, tilesW;
+  /// The band's first tile and tile count: tile t is image t / (tilesH
+  /// tilesW), tile row t / tilesW % tilesH, tile column t % tilesW.
+  int64_t band0, bandTiles;
+  float *v;    // [elements][bandTiles][C]
+  float *prod; // [elements][bandTiles][M]
+};
+
+/// Channels [c0, c1) (whole vectors of L) of one tile: its taps at
+/// at[k] + c, transformed, to `to` + xi `stride` + c.
+template <typename L, int T>
+__attribute__((always_inline)) inline void inputChannels(const float *const *at, float *to,
+                                                         int64_t stride, int64_t c0, int64_t c1) {
+  constexpr int n = WinogradTile<T>::kIn;
+  for (int64_t c = c0; c < c1; c += L::kWidth) {
+    typename L::V d[n * n], out[n * n];
+    for (int k = 0; k < n * n; ++k)
+      std::memcpy(&d[k], at[k] + c, sizeof(d[k]));
+    inputTransform<T>(d, out);
+    for (int xi = 0; xi < n * n; ++xi)
+      std::memcpy(to + xi * stride + c, &out[xi], sizeof(out[xi]));
+  }
+}
+
+/// The band's tiles [t0, t1) transformed into V.
+template <typename L, int T>
+__attribute__((always_inline)) inline void inputTilesWith(const WinogradChannelsLast &w, int64_t t0,
+                                                          int64_t t1) {
+  constexpr int n = WinogradTile<T>::kIn;
+  const int64_t tileImage = w.tilesH * w.tilesW, C = w.C;
+  const int64_t vectorEnd = C / L::kWidth * L::kWidth;
+  for (int64_t t = t0; t < t1; ++t) {
+    int64_t tile = w.band0 + t, image = tile / tileImage, th = tile / w.tilesW % w.tilesH,
+            tw = tile % w.tilesW;
+    const float *at[n * n];
+    for (int r = 0; r < n; ++r)
+      for (int j = 0; j < n; ++j) {
+        int64_t ih = T * th - w.padTop + r, iw = T * tw - w.padLeft + j;
+        at[n * r + j] = uint64_t(ih) < uint64_t(w.H) && uint64_t(iw) < uint64_t(w.W)
+                            ? w.x + ((image * w.H + ih) * w.W + iw) * C
+                            : w.zeros;
+      }
+    inputChannels<L, T>(at, w.v + t * C, w.bandTiles * C, 0, vectorEnd);
+    inputChannels<ScalarLanes, T>(at, w.v + t * C, w.bandTiles * C, vectorEnd, C);
+  }
+}
+
+/// Channels [m0, m1) (whole vectors of L) of one tile's products (at
+/// `from` + xi `stride`) as its T x T outputs, output k at `out` + k M.
+template <typename L, int T>
+__attribute__((always_inline)) inline void
+outputChannels(const float *from, int64_t stride, int64_t M, float *out, int64_t m0, int64_t m1) {
+  constexpr int n = WinogradTile<T>::kIn;
+  for (int64_t m = m0; m < m1; m += L::kWidth) {
+    typename L::V p[n * n], o[T * T];
+    for (int xi = 0; xi < n * n; ++xi)
+      std::memcpy(&p[xi], from + xi * stride + m, sizeof(p[xi]));
+    outputTransform<T>(p, o);
+    for (int k = 0; k < T * T; ++k)
+      std::memcpy(out + k * M + m, &o[k], sizeof(o[k]));
+  }
+}
+
+/// The band's tiles [t0, t1) from their products into Y, finished by the
+/// epilogue (column bias, residual [positions, M], activation); `out` holds
+/// T T M floats.
+template <typename L, int T>
+__attribute__((always_inline)) inline void outputTilesWith(const WinogradChannelsLast &w,
+                                                           const GemmEpilogue &epilogue, float *out,
+                                                           float *y, int64_t t0, int64_t t1) {
+  const int64_t tileImage = w.tilesH * w.tilesW, M = w.M;
+  const int64_t vectorEnd = M / L::kWidth * L::kWidth;
+  for (int64_t t = t0; t < t1; ++t) {
+    outputChannels<L, T>(w.prod + t * M, w.bandTiles * M, M, out, 0, vectorEnd);
+    outputChannels<ScalarLanes, T>(w.prod + t * M, w.bandTiles * M, M, out, vectorEnd, M);
+    // Output row i of the tile: its positions inside Y, back to back.
+    int64_t tile = w.band0 + t, image = tile / tileImage, th = tile / w.tilesW % w.tilesH,
+            tw = tile % w.tilesW;
+    int64_t columns = std::min<int64_t>(T, w.OW - T * tw);
+    for (int64_t i = 0; i < T && T * th + i < w.OH; ++i) {
+      int64_t position = (image * w.OH + T * th + i) * w.OW + T * tw;
+      epilogue.at(position, 0).applyFrom(out + i * T * M, M, y + position * M, M, columns, M);
+    }
+  }
+}
+
+template <int T> void inputTilesGeneric(const WinogradChannelsLast &w, int64_t t0, int64_t t1) {
+  inputTilesWith<ScalarLanes, T>(w, t0, t1);
+}
+template <int T>
+void outputTilesGeneric(const WinogradChannelsLast &w, const GemmEpilogue &e, float *out, float *y,
+                        int64_t t0, int64_t t1) {
+  outputTilesWith<ScalarLanes, T>(w, e, out, y, t0, t1);
+}
+#if defined(__x86_64__) || defined(__i386__)
+template <int T>
+ORTC_AVX2 void inputTilesAvx2(const WinogradChannelsLast &w, int64_t t0, int64_t t1) {
+  inputTilesWith<Avx2Lanes, T>(w, t0, t1);
+}
+template <int T>
+ORTC_AVX2 void outputTilesAvx2(const WinogradChannelsLast &w, const GemmEpilogue &e, float *out,
+                               float *y, int64_t t0, int64_t t1) {
+  outputTilesWith<Avx2Lanes, T>(w, e, out, y, t0, t1);
+}
+template <int T>
+ORTC_AVX512 void inputTilesAvx512(const WinogradChannelsLast &w, int64_t t0, int64_t t1) {
+  inputTilesWith<Avx512Lanes, T>(w, t0, t1);
+}
+template <int T>
+ORTC_AVX512 void outputTilesAvx512(const WinogradChannelsLast &w, const GemmEpilogue &e, float *out,
+                                   float *y, int64_t t0, int64_t t1) {
+  outputTilesWith<Avx512Lanes, T>(w, e, out, y, t0, t1);
+}
+#endif
+
+template <int T>
+Status convWinogradChannelsLastTiles(const KernelCall &call, const Geometry &g, const float *x,
+                                     const float *packedU, int64_t N, int64_t C, int64_t M,
+                                     const GemmEpilogue &epilogue, float *y) {
+  constexpr int64_t kElements = WinogradTile<T>::kIn * WinogradTile<T>::kIn;
+  WinogradChannelsLast w;
+  w.x = x;
+  w.H = g.in[1], w.W = g.in[2], w.C = C, w.M = M, w.OH = g.out[1], w.OW = g.out[2];
+  w.padTop = g.padBegin[1], w.padLeft = g.padBegin[2];
+  w.tilesH = (w.OH + T - 1) / T, w.tilesW = (w.OW + T - 1) / T;
+  const int64_t tiles = N * w.tilesH * w.tilesW;
+  int64_t bandTiles = kChannelsLastBandBytes / (kElements * (C + M) * int64_t(sizeof(float)));
+  bandTiles = std::min(
+      tiles, std::max(kChannelsLastMinBandTiles, bandTiles / kGemmPanelHeight * kGemmPanelHeight));
+  const int64_t threads = call.pool ? call.pool->threads() : 1;
+  const int64_t vFloats = roundUpTo16(kElements * bandTiles * C);
+  const int64_t prodFloats = roundUpTo16(kElements * bandTiles * M);
+  const int64_t outFloats = roundUpTo16(T * T * M);
+  float *scratch;
+  if (Status s = allocScratch(call, "Conv",
+                              size_t(vFloats + prodFloats + threads * outFloats + roundUpTo16(C)),
+                              scratch);
+      !s.isOk())
+    return s;
+  w.v = scratch;
+  w.prod = w.v + vFloats;
+  float *outs = w.prod + prodFloats;
+  float *zeros = outs + threads * outFloats;
+  std::fill(zeros, zeros + C, 0.f);
+  w.zeros = zeros;
+
+  auto inputTiles = inputTilesGeneric<T>;
+  auto outputTiles = outputTilesGeneric<T>;
+#if defined(__x86_64__) || defined(__i386__)
+  if (kernelIsa() == KernelIsa::Avx512) {
+    inputTiles = inputTilesAvx512<T>;
+    outputTiles = outputTilesAvx512<T>;
+  } else if (kernelIsa() == KernelIsa::Avx2) {
+    inputTiles = inputTilesAvx2<T>;
+    outputTiles = outputTilesAvx2<T>;
+  }
+#endif
+  const size_t uFloats = packedGemmBSize(C, M);
+  const bool rowsInPlace = sgemmRowsOfTapsAvailable();
+  for (int64_t band0 = 0; band0 < tiles; band0 += bandTiles) {
+    w.band0 = band0;
+    w.bandTiles = std::min(bandTiles, tiles - band0);
+    const int64_t tasks = std::min(threads, w.bandTiles);
+    parallelFor(call.pool, tasks, [&](int64_t task) {
+      inputTiles(w, w.bandTiles * task / tasks, w.bandTiles * (task + 1) / tasks);
+    });
+    // Prod_xi = V_xi * U_xi^T, one element's GEMM per task.
+    parallelFor(call.pool, kElements, [&](int64_t xi) {
+      const float *a = w.v + xi * w.bandTiles * C, *u = packedU + xi * uFloats;
+      float *p = w.prod + xi * w.bandTiles * M;
+      if (rowsInPlace)
+        sgemmRowsOfTaps(w.bandTiles, M, C, 1, a, nullptr, nullptr, u, p, M, false, nullptr);
+      else
+        sgemmPacked(w.bandTiles, M, C, a, C, false, u, p, M, false);
+    });
+    parallelFor(call.pool, tasks, [&](int64_t task) {
+      outputTiles(w, epilogue, outs + task * outFloats, y, w.bandTiles * task / tasks,
+                  w.bandTiles * (task + 1) / tasks);
+    });
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status convWinogradChannelsLast(const KernelCall &call, const Geometry &g, int64_t tile,
+                                const float *x, const float *packedU, int64_t N, int64_t C,
+                                int64_t M, const GemmEpilogue &epilogue, float *y) {
+  if (tile == 4)
+    return convWinogradChannelsLastTiles<4>(call, g, x, packedU, N, C, M, epilogue, y);
+  return convWinogradChannelsLastTiles<2>(call, g, x, packedU, N, C, M, epilogue, y);
 }
 
 } // namespace kernels

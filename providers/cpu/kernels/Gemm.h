@@ -167,6 +167,49 @@ size_t packedWinogradSize(int64_t M, int64_t C, int64_t tile);
 /// 2; "winograd_f4x3", packed_w = 5, for tile 4).
 void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, int64_t tile, float *packed);
 
+/// Whether a channels-last group-1 2-D Conv runs as Winograd
+/// (convWinogradChannelsLast): as convRunsWinograd, 3x3 at stride 1 with
+/// at least 32 input and output channels, onto more than 8x8 outputs. The
+/// transformed weights are 4x W's bytes (F(4x4)); onto a small output
+/// they are read for few tiles, from memory at batch 1, and cost about
+/// what the products save (AMD EPYC, AVX-512, 1 thread: ResNet-50's
+/// 512->512 at 7x7 2.2 -> 2.0 ms, for 28 MB more blob each, where its
+/// 3x3 convs onto 14x14 and larger run 2.1 -> 0.8-1.1 ms). The compiler
+/// packs W for it (packed_w 6 or 7); the kernel runs any 3x3 stride-1 conv
+/// so packed.
+inline bool convRunsWinogradChannelsLast(int64_t channels, int64_t outChannels, int64_t kh,
+                                         int64_t kw, int64_t strideH, int64_t strideW,
+                                         int64_t dilationH, int64_t dilationW, int64_t outH,
+                                         int64_t outW) {
+  return convRunsWinograd(channels, outChannels, kh, kw, strideH, strideW, dilationH, dilationW,
+                          outH, outW) &&
+         outH * outW > 64;
+}
+
+/// The Winograd output tile T (2 or 4) of a channels-last conv onto an
+/// outH x outW output (convWinogradChannelsLast: each tile a GEMM row), the
+/// one with fewer GEMM products per image, (T + 2)^2 GEMMs over the tiles
+/// rounded up to whole 6-row tiles.
+inline int64_t winogradOutputTileChannelsLast(int64_t outH, int64_t outW) {
+  auto rows = [&](int64_t t) {
+    int64_t tiles = ((outH + t - 1) / t) * ((outW + t - 1) / t);
+    return (t + 2) * (t + 2) * ((tiles + kGemmPanelHeight - 1) / kGemmPanelHeight);
+  };
+  return rows(4) <= rows(2) ? 4 : 2;
+}
+
+/// Floats of a [M, C, 3, 3] W packed by packConvWeightsWinogradChannelsLast
+/// for output tile `tile`.
+size_t packedWinogradChannelsLastSize(int64_t M, int64_t C, int64_t tile);
+
+/// Transforms Conv's 3x3 W [M, C, 3, 3] as packConvWeightsWinograd does and
+/// packs each U_xi^T [C, M] as B panels (packGemmB), U_xi^T at xi *
+/// packedGemmBSize(C, M): the operand of a channels-last conv's Winograd
+/// GEMMs (packing "winograd_f2x3_bt", packed_w = 6, for tile 2;
+/// "winograd_f4x3_bt", packed_w = 7, for tile 4).
+void packConvWeightsWinogradChannelsLast(const float *w, int64_t M, int64_t C, int64_t tile,
+                                         float *packed);
+
 /// Packs Conv's W [M, C, KH, KW] (kSize = KH * KW) as B panels of W^T
 /// [KH * KW * C, M] with k in (kh, kw, c) order (packing "gemm_bt_hwc",
 /// packed_w = 3): the GEMM operand of a channels-last conv, whose im2col

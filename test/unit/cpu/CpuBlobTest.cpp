@@ -1449,7 +1449,8 @@ TEST(CpuBlobTest, GemmPackingSizeAgreesWithTheKernels) {
 // packed_b, "gemm_a" (Conv's W, packedGemmASize of [M, K]) by one with
 // packed_w = 1, "gemm_bt" (Conv's W^T, packedGemmBSize of [K, M]) by one
 // with packed_w = 2, "winograd_f2x3" (a 3x3 W as 16 gemm_a matrices [M, C])
-// by one with packed_w = 4, each as input 1.
+// by one with packed_w = 4, "winograd_f4x3_bt" (36 gemm_b matrices [C, M])
+// by one with packed_w = 7, each as input 1.
 TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
   auto asConvWeight = [](fb::PlanT &p, std::vector<int64_t> shape, uint64_t bytes,
                          const char *packing = "gemm_a", int64_t flag = 1) {
@@ -1484,6 +1485,28 @@ TEST(CpuBlobTest, PackedWeightsAndTheirReaders) {
   EXPECT_TRUE(opened.isOk()) << opened.message();
   EXPECT_EQ(packedWinogradSize(7, 2, 2), 16u * 12 * 2);
   EXPECT_EQ(packedWinogradSize(7, 2, 4), 36u * 12 * 2);
+  // The channels-last form, "winograd_f4x3_bt": 36 matrices U_xi^T [C, M]
+  // as B panels, 7 columns rounded up to 16, read by packed_w = 7.
+  fb::PlanT winogradBt = validPlan();
+  asConvWeight(winogradBt, {7, 2, 3, 3}, packedWinogradChannelsLastSize(7, 2, 4) * sizeof(float),
+               "winograd_f4x3_bt", 7);
+  winogradBt.buffers[3]->offset = (winogradBt.buffers[2]->size + 63) / 64 * 64;
+  std::vector<char> winogradBtWeights(winogradBt.buffers[3]->offset + 64);
+  opened = openCpuStatus(rawCpuBlob(packMeta(winogradBt), elfCode(), winogradBtWeights));
+  EXPECT_TRUE(opened.isOk()) << opened.message();
+  EXPECT_EQ(packedWinogradChannelsLastSize(7, 2, 4), 36u * 2 * 16);
+  EXPECT_EQ(packedWinogradChannelsLastSize(7, 2, 2), 16u * 2 * 16);
+  winogradBt.steps[0]->ints[2]->values = {6};
+  opened = openCpuStatus(rawCpuBlob(packMeta(winogradBt), elfCode(), winogradBtWeights));
+  EXPECT_NE(opened.message().find("input 1 is packed as 'winograd_f4x3_bt', the step reads it as "
+                                  "'winograd_f2x3_bt'"),
+            std::string::npos)
+      << opened.message();
+  winogradBt.steps[0]->ints[2]->values = {7};
+  winogradBt.buffers[2]->size -= 4;
+  opened = openCpuStatus(rawCpuBlob(packMeta(winogradBt), elfCode(), winogradBtWeights));
+  EXPECT_NE(opened.message().find("packed as 'winograd_f4x3_bt' needs 4608"), std::string::npos)
+      << opened.message();
   // ... and read only by a step with packed_w = 4.
   winograd.steps[0]->ints[2]->values = {1};
   opened = openCpuStatus(rawCpuBlob(packMeta(winograd), elfCode(), winogradWeights));

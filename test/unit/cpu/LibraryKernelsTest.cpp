@@ -1135,7 +1135,7 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
   Tensor X = randomF({1, 5, 5, 4}, 1), W = randomF({4, 4, 1, 1}, 2);
   Tensor Y(ElementType::Float, {1, 5, 5, 4});
   EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1).i("packed_w", 2), {&X, &W}, {&Y}),
-                 "channels_last reads packed_w 0 or 3 here, got 2");
+                 "channels_last reads packed_w 0, 3, 6 or 7 here, got 2");
   Tensor X3 = randomF({1, 4, 5, 5, 4}, 1);
   EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1), {&X3, &W}, {&Y}),
                  "channels_last needs X [N,H,W,C]");
@@ -1144,6 +1144,82 @@ TEST(LibraryKernels, ConvChannelsLastMatchesReference) {
                  "channels_last takes group 1 or a depthwise conv");
   Tensor Wrong(ElementType::Float, {1, 5, 4, 4});
   EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1), {&X, &W}, {&Wrong}), "Conv");
+}
+
+// A channels-last 3x3 stride-1 conv over W packed for Winograd with each
+// U_xi^T as B panels (packed_w = 6 and 7, packConvWeightsWinogradChannelsLast):
+// the reference's values, transposed, with the fused epilogue (bias,
+// residual, clip), serially and on a pool, on every vector variant, and over
+// its own residual: channels not a multiple of any vector (the scalar
+// tails), part tiles at the right and bottom edge, asymmetric and no
+// padding, several bands of one image (64 channels at 40x40), bands that
+// cross images (a batch of 3 at 256 channels), a batch in one band, a 1x1
+// output.
+TEST(LibraryKernels, ConvWinogradChannelsLastMatchesReference) {
+  struct Shape {
+    std::vector<int64_t> x, w, pads;
+  };
+  uint64_t seed = 1180;
+  for (const Shape &c : {Shape{{1, 32, 7, 7}, {40, 32, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{2, 33, 14, 14}, {35, 33, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 16, 17, 23}, {12, 16, 3, 3}, {1, 0, 2, 1}},
+                         Shape{{1, 16, 20, 36}, {7, 16, 3, 3}, {0, 0, 0, 0}},
+                         Shape{{1, 64, 40, 40}, {64, 64, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{3, 256, 10, 10}, {8, 256, 3, 3}, {1, 1, 1, 1}},
+                         Shape{{1, 8, 14, 8}, {6, 8, 3, 3}, {0, 0, 0, 0}},
+                         Shape{{1, 4, 3, 3}, {5, 4, 3, 3}, {0, 0, 0, 0}}}) {
+    ConvSpec spec{c.x, c.w, 1, {1, 1}, c.pads, {1, 1}};
+    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
+    std::vector<int64_t> ys;
+    std::vector<float> want = refConv(X, W, &B, spec, ys);
+    Tensor Z = randomF(ys, ++seed);
+    // As ConvWinogradMatchesReference: F(4x4) within 1e-5 of the largest
+    // output, F(2x2) within 1e-4.
+    double largest = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      largest = std::max(largest, std::fabs(double(want[i] + Z.floats()[i])));
+      want[i] = std::min(std::max(want[i] + Z.floats()[i], -0.5f), 2.f);
+    }
+    int64_t M = c.w[0], C = c.w[1];
+    std::vector<int64_t> xLast = {c.x[0], c.x[2], c.x[3], C}, yLast = {ys[0], ys[2], ys[3], M};
+    Tensor XL = F(xLast, permuteChannels(X.floats(), c.x, true));
+    Tensor ZL = F(yLast, permuteChannels(Z.floats(), ys, true));
+    std::vector<float> wantLast = permuteChannels(want, ys, true);
+    for (int64_t tile : {2, 4}) {
+      Tensor P(ElementType::Float, {int64_t(packedWinogradChannelsLastSize(M, C, tile))});
+      packConvWeightsWinogradChannelsLast(W.f(), M, C, tile, P.f());
+      P.shape = c.w; // the view keeps W's logical shape
+      Attrs attrs = Attrs().is("pads", c.pads).i("channels_last", 1);
+      attrs.i("packed_w", tile == 4 ? 7 : 6).s("activation", "clip");
+      attrs.a.floats["activation_params"] = {-0.5f, 2.f};
+      for (bool overResidual : {false, true})
+        expectConvOnEveryVariant(
+            attrs, {&XL, &P, &B, &ZL}, yLast, wantLast,
+            shapeToString(c.x) + " " + shapeToString(c.w) + " tile " + std::to_string(tile),
+            overResidual, tile == 4 ? Tol(std::max(1e-4, 1e-5 * largest), 0) : Tol(1e-4));
+    }
+  }
+  // Only 3x3 kernels at stride 1 so packed.
+  Tensor X = randomF({1, 9, 9, 4}, 1190), W = randomF({4, 4, 3, 3}, 1191);
+  Tensor P(ElementType::Float, {int64_t(packedWinogradChannelsLastSize(4, 4, 4))});
+  packConvWeightsWinogradChannelsLast(W.f(), 4, 4, 4, P.f());
+  P.shape = W.shape;
+  Tensor Y(ElementType::Float, {1, 4, 4, 4});
+  EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1).is("strides", {2, 2}).i("packed_w", 7),
+                     {&X, &P}, {&Y}),
+                 "packed_w 7 (Winograd) needs a 3x3 kernel at stride 1");
+  // The rule: as convRunsWinograd, but not onto 8x8 outputs or fewer.
+  EXPECT_TRUE(convRunsWinogradChannelsLast(64, 64, 3, 3, 1, 1, 1, 1, 56, 56));
+  EXPECT_TRUE(convRunsWinogradChannelsLast(256, 256, 3, 3, 1, 1, 1, 1, 14, 14));
+  EXPECT_FALSE(convRunsWinogradChannelsLast(512, 512, 3, 3, 1, 1, 1, 1, 7, 7));
+  EXPECT_FALSE(convRunsWinogradChannelsLast(128, 128, 3, 3, 2, 2, 1, 1, 28, 28));
+  EXPECT_FALSE(convRunsWinogradChannelsLast(16, 64, 3, 3, 1, 1, 1, 1, 56, 56));
+  // Tiles as GEMM rows: 4x4 ones unless 2x2 ones fill the 6-row tiles
+  // better (6x6: 9 tiles of 2x2 in 2 row tiles x 16, against 4 tiles of
+  // 4x4 in 1 x 36).
+  EXPECT_EQ(winogradOutputTileChannelsLast(14, 14), 4);
+  EXPECT_EQ(winogradOutputTileChannelsLast(56, 56), 4);
+  EXPECT_EQ(winogradOutputTileChannelsLast(6, 6), 2);
 }
 
 // Weights packed as B panels of W^T (packed_w = 2, "gemm_bt": the
