@@ -782,7 +782,8 @@ TEST(CpuPartition, ChannelsLastConvWritesOverADeadResidual) {
 }
 
 // Channels-last 3x3 stride-1 convs: one onto 10x10 runs as Winograd (its W
-// transformed and packed as "winograd_f4x3_bt", packed_w 7), the next, onto
+// transformed and packed as "winograd_f2x3_bt", packed_w 6: 9 tiles of 4x4
+// would be too few), the next, onto
 // 8x8 (convRunsWinogradChannelsLast: not more than 8x8), keeps W^T
 // ("gemm_bt_hwc", packed_w 3); both give the conv's values (splat weights:
 // each output is the weight times its window's sum).
@@ -806,7 +807,7 @@ func.func @cpu_ep_p0(%x: tensor<1x10x10x32xf32>) -> tensor<1x8x8x32xf32> attribu
   for (const auto *buffer : *view.value().plan->buffers())
     if (buffer->packing() && buffer->packing()->size())
       packings.push_back(buffer->packing()->str());
-  EXPECT_EQ(packings, (std::vector<std::string>{"winograd_f4x3_bt", "gemm_bt_hwc"}));
+  EXPECT_EQ(packings, (std::vector<std::string>{"winograd_f2x3_bt", "gemm_bt_hwc"}));
 
   auto loaded = ortc::cputest::loadCpuBlob(blob->bytes);
   ASSERT_TRUE(loaded.isOk()) << loaded.status().message();

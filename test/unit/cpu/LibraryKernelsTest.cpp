@@ -1214,11 +1214,11 @@ TEST(LibraryKernels, ConvWinogradChannelsLastMatchesReference) {
   EXPECT_FALSE(convRunsWinogradChannelsLast(512, 512, 3, 3, 1, 1, 1, 1, 7, 7));
   EXPECT_FALSE(convRunsWinogradChannelsLast(128, 128, 3, 3, 2, 2, 1, 1, 28, 28));
   EXPECT_FALSE(convRunsWinogradChannelsLast(16, 64, 3, 3, 1, 1, 1, 1, 56, 56));
-  // Tiles as GEMM rows: 4x4 ones unless 2x2 ones fill the 6-row tiles
-  // better (6x6: 9 tiles of 2x2 in 2 row tiles x 16, against 4 tiles of
-  // 4x4 in 1 x 36).
-  EXPECT_EQ(winogradOutputTileChannelsLast(14, 14), 4);
+  // 4x4 tiles from 48 of them an image (28x28), 2x2 below.
   EXPECT_EQ(winogradOutputTileChannelsLast(56, 56), 4);
+  EXPECT_EQ(winogradOutputTileChannelsLast(28, 28), 4);
+  EXPECT_EQ(winogradOutputTileChannelsLast(24, 32), 4);
+  EXPECT_EQ(winogradOutputTileChannelsLast(14, 14), 2);
   EXPECT_EQ(winogradOutputTileChannelsLast(6, 6), 2);
 }
 
