@@ -132,9 +132,9 @@ def parse_args(argv):
                         help="the fewest rounds a slow model is cut to (default 10)")
     parser.add_argument("--warmup", type=int, default=3, help="warm-up runs (default 3)")
     parser.add_argument("--settle-ms", type=float, default=10,
-                        help="pause between one runtime's runs and the next's, so that threads "
-                             "still spinning after a run (onnxruntime's, OpenVINO's) go to "
-                             "sleep before the next runtime is timed (default 10)")
+                        help="pause before a runtime's runs, after the previous runtime's "
+                             "worker is idle (its threads that spin after a run, onnxruntime's "
+                             "and OpenVINO's, have gone to sleep) (default 10)")
     parser.add_argument("--load-reps", type=int, default=3,
                         help="session creations per worker; the median is reported (default 3)")
     parser.add_argument("--profile-runs", type=int, default=0,
@@ -536,6 +536,34 @@ def drop(workers, config, runtime, stage, error):
     workers.pop(runtime).close()
 
 
+def process_cpu_ns(pid):
+    """CPU time of every thread of process `pid` so far, in ns (schedstat), or
+    None where /proc does not say."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
+
+
+def wait_until_idle(pid, window_s=0.005, busy_share=0.05, longest_s=1.0):
+    """Returns once process `pid` uses under `busy_share` of a CPU over a
+    window, or after `longest_s`: a runtime's threads may spin for tens of
+    milliseconds after its runs (onnxruntime's do at 2 threads), and would
+    take the CPUs of the runtime timed next."""
+    deadline = time.monotonic() + longest_s
+    last = process_cpu_ns(pid)
+    while last is not None and time.monotonic() < deadline:
+        time.sleep(window_s)
+        now = process_cpu_ns(pid)
+        if now is None or now - last < busy_share * window_s * 1e9:
+            return
+        last = now
+
+
 def time_workers(workers, args, config):
     """Warm-up, then interleaved rounds; returns each runtime's run times (ms)."""
     warm = {}
@@ -561,6 +589,8 @@ def time_workers(workers, args, config):
                 samples[runtime] += workers[runtime].request({"cmd": "run", "n": runs})["ms"]
             except WorkerError as error:
                 drop(workers, config, runtime, f"round {index + 1}", error)
+                continue
+            wait_until_idle(workers[runtime].process.pid)
     return {runtime: samples[runtime] for runtime in workers}
 
 
