@@ -700,23 +700,28 @@ Status convWinogradChannelsLastTiles(const KernelCall &call, const Geometry &g, 
   w.padTop = g.padBegin[1], w.padLeft = g.padBegin[2];
   w.tilesH = (w.OH + T - 1) / T, w.tilesW = (w.OW + T - 1) / T;
   const int64_t tiles = N * w.tilesH * w.tilesW;
-  int64_t bandTiles = kChannelsLastBandBytes / (kElements * (C + M) * int64_t(sizeof(float)));
-  bandTiles = std::min(
-      tiles, std::max(kChannelsLastMinBandTiles, bandTiles / kGemmPanelHeight * kGemmPanelHeight));
+  // Bands of equal size, as many as the bytes ask for, and a multiple of
+  // the threads where each gets at least a 6-row tile's worth: a task runs
+  // whole bands (transforms and GEMMs), so that a conv is one parallel
+  // region rather than three per band.
   const int64_t threads = call.pool ? call.pool->threads() : 1;
+  int64_t mostTiles = kChannelsLastBandBytes / (kElements * (C + M) * int64_t(sizeof(float)));
+  mostTiles = std::max(kChannelsLastMinBandTiles, mostTiles / kGemmPanelHeight * kGemmPanelHeight);
+  int64_t bands = (tiles + mostTiles - 1) / mostTiles;
+  if (tiles >= threads * kGemmPanelHeight)
+    bands = (std::max(bands, threads) + threads - 1) / threads * threads;
+  const int64_t bandTiles = (tiles + bands - 1) / bands;
+  bands = (tiles + bandTiles - 1) / bandTiles;
+  const int64_t tasks = std::min(threads, bands);
   const int64_t vFloats = roundUpTo16(kElements * bandTiles * C);
   const int64_t prodFloats = roundUpTo16(kElements * bandTiles * M);
   const int64_t outFloats = roundUpTo16(T * T * M);
+  const int64_t slotFloats = vFloats + prodFloats + outFloats;
   float *scratch;
-  if (Status s = allocScratch(call, "Conv",
-                              size_t(vFloats + prodFloats + threads * outFloats + roundUpTo16(C)),
-                              scratch);
+  if (Status s = allocScratch(call, "Conv", size_t(tasks * slotFloats + roundUpTo16(C)), scratch);
       !s.isOk())
     return s;
-  w.v = scratch;
-  w.prod = w.v + vFloats;
-  float *outs = w.prod + prodFloats;
-  float *zeros = outs + threads * outFloats;
+  float *zeros = scratch + tasks * slotFloats;
   std::fill(zeros, zeros + C, 0.f);
   w.zeros = zeros;
 
@@ -733,27 +738,28 @@ Status convWinogradChannelsLastTiles(const KernelCall &call, const Geometry &g, 
 #endif
   const size_t uFloats = packedGemmBSize(C, M);
   const bool rowsInPlace = sgemmRowsOfTapsAvailable();
-  for (int64_t band0 = 0; band0 < tiles; band0 += bandTiles) {
-    w.band0 = band0;
-    w.bandTiles = std::min(bandTiles, tiles - band0);
-    const int64_t tasks = std::min(threads, w.bandTiles);
-    parallelFor(call.pool, tasks, [&](int64_t task) {
-      inputTiles(w, w.bandTiles * task / tasks, w.bandTiles * (task + 1) / tasks);
-    });
-    // Prod_xi = V_xi * U_xi^T, one element's GEMM per task.
-    parallelFor(call.pool, kElements, [&](int64_t xi) {
-      const float *a = w.v + xi * w.bandTiles * C, *u = packedU + xi * uFloats;
-      float *p = w.prod + xi * w.bandTiles * M;
-      if (rowsInPlace)
-        sgemmRowsOfTaps(w.bandTiles, M, C, 1, a, nullptr, nullptr, u, p, M, false, nullptr);
-      else
-        sgemmPacked(w.bandTiles, M, C, a, C, false, u, p, M, false);
-    });
-    parallelFor(call.pool, tasks, [&](int64_t task) {
-      outputTiles(w, epilogue, outs + task * outFloats, y, w.bandTiles * task / tasks,
-                  w.bandTiles * (task + 1) / tasks);
-    });
-  }
+  // Task t runs bands t, t + tasks, ... through its own slot of scratch.
+  parallelFor(call.pool, tasks, [&](int64_t task) {
+    WinogradChannelsLast band = w;
+    band.v = scratch + task * slotFloats;
+    band.prod = band.v + vFloats;
+    float *out = band.prod + prodFloats;
+    for (int64_t b = task; b < bands; b += tasks) {
+      band.band0 = b * bandTiles;
+      band.bandTiles = std::min(bandTiles, tiles - band.band0);
+      inputTiles(band, 0, band.bandTiles);
+      // Prod_xi = V_xi * U_xi^T.
+      for (int64_t xi = 0; xi < kElements; ++xi) {
+        const float *a = band.v + xi * band.bandTiles * C, *u = packedU + xi * uFloats;
+        float *p = band.prod + xi * band.bandTiles * M;
+        if (rowsInPlace)
+          sgemmRowsOfTaps(band.bandTiles, M, C, 1, a, nullptr, nullptr, u, p, M, false, nullptr);
+        else
+          sgemmPacked(band.bandTiles, M, C, a, C, false, u, p, M, false);
+      }
+      outputTiles(band, epilogue, out, y, 0, band.bandTiles);
+    }
+  });
   return Status::ok();
 }
 
