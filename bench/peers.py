@@ -742,6 +742,24 @@ def profile_model(variant, args, latency_ms):
 # --- facts about the machine and the versions ----------------------------------------
 
 
+def fma_peak_gflops(ortc):
+    """This core's fp32 FMA peak in GFLOP/s, measured by ortc-bench-gemm
+    --peak-only (built beside `ortc`: build/bench/), or None without it."""
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(ortc))))
+    tool = os.path.join(build, "bench", "ortc-bench-gemm")
+    if not os.access(tool, os.X_OK):
+        return None
+    try:
+        out = subprocess.run([tool, "--peak-only"], capture_output=True, text=True,
+                             timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    peaks = [json.loads(line).get("gflops") for line in out.splitlines()
+             if line.startswith("{") and '"peak"' in line]
+    peaks = [p for p in peaks if p]
+    return max(peaks) if peaks else None
+
+
 def machine_facts():
     """CPU model, flags, cores, memory and system."""
     info = {}
@@ -865,6 +883,7 @@ def main(argv):
             prepare_variant(variant, args, exporter)
             entry["variants"][variant.tag] = {"size": variant.size,
                                               "shape": spec.shape_text(variant.size),
+                                              "gflop": spec.gflop_at(variant.size),
                                               "export": variant.export,
                                               "compile": variant.compile}
         if not args.export_only:
@@ -878,11 +897,13 @@ def main(argv):
     pinning = next((c["runtimes"]["openvino"]["info"].get("ENABLE_CPU_PINNING")
                     for c in results["configs"] if c["runtimes"].get("openvino", {}).get("ok")),
                    None)
+    peak = fma_peak_gflops(args.ortc)
     results["meta"] = {
         "date": datetime.date.today().isoformat(),
         "command": "bench/peers.py " + " ".join(shlex.quote(a) for a in argv),
         "minutes": (time.perf_counter() - started) / 60,
-        "machine": machine_facts(), "versions": versions(library_version),
+        "machine": dict(machine_facts(), fma_peak_gflops=peak),
+        "versions": versions(library_version),
         "openvino_pinning": pinning,
         "settings": {"opset": exporter.OPSET, "warmup": args.warmup, "budget_s": args.budget,
                      "rounds": args.rounds, "rounds_given": args.rounds_given,

@@ -344,6 +344,49 @@ def write_chart(results, path):
 # --- the page -------------------------------------------------------------------
 
 
+def rate_section(results):
+    """Each 1-thread configuration's nominal GFLOP over each runtime's p50,
+    as GFLOP/s and as a share of the core's measured fp32 FMA peak; for the
+    models held to <= 0.85, the share that ratio to the faster peer needs."""
+    peak = results["meta"]["machine"].get("fma_peak_gflops")
+    if not peak:
+        return "The FMA peak was not measured (no ortc-bench-gemm beside ortc)."
+    header = ["model", "shape", "nominal GFLOP", "ortc GFLOP/s", "onnxruntime", "OpenVINO",
+              "ortc needs for its target"]
+    rows = []
+    for config in results["configs"]:
+        model = results["models"].get(config["model"], {})
+        gflop = model.get("variants", {}).get(config["tag"], {}).get("gflop")
+        if config["threads"] != 1 or not gflop:
+            continue
+        cells = [title_of(results, config), shape_of(results, config), f"{gflop:.3g}"]
+        best = None
+        for runtime in RUNTIMES:
+            p50 = (timing(config, runtime) or {}).get("p50")
+            if not p50:
+                cells.append("-")
+                continue
+            rate = gflop / (p50 / 1e3)
+            cells.append(f"{rate:.1f} ({100 * rate / peak:.0f}%)")
+            if runtime != "ortc":
+                best = p50 if best is None else min(best, p50)
+        target = ratio_target(results, config)
+        if best:
+            needed = gflop / (target * best / 1e3)
+            cells.append(f"{needed:.1f} ({100 * needed / peak:.0f}%)")
+        else:
+            cells.append("-")
+        rows.append(cells)
+    return (f"The nominal FLOPs of each model (a direct convolution's for the CNNs: Winograd "
+            f"does fewer) over each runtime's p50 at 1 thread, beside this core's fp32 FMA "
+            f"peak, {peak:.1f} GFLOP/s (`ortc-bench-gemm --peak-only`: 12 independent FMA "
+            f"chains). The last column is the rate ortc would need for its latency target "
+            f"against the faster peer: above 100% the target cannot be met in fp32 on this "
+            f"core. The MLP at batch 1 is bound by reading its 16 MB of weights (from L3), "
+            f"not by its FMAs.\n\n"
+            + table(header, rows, ["l", "l"] + ["r"] * (len(header) - 2)))
+
+
 def machine_lines(meta):
     """The bullet lines about the machine and the versions."""
     machine = meta["machine"]
@@ -438,7 +481,7 @@ def page(results, chart_name):
                  resources_table(results, results["configs"]),
                  "## How it was measured", method_text(meta),
                  "## Models", variants_table(results),
-                 "## Where the time goes", profile_section(results)]
+                 "## Where the time goes", rate_section(results), profile_section(results)]
     return "\n\n".join(sections) + "\n"
 
 
