@@ -909,6 +909,46 @@ TEST(LibraryKernels, ConvNarrowMatchesReference) {
   EXPECT_FALSE(convRunsNarrow(3, 3, 3, 1, 1, 1, 1, 7));
 }
 
+/// A Winograd test's 3x3 stride-1 conv of X `x` by W `w` with `pads`:
+/// random X, W, bias and residual Z (from `seed`) and the reference's
+/// values of clip(conv + Z, -0.5, 2), and the tolerance of each tile:
+/// F(4x4)'s transforms (coefficients up to 8 and 1/24) round more, so its
+/// error is held to 1e-5 of the largest output (measured 6e-6 at 256
+/// channels; the benchmark's target is 1e-4), F(2x2)'s to 1e-4 as the
+/// direct conv's.
+struct WinogradCase {
+  Tensor X, W, B, Z;
+  std::vector<int64_t> ys;
+  std::vector<float> want;
+  double largest = 0;
+  Tol tol(int64_t tile) const {
+    return tile == 4 ? Tol(std::max(1e-4, 1e-5 * largest), 0) : Tol(1e-4);
+  }
+};
+
+WinogradCase winogradCase(const std::vector<int64_t> &x, const std::vector<int64_t> &w,
+                          const std::vector<int64_t> &pads, uint64_t &seed) {
+  WinogradCase c;
+  c.X = randomF(x, ++seed);
+  c.W = randomF(w, ++seed);
+  c.B = randomF({w[0]}, ++seed);
+  c.want = refConv(c.X, c.W, &c.B, ConvSpec{x, w, 1, {1, 1}, pads, {1, 1}}, c.ys);
+  c.Z = randomF(c.ys, ++seed);
+  for (size_t i = 0; i < c.want.size(); ++i) {
+    float sum = c.want[i] + c.Z.floats()[i];
+    c.largest = std::max(c.largest, std::fabs(double(sum)));
+    c.want[i] = std::min(std::max(sum, -0.5f), 2.f);
+  }
+  return c;
+}
+
+/// `attrs` with winogradCase's epilogue.
+Attrs withWinogradClip(Attrs attrs) {
+  attrs.s("activation", "clip");
+  attrs.a.floats["activation_params"] = {-0.5f, 2.f};
+  return attrs;
+}
+
 // A 3x3 stride-1 conv over W packed for Winograd F(2x2, 3x3) and F(4x4,
 // 3x3) (packed_w = 4 and 5, packConvWeightsWinograd): the reference's
 // values with the fused epilogue (bias, residual, clip), serial and on a
@@ -934,33 +974,18 @@ TEST(LibraryKernels, ConvWinogradMatchesReference) {
                          Shape{{3, 256, 10, 10}, {8, 256, 3, 3}, {1, 1, 1, 1}},
                          Shape{{1, 8, 14, 8}, {6, 8, 3, 3}, {0, 0, 0, 0}},
                          Shape{{1, 4, 3, 3}, {5, 4, 3, 3}, {0, 0, 0, 0}}}) {
-    ConvSpec spec{c.x, c.w, 1, {1, 1}, c.pads, {1, 1}};
-    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
-    std::vector<int64_t> ys;
-    std::vector<float> want = refConv(X, W, &B, spec, ys);
-    Tensor Z = randomF(ys, ++seed);
-    // F(4x4)'s transforms (coefficients up to 8 and 1/24) round more: its
-    // error is held to 1e-5 of the largest output (measured 6e-6 at 256
-    // channels; the benchmark's target is 1e-4), F(2x2)'s to 1e-4 as the
-    // direct conv's.
-    double largest = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      largest = std::max(largest, std::fabs(double(want[i] + Z.floats()[i])));
-      want[i] = std::min(std::max(want[i] + Z.floats()[i], -0.5f), 2.f);
-    }
+    WinogradCase t = winogradCase(c.x, c.w, c.pads, seed);
     int64_t M = c.w[0], C = c.w[1];
     for (int64_t tile : {2, 4}) {
       Tensor P(ElementType::Float, {int64_t(packedWinogradSize(M, C, tile))});
-      packConvWeightsWinograd(W.f(), M, C, tile, P.f());
+      packConvWeightsWinograd(t.W.f(), M, C, tile, P.f());
       P.shape = c.w; // the view keeps W's logical shape
-      Attrs attrs = Attrs().is("pads", c.pads).i("packed_w", tile == 4 ? 5 : 4);
-      attrs.s("activation", "clip");
-      attrs.a.floats["activation_params"] = {-0.5f, 2.f};
+      Attrs attrs = withWinogradClip(Attrs().is("pads", c.pads).i("packed_w", tile == 4 ? 5 : 4));
       for (bool overResidual : {false, true})
-        expectConvOnEveryVariant(
-            attrs, {&X, &P, &B, &Z}, ys, want,
-            shapeToString(c.x) + " " + shapeToString(c.w) + " tile " + std::to_string(tile),
-            overResidual, tile == 4 ? Tol(std::max(1e-4, 1e-5 * largest), 0) : Tol(1e-4));
+        expectConvOnEveryVariant(attrs, {&t.X, &P, &t.B, &t.Z}, t.ys, t.want,
+                                 shapeToString(c.x) + " " + shapeToString(c.w) + " tile " +
+                                     std::to_string(tile),
+                                 overResidual, t.tol(tile));
     }
   }
   // The kernel takes only 3x3 kernels at stride 1 and dilation 1 so packed.
@@ -1168,35 +1193,24 @@ TEST(LibraryKernels, ConvWinogradChannelsLastMatchesReference) {
                          Shape{{3, 256, 10, 10}, {8, 256, 3, 3}, {1, 1, 1, 1}},
                          Shape{{1, 8, 14, 8}, {6, 8, 3, 3}, {0, 0, 0, 0}},
                          Shape{{1, 4, 3, 3}, {5, 4, 3, 3}, {0, 0, 0, 0}}}) {
-    ConvSpec spec{c.x, c.w, 1, {1, 1}, c.pads, {1, 1}};
-    Tensor X = randomF(c.x, ++seed), W = randomF(c.w, ++seed), B = randomF({c.w[0]}, ++seed);
-    std::vector<int64_t> ys;
-    std::vector<float> want = refConv(X, W, &B, spec, ys);
-    Tensor Z = randomF(ys, ++seed);
-    // As ConvWinogradMatchesReference: F(4x4) within 1e-5 of the largest
-    // output, F(2x2) within 1e-4.
-    double largest = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-      largest = std::max(largest, std::fabs(double(want[i] + Z.floats()[i])));
-      want[i] = std::min(std::max(want[i] + Z.floats()[i], -0.5f), 2.f);
-    }
+    WinogradCase t = winogradCase(c.x, c.w, c.pads, seed);
     int64_t M = c.w[0], C = c.w[1];
-    std::vector<int64_t> xLast = {c.x[0], c.x[2], c.x[3], C}, yLast = {ys[0], ys[2], ys[3], M};
-    Tensor XL = F(xLast, permuteChannels(X.floats(), c.x, true));
-    Tensor ZL = F(yLast, permuteChannels(Z.floats(), ys, true));
-    std::vector<float> wantLast = permuteChannels(want, ys, true);
+    std::vector<int64_t> xLast = {c.x[0], c.x[2], c.x[3], C};
+    std::vector<int64_t> yLast = {t.ys[0], t.ys[2], t.ys[3], M};
+    Tensor XL = F(xLast, permuteChannels(t.X.floats(), c.x, true));
+    Tensor ZL = F(yLast, permuteChannels(t.Z.floats(), t.ys, true));
+    std::vector<float> wantLast = permuteChannels(t.want, t.ys, true);
     for (int64_t tile : {2, 4}) {
       Tensor P(ElementType::Float, {int64_t(packedWinogradChannelsLastSize(M, C, tile))});
-      packConvWeightsWinogradChannelsLast(W.f(), M, C, tile, P.f());
+      packConvWeightsWinogradChannelsLast(t.W.f(), M, C, tile, P.f());
       P.shape = c.w; // the view keeps W's logical shape
-      Attrs attrs = Attrs().is("pads", c.pads).i("channels_last", 1);
-      attrs.i("packed_w", tile == 4 ? 7 : 6).s("activation", "clip");
-      attrs.a.floats["activation_params"] = {-0.5f, 2.f};
+      Attrs attrs = withWinogradClip(
+          Attrs().is("pads", c.pads).i("channels_last", 1).i("packed_w", tile == 4 ? 7 : 6));
       for (bool overResidual : {false, true})
-        expectConvOnEveryVariant(
-            attrs, {&XL, &P, &B, &ZL}, yLast, wantLast,
-            shapeToString(c.x) + " " + shapeToString(c.w) + " tile " + std::to_string(tile),
-            overResidual, tile == 4 ? Tol(std::max(1e-4, 1e-5 * largest), 0) : Tol(1e-4));
+        expectConvOnEveryVariant(attrs, {&XL, &P, &t.B, &ZL}, yLast, wantLast,
+                                 shapeToString(c.x) + " " + shapeToString(c.w) + " tile " +
+                                     std::to_string(tile),
+                                 overResidual, t.tol(tile));
     }
   }
   // Only 3x3 kernels at stride 1 so packed.
