@@ -8,6 +8,7 @@ Usage: make_corpus.py --ortc build/tools/ortc/ortc [--out test/fuzz/corpus]
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The name libFuzzer gives an input it adds to a corpus: its SHA-1.
+GROWN = re.compile(r"[0-9a-f]{40}")
 LIT_INPUTS = os.path.join(HERE, "..", "lit", "Inputs")
 
 
@@ -203,13 +206,14 @@ def main():
     parser.add_argument("--ortc", required=True)
     parser.add_argument("--out", default=os.path.join(HERE, "corpus"))
     args = parser.parse_args()
-    # Inputs a target once crashed on (regression-*) are no seeds to remake:
+    # Inputs a target once crashed on (regression-*) and inputs a fuzzing run
+    # added (libFuzzer names them by their SHA-1) are no seeds to remake:
     # they are kept as they are.
     regressions = {}
     if os.path.isdir(args.out):
         for folder, _, files in os.walk(args.out):
             for f in files:
-                if f.startswith("regression-"):
+                if f.startswith("regression-") or GROWN.fullmatch(f):
                     with open(os.path.join(folder, f), "rb") as data:
                         regressions[os.path.relpath(os.path.join(folder, f), args.out)] = data.read()
         shutil.rmtree(args.out)
