@@ -169,21 +169,20 @@ void packConvWeightsWinograd(const float *w, int64_t M, int64_t C, int64_t tile,
 
 /// Whether a channels-last group-1 2-D Conv runs as Winograd
 /// (convWinogradChannelsLast): as convRunsWinograd, 3x3 at stride 1 with
-/// at least 32 input and output channels, onto more than 8x8 outputs. The
-/// transformed weights are 4x W's bytes (F(4x4)); onto a small output
-/// they are read for few tiles, from memory at batch 1, and cost about
-/// what the products save (AMD EPYC, AVX-512, 1 thread: ResNet-50's
-/// 512->512 at 7x7 2.2 -> 2.0 ms, for 28 MB more blob each, where its
-/// 3x3 convs onto 14x14 and larger run 2.1 -> 0.8-1.1 ms). The compiler
-/// packs W for it (packed_w 6 or 7); the kernel runs any 3x3 stride-1 conv
-/// so packed.
+/// at least 32 input and output channels, onto an output of at least 16
+/// tiles of 2x2 (7x7 and up). Below, the transformed weights (16/9 of W's
+/// bytes at least) are read for too few tiles. AMD EPYC, AVX-512, 1
+/// thread, ResNet-50's 512->512 at 7x7: 2.22 -> 1.49 ms at 2x2 tiles
+/// (batch 8: 16.9 -> 10.7 ms), where 4x4 tiles (4 of them, 4x W's bytes)
+/// gave 2.2 -> 2.0. The compiler packs W for it (packed_w 6 or 7); the
+/// kernel runs any 3x3 stride-1 conv so packed.
 inline bool convRunsWinogradChannelsLast(int64_t channels, int64_t outChannels, int64_t kh,
                                          int64_t kw, int64_t strideH, int64_t strideW,
                                          int64_t dilationH, int64_t dilationW, int64_t outH,
                                          int64_t outW) {
   return convRunsWinograd(channels, outChannels, kh, kw, strideH, strideW, dilationH, dilationW,
                           outH, outW) &&
-         outH * outW > 64;
+         ((outH + 1) / 2) * ((outW + 1) / 2) >= 16;
 }
 
 /// The Winograd output tile T (2 or 4) of a channels-last conv onto an
@@ -192,7 +191,8 @@ inline bool convRunsWinogradChannelsLast(int64_t channels, int64_t outChannels, 
 /// transformed weights are 16/9 of W's bytes rather than 4x, read for few
 /// tiles. AMD EPYC, AVX-512, 1 thread: ResNet-50's 256->256 at 14x14 runs
 /// 1.17 ms at 2x2 against 1.07 ms at 4x4 (2.12 ms as a GEMM), and its blob
-/// is 118 MB rather than 144 MB (97.5 MB with no Winograd).
+/// is 118 MB rather than 144 MB (97.5 MB with no Winograd; both with its 7x7
+/// layers as GEMMs).
 inline int64_t winogradOutputTileChannelsLast(int64_t outH, int64_t outW) {
   return ((outH + 3) / 4) * ((outW + 3) / 4) >= 48 ? 4 : 2;
 }

@@ -781,21 +781,21 @@ TEST(CpuPartition, ChannelsLastConvWritesOverADeadResidual) {
   }
 }
 
-// Channels-last 3x3 stride-1 convs: one onto 10x10 runs as Winograd (its W
-// transformed and packed as "winograd_f2x3_bt", packed_w 6: 9 tiles of 4x4
-// would be too few), the next, onto
-// 8x8 (convRunsWinogradChannelsLast: not more than 8x8), keeps W^T
-// ("gemm_bt_hwc", packed_w 3); both give the conv's values (splat weights:
-// each output is the weight times its window's sum).
+// Channels-last 3x3 stride-1 convs: one onto 8x8 runs as Winograd (its W
+// transformed and packed as "winograd_f2x3_bt", packed_w 6: 4 tiles of 4x4
+// would be too few), the next, onto 6x6 (convRunsWinogradChannelsLast: 9
+// tiles of 2x2, fewer than 16), keeps W^T ("gemm_bt_hwc", packed_w 3); both
+// give the conv's values (splat weights: each output is the weight times
+// its window's sum).
 TEST(CpuPartition, ChannelsLastConvsRunAsWinogradOntoLargerOutputs) {
   const char *source = R"mlir(
-func.func @cpu_ep_p0(%x: tensor<1x10x10x32xf32>) -> tensor<1x8x8x32xf32> attributes {ortc.ep = "cpu_ep"} {
+func.func @cpu_ep_p0(%x: tensor<1x8x8x32xf32>) -> tensor<1x6x6x32xf32> attributes {ortc.ep = "cpu_ep"} {
   %none = "onnx.NoValue"() : () -> none
   %w1 = "onnx.Constant"() {value = dense<0.03125> : tensor<32x32x3x3xf32>} : () -> tensor<32x32x3x3xf32>
   %w2 = "onnx.Constant"() {value = dense<-0.25> : tensor<32x32x3x3xf32>} : () -> tensor<32x32x3x3xf32>
-  %a = ortc.fused_conv %x, %w1, %none, %none {activation = "none", activation_params = array<f32>, channels_last, pads = array<i64: 1, 1, 1, 1>} : tensor<1x10x10x32xf32>, tensor<32x32x3x3xf32>, none, none -> tensor<1x10x10x32xf32> loc("conv_a")
-  %b = ortc.fused_conv %a, %w2, %none, %none {activation = "none", activation_params = array<f32>, channels_last} : tensor<1x10x10x32xf32>, tensor<32x32x3x3xf32>, none, none -> tensor<1x8x8x32xf32> loc("conv_b")
-  return %b : tensor<1x8x8x32xf32>
+  %a = ortc.fused_conv %x, %w1, %none, %none {activation = "none", activation_params = array<f32>, channels_last, pads = array<i64: 1, 1, 1, 1>} : tensor<1x8x8x32xf32>, tensor<32x32x3x3xf32>, none, none -> tensor<1x8x8x32xf32> loc("conv_a")
+  %b = ortc.fused_conv %a, %w2, %none, %none {activation = "none", activation_params = array<f32>, channels_last} : tensor<1x8x8x32xf32>, tensor<32x32x3x3xf32>, none, none -> tensor<1x6x6x32xf32> loc("conv_b")
+  return %b : tensor<1x6x6x32xf32>
 }
 )mlir";
   std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source);
@@ -811,12 +811,12 @@ func.func @cpu_ep_p0(%x: tensor<1x10x10x32xf32>) -> tensor<1x8x8x32xf32> attribu
 
   auto loaded = ortc::cputest::loadCpuBlob(blob->bytes);
   ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
-  std::vector<float> x(10 * 10 * 32);
+  std::vector<float> x(8 * 8 * 32);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = std::sin(float(i) * 0.37f);
-  std::vector<float> y(8 * 8 * 32, -99.f);
-  std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Float, {1, 10, 10, 32}}};
-  std::vector<ortc::TensorView> out{{y.data(), ortc::ElementType::Float, {1, 8, 8, 32}}};
+  std::vector<float> y(6 * 6 * 32, -99.f);
+  std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Float, {1, 8, 8, 32}}};
+  std::vector<ortc::TensorView> out{{y.data(), ortc::ElementType::Float, {1, 6, 6, 32}}};
   ortc::Status status = loaded.value()->run(in, out);
   ASSERT_TRUE(status.isOk()) << status.message();
   // Every channel of a is the same: 1/32 of the channel sums over the window.
@@ -828,18 +828,18 @@ func.func @cpu_ep_p0(%x: tensor<1x10x10x32xf32>) -> tensor<1x8x8x32xf32> attribu
           sum += v[size_t(r * size + q)];
     return sum;
   };
-  std::vector<float> positionSums(100), a(100);
-  for (int64_t p = 0; p < 100; ++p)
+  std::vector<float> positionSums(64), a(64);
+  for (int64_t p = 0; p < 64; ++p)
     for (int64_t c = 0; c < 32; ++c)
       positionSums[size_t(p)] += x[size_t(p * 32 + c)];
-  for (int64_t h = 0; h < 10; ++h)
-    for (int64_t w = 0; w < 10; ++w)
-      a[size_t(h * 10 + w)] = float(0.03125 * windowSum(positionSums, 10, h - 1, w - 1));
   for (int64_t h = 0; h < 8; ++h)
-    for (int64_t w = 0; w < 8; ++w) {
-      float want = float(-0.25 * 32 * windowSum(a, 10, h, w));
+    for (int64_t w = 0; w < 8; ++w)
+      a[size_t(h * 8 + w)] = float(0.03125 * windowSum(positionSums, 8, h - 1, w - 1));
+  for (int64_t h = 0; h < 6; ++h)
+    for (int64_t w = 0; w < 6; ++w) {
+      float want = float(-0.25 * 32 * windowSum(a, 8, h, w));
       for (int64_t m = 0; m < 32; ++m)
-        ASSERT_NEAR(y[size_t((h * 8 + w) * 32 + m)], want, 1e-4 * (1 + std::fabs(want)))
+        ASSERT_NEAR(y[size_t((h * 6 + w) * 32 + m)], want, 1e-4 * (1 + std::fabs(want)))
             << h << "," << w << "," << m;
     }
 }

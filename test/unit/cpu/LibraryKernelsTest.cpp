@@ -1222,10 +1222,12 @@ TEST(LibraryKernels, ConvWinogradChannelsLastMatchesReference) {
   EXPECT_INVALID(run("Conv", Attrs().i("channels_last", 1).is("strides", {2, 2}).i("packed_w", 7),
                      {&X, &P}, {&Y}),
                  "packed_w 7 (Winograd) needs a 3x3 kernel at stride 1");
-  // The rule: as convRunsWinograd, but not onto 8x8 outputs or fewer.
+  // The rule: as convRunsWinograd, onto at least 16 tiles of 2x2.
   EXPECT_TRUE(convRunsWinogradChannelsLast(64, 64, 3, 3, 1, 1, 1, 1, 56, 56));
   EXPECT_TRUE(convRunsWinogradChannelsLast(256, 256, 3, 3, 1, 1, 1, 1, 14, 14));
-  EXPECT_FALSE(convRunsWinogradChannelsLast(512, 512, 3, 3, 1, 1, 1, 1, 7, 7));
+  EXPECT_TRUE(convRunsWinogradChannelsLast(512, 512, 3, 3, 1, 1, 1, 1, 7, 7));
+  EXPECT_FALSE(convRunsWinogradChannelsLast(512, 512, 3, 3, 1, 1, 1, 1, 6, 6));
+  EXPECT_FALSE(convRunsWinogradChannelsLast(512, 512, 3, 3, 1, 1, 1, 1, 4, 14));
   EXPECT_FALSE(convRunsWinogradChannelsLast(128, 128, 3, 3, 2, 2, 1, 1, 28, 28));
   EXPECT_FALSE(convRunsWinogradChannelsLast(16, 64, 3, 3, 1, 1, 1, 1, 56, 56));
   // 4x4 tiles from 48 of them an image (28x28), 2x2 below.
