@@ -598,14 +598,13 @@ __attribute__((always_inline)) inline void inputChannels(const float *const *at,
   }
 }
 
-/// The band's tiles [t0, t1) transformed into V.
+/// The band's tiles transformed into V.
 template <typename L, int T>
-__attribute__((always_inline)) inline void inputTilesWith(const WinogradChannelsLast &w, int64_t t0,
-                                                          int64_t t1) {
+__attribute__((always_inline)) inline void inputTilesWith(const WinogradChannelsLast &w) {
   constexpr int n = WinogradTile<T>::kIn;
   const int64_t tileImage = w.tilesH * w.tilesW, C = w.C;
   const int64_t vectorEnd = C / L::kWidth * L::kWidth;
-  for (int64_t t = t0; t < t1; ++t) {
+  for (int64_t t = 0; t < w.bandTiles; ++t) {
     int64_t tile = w.band0 + t, image = tile / tileImage, th = tile / w.tilesW % w.tilesH,
             tw = tile % w.tilesW;
     const float *at[n * n];
@@ -637,16 +636,15 @@ outputChannels(const float *from, int64_t stride, int64_t M, float *out, int64_t
   }
 }
 
-/// The band's tiles [t0, t1) from their products into Y, finished by the
+/// The band's tiles from their products into Y, finished by the
 /// epilogue (column bias, residual [positions, M], activation); `out` holds
 /// T T M floats.
 template <typename L, int T>
-__attribute__((always_inline)) inline void outputTilesWith(const WinogradChannelsLast &w,
-                                                           const GemmEpilogue &epilogue, float *out,
-                                                           float *y, int64_t t0, int64_t t1) {
+__attribute__((always_inline)) inline void
+outputTilesWith(const WinogradChannelsLast &w, const GemmEpilogue &epilogue, float *out, float *y) {
   const int64_t tileImage = w.tilesH * w.tilesW, M = w.M;
   const int64_t vectorEnd = M / L::kWidth * L::kWidth;
-  for (int64_t t = t0; t < t1; ++t) {
+  for (int64_t t = 0; t < w.bandTiles; ++t) {
     outputChannels<L, T>(w.prod + t * M, w.bandTiles * M, M, out, 0, vectorEnd);
     outputChannels<ScalarLanes, T>(w.prod + t * M, w.bandTiles * M, M, out, vectorEnd, M);
     // Output row i of the tile: its positions inside Y, back to back.
@@ -660,32 +658,30 @@ __attribute__((always_inline)) inline void outputTilesWith(const WinogradChannel
   }
 }
 
-template <int T> void inputTilesGeneric(const WinogradChannelsLast &w, int64_t t0, int64_t t1) {
-  inputTilesWith<ScalarLanes, T>(w, t0, t1);
+template <int T> void inputTilesGeneric(const WinogradChannelsLast &w) {
+  inputTilesWith<ScalarLanes, T>(w);
 }
 template <int T>
-void outputTilesGeneric(const WinogradChannelsLast &w, const GemmEpilogue &e, float *out, float *y,
-                        int64_t t0, int64_t t1) {
-  outputTilesWith<ScalarLanes, T>(w, e, out, y, t0, t1);
+void outputTilesGeneric(const WinogradChannelsLast &w, const GemmEpilogue &e, float *out,
+                        float *y) {
+  outputTilesWith<ScalarLanes, T>(w, e, out, y);
 }
 #if defined(__x86_64__) || defined(__i386__)
-template <int T>
-ORTC_AVX2 void inputTilesAvx2(const WinogradChannelsLast &w, int64_t t0, int64_t t1) {
-  inputTilesWith<Avx2Lanes, T>(w, t0, t1);
+template <int T> ORTC_AVX2 void inputTilesAvx2(const WinogradChannelsLast &w) {
+  inputTilesWith<Avx2Lanes, T>(w);
 }
 template <int T>
 ORTC_AVX2 void outputTilesAvx2(const WinogradChannelsLast &w, const GemmEpilogue &e, float *out,
-                               float *y, int64_t t0, int64_t t1) {
-  outputTilesWith<Avx2Lanes, T>(w, e, out, y, t0, t1);
+                               float *y) {
+  outputTilesWith<Avx2Lanes, T>(w, e, out, y);
 }
-template <int T>
-ORTC_AVX512 void inputTilesAvx512(const WinogradChannelsLast &w, int64_t t0, int64_t t1) {
-  inputTilesWith<Avx512Lanes, T>(w, t0, t1);
+template <int T> ORTC_AVX512 void inputTilesAvx512(const WinogradChannelsLast &w) {
+  inputTilesWith<Avx512Lanes, T>(w);
 }
 template <int T>
 ORTC_AVX512 void outputTilesAvx512(const WinogradChannelsLast &w, const GemmEpilogue &e, float *out,
-                                   float *y, int64_t t0, int64_t t1) {
-  outputTilesWith<Avx512Lanes, T>(w, e, out, y, t0, t1);
+                                   float *y) {
+  outputTilesWith<Avx512Lanes, T>(w, e, out, y);
 }
 #endif
 
@@ -747,7 +743,7 @@ Status convWinogradChannelsLastTiles(const KernelCall &call, const Geometry &g, 
     for (int64_t b = task; b < bands; b += tasks) {
       band.band0 = b * bandTiles;
       band.bandTiles = std::min(bandTiles, tiles - band.band0);
-      inputTiles(band, 0, band.bandTiles);
+      inputTiles(band);
       // Prod_xi = V_xi * U_xi^T.
       for (int64_t xi = 0; xi < kElements; ++xi) {
         const float *a = band.v + xi * band.bandTiles * C, *u = packedU + xi * uFloats;
@@ -757,7 +753,7 @@ Status convWinogradChannelsLastTiles(const KernelCall &call, const Geometry &g, 
         else
           sgemmPacked(band.bandTiles, M, C, a, C, false, u, p, M, false);
       }
-      outputTiles(band, epilogue, out, y, 0, band.bandTiles);
+      outputTiles(band, epilogue, out, y);
     }
   });
   return Status::ok();
