@@ -303,7 +303,7 @@ bool Compilation::compileAndWrite(mlir::ModuleOp module) {
     ep->setProgress(nullptr);
     if (mlir::failed(compiled) || !*compiled)
       return failedTo("could not compile");
-    auto blob = ep->saveContext(**compiled);
+    auto blob = ep->saveContext(std::move(**compiled));
     if (mlir::failed(blob))
       return failedTo("could not save the context of");
     // The runtime finds the EP by the blob's source key, so it must be one

@@ -91,7 +91,9 @@ public:
   /// Compiles one outlined partition; errors are emitted as diagnostics on it.
   virtual mlir::FailureOr<std::unique_ptr<CompiledPartition>>
   compilePartition(mlir::func::FuncOp partition) = 0;
-  virtual mlir::FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) = 0;
+  /// The EPContext node of a compiled partition, which it may take the bytes
+  /// of (a blob of hundreds of MiB is moved, not copied).
+  virtual mlir::FailureOr<EpContextBlob> saveContext(CompiledPartition &&compiled) = 0;
 
   /// Where compilePartition reports its progress (null: nowhere); the
   /// driver sets it.

@@ -97,7 +97,7 @@ ClaimHonestyResult checkClaimHonesty(ModuleOp module, ArrayRef<CompileEp *> eps,
         continue;
       }
       if (check) {
-        std::string failure = check(*ep, **compiled);
+        std::string failure = check(*ep, std::move(**compiled));
         if (!failure.empty())
           result.failures.push_back({ep->name(), query.node, query.opType, failure});
       }

@@ -37,8 +37,9 @@ struct ClaimHonestyResult {
 
 /// After a claimed node compiled: more checks of what it compiled to (the
 /// CPU EP's tests load and run it at several batch sizes). An empty string
-/// passes; anything else is the failure's message.
-using CompiledClaimCheck = std::function<std::string(CompileEp &, const CompiledPartition &)>;
+/// passes; anything else is the failure's message. It may take the partition's
+/// bytes (saveContext).
+using CompiledClaimCheck = std::function<std::string(CompileEp &, CompiledPartition &&)>;
 
 /// Leaves `module` unchanged; each node is compiled from a fresh module, then
 /// given to `check` when there is one.

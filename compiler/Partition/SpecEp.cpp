@@ -124,7 +124,7 @@ void SpecEp::addCustomPasses(OpPassManager &pm) const {
       llvm::errs() << name() << ": unknown custom pass '" << pass << "'\n";
 }
 
-FailureOr<EpContextBlob> SpecEp::saveContext(const CompiledPartition &compiled) {
+FailureOr<EpContextBlob> SpecEp::saveContext(CompiledPartition &&compiled) {
   // Only this EP's compilePartition makes the partitions it is handed back.
   const auto &partition = static_cast<const SpecCompiledPartition &>(compiled);
   EpContextBlob blob;

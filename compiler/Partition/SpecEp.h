@@ -36,7 +36,7 @@ public:
   std::vector<mlir::Operation *> claimNodes(mlir::func::FuncOp graph) const override;
   mlir::FailureOr<std::unique_ptr<CompiledPartition>>
   compilePartition(mlir::func::FuncOp partition) override;
-  mlir::FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) override;
+  mlir::FailureOr<EpContextBlob> saveContext(CompiledPartition &&compiled) override;
   std::vector<std::string> contextSourceKeys() const override { return {name()}; }
   void addCustomPasses(mlir::OpPassManager &pm) const override;
 

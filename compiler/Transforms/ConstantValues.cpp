@@ -171,4 +171,26 @@ std::optional<std::vector<char>> constantBytes(Operation *constant) {
   return std::nullopt;
 }
 
+std::optional<ConstantBytes> constantBytesInPlace(Operation *constant) {
+  auto type = dyn_cast<RankedTensorType>(constant->getResult(0).getType());
+  if (type && type.hasStaticShape() && !type.getElementType().isInteger(1)) {
+    ElementType elementType = ElementType(onnxElementCode(type.getElementType()));
+    size_t elementBytes = elementSize(elementType);
+    bool wholeBytes = elementBytes && !(elementBits(elementType) && elementBits(elementType) < 8);
+    size_t size = size_t(type.getNumElements()) * elementBytes;
+    Attribute value = constant->getAttr("value");
+    if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
+      AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+      if (wholeBytes && size && blob && blob->getData().size() == size)
+        return ConstantBytes(blob->getData());
+    } else if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
+      if (wholeBytes && size && !dense.isSplat() && dense.getRawData().size() == size)
+        return ConstantBytes(dense.getRawData());
+    }
+  }
+  if (std::optional<std::vector<char>> bytes = constantBytes(constant))
+    return ConstantBytes(std::move(*bytes));
+  return std::nullopt;
+}
+
 } // namespace ortc

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -24,6 +25,24 @@ int32_t onnxElementCode(mlir::Type elementType);
 /// Tensor.h): row-major, one byte per bool, sub-byte types packed; nullopt
 /// for a dynamic shape or a value it cannot read.
 std::optional<std::vector<char>> constantBytes(mlir::Operation *constant);
+
+/// constantBytes(), read in place where the attribute already holds them in
+/// that layout (a resource blob, a dense attribute that is no splat and no
+/// i1), else a copy: a compile reads hundreds of MiB of weights once each.
+/// The bytes in place live as long as the constant's attribute.
+class ConstantBytes {
+public:
+  explicit ConstantBytes(llvm::ArrayRef<char> inPlace) : view(inPlace) {}
+  explicit ConstantBytes(std::vector<char> bytes) : copy(std::move(bytes)), copied(true) {}
+  const char *data() const { return copied ? copy.data() : view.data(); }
+  size_t size() const { return copied ? copy.size() : view.size(); }
+
+private:
+  llvm::ArrayRef<char> view;
+  std::vector<char> copy;
+  bool copied = false;
+};
+std::optional<ConstantBytes> constantBytesInPlace(mlir::Operation *constant);
 
 } // namespace ortc
 

@@ -208,12 +208,16 @@ const BlobSection *BlobView::find(const std::string &tag) const {
   return nullptr;
 }
 
-Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
+namespace {
+
+// Checks `sections` and lays them out in order after the header and
+// directory, each at its alignment: their offsets, and the blob's size. With
+// `firstAt` (a multiple of every alignment), section 0 begins there instead.
+Status layOutSections(const std::vector<BlobSection> &sections, const uint64_t *firstAt,
+                      std::vector<uint64_t> &offsets, uint64_t &blobSize) {
   const std::string what = "writing a blob";
   if (sections.size() > (SIZE_MAX - kHeaderSize) / kEntrySize)
     return invalid(what, "too many sections");
-  // Lay out first, so that a bad section fails before anything is allocated.
-  std::vector<uint64_t> offsets;
   uint64_t cursor = kHeaderSize + sections.size() * kEntrySize;
   for (size_t i = 0; i < sections.size(); ++i) {
     const BlobSection &s = sections[i];
@@ -228,26 +232,36 @@ Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
                                " is not a power of two up to 4096");
     if (s.flags & ~kKnownSectionFlags)
       return invalid(what, name + " '" + s.tag + "': unknown flags " + std::to_string(s.flags));
-    if (s.size && !s.data)
+    uint64_t offset = (cursor + s.alignment - 1) & ~uint64_t(s.alignment - 1);
+    if (i == 0 && firstAt) {
+      if (*firstAt < cursor)
+        return invalid(what, std::to_string(sections.size()) + " sections: the directory ends at " +
+                                 std::to_string(cursor) + ", after the head room of " +
+                                 std::to_string(*firstAt) + " bytes");
+      offset = *firstAt;
+    } else if (s.size && !s.data) {
       return invalid(what,
                      name + " '" + s.tag + "': " + std::to_string(s.size) + " bytes but no data");
-    uint64_t offset = (cursor + s.alignment - 1) & ~uint64_t(s.alignment - 1);
+    }
     if (offset < cursor || s.size > SIZE_MAX - offset)
       return invalid(what, name + " '" + s.tag + "': the blob would exceed the address space");
     offsets.push_back(offset);
     cursor = offset + s.size;
   }
+  blobSize = cursor;
+  return Status::ok();
+}
 
-  // Appended section by section: only the header and the padding are zeroed
-  // first (a blob of hundreds of MiB of weights is written once, not twice).
-  std::vector<char> blob;
-  blob.reserve(cursor);
-  blob.resize(kHeaderSize + sections.size() * kEntrySize, 0);
+// Writes the header and directory over the first bytes of `blob`, appends
+// sections [from, end) each after its padding, and fills in the checksum.
+void finishBlob(std::vector<char> &blob, const std::vector<BlobSection> &sections,
+                const std::vector<uint64_t> &offsets, uint64_t blobSize, size_t from) {
   char *p = blob.data();
   std::memcpy(p, kMagic, 8);
   writeU32(p + 8, kBlobContainerVersion);
   writeU32(p + 12, uint32_t(sections.size()));
-  writeU64(p + 16, cursor);
+  writeU64(p + 16, blobSize);
+  writeU64(p + kChecksumOffset, 0);
   for (size_t i = 0; i < sections.size(); ++i) {
     char *entry = p + kHeaderSize + i * kEntrySize;
     std::memcpy(entry, sections[i].tag.data(), 4);
@@ -256,12 +270,45 @@ Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
     writeU64(entry + 8, offsets[i]);
     writeU64(entry + 16, sections[i].size);
   }
-  for (size_t i = 0; i < sections.size(); ++i) {
+  for (size_t i = from; i < sections.size(); ++i) {
     blob.resize(offsets[i], 0); // the padding before the section
     blob.insert(blob.end(), sections[i].data, sections[i].data + sections[i].size);
   }
   writeU64(blob.data() + kChecksumOffset, envelopeChecksum(blob.data(), blob.size()));
+}
+
+} // namespace
+
+Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections) {
+  // Lay out first, so that a bad section fails before anything is allocated.
+  std::vector<uint64_t> offsets;
+  uint64_t blobSize = 0;
+  if (Status s = layOutSections(sections, nullptr, offsets, blobSize); !s.isOk())
+    return s;
+  // Appended section by section: only the header and the padding are zeroed
+  // first (a blob of hundreds of MiB of weights is written once, not twice).
+  std::vector<char> blob;
+  blob.reserve(blobSize);
+  blob.resize(kHeaderSize + sections.size() * kEntrySize, 0);
+  finishBlob(blob, sections, offsets, blobSize, 0);
   return blob;
+}
+
+Result<std::vector<char>> writeBlobAround(std::vector<char> storage,
+                                          std::vector<BlobSection> sections) {
+  if (sections.empty() || storage.size() < kBlobHeadRoom)
+    return invalid("writing a blob", "no first section after the " + std::to_string(kBlobHeadRoom) +
+                                         "-byte head room");
+  sections[0].data = storage.data() + kBlobHeadRoom;
+  sections[0].size = storage.size() - kBlobHeadRoom;
+  std::vector<uint64_t> offsets;
+  uint64_t blobSize = 0, firstAt = kBlobHeadRoom;
+  if (Status s = layOutSections(sections, &firstAt, offsets, blobSize); !s.isOk())
+    return s;
+  storage.reserve(blobSize); // one move of the first section at most
+  std::fill(storage.begin(), storage.begin() + kBlobHeadRoom, 0);
+  finishBlob(storage, sections, offsets, blobSize, 1);
+  return storage;
 }
 
 Result<BlobDescription> describeBlob(const char *data, size_t size, const std::string &what) {

@@ -85,6 +85,18 @@ struct BlobSection {
 /// two no larger than 4096.
 Result<std::vector<char>> writeBlob(const std::vector<BlobSection> &sections);
 
+/// The bytes before the first section of a blob that writeBlobAround() writes:
+/// a page, room for the header and a directory of up to 169 sections.
+constexpr size_t kBlobHeadRoom = 4096;
+
+/// writeBlob() for a blob whose first section the caller has laid down in
+/// place: `storage` holds kBlobHeadRoom bytes (any values) and then section
+/// 0's bytes (sections[0].data and .size are taken from there). The other sections are appended and
+/// the header and directory written over the head room, so the first section, hundreds of MiB of
+/// weights, is never copied (unless storage must grow to hold the rest: reserve room for them).
+Result<std::vector<char>> writeBlobAround(std::vector<char> storage,
+                                          std::vector<BlobSection> sections);
+
 /// A verified view of a blob; the sections point into the caller's bytes,
 /// which must outlive it.
 struct BlobView {

@@ -45,7 +45,7 @@ public:
       return partition.emitError("no f64 kernel");
     return std::make_unique<ortc::CompiledPartition>();
   }
-  FailureOr<ortc::EpContextBlob> saveContext(const ortc::CompiledPartition &) override {
+  FailureOr<ortc::EpContextBlob> saveContext(ortc::CompiledPartition &&) override {
     return ortc::EpContextBlob{};
   }
   int compiled = 0;

@@ -96,7 +96,7 @@ public:
     return std::unique_ptr<CompiledPartition>(std::move(compiled));
   }
 
-  mlir::FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) override {
+  mlir::FailureOr<EpContextBlob> saveContext(CompiledPartition &&compiled) override {
     const auto &toy = static_cast<const ToyCompiled &>(compiled);
     EpContextBlob blob;
     blob.source = kToySource;

@@ -1099,6 +1099,19 @@ bool cpuPlanHasSymbolicArena(const fb::Plan &plan) {
 Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
                                        const char *weights, size_t weightsSize, const char *rows,
                                        size_t rowsSize) {
+  std::vector<char> storage(kBlobHeadRoom);
+  if (weightsSize)
+    storage.insert(storage.end(), weights, weights + weightsSize);
+  return writeCpuBlob(plan, code, codeSize, std::move(storage), rows, rowsSize);
+}
+
+Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
+                                       std::vector<char> weightsInPlace, const char *rows,
+                                       size_t rowsSize) {
+  if (weightsInPlace.size() < kBlobHeadRoom)
+    return invalid("cpu_ep blob of partition '" + printable(plan.partition_name) + "'",
+                   "the weights have no head room before them");
+  size_t weightsSize = weightsInPlace.size() - kBlobHeadRoom;
   std::string what = "cpu_ep blob of partition '" + printable(plan.partition_name) + "'";
   // Pack() dereferences these; a missing one is a caller bug, not a crash.
   if (!plan.memory)
@@ -1134,14 +1147,16 @@ Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, 
       !s.isOk())
     return s;
 
+  // WGHT first, where the compiler laid it down; the directory order is not
+  // the readers' concern.
   std::vector<BlobSection> sections(3);
-  sections[0] = {kCpuMetaSection, kCpuBlobAlignment, meta, metaSize};
-  sections[1] = {kCpuCodeSection, kCpuBlobAlignment, code, codeSize};
-  sections[2] = {kCpuWeightsSection, kCpuBlobAlignment, weights, weightsSize};
+  sections[0] = {kCpuWeightsSection, kCpuBlobAlignment, nullptr, 0};
+  sections[1] = {kCpuMetaSection, kCpuBlobAlignment, meta, metaSize};
+  sections[2] = {kCpuCodeSection, kCpuBlobAlignment, code, codeSize};
   // On pages of its own, so that giving its pages back spares WGHT's.
   if (rowsSize)
     sections.push_back({kCpuRowsSection, 4096, rows, rowsSize, kBlobSectionReadSparsely});
-  return writeBlob(sections);
+  return writeBlobAround(std::move(weightsInPlace), std::move(sections));
 }
 
 Result<CpuBlobView> openCpuBlob(const char *data, size_t size, const std::string &what,

@@ -45,6 +45,11 @@ constexpr uint32_t kCpuBlobAlignment = 64;
 Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
                                        const char *weights, size_t weightsSize,
                                        const char *rows = nullptr, size_t rowsSize = 0);
+/// The same with WGHT laid down in place after kBlobHeadRoom bytes of
+/// `weightsInPlace`, which becomes the blob: the weights are not copied.
+Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
+                                       std::vector<char> weightsInPlace, const char *rows = nullptr,
+                                       size_t rowsSize = 0);
 
 /// A verified blob; every pointer points into the caller's bytes.
 struct CpuBlobView {

@@ -194,10 +194,21 @@ struct SharedOutputs {
   /// Kernels by their printed body (name left out): a kernel with the body
   /// and shapes of one already made is that one, compiled once.
   llvm::StringMap<std::string> kernelsByBody;
-  std::vector<char> weights;
+  /// The WGHT section where the blob will hold it: kBlobHeadRoom bytes for
+  /// the blob's header, then the weights (writeCpuBlob writes the blob around
+  /// them, so hundreds of MiB are packed once and never copied).
+  std::vector<char> weights = std::vector<char>(kBlobHeadRoom);
   /// Tables that only Gathers on axis 0 read: the ROWS section.
   std::vector<char> rowTables;
 };
+
+/// Room for `size` zeroed bytes at the next kAlignment offset of a section
+/// that begins `base` bytes into `storage`: the offset in the section.
+uint64_t appendToSection(std::vector<char> &storage, size_t base, size_t size) {
+  uint64_t offset = alignUp(storage.size() - base, kAlignment);
+  storage.resize(base + offset + size);
+  return offset;
+}
 
 /// Builds one partition's plan, kernels and weights.
 class PartitionCompiler {
@@ -241,9 +252,10 @@ private:
   /// A channels-last Conv's constant W [M, C, KH, KW] as B panels of W^T
   /// with k in (kh, kw, c) order (packConvWeightsChannelsLast).
   int packedConvWeightChannelsLast(Value w);
-  /// A Weight buffer of `logicalType` whose bytes are `packed` (`packing`).
-  int addPackedWeight(Type logicalType, std::string name, const std::vector<float> &packed,
-                      const char *packing);
+  /// A Weight buffer of `logicalType` whose `floats` floats `pack` writes
+  /// in place in WGHT (`packing`).
+  int addPackedWeight(Type logicalType, std::string name, size_t floats, const char *packing,
+                      llvm::function_ref<void(float *)> pack);
   LogicalResult emitLibraryStep(Operation *op);
   /// The buffer `op`'s result may be written over: a channels-last conv's
   /// residual that nothing reads afterwards (-1: none).
@@ -373,15 +385,16 @@ int PartitionCompiler::weightFor(Value value) {
   auto found = buffers.find(value);
   if (found != buffers.end())
     return found->second;
-  std::optional<std::vector<char>> bytes = constantBytes(value.getDefiningOp());
+  std::optional<ConstantBytes> bytes = constantBytesInPlace(value.getDefiningOp());
   if (!bytes)
     return -2;
   int id = addBuffer(fb::BufferKind::Weight, value.getType(), onnxNodeName(value.getDefiningOp()));
   bool rowTable = isRowTable(value, bytes->size());
   std::vector<char> &section = rowTable ? shared.rowTables : weights;
-  uint64_t offset = alignUp(section.size(), kAlignment);
-  section.resize(offset);
-  section.insert(section.end(), bytes->begin(), bytes->end());
+  size_t base = rowTable ? 0 : kBlobHeadRoom;
+  uint64_t offset = appendToSection(section, base, bytes->size());
+  if (bytes->size())
+    std::memcpy(section.data() + base + offset, bytes->data(), bytes->size());
   plan.buffers[id]->offset = offset;
   plan.buffers[id]->row_table = rowTable;
   buffers[value] = id;
@@ -391,82 +404,81 @@ int PartitionCompiler::weightFor(Value value) {
 int PartitionCompiler::packedGemmWeight(Value b, bool transB, float alpha) {
   // Packed per user: transB and alpha are folded in, so users rarely share.
   auto type = cast<RankedTensorType>(b.getType());
-  std::optional<std::vector<char>> bytes = constantBytes(b.getDefiningOp());
+  std::optional<ConstantBytes> bytes = constantBytesInPlace(b.getDefiningOp());
   if (!bytes)
     return -2;
   int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
   int64_t K = transB ? cols : rows, N = transB ? rows : cols;
-  std::vector<float> packed(packedGemmBSize(K, N));
-  packGemmB(reinterpret_cast<const float *>(bytes->data()), cols, transB, K, N, alpha,
-            packed.data());
   return addPackedWeight(RankedTensorType::get({K, N}, type.getElementType()),
-                         onnxNodeName(b.getDefiningOp()), packed, "gemm_b");
+                         onnxNodeName(b.getDefiningOp()), packedGemmBSize(K, N), "gemm_b",
+                         [&](float *packed) {
+                           packGemmB(reinterpret_cast<const float *>(bytes->data()), cols, transB,
+                                     K, N, alpha, packed);
+                         });
 }
 
-int PartitionCompiler::addPackedWeight(Type logicalType, std::string name,
-                                       const std::vector<float> &packed, const char *packing) {
+int PartitionCompiler::addPackedWeight(Type logicalType, std::string name, size_t floats,
+                                       const char *packing,
+                                       llvm::function_ref<void(float *)> pack) {
   int id = addBuffer(fb::BufferKind::Weight, logicalType, std::move(name));
   plan.buffers[id]->packing = packing;
-  plan.buffers[id]->size = packed.size() * sizeof(float);
-  uint64_t offset = alignUp(weights.size(), kAlignment);
-  weights.resize(offset);
-  const char *raw = reinterpret_cast<const char *>(packed.data());
-  weights.insert(weights.end(), raw, raw + packed.size() * sizeof(float));
+  plan.buffers[id]->size = floats * sizeof(float);
+  uint64_t offset = appendToSection(weights, kBlobHeadRoom, floats * sizeof(float));
+  // kBlobHeadRoom and the offset are multiples of kAlignment: float aligned.
+  pack(reinterpret_cast<float *>(weights.data() + kBlobHeadRoom + offset));
   plan.buffers[id]->offset = offset;
   return id;
 }
 
 int PartitionCompiler::packedConvWeight(Value w, bool transposed) {
   auto type = cast<RankedTensorType>(w.getType());
-  std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
+  std::optional<ConstantBytes> bytes = constantBytesInPlace(w.getDefiningOp());
   if (!bytes)
     return -2;
   int64_t M = type.getDimSize(0), K = type.getNumElements() / std::max<int64_t>(M, 1);
   const float *data = reinterpret_cast<const float *>(bytes->data());
-  std::vector<float> packed;
-  if (transposed) {
-    // W^T [K, M] as B panels: W's rows are W^T's columns.
-    packed.resize(packedGemmBSize(K, M));
-    packGemmB(data, K, /*transB=*/true, K, M, 1.0f, packed.data());
-  } else {
-    packed.resize(packedGemmASize(M, K));
-    packGemmA(data, K, M, K, packed.data());
-  }
   // The logical shape stays W's (the kernel checks it); the bytes are panels.
-  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed,
-                         transposed ? "gemm_bt" : "gemm_a");
+  if (transposed) // W^T [K, M] as B panels: W's rows are W^T's columns.
+    return addPackedWeight(
+        type, onnxNodeName(w.getDefiningOp()), packedGemmBSize(K, M), "gemm_bt",
+        [&](float *packed) { packGemmB(data, K, /*transB=*/true, K, M, 1.0f, packed); });
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packedGemmASize(M, K), "gemm_a",
+                         [&](float *packed) { packGemmA(data, K, M, K, packed); });
 }
 
 int PartitionCompiler::packedConvWeightWinograd(Value w, int64_t tile, bool channelsLast) {
   auto type = cast<RankedTensorType>(w.getType());
-  std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
+  std::optional<ConstantBytes> bytes = constantBytesInPlace(w.getDefiningOp());
   if (!bytes)
     return -2;
   int64_t M = type.getDimSize(0), C = type.getDimSize(1);
   const auto *data = reinterpret_cast<const float *>(bytes->data());
-  std::vector<float> packed(channelsLast ? packedWinogradChannelsLastSize(M, C, tile)
-                                         : packedWinogradSize(M, C, tile));
-  if (channelsLast)
-    packConvWeightsWinogradChannelsLast(data, M, C, tile, packed.data());
-  else
-    packConvWeightsWinograd(data, M, C, tile, packed.data());
+  size_t floats =
+      channelsLast ? packedWinogradChannelsLastSize(M, C, tile) : packedWinogradSize(M, C, tile);
   const char *packing = channelsLast ? (tile == 4 ? "winograd_f4x3_bt" : "winograd_f2x3_bt")
                                      : (tile == 4 ? "winograd_f4x3" : "winograd_f2x3");
-  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed, packing);
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), floats, packing,
+                         [&](float *packed) {
+                           if (channelsLast)
+                             packConvWeightsWinogradChannelsLast(data, M, C, tile, packed);
+                           else
+                             packConvWeightsWinograd(data, M, C, tile, packed);
+                         });
 }
 
 int PartitionCompiler::packedConvWeightChannelsLast(Value w) {
   auto type = dyn_cast<RankedTensorType>(w.getType());
-  std::optional<std::vector<char>> bytes = constantBytes(w.getDefiningOp());
+  std::optional<ConstantBytes> bytes = constantBytesInPlace(w.getDefiningOp());
   if (!type || type.getRank() != 4 || !type.hasStaticShape() || !type.getElementType().isF32() ||
       !bytes)
     return -2;
   int64_t M = type.getDimSize(0), C = type.getDimSize(1);
   int64_t kSize = type.getDimSize(2) * type.getDimSize(3);
-  std::vector<float> packed(packedGemmBSize(C * kSize, M));
-  packConvWeightsChannelsLast(reinterpret_cast<const float *>(bytes->data()), M, C, kSize,
-                              packed.data());
-  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packed, "gemm_bt_hwc");
+  return addPackedWeight(type, onnxNodeName(w.getDefiningOp()), packedGemmBSize(C * kSize, M),
+                         "gemm_bt_hwc", [&](float *packed) {
+                           packConvWeightsChannelsLast(
+                               reinterpret_cast<const float *>(bytes->data()), M, C, kSize, packed);
+                         });
 }
 
 int PartitionCompiler::bufferFor(Value value) {
@@ -1290,7 +1302,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
                                    std::max<uint64_t>(type.getElementTypeBitWidth() / 8, 1),
                                kAlignment);
   });
-  weights.reserve(constantBytes + constantBytes / 16);
+  weights.reserve(kBlobHeadRoom + constantBytes + constantBytes / 16);
   if (failed(buildPlan()))
     return failure();
   bool symbolicArena = arenaAtRunTime;
@@ -1317,9 +1329,10 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
     return fn.emitError("cpu_ep: ") << llvm::toString(code.takeError());
   progress("kernels", kernelCount, kernelCount);
 
+  uint64_t weightBytes = weights.size() - kBlobHeadRoom;
   Result<std::vector<char>> blob =
-      writeCpuBlob(plan, code->data(), code->size(), weights.data(), weights.size(),
-                   shared.rowTables.data(), shared.rowTables.size());
+      writeCpuBlob(plan, code->data(), code->size(), std::move(weights), shared.rowTables.data(),
+                   shared.rowTables.size());
   if (!blob.isOk())
     return fn.emitError("cpu_ep: ") << blob.status().message();
 
@@ -1329,7 +1342,7 @@ FailureOr<std::unique_ptr<CpuCompiledPartition>> PartitionCompiler::run() {
   summary.arenaPlannedAtRunTime = symbolicArena;
   summary.arenaBytes = arenaBytes;
   summary.naiveBytes = naiveBytes;
-  summary.weightBytes = weights.size() + shared.rowTables.size();
+  summary.weightBytes = weightBytes + shared.rowTables.size();
   summary.codeBytes = code->size();
   std::function<void(const fb::PlanT &)> count = [&](const fb::PlanT &p) {
     for (auto &step : p.steps)
@@ -1382,15 +1395,15 @@ public:
     return std::unique_ptr<CompiledPartition>(std::move(*compiled));
   }
 
-  FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) override {
-    const auto &cpu = static_cast<const CpuCompiledPartition &>(compiled);
+  FailureOr<EpContextBlob> saveContext(CompiledPartition &&compiled) override {
+    auto &cpu = static_cast<CpuCompiledPartition &>(compiled);
     EpContextBlob out;
     out.source = kCpuContextSource;
     out.hardwareArchitecture = target_.hardwareArchitecture;
     out.epSdkVersion = std::string("ortc cpu_ep ") + kCpuEpVersion + " (kernel abi " +
                        std::to_string(kCpuKernelAbi) + ")";
     out.notes = cpu.summary.describe();
-    out.bytes = cpu.blob;
+    out.bytes = std::move(cpu.blob); // hundreds of MiB: moved, not copied
     return out;
   }
 

@@ -651,15 +651,15 @@ public:
     return std::unique_ptr<CompiledPartition>(std::move(*compiled));
   }
 
-  FailureOr<EpContextBlob> saveContext(const CompiledPartition &compiled) override {
-    const auto &cuda = static_cast<const CudaCompiledPartition &>(compiled);
+  FailureOr<EpContextBlob> saveContext(CompiledPartition &&compiled) override {
+    auto &cuda = static_cast<CudaCompiledPartition &>(compiled);
     EpContextBlob out;
     out.source = kCudaContextSource;
     out.hardwareArchitecture = cuda.archs;
     out.epSdkVersion = std::string("ortc cuda_ep ") + kCudaEpVersion + " (kernel abi " +
                        std::to_string(kCudaKernelAbi) + ", NVRTC " + nvrtcVersion() + ")";
     out.notes = cuda.notes;
-    out.bytes = cuda.blob;
+    out.bytes = std::move(cuda.blob); // hundreds of MiB: moved, not copied
     return out;
   }
 

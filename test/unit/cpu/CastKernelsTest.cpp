@@ -494,7 +494,7 @@ TEST_F(CastPartition, EveryCastIsClaimed) {
 TEST_F(CastPartition, CompilesAndRunsAtSeveralBatches) {
   auto compiled = ep->compilePartition(fn());
   ASSERT_TRUE(mlir::succeeded(compiled));
-  auto blob = ep->saveContext(**compiled);
+  auto blob = ep->saveContext(std::move(**compiled));
   ASSERT_TRUE(mlir::succeeded(blob));
   ortc::EpContextView view;
   view.source = "ortc_cpu";

@@ -47,7 +47,7 @@ inline std::optional<EpContextBlob> compileCpuPartition(const char *source) {
   EXPECT_TRUE(mlir::succeeded(compiled));
   if (mlir::failed(compiled))
     return std::nullopt;
-  auto blob = ep->saveContext(**compiled);
+  auto blob = ep->saveContext(std::move(**compiled));
   EXPECT_TRUE(mlir::succeeded(blob));
   if (mlir::failed(blob))
     return std::nullopt;

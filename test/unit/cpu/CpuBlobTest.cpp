@@ -129,6 +129,64 @@ TEST(BlobContainerTest, RoundTripsSectionsWithAlignmentsAndEmptyOnes) {
   EXPECT_EQ(view.value().find("ZZZZ"), nullptr);
 }
 
+// The first section laid down by the caller after the head room: the blob is
+// that storage (the section never copied) and reads back like writeBlob's.
+TEST(BlobContainerTest, WritesAroundAFirstSectionInPlace) {
+  std::vector<char> first = pattern(5000, 7), code = pattern(100, 3);
+  std::vector<char> storage(kBlobHeadRoom, 'x');
+  storage.insert(storage.end(), first.begin(), first.end());
+  storage.reserve(storage.size() + 8192);
+  const char *laidDown = storage.data() + kBlobHeadRoom;
+  Result<std::vector<char>> blob =
+      writeBlobAround(std::move(storage), {{"WGHT", 64, nullptr, 0},
+                                           {"CODE", 64, code.data(), code.size()},
+                                           {"ROWS", 4096, first.data(), 10}});
+  ASSERT_TRUE(blob.isOk()) << blob.status().message();
+  const std::vector<char> &bytes = blob.value();
+  EXPECT_EQ(bytes.data() + kBlobHeadRoom, laidDown);
+  Result<BlobView> view = openBlob(bytes.data(), bytes.size(), kWhat);
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  const BlobSection *weights = view.value().find("WGHT");
+  ASSERT_NE(weights, nullptr);
+  EXPECT_EQ(weights->data, laidDown);
+  ASSERT_EQ(weights->size, first.size());
+  EXPECT_EQ(std::memcmp(weights->data, first.data(), first.size()), 0);
+  const BlobSection *codeSection = view.value().find("CODE");
+  ASSERT_NE(codeSection, nullptr);
+  ASSERT_EQ(codeSection->size, code.size());
+  EXPECT_EQ(std::memcmp(codeSection->data, code.data(), code.size()), 0);
+  const BlobSection *rows = view.value().find("ROWS");
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ((rows->data - bytes.data()) % 4096, 0);
+  ASSERT_EQ(rows->size, 10u);
+  EXPECT_EQ(std::memcmp(rows->data, first.data(), 10), 0);
+  // The head room's old bytes are not left between the directory and WGHT.
+  size_t directoryEnd = 32 + 3 * 24;
+  EXPECT_EQ(std::count(bytes.begin() + directoryEnd, bytes.begin() + kBlobHeadRoom, 'x'), 0);
+}
+
+TEST(BlobContainerTest, WriteAroundRefusesNoHeadRoomOrADirectoryPastIt) {
+  auto expectWriteError = [](const Result<std::vector<char>> &blob, const std::string &needle) {
+    ASSERT_FALSE(blob.isOk()) << needle;
+    EXPECT_NE(blob.status().message().find(needle), std::string::npos) << blob.status().message();
+  };
+  expectWriteError(writeBlobAround(std::vector<char>(kBlobHeadRoom - 1), {{"WGHT", 64}}),
+                   "no first section after the 4096-byte head room");
+  std::vector<BlobSection> many;
+  for (int i = 0; i < 170; ++i) {
+    char tag[5];
+    std::snprintf(tag, sizeof tag, "S%03d", i);
+    many.push_back({tag, 64, nullptr, 0});
+  }
+  expectWriteError(writeBlobAround(std::vector<char>(kBlobHeadRoom), many),
+                   "170 sections: the directory ends at 4112, after the head room of 4096 bytes");
+  many.pop_back();
+  EXPECT_TRUE(writeBlobAround(std::vector<char>(kBlobHeadRoom), many).isOk());
+  // The sections are checked as writeBlob checks them, the first included.
+  expectWriteError(writeBlobAround(std::vector<char>(kBlobHeadRoom + 8), {{"WGH", 64}}),
+                   "tag 'WGH' is not four printable characters");
+}
+
 TEST(BlobContainerTest, RoundTripsNoSections) {
   Result<std::vector<char>> blob = writeBlob({});
   ASSERT_TRUE(blob.isOk()) << blob.status().message();

@@ -57,8 +57,8 @@ bool fill(const ortc::TensorView &t, uint32_t seed) {
 struct ClaimRunner {
   int ran = 0, skipped = 0;
 
-  std::string operator()(ortc::CompileEp &ep, const ortc::CompiledPartition &compiled) {
-    mlir::FailureOr<ortc::EpContextBlob> blob = ep.saveContext(compiled);
+  std::string operator()(ortc::CompileEp &ep, ortc::CompiledPartition &&compiled) {
+    mlir::FailureOr<ortc::EpContextBlob> blob = ep.saveContext(std::move(compiled));
     if (mlir::failed(blob))
       return "saveContext failed";
     ortc::cpu::CpuRuntimeEp runtime;
@@ -183,8 +183,8 @@ TEST(CpuClaimHonestyTest, EveryClaimedNodeOfTheTestModelsCompiles) {
       continue;
     ++models;
     ortc::ClaimHonestyResult result =
-        ortc::checkClaimHonesty(*module, eps, [&](ortc::CompileEp &ep, const auto &compiled) {
-          return runner(ep, compiled);
+        ortc::checkClaimHonesty(*module, eps, [&](ortc::CompileEp &ep, auto &&compiled) {
+          return runner(ep, std::move(compiled));
         });
     claims += result.claims;
     for (const auto &f : result.failures)
