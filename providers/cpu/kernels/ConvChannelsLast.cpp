@@ -379,12 +379,14 @@ struct Avx512Ops {
   using V = __m512;
   using Mask = __mmask16;
   static constexpr int64_t kLanes = 16;
+  static constexpr int kRegisters = 32;
   ORTC_AVX512 static Mask mask(int64_t left) {
     return left >= 16 ? Mask(0xFFFF) : Mask((1u << left) - 1);
   }
   ORTC_AVX512 static V zero() { return _mm512_setzero_ps(); }
   ORTC_AVX512 static V load(const float *p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
   ORTC_AVX512 static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  ORTC_AVX512 static V add(V a, V b) { return _mm512_add_ps(a, b); }
   /// + residual (or null), activation, store.
   ORTC_AVX512 static void finish(const GemmEpilogue &e, V v, const float *res, float *out, Mask m) {
     if (res)
@@ -399,6 +401,7 @@ struct Avx2Ops {
   using V = __m256;
   using Mask = int64_t; // lanes present
   static constexpr int64_t kLanes = 8;
+  static constexpr int kRegisters = 16;
   ORTC_AVX2 static Mask mask(int64_t left) { return std::min<int64_t>(left, 8); }
   ORTC_AVX2 static V zero() { return _mm256_setzero_ps(); }
   ORTC_AVX2 static V load(const float *p, Mask m) {
@@ -418,6 +421,7 @@ struct Avx2Ops {
     std::memcpy(p, part, size_t(m) * sizeof(float));
   }
   ORTC_AVX2 static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  ORTC_AVX2 static V add(V a, V b) { return _mm256_add_ps(a, b); }
   ORTC_AVX2 static void finish(const GemmEpilogue &e, V v, const float *res, float *out, Mask m) {
     if (res)
       v = _mm256_add_ps(v, load(res, m));
