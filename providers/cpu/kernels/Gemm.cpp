@@ -919,20 +919,27 @@ bool cpuHasAvx512() { return false; }
 /// rows, which the hardware streams like packed panels. A tile of fewer
 /// rows costs fewer FMAs: 7x7 positions are 8 full tiles and a row, not 9
 /// full tiles. Each k step also prefetches one line of `next` (a panel
-/// slice of 16 floats per k) into L2.
-template <int Rows, int Panels>
+/// slice of 16 floats per k) into L2. HalfLast: the last panel has at most
+/// 8 columns (24 = 16 + 8, MobileNetV2's projections), and its FMAs are
+/// 8 lanes wide; a core whose 512-bit FMA is two 256-bit ones (AMD Zen 4)
+/// then does 3/4 of the work, and one with 512-bit units does the same.
+template <int Rows, int Panels, bool HalfLast = false>
 ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float *const *rows,
                                   const int64_t *tapOffsets, const float *b, int64_t panelStride,
                                   const float *next, float *c, int64_t ldc, int lastCols, bool load,
                                   const GemmEpilogue *epilogue, int64_t row0) {
+  constexpr int Wide = HalfLast ? Panels - 1 : Panels;
   __m512 acc[Rows][Panels];
+  __m256 half[Rows];
 #pragma GCC unroll 6
-  for (int r = 0; r < Rows; ++r)
+  for (int r = 0; r < Rows; ++r) {
 #pragma GCC unroll 4
     for (int p = 0; p < Panels; ++p) {
       _mm_prefetch(reinterpret_cast<const char *>(c + r * ldc + p * kNr), _MM_HINT_T0);
       acc[r][p] = _mm512_setzero_ps();
     }
+    half[r] = _mm256_setzero_ps();
+  }
   const float *bp = b;
   // One run of channels per tap: the block may start and end inside one.
   for (int64_t k = k0, t = k0 / C, ch = k0 % C; k < k1; ++t, ch = 0) {
@@ -945,18 +952,25 @@ ORTC_AVX512 void kernelAvx512Taps(int64_t k0, int64_t k1, int64_t C, const float
       _mm_prefetch(reinterpret_cast<const char *>(next), _MM_HINT_T1);
       __m512 bv[Panels];
 #pragma GCC unroll 4
-      for (int p = 0; p < Panels; ++p)
+      for (int p = 0; p < Wide; ++p)
         bv[p] = _mm512_loadu_ps(bp + p * panelStride);
+      __m256 bHalf = HalfLast ? _mm256_loadu_ps(bp + Wide * panelStride) : _mm256_setzero_ps();
 #pragma GCC unroll 6
       for (int r = 0; r < Rows; ++r) {
         __m512 av = _mm512_set1_ps(a[r][j]);
 #pragma GCC unroll 4
-        for (int p = 0; p < Panels; ++p)
+        for (int p = 0; p < Wide; ++p)
           acc[r][p] = _mm512_fmadd_ps(av, bv[p], acc[r][p]);
+        if constexpr (HalfLast)
+          half[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(av), bHalf, half[r]);
       }
     }
     k += n;
   }
+  if constexpr (HalfLast)
+#pragma GCC unroll 6
+    for (int r = 0; r < Rows; ++r)
+      acc[r][Wide] = _mm512_zextps256_ps512(half[r]);
   storeTileAvx512<Rows, Panels>(acc, c, ldc, Rows, lastCols, load, epilogue, row0);
 }
 
@@ -1002,8 +1016,9 @@ struct Variant {
   WideKernel fewRowsQuadKernels[kMr] = {};
   WideKernel fewRowsPairKernels[kMr] = {};
   // Tiles over 1, 2 and 4 panels whose A rows are runs of taps
-  // (sgemmRowsOfTaps); null where a variant has none.
-  TapsKernel tapsKernels[kMr][3] = {};
+  // (sgemmRowsOfTaps), then over 2 panels the last of at most 8 columns;
+  // null where a variant has none.
+  TapsKernel tapsKernels[kMr][4] = {};
   // Tiles over a B read in place (sgemmRowsB), indexed by rows, 1..6; null
   // where a variant has none.
   RowsBKernel rowsBKernels[kMr + 1] = {};
@@ -1042,12 +1057,18 @@ const Variant kAvx512 = {
      kernelAvx512FewRows<4, 4>, kernelAvx512FewRows<5, 4>},
     {nullptr, kernelAvx512FewRows<1, 2>, kernelAvx512FewRows<2, 2>, kernelAvx512FewRows<3, 2>,
      kernelAvx512FewRows<4, 2>, kernelAvx512FewRows<5, 2>},
-    {{kernelAvx512Taps<1, 1>, kernelAvx512Taps<1, 2>, kernelAvx512Taps<1, 4>},
-     {kernelAvx512Taps<2, 1>, kernelAvx512Taps<2, 2>, kernelAvx512Taps<2, 4>},
-     {kernelAvx512Taps<3, 1>, kernelAvx512Taps<3, 2>, kernelAvx512Taps<3, 4>},
-     {kernelAvx512Taps<4, 1>, kernelAvx512Taps<4, 2>, kernelAvx512Taps<4, 4>},
-     {kernelAvx512Taps<5, 1>, kernelAvx512Taps<5, 2>, kernelAvx512Taps<5, 4>},
-     {kernelAvx512Taps<6, 1>, kernelAvx512Taps<6, 2>, kernelAvx512Taps<6, 4>}}};
+    {{kernelAvx512Taps<1, 1>, kernelAvx512Taps<1, 2>, kernelAvx512Taps<1, 4>,
+      kernelAvx512Taps<1, 2, true>},
+     {kernelAvx512Taps<2, 1>, kernelAvx512Taps<2, 2>, kernelAvx512Taps<2, 4>,
+      kernelAvx512Taps<2, 2, true>},
+     {kernelAvx512Taps<3, 1>, kernelAvx512Taps<3, 2>, kernelAvx512Taps<3, 4>,
+      kernelAvx512Taps<3, 2, true>},
+     {kernelAvx512Taps<4, 1>, kernelAvx512Taps<4, 2>, kernelAvx512Taps<4, 4>,
+      kernelAvx512Taps<4, 2, true>},
+     {kernelAvx512Taps<5, 1>, kernelAvx512Taps<5, 2>, kernelAvx512Taps<5, 4>,
+      kernelAvx512Taps<5, 2, true>},
+     {kernelAvx512Taps<6, 1>, kernelAvx512Taps<6, 2>, kernelAvx512Taps<6, 4>,
+      kernelAvx512Taps<6, 2, true>}}};
 #endif
 
 const Variant *detectVariant() {
@@ -1492,7 +1513,8 @@ void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float 
             rows[r] = x + (rowOffsets ? rowOffsets[i0 + ip + r] : (i0 + ip + r) * K);
           int64_t nextPanel = std::min<int64_t>(ip / kMr, nextPanels - 1);
           const float *next = packedB + (nextJ0 + nextPanel * kNr) * K + nextK0 * kNr;
-          variant->tapsKernels[mr - 1][panels == 4 ? 2 : panels - 1](
+          int shape = panels == 4 ? 2 : panels == 2 && lastCols <= 8 ? 3 : panels - 1;
+          variant->tapsKernels[mr - 1][shape](
               k0, k1, C, rows, tapOffsets, packedB + j0 * K + k0 * kNr, K * kNr, next,
               Cm + (i0 + ip) * ldc + j0, ldc, lastCols, accumulate || k0 > 0,
               last && epilogue ? &panelEpilogue : nullptr, ip);

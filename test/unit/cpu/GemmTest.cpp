@@ -310,6 +310,57 @@ TEST_P(GemmVariantTest, EpilogueMatchesGemmThenEpilogue) {
     }
 }
 
+// sgemmRowsOfTaps (AVX-512): rows gathered tap by tap from an input through
+// offsets, against the same rows as a plain A through sgemmPacked, with a
+// column bias, a residual and Relu; column counts whose last tile is 1, 2 or
+// 4 panels, partial or whole, and 2 panels whose last has at most 8 columns
+// (the half-width tile: 24, 40 + 16, 56).
+TEST_P(GemmVariantTest, RowsOfTapsMatchesPackedRows) {
+  if (!sgemmRowsOfTapsAvailable())
+    GTEST_SKIP() << "the " << GetParam() << " variant has no sgemmRowsOfTaps kernels";
+  const int64_t C = 5, taps = 3, K = C * taps, gap = 2; // taps `gap` floats apart
+  for (int64_t M : {1, 6, 7, 13})
+    for (int64_t N : {8, 16, 17, 24, 25, 40, 56, 88, 100}) {
+      SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N));
+      Rng rng(uint64_t(M * 977 + N));
+      int64_t rowFloats = taps * (C + gap) + 3, ldc = N + 3;
+      std::vector<float> x(M * rowFloats), B(K * N), colBias(N), residual(M * ldc),
+          initial(M * ldc);
+      for (std::vector<float> *v : {&x, &B, &colBias, &residual, &initial})
+        for (float &f : *v)
+          f = rng.next();
+      std::vector<int64_t> rowOffsets(M), tapOffsets(taps);
+      for (int64_t i = 0; i < M; ++i)
+        rowOffsets[i] = (M - 1 - i) * rowFloats; // rows in reverse order
+      for (int64_t t = 0; t < taps; ++t)
+        tapOffsets[t] = t * (C + gap) + 1;
+      std::vector<float> A(M * K);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t c = 0; c < C; ++c)
+            A[i * K + t * C + c] = x[rowOffsets[i] + tapOffsets[t] + c];
+      std::vector<float> packedB(packedGemmBSize(K, N));
+      packGemmB(B.data(), N, false, K, N, 1.0f, packedB.data());
+      GemmEpilogue e;
+      e.colBias = colBias.data();
+      e.residual = residual.data();
+      e.ldr = ldc;
+      e.activation = GemmEpilogue::Activation::Relu;
+      for (bool accumulate : {false, true}) {
+        std::vector<float> want = accumulate ? initial : std::vector<float>(M * ldc, kSentinel);
+        sgemmPacked(M, N, K, A.data(), K, false, packedB.data(), want.data(), ldc, accumulate);
+        e.apply(want.data(), ldc, M, N);
+        std::vector<float> got = accumulate ? initial : std::vector<float>(M * ldc, kSentinel);
+        sgemmRowsOfTaps(M, N, C, taps, x.data(), rowOffsets.data(), tapOffsets.data(),
+                        packedB.data(), got.data(), ldc, accumulate, &e);
+        for (int64_t i = 0; i < M * ldc; ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i])))
+              << "at row " << i / ldc << " column " << i % ldc
+              << (accumulate ? ", accumulating" : "");
+      }
+    }
+}
+
 // A column bias (MatMul's) and the GELU activations in the epilogue: the
 // GEMM's result plus the bias through GELU in double (erf form and tanh
 // form), within 1e-6 of max(1, |x|) per output, serial and on a pool, with
