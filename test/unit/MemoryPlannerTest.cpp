@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 using namespace ortc;
@@ -70,6 +71,52 @@ TEST(MemoryPlanner, RandomPlansAreValidAndNoWorseThanNaive) {
     ArenaPlan plan = planArena(slots, 64);
     expectValid(slots, plan, 64);
     EXPECT_LE(plan.bytes, plan.naiveBytes);
+  }
+}
+
+// The plan of the straightforward scan (every placed slot checked against
+// each new one), which planArena's index must reproduce offset for offset:
+// long and short ranges, ranges given backwards (a hostile blob's), equal
+// ends, repeated sizes.
+TEST(MemoryPlanner, IndexedPlanEqualsTheScanOverEveryPlacedSlot) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<ArenaSlot> slots;
+    int count = 1 + rng() % 120, steps = 1 + rng() % 60;
+    for (int i = 0; i < count; ++i) {
+      int first = rng() % steps, length = rng() % 4 == 0 ? rng() % steps : rng() % 4;
+      int last = rng() % 16 == 0 ? first - 1 - int(rng() % 5) : first + length;
+      slots.push_back(slot(64 * (1 + rng() % 6) + rng() % 3, first, last));
+    }
+    std::vector<ArenaSlot> want = slots;
+    std::vector<size_t> order(want.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return want[a].size > want[b].size; });
+    std::vector<size_t> placed;
+    uint64_t peak = 0;
+    auto rounded = [](uint64_t size) { return (std::max<uint64_t>(size, 1) + 63) / 64 * 64; };
+    for (size_t i : order) {
+      std::vector<std::pair<uint64_t, uint64_t>> busy;
+      for (size_t o : placed)
+        if (overlapInTime(want[o], want[i]))
+          busy.push_back({want[o].offset, want[o].offset + rounded(want[o].size)});
+      std::sort(busy.begin(), busy.end());
+      uint64_t offset = 0;
+      for (auto [begin, end] : busy) {
+        if (offset + rounded(want[i].size) <= begin)
+          break;
+        offset = std::max(offset, end);
+      }
+      want[i].offset = offset;
+      peak = std::max(peak, offset + rounded(want[i].size));
+      placed.push_back(i);
+    }
+    ArenaPlan plan = planArena(slots, 64);
+    EXPECT_EQ(plan.bytes, peak) << "trial " << trial;
+    for (size_t i = 0; i < slots.size(); ++i)
+      ASSERT_EQ(slots[i].offset, want[i].offset) << "trial " << trial << " slot " << i;
   }
 }
 
