@@ -12,6 +12,8 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Operation.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 using namespace mlir;
@@ -178,13 +180,20 @@ std::optional<ConstantBytes> constantBytesInPlace(Operation *constant) {
     size_t elementBytes = elementSize(elementType);
     bool wholeBytes = elementBytes && !(elementBits(elementType) && elementBits(elementType) < 8);
     size_t size = size_t(type.getNumElements()) * elementBytes;
+    // In place only where an element can be read where it lies: an external
+    // data file's offsets need not be aligned.
+    auto usable = [&](ArrayRef<char> bytes) {
+      size_t alignment = std::min<size_t>(elementBytes, 8);
+      return wholeBytes && size && bytes.size() == size &&
+             reinterpret_cast<uintptr_t>(bytes.data()) % alignment == 0;
+    };
     Attribute value = constant->getAttr("value");
     if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value)) {
       AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-      if (wholeBytes && size && blob && blob->getData().size() == size)
+      if (blob && usable(blob->getData()))
         return ConstantBytes(blob->getData());
     } else if (auto dense = dyn_cast_or_null<DenseElementsAttr>(value)) {
-      if (wholeBytes && size && !dense.isSplat() && dense.getRawData().size() == size)
+      if (!dense.isSplat() && usable(dense.getRawData()))
         return ConstantBytes(dense.getRawData());
     }
   }

@@ -28,7 +28,8 @@ std::optional<std::vector<char>> constantBytes(mlir::Operation *constant);
 
 /// constantBytes(), read in place where the attribute already holds them in
 /// that layout (a resource blob, a dense attribute that is no splat and no
-/// i1), else a copy: a compile reads hundreds of MiB of weights once each.
+/// i1) at an address aligned for the element type, else a copy: a compile
+/// reads hundreds of MiB of weights once each.
 /// The bytes in place live as long as the constant's attribute.
 class ConstantBytes {
 public:

@@ -1,6 +1,7 @@
 //===- ImporterTest.cpp - ModelProto to MLIR, built in C++ ----------------===//
 
 #include "compiler/Import/OnnxImporter.h"
+#include "compiler/Transforms/ConstantValues.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -15,7 +16,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -200,6 +203,44 @@ TEST(ImporterTest, ExternalDataIsMappedNotCopied) {
   ASSERT_EQ(blob->getData().size(), sizeof(values));
   EXPECT_EQ(std::memcmp(blob->getData().data(), values, sizeof(values)), 0);
   EXPECT_TRUE(isInFileMapping(blob->getData().data(), "/weights.bin"));
+  // The CPU EP reads such a constant where it is mapped: no copy.
+  std::optional<ortc::ConstantBytes> bytes = ortc::constantBytesInPlace(constant);
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(bytes->data(), blob->getData().data());
+  EXPECT_EQ(bytes->size(), sizeof(values));
+}
+
+// constantBytesInPlace: the resource's own bytes where they are aligned for
+// the element type; a copy of the same values where they are not.
+TEST(ImporterTest, ConstantBytesAreReadInPlaceOnlyWhereAligned) {
+  mlir::MLIRContext context;
+  onnx::ModelProto model = makeAddModel();
+  std::string error;
+  auto module = ortc::importOnnxModel(context, model, "model.onnx", error);
+  ASSERT_TRUE(module) << error;
+  mlir::Operation *constant = nullptr;
+  module->walk([&](mlir::Operation *op) {
+    if (op->getName().getStringRef() == "onnx.Constant")
+      constant = op;
+  });
+  ASSERT_NE(constant, nullptr);
+  auto resource = mlir::cast<mlir::DenseResourceElementsAttr>(constant->getAttr("value"));
+  llvm::ArrayRef<char> held = resource.getRawHandle().getBlob()->getData();
+  std::optional<ortc::ConstantBytes> inPlace = ortc::constantBytesInPlace(constant);
+  ASSERT_TRUE(inPlace);
+  EXPECT_EQ(inPlace->data(), held.data());
+
+  alignas(8) char storage[17];
+  std::memcpy(storage + 1, held.data(), 16);
+  constant->setAttr("value", mlir::DenseResourceElementsAttr::get(
+                                 resource.getType(), "odd",
+                                 mlir::UnmanagedAsmResourceBlob::allocateWithAlign(
+                                     llvm::ArrayRef<char>(storage + 1, 16), 1)));
+  std::optional<ortc::ConstantBytes> copied = ortc::constantBytesInPlace(constant);
+  ASSERT_TRUE(copied);
+  EXPECT_NE(copied->data(), storage + 1);
+  ASSERT_EQ(copied->size(), 16u);
+  EXPECT_EQ(std::memcmp(copied->data(), storage + 1, 16), 0);
 }
 
 } // namespace

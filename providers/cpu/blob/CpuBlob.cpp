@@ -1108,11 +1108,10 @@ Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, 
 Result<std::vector<char>> writeCpuBlob(const fb::PlanT &plan, const char *code, size_t codeSize,
                                        std::vector<char> weightsInPlace, const char *rows,
                                        size_t rowsSize) {
-  if (weightsInPlace.size() < kBlobHeadRoom)
-    return invalid("cpu_ep blob of partition '" + printable(plan.partition_name) + "'",
-                   "the weights have no head room before them");
-  size_t weightsSize = weightsInPlace.size() - kBlobHeadRoom;
   std::string what = "cpu_ep blob of partition '" + printable(plan.partition_name) + "'";
+  if (weightsInPlace.size() < kBlobHeadRoom)
+    return invalid(what, "the weights have no head room before them");
+  size_t weightsSize = weightsInPlace.size() - kBlobHeadRoom;
   // Pack() dereferences these; a missing one is a caller bug, not a crash.
   if (!plan.memory)
     return invalid(what, "the plan has no memory plan");
