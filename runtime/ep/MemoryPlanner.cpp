@@ -17,96 +17,94 @@ namespace {
 /// every slot: a centred interval tree over the ranges (each node keeps the
 /// ranges that contain its centre, sorted by first step and by last step;
 /// those wholly before or after it go left or right), so that a query costs
-/// the tree's depth plus the ranges it reports. A range given backwards
-/// (last < first, which a hostile blob may hold) is kept as its two ends in
-/// order: the index then reports a superset, which the caller filters.
+/// the tree's depth plus the ranges it reports. The nodes' ranges are runs
+/// of two index arrays, so a build allocates a handful of buffers whatever
+/// the slot count (a plan of 20 slots is planned per input shape at run
+/// time). A range given backwards (last < first, which a hostile blob may
+/// hold) is kept as its two ends in order: the index then reports a
+/// superset, which the caller filters.
 class LiveRangeIndex {
 public:
-  explicit LiveRangeIndex(const std::vector<ArenaSlot> &slots) : slots(slots) {
-    std::vector<size_t> all(slots.size());
-    std::iota(all.begin(), all.end(), size_t(0));
-    root = build(std::move(all));
+  explicit LiveRangeIndex(const std::vector<ArenaSlot> &slots)
+      : slots(slots), byFirst(slots.size()), byLast(slots.size()) {
+    std::iota(byFirst.begin(), byFirst.end(), size_t(0));
+    ends.reserve(2 * slots.size());
+    nodes.reserve(slots.size());
+    root = build(0, slots.size());
   }
 
   /// Calls visit(i) for every slot i whose range meets [first, last].
   template <class Visit> void overlapping(int first, int last, Visit visit) const {
-    std::vector<int> stack;
+    // Each side of a node holds at most half its slots: the depth stays
+    // under 64, and so does the stack of nodes still to visit.
+    int stack[kMaxDepth];
+    int depth = 0;
     if (root >= 0)
-      stack.push_back(root);
-    while (!stack.empty()) {
-      const Node &node = nodes[size_t(stack.back())];
-      stack.pop_back();
+      stack[depth++] = root;
+    while (depth > 0) {
+      const Node &node = nodes[size_t(stack[--depth])];
       if (last < node.centre) {
-        for (size_t i : node.byFirst) {
-          if (lo(i) > last)
-            break;
-          visit(i);
-        }
+        for (size_t k = node.begin; k < node.end && lo(byFirst[k]) <= last; ++k)
+          visit(byFirst[k]);
       } else if (first > node.centre) {
-        for (size_t i : node.byLast) {
-          if (hi(i) < first)
-            break;
-          visit(i);
-        }
+        for (size_t k = node.begin; k < node.end && hi(byLast[k]) >= first; ++k)
+          visit(byLast[k]);
       } else {
-        for (size_t i : node.byFirst)
-          visit(i);
+        for (size_t k = node.begin; k < node.end; ++k)
+          visit(byFirst[k]);
       }
       if (node.left >= 0 && first < node.centre)
-        stack.push_back(node.left);
+        stack[depth++] = node.left;
       if (node.right >= 0 && last > node.centre)
-        stack.push_back(node.right);
+        stack[depth++] = node.right;
     }
   }
 
 private:
+  static constexpr int kMaxDepth = 128;
   struct Node {
     int centre = 0;
-    std::vector<size_t> byFirst, byLast; // the ranges that contain the centre
+    size_t begin = 0, end = 0; // its ranges: byFirst[begin, end), byLast the same
     int left = -1, right = -1;
   };
 
   int lo(size_t i) const { return std::min(slots[i].firstStep, slots[i].lastStep); }
   int hi(size_t i) const { return std::max(slots[i].firstStep, slots[i].lastStep); }
 
-  // The centre is the median of the ranges' ends, so each side holds at most
-  // half of them and the depth is logarithmic.
-  int build(std::vector<size_t> ids) {
-    if (ids.empty())
+  // The slots byFirst[begin, end) as a subtree. The centre is the median of
+  // their ranges' ends, so each side holds at most half of them.
+  int build(size_t begin, size_t end) {
+    if (begin == end)
       return -1;
-    std::vector<int> ends;
-    ends.reserve(2 * ids.size());
-    for (size_t i : ids) {
-      ends.push_back(lo(i));
-      ends.push_back(hi(i));
+    ends.clear();
+    for (size_t k = begin; k < end; ++k) {
+      ends.push_back(lo(byFirst[k]));
+      ends.push_back(hi(byFirst[k]));
     }
     std::nth_element(ends.begin(), ends.begin() + ends.size() / 2, ends.end());
-    Node node;
-    node.centre = ends[ends.size() / 2];
-    std::vector<size_t> before, after;
-    for (size_t i : ids) {
-      if (hi(i) < node.centre)
-        before.push_back(i);
-      else if (lo(i) > node.centre)
-        after.push_back(i);
-      else
-        node.byFirst.push_back(i);
-    }
-    node.byLast = node.byFirst;
-    std::sort(node.byFirst.begin(), node.byFirst.end(),
-              [&](size_t a, size_t b) { return lo(a) < lo(b); });
-    std::sort(node.byLast.begin(), node.byLast.end(),
+    int centre = ends[ends.size() / 2];
+    auto first = byFirst.begin();
+    size_t at = size_t(
+        std::partition(first + begin, first + end, [&](size_t i) { return hi(i) < centre; }) -
+        first);
+    size_t after = size_t(
+        std::partition(first + at, first + end, [&](size_t i) { return lo(i) <= centre; }) - first);
+    std::sort(first + at, first + after, [&](size_t a, size_t b) { return lo(a) < lo(b); });
+    std::copy(first + at, first + after, byLast.begin() + at);
+    std::sort(byLast.begin() + at, byLast.begin() + after,
               [&](size_t a, size_t b) { return hi(a) > hi(b); });
     int index = int(nodes.size());
-    nodes.push_back(std::move(node));
-    int left = build(std::move(before));
-    int right = build(std::move(after));
+    nodes.push_back({centre, at, after});
+    int left = build(begin, at);
+    int right = build(after, end);
     nodes[size_t(index)].left = left;
     nodes[size_t(index)].right = right;
     return index;
   }
 
   const std::vector<ArenaSlot> &slots;
+  std::vector<size_t> byFirst, byLast;
+  std::vector<int> ends; // build's scratch
   std::vector<Node> nodes;
   int root = -1;
 };

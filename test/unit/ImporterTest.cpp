@@ -42,6 +42,16 @@ onnx::ValueInfoProto *addValue(google::protobuf::RepeatedPtrField<onnx::ValueInf
 }
 
 // y = Add(x, w) with w a 4-float initializer in raw_data.
+/// The last op named `name` under `root` (the one walk found), or null.
+mlir::Operation *lastOpNamed(mlir::Operation *root, llvm::StringRef name) {
+  mlir::Operation *found = nullptr;
+  root->walk([&](mlir::Operation *op) {
+    if (op->getName().getStringRef() == name)
+      found = op;
+  });
+  return found;
+}
+
 onnx::ModelProto makeAddModel() {
   onnx::ModelProto model;
   model.set_ir_version(8);
@@ -84,11 +94,7 @@ TEST(ImporterTest, ImportsAddWithResourceBackedInitializer) {
   EXPECT_EQ(mlir::cast<mlir::StringAttr>(params[0]).getValue(), "N");
 
   // The initializer's bytes moved into the resource: same address, no copy.
-  mlir::Operation *constant = nullptr;
-  func.walk([&](mlir::Operation *op) {
-    if (op->getName().getStringRef() == "onnx.Constant")
-      constant = op;
-  });
+  mlir::Operation *constant = lastOpNamed(func, "onnx.Constant");
   ASSERT_NE(constant, nullptr);
   auto resource = mlir::dyn_cast<mlir::DenseResourceElementsAttr>(constant->getAttr("value"));
   ASSERT_TRUE(resource);
@@ -141,11 +147,7 @@ TEST(ImporterTest, UnknownOpsBecomeGeneric) {
   std::string error;
   auto module = ortc::importOnnxModel(context, model, "m.onnx", error);
   ASSERT_TRUE(module) << error;
-  mlir::Operation *generic = nullptr;
-  module->walk([&](mlir::Operation *op) {
-    if (op->getName().getStringRef() == "onnx.Generic")
-      generic = op;
-  });
+  mlir::Operation *generic = lastOpNamed(*module, "onnx.Generic");
   ASSERT_NE(generic, nullptr);
   EXPECT_EQ(mlir::cast<mlir::StringAttr>(generic->getAttr("op_type")).getValue(), "FusedAdd");
   EXPECT_EQ(mlir::cast<mlir::StringAttr>(generic->getAttr("domain")).getValue(), "com.microsoft");
@@ -191,11 +193,7 @@ TEST(ImporterTest, ExternalDataIsMappedNotCopied) {
   std::string error;
   auto module = ortc::importOnnxModel(context, model, dir + "/model.onnx", error);
   ASSERT_TRUE(module) << error;
-  mlir::Operation *constant = nullptr;
-  module->walk([&](mlir::Operation *op) {
-    if (op->getName().getStringRef() == "onnx.Constant")
-      constant = op;
-  });
+  mlir::Operation *constant = lastOpNamed(*module, "onnx.Constant");
   ASSERT_NE(constant, nullptr);
   auto resource = mlir::cast<mlir::DenseResourceElementsAttr>(constant->getAttr("value"));
   mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob();
@@ -218,11 +216,7 @@ TEST(ImporterTest, ConstantBytesAreReadInPlaceOnlyWhereAligned) {
   std::string error;
   auto module = ortc::importOnnxModel(context, model, "model.onnx", error);
   ASSERT_TRUE(module) << error;
-  mlir::Operation *constant = nullptr;
-  module->walk([&](mlir::Operation *op) {
-    if (op->getName().getStringRef() == "onnx.Constant")
-      constant = op;
-  });
+  mlir::Operation *constant = lastOpNamed(*module, "onnx.Constant");
   ASSERT_NE(constant, nullptr);
   auto resource = mlir::cast<mlir::DenseResourceElementsAttr>(constant->getAttr("value"));
   llvm::ArrayRef<char> held = resource.getRawHandle().getBlob()->getData();
