@@ -1242,8 +1242,11 @@ struct AOperand {
   }
 };
 
+/// `bK`: the K that packedB's panels were packed with (>= K: the product
+/// reads the first K rows of each panel).
 void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float *packedB,
-                 float *C, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue = nullptr) {
+                 int64_t bK, float *C, int64_t ldc, bool accumulate,
+                 const GemmEpilogue *epilogue = nullptr) {
   if (M <= 0 || N <= 0)
     return;
   if (K <= 0) {
@@ -1310,7 +1313,7 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
         }
         int lastCols = static_cast<int>(std::min<int64_t>(kNr, N - j0 - (panels - 1) * kNr));
         int nr = static_cast<int>(std::min<int64_t>(kNr, N - j0));
-        const float *bPanel = packedB + j0 * K + k0 * kNr;
+        const float *bPanel = packedB + j0 * bK + k0 * kNr;
         // The epilogue at this block's rows and panel's column; each tile
         // starts at its row ip of it.
         GemmEpilogue panelEpilogue[4];
@@ -1325,9 +1328,8 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
             // Each tile prefetches one panel slice of the next tiles (the
             // first ones cover them all), or re-touches its own at the end.
             int64_t nextPanel = j0 + panels * kNr + (ip / kMr % panels) * kNr;
-            const float *next =
-                nextPanel < N ? packedB + nextPanel * K + k0 * kNr : bPanel;
-            wide(kc, aPanel, bPanel, K * kNr, next, c, ldc, lastCols, load,
+            const float *next = nextPanel < N ? packedB + nextPanel * bK + k0 * kNr : bPanel;
+            wide(kc, aPanel, bPanel, bK * kNr, next, c, ldc, lastCols, load,
                  last && epilogue ? &panelEpilogue[0] : nullptr, ip);
             continue;
           }
@@ -1335,12 +1337,12 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
                                : panels == 4      ? variant->fewRowsQuadKernels[mr]
                                                   : variant->fewRowsPairKernels[mr];
           if (fewRows) {
-            fewRows(kc, aPanel, bPanel, K * kNr, nullptr, c, ldc, lastCols, load,
+            fewRows(kc, aPanel, bPanel, bK * kNr, nullptr, c, ldc, lastCols, load,
                     last && epilogue ? &panelEpilogue[0] : nullptr, ip);
             continue;
           }
           for (int p = 0; p < panels; ++p)
-            variant->kernels[mr](kc, aPanel, bPanel + p * K * kNr, c + p * kNr, ldc,
+            variant->kernels[mr](kc, aPanel, bPanel + p * bK * kNr, c + p * kNr, ldc,
                                  panels > 1 ? (p + 1 < panels ? kNr : lastCols) : nr, load,
                                  last && epilogue ? &panelEpilogue[p] : nullptr, ip);
         }
@@ -1351,7 +1353,7 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
 }
 
 void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const AOperand &a,
-                         const float *packedB, float *C, int64_t ldc, bool accumulate,
+                         const float *packedB, int64_t bK, float *C, int64_t ldc, bool accumulate,
                          const GemmEpilogue *epilogue) {
   if (epilogue && !epilogue->any())
     epilogue = nullptr;
@@ -1361,7 +1363,7 @@ void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
   int64_t flops = 2 * M * N * std::max<int64_t>(K, 1);
   int64_t tasks = std::min<int64_t>(threads, flops / kMinFlopsPerTask);
   if (tasks <= 1 || M <= 0 || N <= 0) {
-    sgemmBlocks(M, N, K, a, packedB, C, ldc, accumulate, epilogue);
+    sgemmBlocks(M, N, K, a, packedB, bK, C, ldc, accumulate, epilogue);
     return;
   }
   int64_t rowPanels = (M + kMr - 1) / kMr, colPanels = (N + kNr - 1) / kNr;
@@ -1371,7 +1373,7 @@ void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
     parallelFor(pool, (M + per - 1) / per, [&](int64_t t) {
       int64_t i0 = t * per, rows = std::min(per, M - i0);
       GemmEpilogue part = epilogue ? epilogue->at(i0, 0) : GemmEpilogue();
-      sgemmBlocks(rows, N, K, a.rowsFrom(i0, K), packedB, C + i0 * ldc, ldc, accumulate,
+      sgemmBlocks(rows, N, K, a.rowsFrom(i0, K), packedB, bK, C + i0 * ldc, ldc, accumulate,
                   epilogue ? &part : nullptr);
     });
     return;
@@ -1380,7 +1382,7 @@ void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
   parallelFor(pool, (N + per - 1) / per, [&](int64_t t) {
     int64_t j0 = t * per, cols = std::min(per, N - j0);
     GemmEpilogue part = epilogue ? epilogue->at(0, j0) : GemmEpilogue();
-    sgemmBlocks(M, cols, K, a, packedB + j0 * K, C + j0, ldc, accumulate,
+    sgemmBlocks(M, cols, K, a, packedB + j0 * bK, bK, C + j0, ldc, accumulate,
                 epilogue ? &part : nullptr);
   });
 }
@@ -1401,12 +1403,12 @@ void packGemmA(const float *A, int64_t lda, int64_t M, int64_t K, float *packed)
 }
 
 void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
-                 const float *packedB, float *C, int64_t ldc, bool accumulate) {
+                 const float *packedB, float *C, int64_t ldc, bool accumulate, int64_t packedK) {
   AOperand a;
   a.A = A;
   a.lda = lda;
   a.transA = transA;
-  sgemmBlocks(M, N, K, a, packedB, C, ldc, accumulate);
+  sgemmBlocks(M, N, K, a, packedB, std::max(packedK, K), C, ldc, accumulate);
 }
 
 void sgemmOffsetsB(int64_t M, int64_t Q, int64_t K, const float *packedA, const float *b,
@@ -1478,9 +1480,11 @@ bool sgemmRowsOfTapsAvailable() { return activeVariant()->tapsKernels[0][0] != n
 
 void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float *x,
                      const int64_t *rowOffsets, const int64_t *tapOffsets, const float *packedB,
-                     float *Cm, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue) {
+                     float *Cm, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue,
+                     int64_t packedK) {
   const Variant *variant = activeVariant();
   int64_t K = C * taps;
+  int64_t bK = std::max(packedK, K);
   if (M <= 0 || N <= 0 || K <= 0 || !variant->tapsKernels[0][0])
     return;
   int64_t kBlocks = (K + kKcTaps - 1) / kKcTaps;
@@ -1512,10 +1516,10 @@ void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float 
           for (int r = 0; r < mr; ++r)
             rows[r] = x + (rowOffsets ? rowOffsets[i0 + ip + r] : (i0 + ip + r) * K);
           int64_t nextPanel = std::min<int64_t>(ip / kMr, nextPanels - 1);
-          const float *next = packedB + (nextJ0 + nextPanel * kNr) * K + nextK0 * kNr;
+          const float *next = packedB + (nextJ0 + nextPanel * kNr) * bK + nextK0 * kNr;
           int shape = panels == 4 ? 2 : panels == 2 && lastCols <= 8 ? 3 : panels - 1;
           variant->tapsKernels[mr - 1][shape](
-              k0, k1, C, rows, tapOffsets, packedB + j0 * K + k0 * kNr, K * kNr, next,
+              k0, k1, C, rows, tapOffsets, packedB + j0 * bK + k0 * kNr, bK * kNr, next,
               Cm + (i0 + ip) * ldc + j0, ldc, lastCols, accumulate || k0 > 0,
               last && epilogue ? &panelEpilogue : nullptr, ip);
         }
@@ -1530,7 +1534,7 @@ void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
                             bool accumulate, const GemmEpilogue *epilogue) {
   AOperand a;
   a.packed = packedA;
-  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate, epilogue);
+  sgemmBlocksParallel(pool, M, N, K, a, packedB, K, C, ldc, accumulate, epilogue);
 }
 
 void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
@@ -1540,7 +1544,7 @@ void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
   a.A = A;
   a.lda = lda;
   a.transA = transA;
-  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate, epilogue);
+  sgemmBlocksParallel(pool, M, N, K, a, packedB, K, C, ldc, accumulate, epilogue);
 }
 
 //===----------------------------------------------------------------------===//

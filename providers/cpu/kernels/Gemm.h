@@ -245,8 +245,11 @@ struct GemmEpilogue {
 
 /// C = A * packedB, or C += A * packedB when accumulate. A is [M,K] with row
 /// stride lda, or [K,M] with row stride lda when transA; C has row stride ldc.
+/// `packedK`: the K that packedB was packed with, when more than K (the
+/// product then reads the first K rows of B: attention's keys up to the
+/// last one its mask keeps).
 void sgemmPacked(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda, bool transA,
-                 const float *packedB, float *C, int64_t ldc, bool accumulate);
+                 const float *packedB, float *C, int64_t ldc, bool accumulate, int64_t packedK = 0);
 
 /// sgemmPacked shared out over `pool` (null: on the caller): C's rows in
 /// blocks, or its column panels when M is too small to share. Products too
@@ -293,9 +296,11 @@ bool sgemmRowsBAvailable();
 /// position a row, with no im2col copy. Null rowOffsets: the rows lie back
 /// to back (row i at x + i * K); null tapOffsets: so do the taps (tap t at
 /// t * C). Single-threaded; does nothing unless sgemmRowsOfTapsAvailable().
+/// `packedK` as sgemmPacked's.
 void sgemmRowsOfTaps(int64_t M, int64_t N, int64_t C, int64_t taps, const float *x,
                      const int64_t *rowOffsets, const int64_t *tapOffsets, const float *packedB,
-                     float *Cm, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue);
+                     float *Cm, int64_t ldc, bool accumulate, const GemmEpilogue *epilogue,
+                     int64_t packedK = 0);
 /// Whether the variant in use has sgemmRowsOfTaps's kernels (AVX-512 only:
 /// an AVX2 6x16 tile broadcasting from six rows measured 1.7x slower than
 /// im2col rows through sgemmPacked, which the others take).

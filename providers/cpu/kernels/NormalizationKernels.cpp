@@ -81,7 +81,10 @@ inline float softmaxCutoff(int64_t n) {
 }
 
 /// One contiguous row: y = softmax(x) or log-softmax(x), max-shifted.
-void softmaxRow(const float *x, float *y, int64_t n, bool log) {
+/// Terms are cut off as in a row of `cutoffN` (>= n) elements: attention
+/// passes its whole row's length where it leaves out masked keys, so that
+/// the kept terms come out as they would with those keys.
+void softmaxRow(const float *x, float *y, int64_t n, bool log, int64_t cutoffN) {
   float m = -std::numeric_limits<float>::infinity();
   for (int64_t i = 0; i < n; ++i)
     m = std::max(m, x[i]);
@@ -94,7 +97,7 @@ void softmaxRow(const float *x, float *y, int64_t n, bool log) {
       y[i] = x[i] - shift;
     return;
   }
-  const float cutoff = softmaxCutoff(n);
+  const float cutoff = softmaxCutoff(cutoffN);
   for (int64_t i = 0; i < n; ++i) {
     float d = x[i] - m;
     y[i] = d < cutoff ? 0.f : std::exp(d);
@@ -116,7 +119,7 @@ __attribute__((target("avx2,fma"))) inline __m256 softmaxTermAvx2(__m256 d, __m2
 /// are folded lane by lane, so they differ from the serial loop's in ulps.
 /// Terms below softmaxCutoff are 0 as there.
 __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y, int64_t n,
-                                                        bool log) {
+                                                        bool log, int64_t cutoffN) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n % 8)), lanes);
   const int64_t full = n / 8 * 8;
@@ -135,8 +138,8 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y
   for (int i = 1; i < 8; ++i)
     m = std::max(m, lanesOut[i]);
   const __m256 shift = _mm256_set1_ps(m);
-  const __m256 cutoff = _mm256_set1_ps(log ? -std::numeric_limits<float>::infinity()
-                                           : softmaxCutoff(n));
+  const __m256 cutoff =
+      _mm256_set1_ps(log ? -std::numeric_limits<float>::infinity() : softmaxCutoff(cutoffN));
   __m256 sv = _mm256_setzero_ps();
   for (int64_t i = 0; i < full; i += 8) {
     __m256 e = softmaxTermAvx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift), cutoff);
@@ -177,9 +180,10 @@ __attribute__((target("avx2,fma"))) void softmaxRowAvx2(const float *x, float *y
 /// the mask row (unit stride, or null) in the max's pass, the exp terms
 /// (0 below softmaxCutoff, as softmaxRow) and their sum, then the scaling
 /// with NaNs set to 0 when `nanToZero` (a fully masked row). One pass each
-/// where the portable path takes five; sums fold 16 lanes wide.
+/// where the portable path takes five; sums fold 16 lanes wide. `cutoffN`
+/// as softmaxRow's.
 __attribute__((target("avx512f"))) void attentionRowAvx512(float *row, const float *mask, int64_t n,
-                                                           bool nanToZero) {
+                                                           bool nanToZero, int64_t cutoffN) {
   const int64_t full = n / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (n % 16)) - 1);
   __m512 mv = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -200,7 +204,7 @@ __attribute__((target("avx512f"))) void attentionRowAvx512(float *row, const flo
     mv = _mm512_mask_max_ps(mv, tail, mv, v);
   }
   const __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(mv));
-  const __m512 cutoff = _mm512_set1_ps(softmaxCutoff(n));
+  const __m512 cutoff = _mm512_set1_ps(softmaxCutoff(cutoffN));
   __m512 sv = _mm512_setzero_ps();
   for (int64_t i = 0; i < n; i += 16) {
     __mmask16 lanes = i < full ? __mmask16(0xFFFF) : tail;
@@ -223,7 +227,7 @@ __attribute__((target("avx512f"))) void attentionRowAvx512(float *row, const flo
 #pragma GCC diagnostic pop
 
 /// softmaxRow for the library kernels' vector variant (picked once a call).
-using SoftmaxRowFn = void (*)(const float *, float *, int64_t, bool);
+using SoftmaxRowFn = void (*)(const float *, float *, int64_t, bool, int64_t);
 SoftmaxRowFn bestSoftmaxRow() {
 #if defined(__x86_64__) || defined(__i386__)
   if (kernelIsa() != KernelIsa::Generic)
@@ -255,7 +259,7 @@ Status softmaxImpl(const KernelCall &call, const char *op, bool log) {
     SoftmaxRowFn row = bestSoftmaxRow();
     parallelFor(call.pool, tasks, [&](int64_t t) {
       for (int64_t o = t * perTask; o < std::min(outer, (t + 1) * perTask); ++o)
-        row(x + o * n, y + o * n, n, log);
+        row(x + o * n, y + o * n, n, log, n);
     });
     return Status::ok();
   }
@@ -578,6 +582,33 @@ Status instanceNormalization(const KernelCall &call) {
 // Attention
 //===----------------------------------------------------------------------===//
 
+namespace {
+// A mask at or below kMaskedOut drops its key (causal and padding masks
+// write -inf or float's lowest), once a key of the row is kept at or above
+// kKeptFloor: a dropped key's term exp(score + mask - max) is then exactly
+// 0 for any score under 1e29 in magnitude, so the products can stop before
+// the row's trailing dropped keys and give the same probabilities.
+constexpr float kMaskedOut = -1e30f;
+constexpr float kKeptFloor = -1e20f;
+// Query rows per chunk where chunks stop at their last needed key: a causal
+// mask's chunks of 32 rows skip all but 1/16 of the dropped half at 512 keys.
+constexpr int64_t kTrimmedChunkRows = 32;
+
+/// The keys a query row with `mask` (n floats, unit stride) needs: up to its
+/// last one above kMaskedOut, when a key before it reaches kKeptFloor; else
+/// all n (a row that drops every key keeps its NaNs or even weights).
+int64_t keysNeeded(const float *mask, int64_t n) {
+  int64_t last = n;
+  while (last > 0 && mask[last - 1] <= kMaskedOut)
+    --last;
+  if (last < n)
+    for (int64_t j = 0; j < last; ++j)
+      if (mask[j] >= kKeptFloor)
+        return last;
+  return n;
+}
+} // namespace
+
 Status attention(const KernelCall &call) {
   const char *op = "Attention";
   const TensorView *Q = call.input(0), *K = call.input(1), *V = call.input(2),
@@ -672,7 +703,14 @@ Status attention(const KernelCall &call) {
   // q's and the probabilities' rows are read in place where the GEMM can
   // (sgemmRowsOfTaps, one tap): no packing of A per chunk.
   bool inPlace = sgemmRowsOfTapsAvailable();
-  size_t slot = (kSize + vSize + size_t(rows * Sk) + 15) / 16 * 16;
+  // With a mask whose rows are contiguous, each query row's needed keys
+  // (keysNeeded) are found once per mask block a task meets; chunks then
+  // stop at their rows' last needed key.
+  bool trimKeys = mask && maskStride[rank - 1] == 1;
+  // A task's slot: packed k and v, a chunk's scores, then (8-byte aligned)
+  // each query row's needed keys.
+  size_t keysAt = (kSize + vSize + size_t(rows * Sk) + 1) / 2 * 2;
+  size_t slot = (keysAt + (trimKeys ? 2 * size_t(Sq) : 0) + 15) / 16 * 16;
   size_t offsetsAt = slot * size_t(tasks);
   float *buf;
   // Row offsets (int64) of q's rows and of the probabilities' rows.
@@ -694,7 +732,10 @@ Status attention(const KernelCall &call) {
 
   parallelFor(call.pool, tasks, [&](int64_t t) {
     float *packedK = buf + size_t(t) * slot, *packedV = packedK + kSize, *scores = packedV + vSize;
+    int64_t *keysOfRow = reinterpret_cast<int64_t *>(packedK + keysAt);
     int64_t packed = -1; // the head whose k and v are packed
+    int64_t keysFor = -1; // the mask offset keysOfRow is for
+    bool trimmed = false; // whether some row of it needs fewer than Sk keys
     for (int64_t u = t * units / tasks; u < (t + 1) * units / tasks; ++u) {
       int64_t b = u / qSplit, part = u % qSplit;
       if (b != packed) {
@@ -705,38 +746,50 @@ Status attention(const KernelCall &call) {
         packed = b;
       }
       int64_t maskOff = stridedOffset(b, qs.data(), maskStride.data(), lead);
+      if (trimKeys && maskOff != keysFor) {
+        trimmed = false;
+        for (int64_t r = 0; r < Sq; ++r) {
+          keysOfRow[r] = keysNeeded(m + maskOff + r * maskStride[rank - 2], Sk);
+          trimmed |= keysOfRow[r] < Sk;
+        }
+        keysFor = maskOff;
+      }
       const float *qb = q + headStart(b, Sq, D);
       float *ob = o + headStart(b, Sq, Dv);
-      for (int64_t r0 = part * Sq / qSplit, end = (part + 1) * Sq / qSplit; r0 < end; r0 += rows) {
-        int64_t nr = std::min(rows, end - r0);
+      for (int64_t r0 = part * Sq / qSplit, end = (part + 1) * Sq / qSplit, nr; r0 < end;
+           r0 += nr) {
+        nr = std::min(trimmed ? std::min(rows, kTrimmedChunkRows) : rows, end - r0);
+        // The keys this chunk needs: scores past them are neither computed
+        // nor read.
+        int64_t keys = trimmed ? *std::max_element(keysOfRow + r0, keysOfRow + r0 + nr) : Sk;
         if (inPlace)
-          sgemmRowsOfTaps(nr, Sk, D, 1, qb + r0 * ldD, qRows, &firstTap, packedK, scores, Sk, false,
-                          nullptr);
+          sgemmRowsOfTaps(nr, keys, D, 1, qb + r0 * ldD, qRows, &firstTap, packedK, scores, Sk,
+                          false, nullptr);
         else
-          sgemmPacked(nr, Sk, D, qb + r0 * ldD, ldD, false, packedK, scores, Sk, false);
+          sgemmPacked(nr, keys, D, qb + r0 * ldD, ldD, false, packedK, scores, Sk, false);
         for (int64_t r = 0; r < nr; ++r) {
           float *row = scores + r * Sk;
           const float *mr = m ? m + maskOff + (r0 + r) * maskStride[rank - 2] : nullptr;
           int64_t ms = maskStride[rank - 1];
 #if defined(__x86_64__) || defined(__i386__)
           if (avx512 && (!mr || ms == 1)) {
-            attentionRowAvx512(row, mr, Sk, nanToZero);
+            attentionRowAvx512(row, mr, keys, nanToZero, Sk);
             continue;
           }
 #endif
           if (mr)
-            for (int64_t j = 0; j < Sk; ++j)
+            for (int64_t j = 0; j < keys; ++j)
               row[j] += mr[j * ms];
-          softmax(row, row, Sk, false);
+          softmax(row, row, keys, false, Sk);
           if (nanToZero)
-            for (int64_t j = 0; j < Sk; ++j)
+            for (int64_t j = 0; j < keys; ++j)
               row[j] = std::isnan(row[j]) ? 0.f : row[j];
         }
         if (inPlace)
-          sgemmRowsOfTaps(nr, Dv, Sk, 1, scores, pRows, &firstTap, packedV, ob + r0 * ldDv, ldDv,
-                          false, nullptr);
+          sgemmRowsOfTaps(nr, Dv, keys, 1, scores, pRows, &firstTap, packedV, ob + r0 * ldDv, ldDv,
+                          false, nullptr, Sk);
         else
-          sgemmPacked(nr, Dv, Sk, scores, Sk, false, packedV, ob + r0 * ldDv, ldDv, false);
+          sgemmPacked(nr, Dv, keys, scores, Sk, false, packedV, ob + r0 * ldDv, ldDv, false, Sk);
       }
     }
   });

@@ -315,6 +315,40 @@ TEST_P(GemmVariantTest, EpilogueMatchesGemmThenEpilogue) {
 // column bias, a residual and Relu; column counts whose last tile is 1, 2 or
 // 4 panels, partial or whole, and 2 panels whose last has at most 8 columns
 // (the half-width tile: 24, 40 + 16, 56).
+// packedK: a product over the first K rows of a B packed with more (the
+// keys attention's mask keeps) gives exactly what B's first K rows packed
+// alone give, through sgemmPacked and sgemmRowsOfTaps alike; K past the
+// last block boundary (384) too.
+TEST_P(GemmVariantTest, PackedKReadsTheFirstRowsOfB) {
+  const int64_t packedK = 800;
+  for (int64_t M : {1, 7, 13})
+    for (int64_t N : {17, 40, 100})
+      for (int64_t K : {int64_t(1), int64_t(23), int64_t(400), packedK}) {
+        SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N) +
+                     " K=" + std::to_string(K));
+        Rng rng(uint64_t(M * 131 + N * 7 + K));
+        std::vector<float> A(M * K), B(packedK * N);
+        for (std::vector<float> *v : {&A, &B})
+          for (float &f : *v)
+            f = rng.next();
+        std::vector<float> whole(packedGemmBSize(packedK, N)), first(packedGemmBSize(K, N));
+        packGemmB(B.data(), N, false, packedK, N, 1.0f, whole.data());
+        packGemmB(B.data(), N, false, K, N, 1.0f, first.data());
+        std::vector<float> want(M * N), got(M * N);
+        sgemmPacked(M, N, K, A.data(), K, false, first.data(), want.data(), N, false);
+        sgemmPacked(M, N, K, A.data(), K, false, whole.data(), got.data(), N, false, packedK);
+        ASSERT_EQ(got, want);
+        if (!sgemmRowsOfTapsAvailable())
+          continue;
+        std::vector<float> taps(M * N);
+        sgemmRowsOfTaps(M, N, K, 1, A.data(), nullptr, nullptr, first.data(), want.data(), N, false,
+                        nullptr);
+        sgemmRowsOfTaps(M, N, K, 1, A.data(), nullptr, nullptr, whole.data(), taps.data(), N, false,
+                        nullptr, packedK);
+        ASSERT_EQ(taps, want);
+      }
+}
+
 TEST_P(GemmVariantTest, RowsOfTapsMatchesPackedRows) {
   if (!sgemmRowsOfTapsAvailable())
     GTEST_SKIP() << "the " << GetParam() << " variant has no sgemmRowsOfTaps kernels";

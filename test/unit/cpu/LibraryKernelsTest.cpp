@@ -2126,6 +2126,44 @@ TEST(LibraryKernels, BatchAndInstanceNormalization) {
       "training_mode");
 }
 
+/// Attention's result in double: softmax(q k^T * scale + mask) v, over the
+/// [lead..., S, D] shapes of q, k, v (the mask broadcasting to the scores).
+std::vector<float> attentionReference(const Tensor &Q, const Tensor &K, const Tensor &V,
+                                      const Tensor *mask, float scale) {
+  size_t rank = Q.shape.size();
+  std::vector<int64_t> lead(Q.shape.begin(), Q.shape.end() - 2);
+  int64_t Sq = Q.shape[rank - 2], D = Q.shape[rank - 1], Sk = K.shape[rank - 2],
+          Dv = V.shape[rank - 1], batch = numel(lead);
+  std::vector<int64_t> scoreShape = lead;
+  scoreShape.push_back(Sq);
+  scoreShape.push_back(Sk);
+  std::vector<float> want(batch * Sq * Dv);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < Sq; ++i) {
+      std::vector<double> s(Sk);
+      double m = -INFINITY, z = 0;
+      for (int64_t j = 0; j < Sk; ++j) {
+        double acc = 0;
+        for (int64_t d = 0; d < D; ++d)
+          acc += double(Q.f()[(b * Sq + i) * D + d]) * K.f()[(b * Sk + j) * D + d];
+        s[j] = acc * scale;
+        if (mask)
+          s[j] +=
+              mask->f()[broadcastIndex(unravel((b * Sq + i) * Sk + j, scoreShape), mask->shape)];
+        m = std::max(m, s[j]);
+      }
+      for (double &v : s)
+        z += v = std::exp(v - m);
+      for (int64_t e = 0; e < Dv; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j < Sk; ++j)
+          acc += s[j] / z * V.f()[(b * Sk + j) * Dv + e];
+        want[(b * Sq + i) * Dv + e] = float(acc);
+      }
+    }
+  return want;
+}
+
 TEST(LibraryKernels, Attention) {
   struct Case {
     std::vector<int64_t> lead;
@@ -2155,31 +2193,7 @@ TEST(LibraryKernels, Attention) {
     bool hasMask = !(c.mask.size() == 1 && c.mask[0] == -1);
     Tensor Mk = hasMask ? randomF(c.mask, seed++, 3.f) : Tensor();
     float scale = c.scale == 0.f ? 1.f / std::sqrt(float(c.D)) : c.scale;
-    int64_t batch = numel(c.lead);
-    std::vector<int64_t> scoreShape = shp(c.Sq, c.Sk);
-    std::vector<float> want(batch * c.Sq * c.Dv);
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t i = 0; i < c.Sq; ++i) {
-        std::vector<double> s(c.Sk);
-        double m = -INFINITY, z = 0;
-        for (int64_t j = 0; j < c.Sk; ++j) {
-          double acc = 0;
-          for (int64_t d = 0; d < c.D; ++d)
-            acc += double(Q.f()[(b * c.Sq + i) * c.D + d]) * K.f()[(b * c.Sk + j) * c.D + d];
-          s[j] = acc * scale;
-          if (hasMask)
-            s[j] += Mk.f()[broadcastIndex(unravel((b * c.Sq + i) * c.Sk + j, scoreShape), c.mask)];
-          m = std::max(m, s[j]);
-        }
-        for (double &v : s)
-          z += v = std::exp(v - m);
-        for (int64_t e = 0; e < c.Dv; ++e) {
-          double acc = 0;
-          for (int64_t j = 0; j < c.Sk; ++j)
-            acc += s[j] / z * V.f()[(b * c.Sk + j) * c.Dv + e];
-          want[(b * c.Sq + i) * c.Dv + e] = float(acc);
-        }
-      }
+    std::vector<float> want = attentionReference(Q, K, V, hasMask ? &Mk : nullptr, scale);
     Attrs at;
     if (c.scale != 0.f)
       at.f("scale", c.scale);
@@ -2271,6 +2285,64 @@ TEST(LibraryKernels, Attention) {
   EXPECT_INVALID(run("Attention", {}, {&Q, &K, &K}, {&O}), "leading dims");
   Tensor K2 = randomF({2, 4, 8}, 2), Mk = randomF({3, 4}, 3);
   EXPECT_INVALID(run("Attention", {}, {&Q, &K2, &K2, &Mk}, {&O}), "mask");
+}
+
+// Keys a mask drops at the end of a query row (-inf or float's lowest, as
+// causal and padding masks write them) are left out of both products: the
+// result is the reference's, and a key no row of a chunk keeps is never read
+// (a NaN in its value stays out of those rows, where the whole product
+// would carry it as 0 * NaN).
+TEST(LibraryKernels, AttentionSkipsDroppedKeys) {
+  const int64_t S = 100, D = 16, Dv = 8;
+  Tensor Q = randomF({2, 3, S, D}, 80), K = randomF({2, 3, S, D}, 81),
+         V = randomF({2, 3, S, Dv}, 82);
+  auto causal = [&](float dropped) {
+    Tensor Mk = zeros({S, S});
+    for (int64_t i = 0; i < S; ++i)
+      for (int64_t j = i + 1; j < S; ++j)
+        Mk.f()[i * S + j] = dropped;
+    return Mk;
+  };
+  // Padding: batch 1 drops its last 30 keys, batch 0 none.
+  Tensor padding = zeros({2, 1, 1, S});
+  for (int64_t j = S - 30; j < S; ++j)
+    padding.f()[S + j] = -INFINITY;
+  ThreadPool three(3);
+  float scale = 1.f / std::sqrt(float(D));
+  for (const Tensor &Mk :
+       {causal(-INFINITY), causal(std::numeric_limits<float>::lowest()), padding}) {
+    std::vector<float> want = attentionReference(Q, K, V, &Mk, scale);
+    Tensor Vnan = V;
+    for (int64_t b = 0; b < 6; ++b)
+      for (int64_t e = 0; e < Dv; ++e)
+        Vnan.f()[(b * S + S - 1) * Dv + e] = NAN;
+    for (const char *variant : {"generic", "avx2", "avx512"}) {
+      if (!setSgemmVariant(variant))
+        continue;
+      for (ThreadPool *on : {(ThreadPool *)nullptr, &three}) {
+        Tensor O(ElementType::Float, {2, 3, S, Dv}), On(ElementType::Float, {2, 3, S, Dv});
+        EXPECT_OK(run("Attention", {}, {&Q, &K, &V, &Mk}, {&O}, on));
+        EXPECT_TRUE(near(O.floats(), want, 1e-4))
+            << "mask " << shapeToString(Mk.shape) << " " << variant << (on ? " pool" : "");
+        EXPECT_OK(run("Attention", {}, {&Q, &K, &Vnan, &Mk}, {&On}, on));
+        // Causal: the first half of the query rows never read the last key.
+        // Padding: no row of batch 1 reads it; every row of batch 0 does.
+        bool isCausal = Mk.shape.size() == 2;
+        for (int64_t b = 0; b < 6; ++b)
+          for (int64_t i = 0; i < S; ++i) {
+            bool readsLastKey = isCausal ? i >= S / 2 : b < 3;
+            if (readsLastKey)
+              continue;
+            for (int64_t e = 0; e < Dv; ++e) {
+              int64_t at = (b * S + i) * Dv + e;
+              ASSERT_EQ(On.f()[at], O.f()[at]) << "mask " << shapeToString(Mk.shape) << " "
+                                               << variant << " head " << b << " row " << i;
+            }
+          }
+      }
+    }
+    setSgemmVariant(nullptr);
+  }
 }
 
 //===----------------------------------------------------------------------===//
