@@ -1540,8 +1540,8 @@ const std::map<std::string, LibraryOp> &libraryOps() {
         [](Operation *op) -> Refusal { return requireF32(op, {0, 1}); }}},
       {"Gemm", {"Gemm", [](Operation *op) -> Refusal { return requireF32(op, {0, 1, 2}); }}},
       // Made inside CPU partitions (cpu-fuse-matmul-epilogue), after claims:
-      // B as it is (not transposed, no scale), the activations the GEMM's
-      // epilogue has.
+      // B as it is or transposed (2-D then), no scale, the activations the
+      // GEMM's epilogue has.
       {"matmul_bias",
        {"MatMul",
         [](Operation *op) -> Refusal {
@@ -1550,10 +1550,9 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           if (op->getNumOperands() > 3)
             if (auto r = requireF32(op, {3}); r.any())
               return r;
-          auto transB = op->getAttrOfType<BoolAttr>("trans_b");
           auto alpha = op->getAttrOfType<FloatAttr>("alpha");
-          if ((transB && transB.getValue()) || (alpha && alpha.getValueAsDouble() != 1.0))
-            return refuse(RejectedKind::Attribute, "trans_b or alpha", "trans_b = 0, alpha = 1");
+          if (alpha && alpha.getValueAsDouble() != 1.0)
+            return refuse(RejectedKind::Attribute, "alpha", "alpha = 1");
           auto activation = op->getAttrOfType<StringAttr>("activation");
           StringRef name = activation ? activation.getValue() : "none";
           if (name != "none" && name != "relu" && name != "gelu" && name != "gelu_tanh")

@@ -541,7 +541,9 @@ LogicalResult PartitionCompiler::emitLibraryStep(Operation *op) {
   };
   std::optional<int> packedWeight;
   if (callee == "MatMul" && isPackable(op->getOperand(1))) {
-    packedWeight = packedGemmWeight(op->getOperand(1), false, 1.0f);
+    // ortc.matmul_bias's trans_b (a transB Gemm's) is packed in.
+    auto transB = op->getAttrOfType<BoolAttr>("trans_b");
+    packedWeight = packedGemmWeight(op->getOperand(1), transB && transB.getValue(), 1.0f);
   } else if (callee == "Gemm" && isPackable(op->getOperand(1))) {
     auto transB = op->getAttrOfType<IntegerAttr>("transB");
     auto alpha = op->getAttrOfType<FloatAttr>("alpha");

@@ -9,14 +9,15 @@
 //
 //   MatMul(a, B[K,N]) -> Add(bias[N]) [-> Relu | ortc.gelu]
 //
-// A plain Gemm (no transposes, alpha = beta = 1, C absent or [N]) whose
+// A plain Gemm (A not transposed, alpha = beta = 1, C absent or [N]) whose
 // only reader is such an activation, directly or through one Reshape (as
 // GPT-2's Conv1D exports: Gemm, Reshape, GELU), takes the activation the
-// same way; the Reshape then reads the fused product. A matmul_bias with no
+// same way, B transposed or not (torch's Linear exports Gemm with transB);
+// the Reshape then reads the fused product. A matmul_bias with no
 // activation whose only reader adds a value of its type (a transformer's
 // skip connection) takes it as its residual.
 //
-//   Gemm(a, B[K,N], C[N]?) [-> Reshape] -> Relu | ortc.gelu
+//   Gemm(a, B[K,N] | B[N,K] transB, C[N]?) [-> Reshape] -> Relu | ortc.gelu
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,14 +104,17 @@ std::optional<GemmMatch> matchGemm(onnx::GemmOp gemm) {
   auto b = dyn_cast<RankedTensorType>(gemm.getB().getType());
   auto y = dyn_cast<RankedTensorType>(gemm.getY().getType());
   if (!a || !b || !y || !isF32Tensor(a) || !isF32Tensor(b) || !isF32Tensor(y) || b.getRank() != 2 ||
-      b.isDynamicDim(1) || gemm.getTransA() != 0 || gemm.getTransB() != 0 ||
-      gemm.getAlpha().convertToDouble() != 1.0 || gemm.getBeta().convertToDouble() != 1.0)
+      gemm.getTransA() != 0 || gemm.getAlpha().convertToDouble() != 1.0 ||
+      gemm.getBeta().convertToDouble() != 1.0)
+    return std::nullopt;
+  int64_t nDim = gemm.getTransB() != 0 ? 0 : 1;
+  if (b.isDynamicDim(nDim))
     return std::nullopt;
   Value c = gemm.getC();
   if (!ortc::isAbsentOperand(c)) {
     auto cType = dyn_cast<RankedTensorType>(c.getType());
     if (!cType || !isF32Tensor(cType) || cType.getRank() != 1 ||
-        cType.getDimSize(0) != b.getDimSize(1))
+        cType.getDimSize(0) != b.getDimSize(nDim))
       return std::nullopt;
   }
   GemmMatch m{gemm, nullptr, ortc::soleUser(gemm.getY()), "none"};
@@ -131,9 +135,11 @@ std::optional<GemmMatch> matchGemm(onnx::GemmOp gemm) {
 void rewrite(GemmMatch m) {
   OpBuilder b(m.gemm);
   Value bias = m.gemm.getC();
+  bool transB = m.gemm.getTransB() != 0;
   if (ortc::isAbsentOperand(bias)) {
     auto type = RankedTensorType::get(
-        {cast<RankedTensorType>(m.gemm.getB().getType()).getDimSize(1)}, b.getF32Type());
+        {cast<RankedTensorType>(m.gemm.getB().getType()).getDimSize(transB ? 0 : 1)},
+        b.getF32Type());
     OperationState state(m.gemm.getLoc(), "onnx.Constant");
     state.addAttribute("value", DenseElementsAttr::get(type, 0.0f));
     state.addTypes(type);
@@ -141,7 +147,7 @@ void rewrite(GemmMatch m) {
   }
   auto fusedOp = fused::MatMulBiasOp::create(
       b, b.getFusedLoc({m.gemm.getLoc(), m.activationOp->getLoc()}), m.gemm.getY().getType(),
-      m.gemm.getA(), m.gemm.getB(), bias, Value(), b.getBoolAttr(false), b.getF32FloatAttr(1.0f),
+      m.gemm.getA(), m.gemm.getB(), bias, Value(), b.getBoolAttr(transB), b.getF32FloatAttr(1.0f),
       b.getStringAttr(m.activation));
   Value product = fusedOp.getOutput();
   if (m.reshape) {

@@ -103,10 +103,11 @@ def CpuFuseMatMulEpilogue : Pass<"cpu-fuse-matmul-epilogue", "mlir::func::FuncOp
     becomes one ortc.matmul_bias: y = activation(MatMul(a, B) + bias). The
     library MatMul applies this epilogue to each tile of its output while it
     is in cache. A product anything else reads, a bias of another shape and
-    a batched B stay as they are. A plain onnx.Gemm (no transposes, alpha
+    a batched B stay as they are. A plain onnx.Gemm (A not transposed, alpha
     and beta 1, C absent or [N]) whose only reader is such an activation,
     directly or through one onnx.Reshape (GPT-2's Conv1D), becomes one too,
-    C its bias (zeros where absent), the Reshape reading it. Last, a
+    C its bias (zeros where absent), the Reshape reading it; a transB Gemm
+    (torch's Linear) gives trans_b, which the library MatMul packs in. Last, a
     matmul_bias with no activation whose only reader is an onnx.Add of a
     value of its own type (a skip connection) takes that value as its
     residual, added in the same epilogue.

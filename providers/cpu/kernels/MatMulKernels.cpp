@@ -4,7 +4,8 @@
 // the plan already stores it packed (attribute packed_b = 1, constant weights
 // packed at compile time). MatMul also runs ortc.matmul_bias: a bias over the
 // last dim (input 2) and an activation (`activation`) applied by the GEMM to
-// each tile before it is stored.
+// each tile before it is stored, B maybe stored [N,K] (`trans_b`, a torch
+// Linear's Gemm).
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,14 +95,18 @@ Status matMul(const KernelCall &call) {
     return s;
   const TensorView &Y = call.outputs[0];
   bool prepacked = call.attrs.getInt("packed_b", 0) != 0;
+  bool transB = call.attrs.getInt("trans_b", 0) != 0;
   if (A->shape.empty() || B->shape.empty())
     return invalid(op, "operands must have rank >= 1");
-  if (prepacked && B->shape.size() != 2)
-    return invalid(op, "packed_b needs a 2-D B, got " + shapeToString(B->shape));
+  if ((prepacked || transB) && B->shape.size() != 2)
+    return invalid(op, std::string(prepacked ? "packed_b" : "trans_b") + " needs a 2-D B, got " +
+                           shapeToString(B->shape));
 
   // numpy: a 1-D A is a row [1,K], a 1-D B a column [K,1]; both extra dims
-  // are dropped from the result.
+  // are dropped from the result. A trans_b B [N,K] is B^T's [K,N].
   std::vector<int64_t> a = A->shape, b = B->shape;
+  if (transB)
+    std::swap(b[0], b[1]);
   bool aVec = a.size() == 1, bVec = b.size() == 1;
   if (aVec)
     a.insert(a.begin(), 1);
@@ -161,7 +166,7 @@ Status matMul(const KernelCall &call) {
 
   // One B for every batch and A not broadcast: the batches stack into rows.
   bool foldRows = bCount == 1 && aCount == batchCount;
-  if (foldRows && N == 1 && !prepacked) {
+  if (foldRows && N == 1 && !prepacked && !transB) {
     gemv(batchCount * M, K, aData, bData, y);
     if (finish)
       finish->apply(y, 1, batchCount * M, 1);
@@ -175,7 +180,7 @@ Status matMul(const KernelCall &call) {
     if (Status s = allocScratch(call, op, packedSize * bCount, buf); !s.isOk())
       return s;
     for (int64_t i = 0; i < bCount; ++i)
-      packGemmB(bData + i * bMat, N, false, K, N, 1.f, buf + i * packedSize);
+      packGemmB(bData + i * bMat, transB ? K : N, transB, K, N, 1.f, buf + i * packedSize);
     packed = buf;
   }
   if (foldRows) {

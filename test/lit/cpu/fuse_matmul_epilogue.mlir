@@ -115,15 +115,32 @@ func.func @gemm_activation(%a: tensor<4x8xf32>, %c: tensor<16xf32>) -> (tensor<1
 
 // -----
 
-// Left as they are: a Gemm with transB, one with alpha 2, one with C of
+// torch's Linear: a Gemm with transB (B [N, K], here K != N) and C [N],
+// read by a Relu, becomes a matmul_bias with trans_b, N taken from B's
+// first dim.
+// CHECK-LABEL: func.func @gemm_trans_b
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[WT:.*]]: tensor<16x8xf32>, %[[C:.*]]: tensor<16xf32>)
+// CHECK: %[[Y:.*]] = ortc.matmul_bias %[[A]], %[[WT]], %[[C]] {activation = "relu", alpha = 1.000000e+00 : f32, trans_b = true} : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32> -> tensor<4x16xf32>
+// CHECK-NOT: onnx.Gemm
+// CHECK-NOT: onnx.Relu
+// CHECK: return %[[Y]]
+func.func @gemm_trans_b(%a: tensor<4x8xf32>, %wt: tensor<16x8xf32>, %c: tensor<16xf32>) -> tensor<4x16xf32> {
+  %g = "onnx.Gemm"(%a, %wt, %c) {transB = 1 : i64} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %y = "onnx.Relu"(%g) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// Left as they are: a Gemm with transA, one with alpha 2, one with C of
 // [M, N], one whose Reshape has a second reader, and one with no activation.
 // CHECK-LABEL: func.func @gemm_left_alone
 // CHECK-NOT: ortc.matmul_bias
 // CHECK-COUNT-5: "onnx.Gemm"
-func.func @gemm_left_alone(%a: tensor<4x8xf32>, %wt: tensor<16x8xf32>, %w: tensor<8x16xf32>, %c2: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<4x16xf32>) {
+func.func @gemm_left_alone(%a: tensor<4x8xf32>, %at: tensor<8x4xf32>, %w: tensor<8x16xf32>, %c2: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>, tensor<4x16xf32>) {
   %shape = "onnx.Constant"() {value = dense<[1, 4, 16]> : tensor<3xi64>} : () -> tensor<3xi64>
   %none = "onnx.NoValue"() : () -> none
-  %t = "onnx.Gemm"(%a, %wt, %none) {transB = 1 : i64} : (tensor<4x8xf32>, tensor<16x8xf32>, none) -> tensor<4x16xf32>
+  %t = "onnx.Gemm"(%at, %w, %none) {transA = 1 : i64} : (tensor<8x4xf32>, tensor<8x16xf32>, none) -> tensor<4x16xf32>
   %t1 = "onnx.Relu"(%t) : (tensor<4x16xf32>) -> tensor<4x16xf32>
   %s = "onnx.Gemm"(%a, %w, %none) {alpha = 2.0 : f32} : (tensor<4x8xf32>, tensor<8x16xf32>, none) -> tensor<4x16xf32>
   %s1 = "onnx.Relu"(%s) : (tensor<4x16xf32>) -> tensor<4x16xf32>

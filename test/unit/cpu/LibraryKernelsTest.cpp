@@ -258,10 +258,11 @@ TEST(LibraryKernels, MatMulPackedAndErrors) {
 
 // ortc.matmul_bias on the MatMul kernel: a bias over the last dim and an
 // activation (relu, GELU and its tanh form) in the GEMM's epilogue, against
-// MatMul, the bias and the activation in double: packed and unpacked B, a
-// batch of stacked rows, B as a vector (N = 1), K = 0, on every vector
-// variant; then a residual; a bias or residual of the wrong size and an
-// unknown activation are refused.
+// MatMul, the bias and the activation in double: packed and unpacked B,
+// each as it is and stored transposed ([N, K], trans_b: a torch Linear's
+// Gemm), a batch of stacked rows, B as a vector (N = 1), K = 0, on every
+// vector variant; then a residual; a bias or residual of the wrong size, an
+// unknown activation and trans_b on a batched B are refused.
 TEST(LibraryKernels, MatMulBiasAndActivation) {
   struct Shape {
     std::vector<int64_t> a, b;
@@ -273,11 +274,13 @@ TEST(LibraryKernels, MatMulBiasAndActivation) {
     for (const Shape &c : {Shape{{2, 3, 20}, {20, 19}}, Shape{{70, 64}, {64, 100}},
                            Shape{{4, 9}, {9}}, Shape{{3, 0}, {0, 5}}})
       for (const char *activation : {"none", "relu", "gelu", "gelu_tanh"})
-        for (bool packedB : {false, true}) {
-          if (packedB && c.b.size() != 2)
+        for (int form = 0; form < 4; ++form) {
+          bool packedB = form & 1, transB = form & 2;
+          if ((packedB || transB) && c.b.size() != 2)
             continue;
           std::string label = std::string(variant) + " " + shapeToString(c.a) + " x " +
-                              shapeToString(c.b) + " " + activation + (packedB ? " packed" : "");
+                              shapeToString(c.b) + " " + activation + (packedB ? " packed" : "") +
+                              (transB ? " trans_b" : "");
           Tensor A = randomF(c.a, ++seed), B = randomF(c.b, ++seed);
           int64_t N = c.b.size() == 2 ? c.b[1] : 1;
           Tensor bias = randomF({N}, ++seed);
@@ -297,11 +300,19 @@ TEST(LibraryKernels, MatMulBiasAndActivation) {
             want[i] = float(x);
           }
           Tensor Bin = B;
+          if (transB) { // B^T, [N, K]
+            Bin.shape = {N, c.b[0]};
+            for (int64_t k = 0; k < c.b[0]; ++k)
+              for (int64_t n = 0; n < N; ++n)
+                Bin.f()[n * c.b[0] + k] = B.f()[k * N + n];
+          }
           Attrs attrs = Attrs().s("activation", activation);
+          if (transB)
+            attrs.i("trans_b", 1);
           if (packedB) {
             Bin = Tensor(ElementType::Float, {int64_t(packedGemmBSize(c.b[0], N))});
             packGemmB(B.f(), N, false, c.b[0], N, 1.f, Bin.f());
-            Bin.shape = c.b;
+            Bin.shape = transB ? std::vector<int64_t>{N, c.b[0]} : c.b;
             attrs.i("packed_b", 1);
           }
           Tensor Y(ElementType::Float, ys);
@@ -340,6 +351,9 @@ TEST(LibraryKernels, MatMulBiasAndActivation) {
   EXPECT_INVALID(run("MatMul", Attrs(), {&A, &B, &shortBias}, {&Y}), "the bias must be [4]");
   EXPECT_INVALID(run("MatMul", Attrs().s("activation", "swish"), {&A, &B, &bias}, {&Y}),
                  "unknown activation 'swish'");
+  Tensor B3 = randomF({1, 4, 3}, 6);
+  EXPECT_INVALID(run("MatMul", Attrs().i("trans_b", 1), {&A, &B3, &bias}, {&Y}),
+                 "trans_b needs a 2-D B, got [1,4,3]");
 }
 
 TEST(LibraryKernels, Gemm) {
