@@ -11,12 +11,16 @@
 //
 // and a Transpose of a Transpose that undoes it is its input, so between
 // two convs of a chain (and into a residual read by a conv of the chain) no
-// copy is left; the chain's ends keep one Transpose each.
+// copy is left; the chain's ends keep one Transpose each. A chain that ends
+// in a global mean (ReduceMean over H and W, GlobalAveragePool: a CNN's
+// head) loses that one too: the mean reads the channels-last tensor over
+// its axes 1 and 2, and [N,1,1,C] is [N,C,1,1]'s bytes (a Reshape).
 //
 //===----------------------------------------------------------------------===//
 
 #include "providers/cpu/compile/Passes.h"
 
+#include "compiler/Transforms/ConstantValues.h"
 #include "compiler/Transforms/OpQueries.h"
 #include "dialects/onnx/OnnxOps.h"
 #include "dialects/ortc/OrtcDialect.h"
@@ -186,6 +190,75 @@ bool undoesItsInput(onnx::TransposeOp t) {
   return inner.getData().getType() == t.getType();
 }
 
+/// Whether `t` (rank 4) moves channels last to first.
+bool toChannelsFirst(onnx::TransposeOp t) {
+  return t.getPerm() && llvm::equal(*t.getPerm(), kToChannelsFirst);
+}
+
+/// An i64 constant of `values` before `at`.
+Value i64Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
+  OperationState state(loc, onnx::ConstantOp::getOperationName());
+  state.addAttribute("value", DenseIntElementsAttr::get(type, values));
+  state.addTypes(type);
+  return b.create(state)->getResult(0);
+}
+
+/// The mean over H and W that `op` takes of a rank-4 NCHW tensor (a
+/// ReduceMean over axes 2 and 3, or a GlobalAveragePool) with its keepdims,
+/// else nothing.
+std::optional<bool> globalMeanKeepsDims(Operation *op) {
+  if (isa<onnx::GlobalAveragePoolOp>(op))
+    return true;
+  auto mean = dyn_cast<onnx::ReduceMeanOp>(op);
+  if (!mean)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> axes = ortc::getConstantIntValues(mean.getAxes());
+  if (!axes || axes->size() != 2)
+    return std::nullopt;
+  SmallVector<int64_t, 2> normalized;
+  for (int64_t axis : *axes)
+    normalized.push_back(axis < 0 ? axis + 4 : axis);
+  llvm::sort(normalized);
+  if (normalized[0] != 2 || normalized[1] != 3)
+    return std::nullopt;
+  return mean.getKeepdims() != 0;
+}
+
+/// Replaces the global mean that alone reads to-channels-first Transpose
+/// `t` with one over the channels-last tensor t reads: ReduceMean over axes
+/// 1 and 2, then (keepdims) a Reshape of [N,1,1,C] to [N,C,1,1].
+bool meanOverChannelsLast(onnx::TransposeOp t) {
+  Operation *mean = ortc::soleUser(t.getTransposed());
+  std::optional<bool> keepDims = mean ? globalMeanKeepsDims(mean) : std::nullopt;
+  if (!keepDims || mean->getOperand(0) != t.getTransposed() || !toChannelsFirst(t))
+    return false;
+  auto x = dyn_cast<RankedTensorType>(t.getData().getType());
+  auto y = dyn_cast<RankedTensorType>(mean->getResult(0).getType());
+  if (!x || x.getRank() != 4 || x.isDynamicDim(3) || !y)
+    return false;
+  OpBuilder b(mean);
+  Location loc = mean->getLoc();
+  int64_t N = x.getDimSize(0), C = x.getDimSize(3);
+  SmallVector<int64_t, 4> reduced = {N, C};
+  if (*keepDims)
+    reduced = {N, 1, 1, C};
+  auto reducedType = RankedTensorType::get(reduced, x.getElementType());
+  Value axes = i64Constant(b, loc, {1, 2});
+  Value m =
+      onnx::ReduceMeanOp::create(b, loc, reducedType, t.getData(), axes,
+                                 b.getI64IntegerAttr(*keepDims ? 1 : 0), b.getI64IntegerAttr(0))
+          .getResult();
+  if (*keepDims) {
+    // 0: N as it is (a dynamic batch too).
+    Value shape = i64Constant(b, loc, {0, C, 1, 1});
+    m = onnx::ReshapeOp::create(b, loc, y, m, shape, b.getI64IntegerAttr(0)).getResult();
+  }
+  mean->getResult(0).replaceAllUsesWith(m);
+  mean->erase();
+  return true;
+}
+
 struct CpuConvChannelsLastPass : ortc::cpu::impl::CpuConvChannelsLastBase<CpuConvChannelsLastPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
@@ -240,6 +313,11 @@ struct CpuConvChannelsLastPass : ortc::cpu::impl::CpuConvChannelsLastBase<CpuCon
         t.getTransposed().replaceAllUsesWith(t.getData().getDefiningOp()->getOperand(0));
         ++numCancelled;
       }
+    // A chain's end read only by a global mean: the mean reads it channels
+    // last.
+    for (onnx::TransposeOp t : transposes)
+      if (!t->use_empty() && meanOverChannelsLast(t))
+        ++numMeans;
     for (onnx::TransposeOp t : llvm::reverse(transposes))
       if (t->use_empty())
         t->erase();

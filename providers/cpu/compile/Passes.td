@@ -49,14 +49,19 @@ def CpuConvChannelsLast : Pass<"cpu-conv-channels-last", "mlir::func::FuncOp"> {
     as it is: two Transposes would cost more than its layout saves. A 2-D
     float32 onnx.MaxPool with no Indices read that reads or feeds such a
     conv becomes ortc.max_pool the same way, so that ResNet's stem conv,
-    its MaxPool and the blocks after them form one chain. The CPU EP runs
-    this pass for AVX-512 targets only.
+    its MaxPool and the blocks after them form one chain. A chain's last
+    Transpose read only by a global mean (onnx.ReduceMean over axes 2 and 3,
+    or onnx.GlobalAveragePool: a CNN's head) goes too: the mean becomes an
+    onnx.ReduceMean over axes 1 and 2 of the channels-last tensor, with
+    keepdims followed by an onnx.Reshape of [N, 1, 1, C] to [N, C, 1, 1]
+    (the same bytes). The CPU EP runs this pass for AVX-512 targets only.
   }];
   let dependentDialects = ["ortc::fused::OrtcDialect", "ortc::onnx_dialect::OnnxDialect"];
   let statistics = [
     Statistic<"numConverted", "num-converted", "Number of convs made channels-last">,
     Statistic<"numPools", "num-pools", "Number of MaxPools made channels-last">,
-    Statistic<"numCancelled", "num-cancelled", "Number of Transposes that undid their input">
+    Statistic<"numCancelled", "num-cancelled", "Number of Transposes that undid their input">,
+    Statistic<"numMeans", "num-means", "Number of global means that read the channels-last tensor">
   ];
 }
 

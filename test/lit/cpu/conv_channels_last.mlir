@@ -150,3 +150,76 @@ func.func @shared_input(%x: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
   %y = ortc.fused_conv %a, %w, %none, %s {activation = "relu", activation_params = array<f32>} : tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none, tensor<1x8x6x6xf32> -> tensor<1x8x6x6xf32>
   return %y : tensor<1x8x6x6xf32>
 }
+
+// -----
+
+// A chain's end read only by a global mean (a CNN's head): the mean reads
+// the channels-last tensor over its axes 1 and 2, and keepdims is a
+// Reshape of [N,1,1,C] to [N,C,1,1] (a dynamic batch kept by its 0); the
+// chain's last Transpose goes. Without keepdims the mean is [N,C] as it is;
+// GlobalAveragePool is such a mean too.
+// CHECK-LABEL: func.func @global_means
+// CHECK: %[[A:.*]] = ortc.fused_conv %{{.*}} channels_last
+// CHECK: %[[Y:.*]] = ortc.fused_conv %[[A]], {{.*}} channels_last
+// CHECK-NOT: perm = array<i64: 0, 3, 1, 2>
+// CHECK: %[[AX:.*]] = "onnx.Constant"() <{value = dense<[1, 2]> : tensor<2xi64>}>
+// CHECK: %[[M:.*]] = "onnx.ReduceMean"(%[[Y]], %[[AX]]) <{keepdims = 1 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<?x6x6x8xf32>, tensor<2xi64>) -> tensor<?x1x1x8xf32>
+// CHECK: %[[S:.*]] = "onnx.Constant"() <{value = dense<[0, 8, 1, 1]> : tensor<4xi64>}>
+// CHECK: %[[R:.*]] = "onnx.Reshape"(%[[M]], %[[S]]) <{allowzero = 0 : i64}> : (tensor<?x1x1x8xf32>, tensor<4xi64>) -> tensor<?x8x1x1xf32>
+// CHECK: return %[[R]]
+func.func @global_means(%x: tensor<?x8x6x6xf32>) -> tensor<?x8x1x1xf32> {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %axes = "onnx.Constant"() {value = dense<[-1, 2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %a = "onnx.Conv"(%x, %w, %none) : (tensor<?x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<?x8x6x6xf32>
+  %y = "onnx.Conv"(%a, %w, %none) : (tensor<?x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<?x8x6x6xf32>
+  %m = "onnx.ReduceMean"(%y, %axes) {keepdims = 1 : i64} : (tensor<?x8x6x6xf32>, tensor<2xi64>) -> tensor<?x8x1x1xf32>
+  return %m : tensor<?x8x1x1xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mean_without_keepdims_and_global_pool
+// CHECK-NOT: perm = array<i64: 0, 3, 1, 2>
+// CHECK: "onnx.ReduceMean"(%{{.*}}, %{{.*}}) <{keepdims = 0 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<1x6x6x8xf32>, tensor<2xi64>) -> tensor<1x8xf32>
+// CHECK-NOT: perm = array<i64: 0, 3, 1, 2>
+// CHECK: %[[G:.*]] = "onnx.ReduceMean"(%{{.*}}, %{{.*}}) <{keepdims = 1 : i64, noop_with_empty_axes = 0 : i64}> : (tensor<1x6x6x8xf32>, tensor<2xi64>) -> tensor<1x1x1x8xf32>
+// CHECK: "onnx.Reshape"(%[[G]], %{{.*}}) <{allowzero = 0 : i64}> : (tensor<1x1x1x8xf32>, tensor<4xi64>) -> tensor<1x8x1x1xf32>
+// CHECK-NOT: onnx.GlobalAveragePool
+func.func @mean_without_keepdims_and_global_pool(%x: tensor<1x8x6x6xf32>) -> (tensor<1x8xf32>, tensor<1x8x1x1xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %axes = "onnx.Constant"() {value = dense<[2, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %a = "onnx.Conv"(%x, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %y = "onnx.Conv"(%a, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %m = "onnx.ReduceMean"(%y, %axes) {keepdims = 0 : i64} : (tensor<1x8x6x6xf32>, tensor<2xi64>) -> tensor<1x8xf32>
+  %b = "onnx.Conv"(%x, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %c = "onnx.Conv"(%b, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %g = "onnx.GlobalAveragePool"(%c) : (tensor<1x8x6x6xf32>) -> tensor<1x8x1x1xf32>
+  return %m, %g : tensor<1x8xf32>, tensor<1x8x1x1xf32>
+}
+
+// -----
+
+// Left alone: a mean over H only, and a mean of a Transpose that another op
+// reads too (the Transpose stays for it).
+// CHECK-LABEL: func.func @means_left_alone
+// CHECK: %[[T:.*]] = "onnx.Transpose"(%{{.*}}) <{perm = array<i64: 0, 3, 1, 2>}>
+// CHECK: "onnx.ReduceMean"(%[[T]], %{{.*}})
+// CHECK: %[[U:.*]] = "onnx.Transpose"(%{{.*}}) <{perm = array<i64: 0, 3, 1, 2>}>
+// CHECK: "onnx.ReduceMean"(%[[U]], %{{.*}})
+// CHECK: "onnx.Relu"(%[[U]])
+func.func @means_left_alone(%x: tensor<1x8x6x6xf32>) -> (tensor<1x8x1x6xf32>, tensor<1x8x1x1xf32>, tensor<1x8x6x6xf32>) {
+  %w = "onnx.Constant"() {value = dense<0.5> : tensor<8x8x1x1xf32>} : () -> tensor<8x8x1x1xf32>
+  %h = "onnx.Constant"() {value = dense<[2]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %hw = "onnx.Constant"() {value = dense<[2, 3]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %none = "onnx.NoValue"() : () -> none
+  %a = "onnx.Conv"(%x, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %y = "onnx.Conv"(%a, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %m = "onnx.ReduceMean"(%y, %h) : (tensor<1x8x6x6xf32>, tensor<1xi64>) -> tensor<1x8x1x6xf32>
+  %b = "onnx.Conv"(%x, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %c = "onnx.Conv"(%b, %w, %none) : (tensor<1x8x6x6xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x6x6xf32>
+  %g = "onnx.ReduceMean"(%c, %hw) : (tensor<1x8x6x6xf32>, tensor<2xi64>) -> tensor<1x8x1x1xf32>
+  %r = "onnx.Relu"(%c) : (tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  return %m, %g, %r : tensor<1x8x1x6xf32>, tensor<1x8x1x1xf32>, tensor<1x8x6x6xf32>
+}
