@@ -103,9 +103,10 @@ Status matMul(const KernelCall &call) {
                            shapeToString(B->shape));
 
   // numpy: a 1-D A is a row [1,K], a 1-D B a column [K,1]; both extra dims
-  // are dropped from the result. A trans_b B [N,K] is B^T's [K,N].
+  // are dropped from the result. A trans_b B [N,K] is B^T's [K,N]; a packed
+  // one's view is [K,N] already (the packing applied the transpose).
   std::vector<int64_t> a = A->shape, b = B->shape;
-  if (transB)
+  if (transB && !prepacked)
     std::swap(b[0], b[1]);
   bool aVec = a.size() == 1, bVec = b.size() == 1;
   if (aVec)

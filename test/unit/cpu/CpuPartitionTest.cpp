@@ -844,6 +844,49 @@ func.func @cpu_ep_p0(%x: tensor<1x8x8x32xf32>) -> tensor<1x6x6x32xf32> attribute
     }
 }
 
+// torch's Linear exports Gemm with transB, which cpu-fuse-matmul-epilogue
+// makes a matmul_bias with trans_b (lit: fuse_matmul_epilogue.mlir). Its
+// constant B [N, K] (not square here) is packed transposed, a [K, N]
+// weight, and the step runs relu(x W^T + c).
+TEST(CpuPartition, TransposedMatMulBiasRunsOnAPackedB) {
+  const char *source = R"mlir(
+func.func @cpu_ep_p0(%x: tensor<2x3xf32>) -> tensor<2x5xf32> attributes {ortc.ep = "cpu_ep"} {
+  %w = "onnx.Constant"() {value = dense<[[1.0, 2.0, 3.0], [-1.0, 0.5, 0.0], [0.0, 0.0, 1.0], [2.0, -2.0, 1.0], [0.25, 0.25, 0.25]]> : tensor<5x3xf32>} : () -> tensor<5x3xf32>
+  %c = "onnx.Constant"() {value = dense<[0.5, -1.0, 0.0, 1.0, -0.5]> : tensor<5xf32>} : () -> tensor<5xf32>
+  %y = ortc.matmul_bias %x, %w, %c {activation = "relu", alpha = 1.000000e+00 : f32, trans_b = true} : tensor<2x3xf32>, tensor<5x3xf32>, tensor<5xf32> -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+)mlir";
+  std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source);
+  ASSERT_TRUE(blob);
+  auto view = ortc::cpu::openCpuBlob(blob->bytes.data(), blob->bytes.size(), "test",
+                                     ortc::cpu::hostArchitecture(), ortc::cpu::hostCpuFeatures());
+  ASSERT_TRUE(view.isOk()) << view.status().message();
+  std::vector<std::string> packed;
+  for (const auto *buffer : *view.value().plan->buffers())
+    if (buffer->packing() && buffer->packing()->size())
+      packed.push_back(buffer->packing()->str() + " " +
+                       ortc::shapeToString({buffer->shape()->begin(), buffer->shape()->end()}));
+  EXPECT_EQ(packed, (std::vector<std::string>{"gemm_b [3,5]"}));
+
+  auto loaded = ortc::cputest::loadCpuBlob(blob->bytes);
+  ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+  const float w[5][3] = {{1, 2, 3}, {-1, 0.5f, 0}, {0, 0, 1}, {2, -2, 1}, {0.25f, 0.25f, 0.25f}};
+  const float c[5] = {0.5f, -1, 0, 1, -0.5f};
+  std::vector<float> x = {1, -2, 0.5f, 3, 1, -1}, y(10, -99.f);
+  std::vector<ortc::TensorView> in{{x.data(), ortc::ElementType::Float, {2, 3}}};
+  std::vector<ortc::TensorView> out{{y.data(), ortc::ElementType::Float, {2, 5}}};
+  ortc::Status status = loaded.value()->run(in, out);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  for (int i = 0; i < 2; ++i)
+    for (int n = 0; n < 5; ++n) {
+      float sum = c[n];
+      for (int k = 0; k < 3; ++k)
+        sum += x[size_t(i * 3 + k)] * w[n][k];
+      EXPECT_FLOAT_EQ(y[size_t(i * 5 + n)], std::max(sum, 0.f)) << i << "," << n;
+    }
+}
+
 // A lone Transpose that keeps its leading non-1 dim in place (the layout
 // Transposes around a channels-last conv chain keep the batch) splits into
 // row blocks on a pool as elementwise kernels do; one that moves that dim

@@ -312,7 +312,7 @@ TEST(LibraryKernels, MatMulBiasAndActivation) {
           if (packedB) {
             Bin = Tensor(ElementType::Float, {int64_t(packedGemmBSize(c.b[0], N))});
             packGemmB(B.f(), N, false, c.b[0], N, 1.f, Bin.f());
-            Bin.shape = transB ? std::vector<int64_t>{N, c.b[0]} : c.b;
+            Bin.shape = c.b; // the compiler's view of a packed B: [K, N], transposed or not
             attrs.i("packed_b", 1);
           }
           Tensor Y(ElementType::Float, ys);
