@@ -1553,6 +1553,10 @@ const std::map<std::string, LibraryOp> &libraryOps() {
           auto alpha = op->getAttrOfType<FloatAttr>("alpha");
           if (alpha && alpha.getValueAsDouble() != 1.0)
             return refuse(RejectedKind::Attribute, "alpha", "alpha = 1");
+          auto transB = op->getAttrOfType<BoolAttr>("trans_b");
+          if (transB && transB.getValue())
+            if (auto r = requireRank(op, 1, 2, 2); r.any())
+              return r;
           auto activation = op->getAttrOfType<StringAttr>("activation");
           StringRef name = activation ? activation.getValue() : "none";
           if (name != "none" && name != "relu" && name != "gelu" && name != "gelu_tanh")

@@ -887,6 +887,37 @@ func.func @cpu_ep_p0(%x: tensor<2x3xf32>) -> tensor<2x5xf32> attributes {ortc.ep
     }
 }
 
+// The CPU EP claims a matmul_bias with trans_b only on a matrix B (the
+// kernel transposes a 2-D B; a batched one it refuses at run time).
+TEST(CpuPartition, ClaimsTransBMatMulBiasOnAMatrixOnly) {
+  const char *source = R"mlir(
+func.func @cpu_ep_p0(%x: tensor<2x3xf32>, %w: tensor<5x3xf32>, %c: tensor<5xf32>, %x3: tensor<2x2x3xf32>, %w3: tensor<2x5x3xf32>) -> (tensor<2x5xf32>, tensor<2x2x5xf32>) {
+  %y = ortc.matmul_bias %x, %w, %c {activation = "relu", alpha = 1.000000e+00 : f32, trans_b = true} : tensor<2x3xf32>, tensor<5x3xf32>, tensor<5xf32> -> tensor<2x5xf32>
+  %z = ortc.matmul_bias %x3, %w3, %c {activation = "none", alpha = 1.000000e+00 : f32, trans_b = true} : tensor<2x2x3xf32>, tensor<2x5x3xf32>, tensor<5xf32> -> tensor<2x2x5xf32>
+  return %y, %z : tensor<2x5xf32>, tensor<2x2x5xf32>
+}
+)mlir";
+  mlir::MLIRContext context;
+  ortc::loadImportDialects(context);
+  context.loadDialect<mlir::func::FuncDialect, ortc::fused::OrtcDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  std::string error;
+  auto ep = ortc::cpu::createCpuCompileEp({}, error);
+  ASSERT_TRUE(ep) << error;
+  std::vector<std::string> verdicts;
+  module->walk([&](mlir::Operation *op) {
+    if (op->getName().getStringRef() != "ortc.matmul_bias")
+      return;
+    ortc::KernelMatch match = ep->supportsOp(ortc::NodeQuery::fromOp(op));
+    verdicts.push_back(match.isSupported() ? "claimed" : match.reason().format());
+  });
+  ASSERT_EQ(verdicts.size(), 2u);
+  EXPECT_EQ(verdicts[0], "claimed");
+  EXPECT_NE(verdicts[1].find("rank 3"), std::string::npos) << verdicts[1];
+}
+
 // A lone Transpose that keeps its leading non-1 dim in place (the layout
 // Transposes around a channels-last conv chain keep the batch) splits into
 // row blocks on a pool as elementwise kernels do; one that moves that dim
