@@ -787,6 +787,21 @@ TEST(CpuPartition, ChannelsLastConvWritesOverADeadResidual) {
 // tiles of 2x2, fewer than 16), keeps W^T ("gemm_bt_hwc", packed_w 3); both
 // give the conv's values (splat weights: each output is the weight times
 // its window's sum).
+/// The packed weights of a CPU blob, in buffer order: "packing [shape]".
+std::vector<std::string> packedWeights(const std::vector<char> &bytes) {
+  auto view = ortc::cpu::openCpuBlob(bytes.data(), bytes.size(), "test",
+                                     ortc::cpu::hostArchitecture(), ortc::cpu::hostCpuFeatures());
+  EXPECT_TRUE(view.isOk()) << view.status().message();
+  std::vector<std::string> packed;
+  if (!view.isOk())
+    return packed;
+  for (const auto *buffer : *view.value().plan->buffers())
+    if (buffer->packing() && buffer->packing()->size())
+      packed.push_back(buffer->packing()->str() + " " +
+                       ortc::shapeToString({buffer->shape()->begin(), buffer->shape()->end()}));
+  return packed;
+}
+
 TEST(CpuPartition, ChannelsLastConvsRunAsWinogradOntoLargerOutputs) {
   const char *source = R"mlir(
 func.func @cpu_ep_p0(%x: tensor<1x8x8x32xf32>) -> tensor<1x6x6x32xf32> attributes {ortc.ep = "cpu_ep"} {
@@ -800,14 +815,8 @@ func.func @cpu_ep_p0(%x: tensor<1x8x8x32xf32>) -> tensor<1x6x6x32xf32> attribute
 )mlir";
   std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source);
   ASSERT_TRUE(blob);
-  auto view = ortc::cpu::openCpuBlob(blob->bytes.data(), blob->bytes.size(), "test",
-                                     ortc::cpu::hostArchitecture(), ortc::cpu::hostCpuFeatures());
-  ASSERT_TRUE(view.isOk()) << view.status().message();
-  std::vector<std::string> packings;
-  for (const auto *buffer : *view.value().plan->buffers())
-    if (buffer->packing() && buffer->packing()->size())
-      packings.push_back(buffer->packing()->str());
-  EXPECT_EQ(packings, (std::vector<std::string>{"winograd_f2x3_bt", "gemm_bt_hwc"}));
+  EXPECT_EQ(packedWeights(blob->bytes),
+            (std::vector<std::string>{"winograd_f2x3_bt [32,32,3,3]", "gemm_bt_hwc [32,32,3,3]"}));
 
   auto loaded = ortc::cputest::loadCpuBlob(blob->bytes);
   ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
@@ -859,15 +868,7 @@ func.func @cpu_ep_p0(%x: tensor<2x3xf32>) -> tensor<2x5xf32> attributes {ortc.ep
 )mlir";
   std::optional<ortc::EpContextBlob> blob = ortc::cputest::compileCpuPartition(source);
   ASSERT_TRUE(blob);
-  auto view = ortc::cpu::openCpuBlob(blob->bytes.data(), blob->bytes.size(), "test",
-                                     ortc::cpu::hostArchitecture(), ortc::cpu::hostCpuFeatures());
-  ASSERT_TRUE(view.isOk()) << view.status().message();
-  std::vector<std::string> packed;
-  for (const auto *buffer : *view.value().plan->buffers())
-    if (buffer->packing() && buffer->packing()->size())
-      packed.push_back(buffer->packing()->str() + " " +
-                       ortc::shapeToString({buffer->shape()->begin(), buffer->shape()->end()}));
-  EXPECT_EQ(packed, (std::vector<std::string>{"gemm_b [3,5]"}));
+  EXPECT_EQ(packedWeights(blob->bytes), (std::vector<std::string>{"gemm_b [3,5]"}));
 
   auto loaded = ortc::cputest::loadCpuBlob(blob->bytes);
   ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
