@@ -195,7 +195,7 @@ bool toChannelsFirst(onnx::TransposeOp t) {
   return t.getPerm() && llvm::equal(*t.getPerm(), kToChannelsFirst);
 }
 
-/// An i64 constant of `values` before `at`.
+/// An i64 constant of `values` at `b`'s insertion point.
 Value i64Constant(OpBuilder &b, Location loc, ArrayRef<int64_t> values) {
   auto type = RankedTensorType::get({int64_t(values.size())}, b.getI64Type());
   OperationState state(loc, onnx::ConstantOp::getOperationName());

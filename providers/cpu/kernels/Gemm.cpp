@@ -1353,7 +1353,7 @@ void sgemmBlocks(int64_t M, int64_t N, int64_t K, const AOperand &a, const float
 }
 
 void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const AOperand &a,
-                         const float *packedB, int64_t bK, float *C, int64_t ldc, bool accumulate,
+                         const float *packedB, float *C, int64_t ldc, bool accumulate,
                          const GemmEpilogue *epilogue) {
   if (epilogue && !epilogue->any())
     epilogue = nullptr;
@@ -1363,7 +1363,7 @@ void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
   int64_t flops = 2 * M * N * std::max<int64_t>(K, 1);
   int64_t tasks = std::min<int64_t>(threads, flops / kMinFlopsPerTask);
   if (tasks <= 1 || M <= 0 || N <= 0) {
-    sgemmBlocks(M, N, K, a, packedB, bK, C, ldc, accumulate, epilogue);
+    sgemmBlocks(M, N, K, a, packedB, K, C, ldc, accumulate, epilogue);
     return;
   }
   int64_t rowPanels = (M + kMr - 1) / kMr, colPanels = (N + kNr - 1) / kNr;
@@ -1373,7 +1373,7 @@ void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
     parallelFor(pool, (M + per - 1) / per, [&](int64_t t) {
       int64_t i0 = t * per, rows = std::min(per, M - i0);
       GemmEpilogue part = epilogue ? epilogue->at(i0, 0) : GemmEpilogue();
-      sgemmBlocks(rows, N, K, a.rowsFrom(i0, K), packedB, bK, C + i0 * ldc, ldc, accumulate,
+      sgemmBlocks(rows, N, K, a.rowsFrom(i0, K), packedB, K, C + i0 * ldc, ldc, accumulate,
                   epilogue ? &part : nullptr);
     });
     return;
@@ -1382,7 +1382,7 @@ void sgemmBlocksParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
   parallelFor(pool, (N + per - 1) / per, [&](int64_t t) {
     int64_t j0 = t * per, cols = std::min(per, N - j0);
     GemmEpilogue part = epilogue ? epilogue->at(0, j0) : GemmEpilogue();
-    sgemmBlocks(M, cols, K, a, packedB + j0 * bK, bK, C + j0, ldc, accumulate,
+    sgemmBlocks(M, cols, K, a, packedB + j0 * K, K, C + j0, ldc, accumulate,
                 epilogue ? &part : nullptr);
   });
 }
@@ -1534,7 +1534,7 @@ void sgemmPrepackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K,
                             bool accumulate, const GemmEpilogue *epilogue) {
   AOperand a;
   a.packed = packedA;
-  sgemmBlocksParallel(pool, M, N, K, a, packedB, K, C, ldc, accumulate, epilogue);
+  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate, epilogue);
 }
 
 void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, const float *A,
@@ -1544,7 +1544,7 @@ void sgemmPackedParallel(ThreadPool *pool, int64_t M, int64_t N, int64_t K, cons
   a.A = A;
   a.lda = lda;
   a.transA = transA;
-  sgemmBlocksParallel(pool, M, N, K, a, packedB, K, C, ldc, accumulate, epilogue);
+  sgemmBlocksParallel(pool, M, N, K, a, packedB, C, ldc, accumulate, epilogue);
 }
 
 //===----------------------------------------------------------------------===//
