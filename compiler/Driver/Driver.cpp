@@ -3,6 +3,7 @@
 #include "compiler/Driver/Driver.h"
 
 #include "compiler/EP/CompileEpRegistry.h"
+#include "compiler/EP/PassContext.h"
 #include "compiler/Import/OnnxImporter.h"
 #include "compiler/Partition/Passes.h"
 #include "compiler/Partition/SpecEp.h"
@@ -13,8 +14,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
@@ -92,6 +93,20 @@ void elideLargeConstants(mlir::ModuleOp module, int64_t limit) {
                   mlir::DenseResourceElementsAttr::get(resource.getType(), handle));
     }
   });
+}
+
+// The ONNX node a diagnostic's location names: a NameLoc, or the first one
+// inside a fused location (an op that replaced several nodes).
+std::optional<std::string> nodeNameOf(mlir::Location loc) {
+  std::optional<std::string> name;
+  loc->walk([&](mlir::Location inner) {
+    if (auto named = mlir::dyn_cast<mlir::NameLoc>(inner)) {
+      name = named.getName().str();
+      return mlir::WalkResult::interrupt();
+    }
+    return mlir::WalkResult::advance();
+  });
+  return name;
 }
 
 // The driver's state for one compile.
@@ -213,8 +228,11 @@ void Compilation::run() {
   // Pass diagnostics carry the node's location; report the first as one line.
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
     std::string where;
-    if (auto name = mlir::dyn_cast<mlir::NameLoc>(diag.getLocation()))
-      where = "node '" + name.getName().str() + "': ";
+    if (std::optional<std::string> node = nodeNameOf(diag.getLocation()))
+      where = "node '" + *node + "': ";
+    // Invalid IR is a compiler bug: say which pass made it.
+    if (llvm::StringRef pass = passBeingVerified(); !pass.empty())
+      where += "invalid IR after pass " + pass.str() + " (a compiler bug): ";
     std::string line = options.input + ": " + where + diag.str();
     if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty())
       firstError = line;
@@ -236,6 +254,7 @@ void Compilation::run() {
   if (options.emit != EmitKind::OnnxMlir) {
     clock.begin("generic-passes");
     mlir::PassManager pm(&context);
+    preparePassManager(pm);
     GenericPipelineOptions pipelineOptions;
     pipelineOptions.strictShapes = options.strictShapes;
     pipelineOptions.maxTensorBytes = options.maxTensorBytes;

@@ -2,6 +2,7 @@
 
 #include "compiler/Partition/Partitioner.h"
 
+#include "compiler/EP/PassContext.h"
 #include "compiler/Transforms/SymbolicShapes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
@@ -467,6 +468,7 @@ LogicalResult partitionModule(ModuleOp module, ArrayRef<CompileEp *> eps,
 LogicalResult runEpCustomPasses(ModuleOp module, ArrayRef<CompileEp *> eps) {
   for (CompileEp *ep : eps) {
     PassManager pm(module.getContext(), func::FuncOp::getOperationName());
+    preparePassManager(pm);
     ep->addCustomPasses(pm);
     if (pm.size() == 0)
       continue;

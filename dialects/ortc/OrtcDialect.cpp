@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace ortc::fused;
@@ -18,6 +19,51 @@ void OrtcDialect::initialize() {
 #define GET_OP_LIST
 #include "dialects/ortc/OrtcOps.cpp.inc"
       >();
+}
+
+void MatMulBiasOp::build(OpBuilder &builder, OperationState &state, Type output, Value a, Value b,
+                         Value bias, const MatMulBiasEpilogue &epilogue) {
+  state.addOperands({a, b, bias});
+  if (epilogue.residual)
+    state.addOperands(epilogue.residual);
+  Properties &props = state.getOrAddProperties<Properties>();
+  props.setTransB(builder.getBoolAttr(epilogue.transB));
+  props.setAlpha(builder.getF32FloatAttr(epilogue.alpha));
+  props.setActivation(builder.getStringAttr(epilogue.activation));
+  state.addTypes(output);
+}
+
+MatMulBiasEpilogue MatMulBiasOp::getEpilogue() {
+  return {getTransB(), getAlpha().convertToFloat(), getActivation(), getResidual()};
+}
+
+LogicalResult MatMulBiasOp::verify() {
+  StringRef activation = getActivation();
+  if (activation != "none" && activation != "relu" && activation != "gelu" &&
+      activation != "gelu_tanh")
+    return emitOpError("unknown activation '") << activation << "' (none, relu, gelu or gelu_tanh)";
+  auto b = dyn_cast<RankedTensorType>(getB().getType());
+  auto bias = dyn_cast<RankedTensorType>(getBias().getType());
+  if (b && b.getRank() < 2)
+    return emitOpError("needs b of rank 2 or more, got ") << b;
+  if (bias && bias.getRank() != 1)
+    return emitOpError("needs a bias [N], got ") << bias;
+  if (b && bias) {
+    int64_t n = b.getDimSize(b.getRank() - (getTransB() ? 2 : 1));
+    if (!ShapedType::isDynamic(n) && !bias.isDynamicDim(0) && bias.getDimSize(0) != n)
+      return emitOpError("has a bias of ")
+             << bias.getDimSize(0) << " elements for N = " << n
+             << (getTransB() ? " (b's dim -2, trans_b)" : " (b's last dim)");
+  }
+  if (Value residual = getResidual(); residual && residual.getType() != getOutput().getType())
+    return emitOpError("needs a residual of the output's type ")
+           << getOutput().getType() << ", got " << residual.getType();
+  Type element = getElementTypeOrSelf(getOutput().getType());
+  for (Value v : {getA(), getB(), getBias()})
+    if (getElementTypeOrSelf(v.getType()) != element)
+      return emitOpError("needs a, b and bias of the output's element type ")
+             << element << ", got " << v.getType();
+  return success();
 }
 
 LogicalResult MaxPoolOp::verify() {

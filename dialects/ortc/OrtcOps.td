@@ -92,6 +92,19 @@ def Ortc_MatMulBiasOp : Ortc_Op<"matmul_bias", [Pure]> {
     $a `,` $b `,` $bias (`residual` $residual^ `:` type($residual))? attr-dict `:` type($a) `,`
     type($b) `,` type($bias) `->` type($output)
   }];
+  // One builder for every EP that makes the op: the epilogue's fields have
+  // defaults, so a field added for one EP cannot leave another's call
+  // building it with arguments in the wrong places.
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$a, "::mlir::Value":$b,
+                   "::mlir::Value":$bias, "const MatMulBiasEpilogue &":$epilogue)>
+  ];
+  let extraClassDeclaration = [{
+    /// The epilogue this op applies: build a copy with a field changed.
+    MatMulBiasEpilogue getEpilogue();
+  }];
+  let hasVerifier = 1;
 }
 
 def Ortc_FusedConvOp : Ortc_Op<"fused_conv", [Pure]> {

@@ -19,6 +19,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 #include "onnx/onnx_pb.h"
 
 #include <gtest/gtest.h>
@@ -44,9 +46,27 @@ public:
 
 // Claims float32 Add, Mul and Relu; a partition becomes lines of
 // "OP OUT IN0 [IN1]" over value numbers (inputs first), then "outputs ...".
+/// A pass with a bug: it gives each Relu a second operand, which the op's
+/// verifier refuses. The driver must stop with one line naming the node and
+/// this pass, never hand the invalid IR to compilePartition.
+struct BreakReluPass : mlir::PassWrapper<BreakReluPass, mlir::OperationPass<mlir::func::FuncOp>> {
+  llvm::StringRef getArgument() const override { return "toy-break-relu"; }
+  void runOnOperation() override {
+    getOperation().walk([](mlir::Operation *op) {
+      if (op->getName().getStringRef() == "onnx.Relu")
+        op->insertOperands(1, op->getOperand(0));
+    });
+  }
+};
+
 class ToyCompileEp final : public CompileEp {
 public:
-  explicit ToyCompileEp(float scale) : scale_(scale) {}
+  ToyCompileEp(float scale, bool breakIr) : scale_(scale), breakIr_(breakIr) {}
+
+  void addCustomPasses(mlir::OpPassManager &pm) const override {
+    if (breakIr_)
+      pm.addPass(std::make_unique<BreakReluPass>());
+  }
   const EpIdentity &identity() const override { return identity_; }
   std::vector<std::string> contextSourceKeys() const override { return {kToySource}; }
 
@@ -110,6 +130,7 @@ public:
 private:
   EpIdentity identity_{"toy_ep", DeviceType::Cpu, 0};
   float scale_;
+  bool breakIr_;
 };
 
 bool parseScale(const std::string &text, float &scale) {
@@ -123,7 +144,8 @@ CompileEpPlugin toyCompilePlugin() {
   plugin.name = "toy_ep";
   plugin.aliases = {"toy"};
   plugin.summary = "a test EP";
-  plugin.options = {{"scale", "X", "Multiplies the partition's outputs by X.", "1"}};
+  plugin.options = {{"scale", "X", "Multiplies the partition's outputs by X.", "1"},
+                    {"break_ir", "0|1", "Runs a pass that makes invalid IR.", "0"}};
   plugin.create = [](const EpOptionMap &options, std::string &error) -> std::unique_ptr<CompileEp> {
     float scale = 1;
     auto given = options.find("scale");
@@ -132,7 +154,9 @@ CompileEpPlugin toyCompilePlugin() {
                   .message();
       return nullptr;
     }
-    return std::make_unique<ToyCompileEp>(scale);
+    auto breakIr = options.find("break_ir");
+    return std::make_unique<ToyCompileEp>(scale,
+                                          breakIr != options.end() && breakIr->second == "1");
   };
   return plugin;
 }
@@ -357,6 +381,21 @@ TEST_F(EpPluginTest, CompilesAndRunsAModelThroughTheRegistriesAlone) {
   }
 }
 
+TEST_F(EpPluginTest, InvalidIrFromAnEpPassIsOneLineNamingTheNodeAndThePass) {
+  DriverOptions options;
+  options.input = modelPath;
+  options.output = scratch.path() + "/broken_ctx.onnx";
+  options.epOptions["toy"]["break_ir"] = "1";
+  DriverResult result = compileModel(compileEps, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.failedStage, "ep-passes") << result.error;
+  EXPECT_EQ(result.error.find('\n'), std::string::npos) << result.error;
+  for (const char *part : {"node 'relu'", "invalid IR after pass toy-break-relu", "onnx.Relu"})
+    EXPECT_NE(result.error.find(part), std::string::npos) << part << " in " << result.error;
+  std::ifstream written(options.output);
+  EXPECT_FALSE(written.good()) << "a failed compile wrote " << options.output;
+}
+
 TEST_F(EpPluginTest, TheJsonReportNamesTheEpAndItsWork) {
   DriverOptions options;
   options.input = modelPath;
@@ -377,7 +416,8 @@ TEST_F(EpPluginTest, RefusesUnknownEpsKeysAndValuesBeforeWork) {
   options.epOptions["toy"]["speed"] = "11";
   DriverResult result = compileModel(compileEps, options);
   EXPECT_EQ(result.outcome, DriverResult::Outcome::Usage);
-  EXPECT_EQ(result.error, "--ep-option: toy_ep: unknown option 'speed' (toy_ep accepts scale=X)");
+  EXPECT_EQ(result.error,
+            "--ep-option: toy_ep: unknown option 'speed' (toy_ep accepts scale=X, break_ir=0|1)");
   EXPECT_TRUE(result.stages.empty());
 
   options.epOptions = {{"toy", {{"scale", "fast"}}}};

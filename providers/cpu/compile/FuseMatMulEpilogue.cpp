@@ -29,6 +29,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace ortc::cpu {
 #define GEN_PASS_DEF_CPUFUSEMATMULEPILOGUE
@@ -42,13 +43,25 @@ using ortc::isF32Tensor;
 
 namespace {
 
-/// What one MatMul's epilogue absorbs.
+/// What one MatMul's epilogue absorbs. Ops only: a Value kept from match
+/// time may be the result of an op an earlier rewrite erased.
 struct Match {
   onnx::MatMulOp matmul;
   onnx::AddOp add;
-  Value bias;
   Operation *activationOp = nullptr;
   StringRef activation = "none";
+
+  /// The Add's operand that is not the product.
+  Value bias() {
+    Value product = matmul.getY();
+    return add.getA() == product ? add.getB() : add.getA();
+  }
+  SmallVector<Operation *, 3> ops() const {
+    SmallVector<Operation *, 3> all = {matmul, add};
+    if (activationOp)
+      all.push_back(activationOp);
+    return all;
+  }
 };
 
 /// The activation `op` applies to the sum, when the epilogue has it.
@@ -82,7 +95,7 @@ std::optional<Match> matchMatMul(onnx::MatMulOp matmul) {
   if (bias == y || !biasType || !biasType.getElementType().isF32() || biasType.getRank() != 1 ||
       biasType.getDimSize(0) != b.getDimSize(1))
     return std::nullopt;
-  Match m{matmul, add, bias};
+  Match m{matmul, add};
   if (Operation *user = ortc::soleUser(add.getC()))
     if (std::optional<StringRef> activation = activationOf(user)) {
       m.activationOp = user;
@@ -97,6 +110,8 @@ struct GemmMatch {
   onnx::ReshapeOp reshape; // null when the activation reads the Gemm
   Operation *activationOp;
   StringRef activation;
+
+  SmallVector<Operation *, 3> ops() const { return {gemm, activationOp}; }
 };
 
 std::optional<GemmMatch> matchGemm(onnx::GemmOp gemm) {
@@ -145,10 +160,12 @@ void rewrite(GemmMatch m) {
     state.addTypes(type);
     bias = b.create(state)->getResult(0);
   }
+  fused::MatMulBiasEpilogue epilogue;
+  epilogue.transB = transB;
+  epilogue.activation = m.activation;
   auto fusedOp = fused::MatMulBiasOp::create(
       b, b.getFusedLoc({m.gemm.getLoc(), m.activationOp->getLoc()}), m.gemm.getY().getType(),
-      m.gemm.getA(), m.gemm.getB(), bias, Value(), b.getBoolAttr(transB), b.getF32FloatAttr(1.0f),
-      b.getStringAttr(m.activation));
+      m.gemm.getA(), m.gemm.getB(), bias, epilogue);
   Value product = fusedOp.getOutput();
   if (m.reshape) {
     m.reshape->setOperand(0, product);
@@ -169,10 +186,11 @@ void rewrite(Match m) {
     chain.push_back(m.activationOp);
   }
   OpBuilder b(last);
-  auto fusedOp = fused::MatMulBiasOp::create(
-      b, b.getFusedLoc(locations), last->getResult(0).getType(), m.matmul.getA(), m.matmul.getB(),
-      m.bias, Value(), b.getBoolAttr(false), b.getF32FloatAttr(1.0f),
-      b.getStringAttr(m.activation));
+  fused::MatMulBiasEpilogue epilogue;
+  epilogue.activation = m.activation;
+  auto fusedOp =
+      fused::MatMulBiasOp::create(b, b.getFusedLoc(locations), last->getResult(0).getType(),
+                                  m.matmul.getA(), m.matmul.getB(), m.bias(), epilogue);
   last->getResult(0).replaceAllUsesWith(fusedOp.getOutput());
   // From the last op back: each has no readers left.
   for (Operation *op : llvm::reverse(chain))
@@ -192,9 +210,11 @@ bool foldResidual(fused::MatMulBiasOp op) {
   if (residual == op.getOutput() || residual.getType() != op.getOutput().getType())
     return false;
   OpBuilder b(add);
-  auto folded = fused::MatMulBiasOp::create(
-      b, b.getFusedLoc({op.getLoc(), add.getLoc()}), add.getC().getType(), op.getA(), op.getB(),
-      op.getBias(), residual, op.getTransBAttr(), op.getAlphaAttr(), op.getActivationAttr());
+  fused::MatMulBiasEpilogue epilogue = op.getEpilogue();
+  epilogue.residual = residual;
+  auto folded = fused::MatMulBiasOp::create(b, b.getFusedLoc({op.getLoc(), add.getLoc()}),
+                                            add.getC().getType(), op.getA(), op.getB(),
+                                            op.getBias(), epilogue);
   add.getC().replaceAllUsesWith(folded.getOutput());
   add->erase();
   op->erase();
@@ -214,11 +234,22 @@ struct CpuFuseMatMulEpiloguePass
       if (std::optional<GemmMatch> m = matchGemm(gemm))
         gemms.push_back(*m);
     });
+    // Two matches may share an op (two MatMuls of [N] results added): the
+    // first rewritten takes it and the other is left as it is.
+    llvm::SmallPtrSet<Operation *, 16> rewritten;
+    auto claim = [&](ArrayRef<Operation *> ops) {
+      if (llvm::any_of(ops, [&](Operation *op) { return rewritten.contains(op); }))
+        return false;
+      rewritten.insert(ops.begin(), ops.end());
+      ++numFused;
+      return true;
+    };
     for (Match &m : matches)
-      rewrite(m);
+      if (claim(m.ops()))
+        rewrite(m);
     for (GemmMatch &m : gemms)
-      rewrite(m);
-    numFused += matches.size() + gemms.size();
+      if (claim(m.ops()))
+        rewrite(m);
     std::vector<fused::MatMulBiasOp> products;
     getOperation().walk([&](fused::MatMulBiasOp op) { products.push_back(op); });
     for (fused::MatMulBiasOp op : products)

@@ -15,6 +15,7 @@
 
 #include "providers/cpu/compile/KernelPipeline.h"
 #include "providers/cpu/compile/Passes.h"
+#include "compiler/EP/PassContext.h"
 #include "compiler/Lowering/Passes.h"
 
 #include "dialects/onnx/OnnxDialect.h"
@@ -188,6 +189,7 @@ ortc::cpu::lowerKernelsToLLVMIR(ModuleOp kernels, llvm::LLVMContext &llvmContext
   });
 
   PassManager pm(ctx, kernels->getName().getStringRef());
+  preparePassManager(pm);
   buildCpuKernelLoweringPipeline(pm, options);
   // The kernels are independent functions: their nested pipelines run on
   // every core (diagnostics still come back in order, on this thread).

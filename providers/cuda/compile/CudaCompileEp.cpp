@@ -12,6 +12,7 @@
 #include "providers/cuda/compile/SpatialKernels.h"
 #include "providers/cuda/compile/DataMovementKernels.h"
 
+#include "compiler/EP/PassContext.h"
 #include "compiler/Lowering/LowerToLinalg.h"
 #include "compiler/Lowering/Passes.h"
 #include "compiler/Transforms/ConstantValues.h"
@@ -352,6 +353,7 @@ LogicalResult PartitionCompiler::emitSpatial(Operation *op) {
 LogicalResult PartitionCompiler::compileKernels(std::string &source, CudaBlobParts &parts,
                                                 std::string &notes) {
   PassManager pm(fn.getContext());
+  preparePassManager(pm);
   OnnxLowerToLinalgOptions lower;
   lower.failOnUnlowered = true;
   pm.addNestedPass<func::FuncOp>(createOnnxLowerToLinalg(lower));
@@ -469,11 +471,16 @@ FailureOr<std::unique_ptr<CudaCompiledPartition>> PartitionCompiler::run() {
   plan.partition_name = fn.getSymName().str();
 
   // Attention as GEMMs and a softmax; biases in cuBLASLt's epilogue where
-  // it takes them, else as elementwise adds.
-  expandAttention(fn);
-  splitToSlices(fn);
-  foldGemmEpilogue(fn);
-  splitGemmBias(fn);
+  // it takes them, else as elementwise adds. Run as passes: the IR is
+  // verified after each, and invalid IR names the pass that made it.
+  PassManager rewrites(fn.getContext(), func::FuncOp::getOperationName());
+  preparePassManager(rewrites);
+  rewrites.addPass(createCudaExpandAttention());
+  rewrites.addPass(createCudaSplitToSlices());
+  rewrites.addPass(createCudaFoldGemmEpilogue());
+  rewrites.addPass(createCudaSplitGemmBias());
+  if (failed(rewrites.run(fn)))
+    return failure();
   shapes = std::make_unique<SymbolicShapes>(fn);
   refineStaticResultTypes(fn, *shapes);
   auto signatureOf = [&](Value value, std::string name) -> std::unique_ptr<fb::TensorSignatureT> {

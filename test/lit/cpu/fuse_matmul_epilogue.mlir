@@ -192,3 +192,22 @@ func.func @no_residual(%a: tensor<4x8xf32>, %b: tensor<16xf32>, %r: tensor<4x16x
   %y3 = "onnx.Add"(%s3, %s3) : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y1, %y2, %y3 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>
 }
+
+// -----
+
+// Two vector-matrix products of [N] results added: each is a bias for the
+// other's product. The first match takes the Add and the other product
+// stays a MatMul that feeds it (rewriting both erased the Add twice).
+// CHECK-LABEL: func.func @shared_add
+// CHECK-SAME: (%[[U:.*]]: tensor<8xf32>, %[[V:.*]]: tensor<8xf32>, %[[W:.*]]: tensor<8x8xf32>)
+// CHECK-DAG: %[[Q:.*]] = "onnx.MatMul"(%[[V]], %[[W]])
+// CHECK-DAG: %[[S:.*]] = ortc.matmul_bias %[[U]], %[[W]], %[[Q]] {activation = "relu"
+// CHECK-NOT: onnx.Add
+// CHECK: return %[[S]]
+func.func @shared_add(%u: tensor<8xf32>, %v: tensor<8xf32>, %w: tensor<8x8xf32>) -> tensor<8xf32> {
+  %0 = "onnx.MatMul"(%u, %w) : (tensor<8xf32>, tensor<8x8xf32>) -> tensor<8xf32>
+  %1 = "onnx.MatMul"(%v, %w) : (tensor<8xf32>, tensor<8x8xf32>) -> tensor<8xf32>
+  %2 = "onnx.Add"(%0, %1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %3 = "onnx.Relu"(%2) : (tensor<8xf32>) -> tensor<8xf32>
+  return %3 : tensor<8xf32>
+}

@@ -84,3 +84,46 @@ func.func @not_epilogues(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %m: tensor<4x
   %12 = "onnx.Relu"(%11) : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %1, %3, %2, %5, %7, %8, %9, %11, %12 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<2x4x8xf32>, tensor<4x8xi32>, tensor<4x8xf32>, tensor<8x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Two Linear + ReLU layers in a row (examples/tiny_mlp.onnx): the second
+// MatMul reads the first layer's Relu, which folding the first layer
+// replaces; the second fold must read its operand from the op, not a value
+// kept from before (it crashed on the README's example).
+// CHECK-LABEL: func.func @two_layers
+// CHECK-SAME: (%[[X:.*]]: tensor<?x8xf32>, %[[W1:.*]]: tensor<8x16xf32>, %[[B1:.*]]: tensor<16xf32>, %[[W2:.*]]: tensor<16x4xf32>, %[[B2:.*]]: tensor<4xf32>)
+// CHECK: %[[H:.*]] = ortc.matmul_bias %[[X]], %[[W1]], %[[B1]] {activation = "relu"
+// CHECK: %[[Y:.*]] = ortc.matmul_bias %[[H]], %[[W2]], %[[B2]] {activation = "relu"
+// CHECK-NOT: onnx.
+// CHECK: return %[[Y]]
+func.func @two_layers(%x: tensor<?x8xf32>, %w1: tensor<8x16xf32>, %b1: tensor<16xf32>, %w2: tensor<16x4xf32>, %b2: tensor<4xf32>) -> tensor<?x4xf32> {
+  %0 = "onnx.MatMul"(%x, %w1) : (tensor<?x8xf32>, tensor<8x16xf32>) -> tensor<?x16xf32>
+  %1 = "onnx.Add"(%0, %b1) : (tensor<?x16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %2 = "onnx.Relu"(%1) : (tensor<?x16xf32>) -> tensor<?x16xf32>
+  %3 = "onnx.Gemm"(%2, %w2, %b2) : (tensor<?x16xf32>, tensor<16x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %4 = "onnx.Relu"(%3) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %4 : tensor<?x4xf32>
+}
+
+// -----
+
+// Two vector-matrix products of [N] results added: each Add operand is a
+// bias for the other's product. The first product takes the Add; the
+// second stays a MatMul and is that epilogue's bias. An Add of a product to
+// itself is no bias.
+// CHECK-LABEL: func.func @shared_add
+// CHECK-SAME: (%[[U:.*]]: tensor<8xf32>, %[[V:.*]]: tensor<8xf32>, %[[W:.*]]: tensor<8x8xf32>)
+// CHECK: %[[Q:.*]] = "onnx.MatMul"(%[[V]], %[[W]])
+// CHECK: %[[S:.*]] = ortc.matmul_bias %[[U]], %[[W]], %[[Q]] {activation = "none"
+// CHECK: %[[P:.*]] = "onnx.MatMul"(%[[U]], %[[W]])
+// CHECK: %[[D:.*]] = "onnx.Add"(%[[P]], %[[P]])
+// CHECK: return %[[S]], %[[D]]
+func.func @shared_add(%u: tensor<8xf32>, %v: tensor<8xf32>, %w: tensor<8x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = "onnx.MatMul"(%u, %w) : (tensor<8xf32>, tensor<8x8xf32>) -> tensor<8xf32>
+  %1 = "onnx.MatMul"(%v, %w) : (tensor<8xf32>, tensor<8x8xf32>) -> tensor<8xf32>
+  %2 = "onnx.Add"(%0, %1) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %3 = "onnx.MatMul"(%u, %w) : (tensor<8xf32>, tensor<8x8xf32>) -> tensor<8xf32>
+  %4 = "onnx.Add"(%3, %3) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %2, %4 : tensor<8xf32>, tensor<8xf32>
+}
