@@ -30,8 +30,8 @@ RUNS=""
 TARGETS=()
 CORPUS_ONLY=0
 WORK="$ROOT/bench/out/fuzz"
-ALL_TARGETS=(fuzz_import fuzz_session fuzz_ep_options fuzz_cpu_blob fuzz_npy fuzz_tensor_proto
-             fuzz_paths)
+ALL_TARGETS=(fuzz_import fuzz_compile fuzz_session fuzz_ep_options fuzz_cpu_blob fuzz_npy
+             fuzz_tensor_proto fuzz_paths)
 
 while (($#)); do
   case "$1" in
@@ -64,6 +64,8 @@ rows=()
 for target in "${TARGETS[@]}"; do
   binary="$BUILD/test/fuzz/$target"
   seeds="$ROOT/test/fuzz/corpus/${target#fuzz_}"
+  # fuzz_compile compiles what fuzz_import imports: the same model seeds.
+  [[ "$target" == fuzz_compile ]] && seeds="$ROOT/test/fuzz/corpus/import"
   if [[ ! -x "$binary" ]]; then
     echo "fuzz.sh: $binary is not built (build with ORTC_SANITIZER=address)" >&2
     exit 1

@@ -2,6 +2,8 @@
 # Configures and builds ortc in build/ (Ninja, ccache when present).
 # ORTC_BUILD_DIR picks another folder; ORTC_SANITIZER=address|thread makes a
 # sanitizer build there with clang-22 (address also builds the fuzz targets).
+# ORTC_BUILD_TARGETS builds only those targets; ORTC_CMAKE_ARGS adds -D
+# settings to the configuration.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${ORTC_BUILD_DIR:-$ROOT/build}"
@@ -21,5 +23,15 @@ if [[ ! -f "$BUILD/build.ninja" ]]; then
   fi
   cmake -G Ninja -S "$ROOT" -B "$BUILD" "${config[@]}"
 fi
+# Extra configuration (ORTC_CMAKE_ARGS) applies to a configured folder too.
+if [[ -n "${ORTC_CMAKE_ARGS:-}" ]]; then
+  read -r -a extra <<< "$ORTC_CMAKE_ARGS"
+  cmake "$BUILD" "${extra[@]}" > /dev/null
+fi
+# Only some targets (ORTC_BUILD_TARGETS, space-separated), or all of them.
+targets=()
+for target in ${ORTC_BUILD_TARGETS:-}; do
+  targets+=(--target "$target")
+done
 # 2 cores and MLIR translation units that need ~1.5 GB each: two jobs.
-cmake --build "$BUILD" -- -j"${ORTC_JOBS:-$(nproc)}"
+cmake --build "$BUILD" "${targets[@]}" -- -j"${ORTC_JOBS:-$(nproc)}"

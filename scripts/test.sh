@@ -58,12 +58,20 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_retur
 for var in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS; do
   echo "test.sh: $var=${!var}"
 done
-"$ROOT/scripts/build.sh"
-cd "$BUILD"
 JOBS="${ORTC_JOBS:-$(nproc)}"
 if [[ "$SANITIZER" == thread ]]; then
+  # TSan checks the runtime: only the concurrency tests' binaries are built
+  # under it, and their fixture models are compiled by the plain build's
+  # ortc (built first if missing; in .ci/run the first stage built it).
+  ORTC_SANITIZER="" ORTC_BUILD_DIR="$ROOT/build" "$ROOT/scripts/build.sh"
+  export ORTC_CMAKE_ARGS="-DORTC_FIXTURE_COMPILER=$ROOT/build/tools/ortc/ortc"
+  ORTC_BUILD_TARGETS="ortc-session-tests ortc-capi-tests ortc-concurrency-tests
+                      ortc-thread-pool-tests" "$ROOT/scripts/build.sh"
+  cd "$BUILD"
   ctest --output-on-failure -j"$JOBS" -L concurrency
   exit
 fi
+"$ROOT/scripts/build.sh"
+cd "$BUILD"
 ctest --output-on-failure -j"$JOBS"
 "$ROOT/bench/fuzz.sh" --build "$BUILD" --seconds "${ORTC_FUZZ_SECONDS:-30}" --corpus-only

@@ -3,6 +3,9 @@
 compare every output with onnxruntime's CPU EP on the original model.
 
 Usage: run_cpu_e2e.py --ortc build/tools/ortc/ortc [--work DIR] [--family NAME ...]
+                      [--ep cuda]
+With --ep cuda the models compile with --ep=cuda,cpu (inline blobs only) and
+the CUDA partitions run on the host emulation.
 Exit status 1 on any mismatch or failure; the table says which.
 """
 
@@ -17,15 +20,17 @@ import onnxruntime as ort
 
 sys.path.insert(0, os.path.dirname(__file__))
 import cpu_models  # noqa: E402
-from e2e_util import ATOL, RTOL, check_only_epcontext, compare_run, save_and_compile  # noqa: E402
+from e2e_util import (ATOL, EP_ARGS, RTOL, check_only_epcontext, compare_run,  # noqa: E402
+                      save_and_compile)
 
 
-def check_family(name, ortc, work, embed):
+def check_family(name, ortc, work, embed, ep="cpu"):
     rng = np.random.default_rng(1234)
     model, feeds_for = cpu_models.FAMILIES[name](rng)
+    compile_args, run_args = EP_ARGS[ep]
     folder = os.path.join(work, f"{name}_{'embed' if embed else 'sidecar'}")
     model_path, ctx_path = save_and_compile(ortc, model, name, folder,
-                                            "--embed" if embed else "--no-embed")
+                                            "--embed" if embed else "--no-embed", *compile_args)
     onnx.checker.check_model(check_only_epcontext(ctx_path))
 
     session = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
@@ -33,7 +38,7 @@ def check_family(name, ortc, work, embed):
     for batch in (1, 3):
         run_dir = os.path.join(folder, f"batch{batch}")
         for output_name, shape, err, ok in compare_run(ortc, ctx_path, session,
-                                                       feeds_for(batch, rng), run_dir):
+                                                       feeds_for(batch, rng), run_dir, run_args):
             rows.append((name, "embed" if embed else "sidecar", batch, output_name, shape, err,
                          ok))
     return rows
@@ -44,6 +49,7 @@ def main():
     parser.add_argument("--ortc", required=True)
     parser.add_argument("--work", default=None)
     parser.add_argument("--family", action="append", choices=sorted(cpu_models.FAMILIES))
+    parser.add_argument("--ep", choices=sorted(EP_ARGS), default="cpu")
     args = parser.parse_args()
     families = args.family or sorted(cpu_models.FAMILIES)
     work = args.work or tempfile.mkdtemp(prefix="ortc_e2e_")
@@ -52,9 +58,9 @@ def main():
     print(f"{'family':12} {'blob':8} {'batch':5} {'output':10} {'result':18} "
           f"{'max |err|':>10}  ok")
     for family in families:
-        for embed in (True, False):
+        for embed in ((True,) if args.ep == "cuda" else (True, False)):
             try:
-                rows = check_family(family, args.ortc, work, embed)
+                rows = check_family(family, args.ortc, work, embed, args.ep)
             except Exception as error:  # report and go on to the next family
                 print(f"{family:12} {'embed' if embed else 'sidecar':8} FAILED: {error}")
                 failures += 1
