@@ -5,8 +5,9 @@ list the build supports, compile only.
 The models: the e2e families (test/e2e: cpu_models, control_flow, sequences,
 old_opsets), the torch exports of ../shared/models, the trained models of
 ../shared/realmodels (both manifests, fetched into the cache by their
-fetch.sh), examples/, and the ONNX backend node cases of the pinned onnx
-package. Each is compiled with `ortc compile --ep=LIST` for each LIST.
+fetch.sh), examples/, the ONNX backend node cases of the pinned onnx
+package, and every .onnx under the folders given with --extra (models from
+elsewhere). Each is compiled with `ortc compile --ep=LIST` for each LIST.
 
 Outcomes:
   compiled   exit 0 and the output written;
@@ -166,7 +167,9 @@ def main():
     parser.add_argument("--data-cache", required=True, help="the backend node cases' folder")
     parser.add_argument("--sample", type=int, default=1, help="every K-th backend node case")
     parser.add_argument("--source", action="append",
-                        choices=["families", "shared", "real", "examples", "backend"])
+                        choices=["families", "shared", "real", "examples", "backend", "extra"])
+    parser.add_argument("--extra", action="append", default=[],
+                        help="a folder of other models: every .onnx under it (source 'extra')")
     parser.add_argument("--timeout", type=int, default=600)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--results", default=None, help="write every outcome here (JSON)")
@@ -174,6 +177,8 @@ def main():
     ep_lists = args.ep_lists.split()
     backend_lists = args.backend_lists.split() if args.backend_lists is not None else ep_lists
     sources = args.source or ["families", "shared", "real", "examples", "backend"]
+    if args.extra and "extra" not in sources:
+        sources.append("extra")
     os.makedirs(args.work, exist_ok=True)
 
     models = {}
@@ -190,6 +195,12 @@ def main():
         models["examples"] = folder_models(args.examples)
     if "backend" in sources and backend_lists:
         models["backend"] = backend_cases(args.data_cache, max(1, args.sample))
+
+    if "extra" in sources:
+        models["extra"] = [(os.path.relpath(os.path.join(root, f), folder),
+                            os.path.join(root, f))
+                           for folder in args.extra for root, _, files in os.walk(folder)
+                           for f in sorted(files) if f.endswith(".onnx")]
 
     jobs = []
     for source, listed in models.items():

@@ -37,21 +37,10 @@ bool exists(const std::string &path) {
   return ::stat(path.c_str(), &info) == 0;
 }
 
-/// The model's folder: `weights.bin` (4 KiB) for the seeds with external
-/// data, as fuzz_import's.
-std::string modelInScratchFolder() {
-  std::string dir = ortc::fuzz::scratchFolder("compile");
-  std::vector<uint8_t> weights(4096);
-  for (size_t i = 0; i < weights.size(); ++i)
-    weights[i] = uint8_t(i * 7);
-  ortc::fuzz::writeWholeFile(dir + "/weights.bin", weights.data(), weights.size());
-  return dir + "/model.onnx";
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const std::string modelPath = modelInScratchFolder();
+  static const std::string modelPath = ortc::fuzz::modelInScratchFolder("compile");
   static const std::string outputPath = modelPath.substr(0, modelPath.size() - 5) + "_ctx.onnx";
   static const std::vector<std::vector<std::string>> lists = epLists();
   ortc::fuzz::writeWholeFile(modelPath, data, size);

@@ -50,22 +50,11 @@ struct ImportWorld {
   }
 };
 
-/// External data resolves beside the model: a folder of our own holding
-/// `weights.bin`, 4 KiB that the seeds with external data point into.
-std::string modelInScratchFolder() {
-  std::string dir = ortc::fuzz::scratchFolder("import");
-  std::vector<uint8_t> weights(4096);
-  for (size_t i = 0; i < weights.size(); ++i)
-    weights[i] = uint8_t(i * 7);
-  ortc::fuzz::writeWholeFile(dir + "/weights.bin", weights.data(), weights.size());
-  return dir + "/model.onnx";
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static ImportWorld world;
-  static const std::string modelPath = modelInScratchFolder();
+  static const std::string modelPath = ortc::fuzz::modelInScratchFolder("import");
   onnx::ModelProto model;
   std::string error;
   if (!ortc::parseModelBuffer(data, size, modelPath, model, error))

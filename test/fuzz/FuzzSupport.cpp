@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <unistd.h>
+#include <vector>
 
 namespace ortc::fuzz {
 namespace {
@@ -43,6 +44,15 @@ void writeWholeFile(const std::string &path, const uint8_t *data, size_t size) {
     std::perror(("ortc fuzz: writing " + path).c_str());
     std::abort();
   }
+}
+
+std::string modelInScratchFolder(const std::string &name) {
+  std::string dir = scratchFolder(name);
+  std::vector<uint8_t> weights(4096);
+  for (size_t i = 0; i < weights.size(); ++i)
+    weights[i] = uint8_t(i * 7);
+  writeWholeFile(dir + "/weights.bin", weights.data(), weights.size());
+  return dir + "/model.onnx";
 }
 
 } // namespace ortc::fuzz

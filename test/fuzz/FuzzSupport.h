@@ -16,6 +16,10 @@ std::string scratchFolder(const std::string &name);
 /// that cannot write its scratch file tests nothing).
 void writeWholeFile(const std::string &path, const uint8_t *data, size_t size);
 
+/// `model.onnx` in the scratch folder `name`, beside the `weights.bin` (4 KiB)
+/// that the model seeds with external data point into.
+std::string modelInScratchFolder(const std::string &name);
+
 } // namespace ortc::fuzz
 
 #endif // ORTC_TEST_FUZZ_FUZZSUPPORT_H
