@@ -34,10 +34,11 @@ BUILD="$ORTC_BUILD_DIR"
 # The generated dialect must match the pinned onnx schemas.
 "$ROOT/.venv/bin/python" "$ROOT/utils/gen_onnx_dialect.py" --check
 
+JOBS="${ORTC_JOBS:-$(nproc)}"
 if [[ -z "$SANITIZER" ]]; then
   "$ROOT/scripts/build.sh"
   cd "$BUILD"
-  exec ctest --output-on-failure
+  exec ctest --output-on-failure -j"$JOBS"
 fi
 
 # Sanitizer builds use clang (setup.sh installs clang-22 and its runtimes).
@@ -58,7 +59,6 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_retur
 for var in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS; do
   echo "test.sh: $var=${!var}"
 done
-JOBS="${ORTC_JOBS:-$(nproc)}"
 if [[ "$SANITIZER" == thread ]]; then
   # TSan checks the runtime: only the concurrency tests' binaries are built
   # under it, and their fixture models are compiled by the plain build's
