@@ -91,6 +91,11 @@ FailureOr<Type> join(Type have, Type proposed) {
   return Type(RankedTensorType::get(dims, haveTensor.getElementType()));
 }
 
+/// Whether `v` is returned by the graph's own function (not a body's yield).
+bool isGraphOutput(Value v) {
+  return llvm::any_of(v.getUsers(), [](Operation *user) { return isa<func::ReturnOp>(user); });
+}
+
 /// Sets each result's type from its rule's proposal.
 class TypeRefiner : public ortc::ResultTypeRefiner {
 public:
@@ -107,20 +112,24 @@ public:
       Type proposed = proposedType(rule, rule.proposals()[i]);
       FailureOr<Type> joined = join(have, proposed);
       if (failed(joined)) {
-        // A declared shape that inference contradicts: onnxruntime warns and
-        // runs with what the graph computes, and so do we unless asked not to.
+        // A declared type that inference contradicts (in a body too): the
+        // declaration is a hint, as in onnxruntime, which runs with what the
+        // graph computes, and so do we unless asked not to. A graph output's
+        // element type is the compiled model's contract, so it stays an error.
         auto haveTensor = dyn_cast<TensorType>(have);
         auto inferred = dyn_cast<TensorType>(proposed);
         bool shapeOnly =
             haveTensor && inferred && haveTensor.getElementType() == inferred.getElementType();
-        if (strictShapes || !shapeOnly) {
+        bool hint = haveTensor && inferred && (shapeOnly || !isGraphOutput(op->getResult(i)));
+        if (strictShapes || !hint) {
           op->emitError("result ") << i << " is declared as " << have << " but its inputs give "
                                    << proposed;
           failedAny = true;
           continue;
         }
-        op->emitWarning("result ") << i << " is declared as " << have << " but its inputs give "
-                                   << proposed << "; using the inferred shape";
+        op->emitWarning("result ")
+            << i << " is declared as " << have << " but its inputs give " << proposed
+            << (shapeOnly ? "; using the inferred shape" : "; using the inferred type");
         joined = proposed;
       }
       if (*joined != have) {

@@ -111,11 +111,12 @@ Options:
   --allow-unclaimed     Keep nodes no EP supports as plain ONNX nodes instead
                         of stopping with the decline table (partitioned-mlir
                         only: an EPContext model cannot hold them).
-  --strict-shapes       Take declared shapes as written: a negative
-                        dim_value and a declared shape that contradicts what
-                        the graph computes are errors. By default, as in
-                        onnxruntime, -1 is a dynamic dim and the computed
-                        shape wins, each with a warning on stderr.
+  --strict-shapes       Take declared types as written: a negative
+                        dim_value and a declared shape or element type that
+                        contradicts what the graph computes are errors. By
+                        default, as in onnxruntime, -1 is a dynamic dim and
+                        the computed type wins (a graph output's element
+                        type excepted), each with a warning on stderr.
   --max-tensor-bytes=N  The largest tensor of a static shape the model may
                         have, in bytes (default 17179869184, 16 GiB); a
                         larger one is refused, naming its node. The runtime
