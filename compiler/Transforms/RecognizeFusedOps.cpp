@@ -47,6 +47,13 @@ bool isScalarNear(Value v, double expected, double tolerance = 1e-4) {
   return s && std::fabs(*s - expected) <= tolerance * std::max(1.0, std::fabs(expected));
 }
 
+/// Whether every given value that is present has a tensor type. The fused ops
+/// take tensors only: a value whose type inference did not reach
+/// (!onnx.unknown) keeps its plain ops, which the EPs then judge.
+bool allTensors(std::initializer_list<Value> values) {
+  return llvm::all_of(values, [](Value v) { return !v || isa<TensorType>(v.getType()); });
+}
+
 /// For a binary op, the operand that is not `known`, or null.
 Value otherOperand(Operation *op, Value known) {
   if (op->getNumOperands() != 2)
@@ -129,6 +136,8 @@ struct RecognizeLayerNorm : OpRewritePattern<od::DivOp> {
     }
     if (result.use_empty())
       return failure(); // already rewritten; the rest is left to onnx-dce
+    if (!allTensors({x, scale, bias, result}))
+      return rewriter.notifyMatchFailure(div, "a type is not inferred");
     Operation *last = result.getDefiningOp();
     rewriter.setInsertionPoint(last);
     auto fusedOp = fused::LayerNormOp::create(rewriter, last->getLoc(), result.getType(), x, scale,
@@ -148,6 +157,9 @@ struct ConvertLayerNormalization : OpRewritePattern<od::LayerNormalizationOp> {
       if (!op->getResult(i).use_empty())
         return rewriter.notifyMatchFailure(op, "statistics outputs are used");
     Value bias = od::isNoValue(op.getB()) ? Value() : op.getB();
+    Value scale = od::isNoValue(op.getScale()) ? Value() : op.getScale();
+    if (!allTensors({op.getX(), scale, bias, op->getResult(0)}))
+      return rewriter.notifyMatchFailure(op, "a type is not inferred");
     auto fusedOp = fused::LayerNormOp::create(
         rewriter, op.getLoc(), op->getResult(0).getType(), op.getX(), op.getScale(), bias,
         rewriter.getI64IntegerAttr(static_cast<int64_t>(op.getAxis())),
@@ -205,6 +217,8 @@ struct RecognizeErfGelu : OpRewritePattern<od::ErfOp> {
       return rewriter.notifyMatchFailure(erf, "no 0.5 * x * (1 + erf) product");
     if (result.use_empty())
       return failure(); // already rewritten
+    if (!allTensors({x, result}))
+      return rewriter.notifyMatchFailure(erf, "a type is not inferred");
     Operation *last = result.getDefiningOp();
     rewriter.setInsertionPoint(last);
     auto gelu = fused::GeluOp::create(rewriter, last->getLoc(), result.getType(), x,
@@ -241,7 +255,7 @@ struct RecognizeTanhGelu : OpRewritePattern<od::TanhOp> {
       if (!isScalarNear(c, 0.044715) || !pow || pow.getX() != x || !isScalarNear(pow.getY(), 3.0))
         continue;
       Value result = matchHalfXTimesOnePlus(tanh.getOutput(), x);
-      if (!result || result.use_empty())
+      if (!result || result.use_empty() || !allTensors({x, result}))
         continue;
       Operation *last = result.getDefiningOp();
       rewriter.setInsertionPoint(last);
@@ -257,6 +271,8 @@ struct RecognizeTanhGelu : OpRewritePattern<od::TanhOp> {
 struct ConvertGelu : OpRewritePattern<od::GeluOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(od::GeluOp op, PatternRewriter &rewriter) const override {
+    if (!allTensors({op.getX(), op->getResult(0)}))
+      return rewriter.notifyMatchFailure(op, "a type is not inferred");
     rewriter.replaceOpWithNewOp<fused::GeluOp>(op, op.getType(), op.getX(),
                                                rewriter.getStringAttr(op.getApproximate()));
     return success();
@@ -435,6 +451,8 @@ struct RecognizeAttention : OpRewritePattern<od::SoftmaxOp> {
     }
     if (result.use_empty())
       return failure(); // already rewritten
+    if (!allTensors({mask, result}))
+      return rewriter.notifyMatchFailure(softmax, "a type is not inferred");
     rewriter.setInsertionPoint(sequenceFirst ? outTranspose : outMatMul);
     auto attention =
         fused::AttentionOp::create(rewriter, outMatMul->getLoc(), result.getType(), q, k, v, mask,
