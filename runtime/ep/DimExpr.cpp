@@ -3,6 +3,7 @@
 #include "runtime/ep/DimExpr.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace ortc {
 
@@ -165,7 +166,23 @@ int32_t DimTable::divide(DimOp op, int32_t a, int32_t b) {
         c /= *cb;
       return fromSum(s);
     }
+    // A factor common to every part and the divisor cancels from a floor or
+    // ceiling ((4 * s) floordiv 6 is (2 * s) floordiv 3).
+    int64_t g = std::gcd(s.constant, *cb);
+    for (auto [term, c] : s.terms)
+      g = std::gcd(g, c);
+    if (op != DimOp::Mod && g > 1) {
+      s.constant /= g;
+      for (auto &[term, c] : s.terms)
+        c /= g;
+      return divide(op, fromSum(s), constant(*cb / g));
+    }
   }
+  // Exact division of sums: a is the divisor times one product q, term by
+  // term ((1024 * h + 1024) floordiv (h + 1) is 1024).
+  if (!cb && node(b).op == DimOp::Add)
+    if (std::optional<int32_t> q = exactQuotient(a, b))
+      return op == DimOp::Mod ? constant(0) : *q;
   // Exact division of products: the divisor's factors cancel (dims are
   // positive, so a factor that cancels is not zero when the result is used).
   if (!cb && node(a).op != DimOp::Add) {
@@ -185,8 +202,90 @@ int32_t DimTable::divide(DimOp op, int32_t a, int32_t b) {
       p.coefficient /= q.coefficient;
       return fromProduct(p);
     }
+    // Not exact, but common factors still cancel from a floor or ceiling
+    // of a quotient ((b * s) floordiv (2 * b) is s floordiv 2): the real
+    // quotient is unchanged.
+    if (op != DimOp::Mod && q.coefficient != 0) {
+      Product num = productOf(a), den = productOf(b);
+      bool cancelled = false;
+      for (auto it = den.factors.begin(); it != den.factors.end();) {
+        auto match = std::find(num.factors.begin(), num.factors.end(), *it);
+        if (match == num.factors.end()) {
+          ++it;
+          continue;
+        }
+        num.factors.erase(match);
+        it = den.factors.erase(it);
+        cancelled = true;
+      }
+      int64_t g = std::gcd(num.coefficient, den.coefficient);
+      if (g > 1) {
+        num.coefficient /= g;
+        den.coefficient /= g;
+        cancelled = true;
+      }
+      if (cancelled)
+        return divide(op, fromProduct(num), fromProduct(den));
+    }
   }
   return intern(op, a, b);
+}
+
+std::optional<int32_t> DimTable::exactQuotient(int32_t a, int32_t b) {
+  Sum dividend = sumOf(a), divisor = sumOf(b);
+  if (divisor.terms.empty())
+    return std::nullopt;
+  // The divisor's first term times q must be one of the dividend's terms
+  // (or its constant, when q is a constant over a constant term).
+  auto [leadTerm, leadCoefficient] = *divisor.terms.begin();
+  Product lead = productOf(leadTerm);
+  lead.coefficient *= leadCoefficient;
+  for (auto [term, coefficient] : dividend.terms) {
+    Product p = productOf(term);
+    p.coefficient *= coefficient;
+    // q = p / lead, when lead's factors and coefficient divide p's.
+    if (lead.coefficient == 0 || p.coefficient % lead.coefficient != 0)
+      continue;
+    Product q{p.coefficient / lead.coefficient, p.factors};
+    bool divides = true;
+    for (int32_t f : lead.factors) {
+      auto it = std::find(q.factors.begin(), q.factors.end(), f);
+      if (it == q.factors.end()) {
+        divides = false;
+        break;
+      }
+      q.factors.erase(it);
+    }
+    if (!divides)
+      continue;
+    // divisor * q, distributed, must be the dividend.
+    Sum product;
+    auto addTerm = [&](Product t) {
+      if (t.factors.empty()) {
+        product.constant += t.coefficient;
+        return;
+      }
+      int64_t c = t.coefficient;
+      t.coefficient = 1;
+      product.terms[fromProduct(t)] += c;
+    };
+    for (auto [t, c] : divisor.terms) {
+      Product f = productOf(t);
+      f.coefficient *= c * q.coefficient;
+      f.factors.insert(f.factors.end(), q.factors.begin(), q.factors.end());
+      std::sort(f.factors.begin(), f.factors.end());
+      addTerm(f);
+    }
+    addTerm(Product{divisor.constant * q.coefficient, q.factors});
+    for (auto it = product.terms.begin(); it != product.terms.end();)
+      it = it->second == 0 ? product.terms.erase(it) : std::next(it);
+    Sum want = dividend;
+    for (auto it = want.terms.begin(); it != want.terms.end();)
+      it = it->second == 0 ? want.terms.erase(it) : std::next(it);
+    if (product.constant == want.constant && product.terms == want.terms)
+      return fromProduct(q);
+  }
+  return std::nullopt;
 }
 
 int32_t DimTable::floorDiv(int32_t a, int32_t b) { return divide(DimOp::FloorDiv, a, b); }

@@ -107,6 +107,8 @@ private:
   Product productOf(int32_t id) const;
   int32_t fromProduct(const Product &product);
   int32_t divide(DimOp op, int32_t a, int32_t b);
+  /// q when sum `a` is sum `b` times a product q, term by term.
+  std::optional<int32_t> exactQuotient(int32_t a, int32_t b);
   int32_t extremum(DimOp op, int32_t a, int32_t b); // Min or Max
 
   std::vector<DimNode> nodes_;

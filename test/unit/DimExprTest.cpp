@@ -46,6 +46,35 @@ TEST(DimExprTest, ExactDivisionsCancel) {
   EXPECT_EQ(evaluate(t, ceilDiv(s, 4).id, {1, 9}), 3);
 }
 
+TEST(DimExprTest, ASumOverASumThatDividesItIsTheQuotient) {
+  DimTable t;
+  SymDim w{&t, t.symbol(0)}, b{&t, t.symbol(1)};
+  // A Reshape target computed as numel / (w + 1), where numel = (w + 1) * 1024.
+  SymDim h = floorDiv(w - 1, 2) + 1;
+  EXPECT_EQ(floorDiv((h + 1) * 1024, h + 1).constant(), 1024);
+  // The quotient may be a product: (w b + b) / (w + 1) is b, and
+  // (2 w b + 2 b + 4 w + 4) / (w + 1) is 2 b + 4 only as a sum, which is left.
+  EXPECT_EQ(floorDiv(w * b + b, w + 1), b);
+  EXPECT_EQ(floorDiv(w * b * 3 + b * 3, w + 1), b * 3);
+  EXPECT_EQ(t.constantValue(t.mod(((w + 1) * 8).id, (w + 1).id)), 0);
+  // Not a multiple: kept as a division.
+  SymDim q = floorDiv(w * 4 + 6, w + 1);
+  EXPECT_FALSE(q.constant());
+  EXPECT_EQ(evaluate(t, q.id, {1, 0}), 5);
+  EXPECT_NE(floorDiv(w * b + 1, w + 1), b);
+}
+
+TEST(DimExprTest, CommonFactorsCancelFromAFloorOfAQuotient) {
+  DimTable t;
+  SymDim b{&t, t.symbol(0)}, s{&t, t.symbol(1)};
+  // Reshape [b, s] to [0, 2, -1]: the -1 is (b * s) floordiv (2 * b).
+  EXPECT_EQ(floorDiv(b * s, b * 2), floorDiv(s, 2));
+  EXPECT_EQ(floorDiv(s * 4, 6), floorDiv(s * 2, 3));
+  EXPECT_EQ(evaluate(t, floorDiv(s * 4, 6).id, {1, 5}), 3);
+  // A modulo keeps its factors: (b s) mod (2 b) is b (s mod 2), not s mod 2.
+  EXPECT_NE(t.mod((b * s).id, (b * 2).id), t.mod(s.id, t.constant(2)));
+}
+
 // Sizes are never negative, which is what lets the clamps of Slice and Range
 // fold away: max(s, 0) is s.
 TEST(DimExprTest, ExtremaUseThatSizesAreNotNegative) {

@@ -2016,17 +2016,18 @@ Refusal checkView(Operation *op, const std::string &type, const SymbolicShapes &
   }
   auto in = rankedType(op->getOperand(0));
   auto out = rankedType(op->getResult(0));
-  // The view's bytes are its input's: the element counts must be one
-  // expression (equal expressions share an id).
+  // The view's bytes are its input's: the element counts must be equal.
+  // Where the algebra cannot prove it (equal expressions share an id), the
+  // plan checks them at run time (viewElementCountCheck).
   int32_t count = shapes.numElements(op->getOperand(0));
   // A Squeeze of dims the compiler cannot prove 1: the plan checks them.
   if (auto squeezed = squeezedDynamicDims(op, shapes); squeezed && !squeezed->empty())
     return {};
-  if (!in || !out || count == kUnknownDim || count != shapes.numElements(op->getResult(0)))
+  if (!in || !out || count == kUnknownDim || shapes.numElements(op->getResult(0)) == kUnknownDim)
     return refuse(RejectedKind::Shape,
                   "the element count of " + shapes.print(op->getResult(0)) +
-                      " may differ from the input's " + shapes.print(op->getOperand(0)),
-                  "views whose element count provably equals the input's");
+                      " has no expression (the input's is " + shapes.print(op->getOperand(0)) + ")",
+                  "views whose element counts follow from the inputs' dims");
   return {};
 }
 

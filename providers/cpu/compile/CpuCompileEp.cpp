@@ -515,7 +515,7 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
   plan.buffers[id]->alias_of = rootOf(source);
   buffers[op->getResult(0)] = id;
   // Squeezed dims the compiler cannot prove 1 are checked per run.
-  if (auto squeezed = squeezedDynamicDims(op, *shapes))
+  if (auto squeezed = squeezedDynamicDims(op, *shapes)) {
     for (int32_t d : *squeezed) {
       auto check = std::make_unique<fb::DimCheckT>();
       check->a = planDim(d);
@@ -524,6 +524,24 @@ LogicalResult PartitionCompiler::emitView(Operation *op) {
                     ") that must be 1; it and 1";
       plan.checks.push_back(std::move(check));
     }
+    return success();
+  }
+  // An element count the algebra cannot prove equal to the input's (a
+  // target computed from the dims) is checked per run: a view of other
+  // inputs would read past its bytes.
+  int32_t inCount = shapes->numElements(op->getOperand(0));
+  int32_t outCount = shapes->numElements(op->getResult(0));
+  if (inCount != outCount) {
+    if (inCount == kUnknownDim || outCount == kUnknownDim)
+      return op->emitError("cpu_ep: a view's element count has no expression (a claim bug)");
+    auto check = std::make_unique<fb::DimCheckT>();
+    check->a = planDim(inCount);
+    check->b = planDim(outCount);
+    check->what = "node '" + onnxNodeName(op) + "' (" + onnxOpTypeAndDomain(op).first +
+                  ") makes " + shapes->print(op->getResult(0)) + " of " +
+                  shapes->print(op->getOperand(0)) + "; their element counts";
+    plan.checks.push_back(std::move(check));
+  }
   return success();
 }
 
