@@ -89,6 +89,15 @@ MODES = {
              "compile_args": ["--ep=cuda,cpu"],
              "run_args": ["--ep-option", "cuda:device=emulation"]},
 }
+# --dynamic: the same cases with every graph-input dim a fresh dim_param (the
+# model compiled once for any sizes, then run on the case's data).
+DYNAMIC_MODES = {
+    "cpu": {"profile": os.path.join(HERE, "cpu-dynamic.expected"),
+            "known": os.path.join(HERE, "cpu-dynamic.known-failures"),
+            "report": os.path.join(ROOT, "docs", "conformance-dynamic.md")},
+}
+# What the dynamic pass count must reach, as a share of the static one.
+DYNAMIC_FLOOR = 0.98
 PROFILE = MODES["cpu"]["profile"]
 KNOWN = MODES["cpu"]["known"]
 REPORT = MODES["cpu"]["report"]
@@ -165,6 +174,67 @@ def harness_limit(info):
             if value_type.tensor_type.elem_type == onnx.TensorProto.STRING:
                 return f"harness: {role} '{value_name}' is a string tensor"
     return None
+
+
+def held_tensor_types(value_type):
+    """The tensor types a value type holds: itself, or a container's element."""
+    kind = value_type.WhichOneof("value")
+    if kind == "tensor_type":
+        return [value_type.tensor_type]
+    held = container_tensor_type(value_type)
+    return [held] if held is not None else []
+
+
+# A 1-D int32/int64 input of at most this many elements keeps its length:
+# such a vector is a shape, axes, pads or starts, whose length is a rank the
+# compiled model fixes (ranks are static in ortc, docs/design.md), not a size.
+SHAPE_VECTOR_MAX = 8
+
+
+def is_shape_vector(tensor):
+    dims = tensor.shape.dim if tensor.HasField("shape") else []
+    return (tensor.elem_type in (onnx.TensorProto.INT64, onnx.TensorProto.INT32) and
+            len(dims) == 1 and dims[0].HasField("dim_value") and
+            dims[0].dim_value <= SHAPE_VECTOR_MAX)
+
+
+def make_dims_symbolic(model):
+    """Every dim of every graph input (and of the tensors a sequence or optional
+    input holds) becomes a fresh dim_param, so that nothing about the sizes is
+    known before the run, but the length of a shape vector (is_shape_vector);
+    the outputs' dims and the graph's value_info shapes, which would give some
+    of them back, are dropped (ranks kept)."""
+    graph = model.graph
+    initializers = {t.name for t in graph.initializer}
+    for k, value in enumerate(graph.input):
+        if value.name in initializers:
+            continue
+        for tensor in held_tensor_types(value.type):
+            if tensor.HasField("shape") and not is_shape_vector(tensor):
+                for d, dim in enumerate(tensor.shape.dim):
+                    dim.Clear()
+                    dim.dim_param = f"in{k}_d{d}"
+    for value in graph.output:
+        for tensor in held_tensor_types(value.type):
+            if tensor.HasField("shape"):
+                for dim in tensor.shape.dim:
+                    dim.Clear()
+    del graph.value_info[:]
+    return model
+
+
+def dynamic_model(case_dir, name, work):
+    """The case's model with symbolic input dims (make_dims_symbolic), written
+    once under work/dynamic-models; its path."""
+    path = os.path.join(work, "dynamic-models", name, "model.onnx")
+    if not os.path.isfile(path):
+        model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp{os.getpid()}_{time.monotonic_ns()}"
+        with open(tmp, "wb") as f:
+            f.write(make_dims_symbolic(model).SerializeToString())
+        os.replace(tmp, path)
+    return path
 
 
 # ---------------------------------------------------------------- compiling
@@ -471,7 +541,10 @@ def run_case(name, opts):
     info = case_info(opts.node_dir, name)
     result = {"status": None, "op": info["op"], "ops": info["ops"],
               "expanded": info["expanded"], "reason": ""}
-    record = compile_case(opts.ortc, os.path.join(case_dir, "model.onnx"), opts.cache_dir,
+    model_path = os.path.join(case_dir, "model.onnx")
+    if opts.dynamic:
+        model_path = dynamic_model(case_dir, name, opts.work)
+    record = compile_case(opts.ortc, model_path, opts.cache_dir,
                           opts.compile_timeout, MODES[opts.ep]["compile_args"])
     result.update(compile_s=record["seconds"], cached=record["cached"])
     if opts.ep == "cuda":
@@ -708,6 +781,13 @@ def parse_args():
                     help="cpu: the default EPs (the CPU EP); cuda: compile with --ep=cuda,cpu "
                          "and run with --ep-option cuda:device=emulation, only the cases the "
                          "CUDA EP claims a node of (default: %(default)s)")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="every graph-input dim a fresh dim_param (outputs' dims and "
+                         "value_info dropped): the model compiled once for any sizes, then "
+                         "run on the case's data; its own profile, known failures and report "
+                         "(cpu-dynamic.*, docs/conformance-dynamic.md). With --check it also "
+                         f"fails when fewer than {DYNAMIC_FLOOR:.0%} of the static profile's "
+                         "count pass (--ep cpu only)")
     ap.add_argument("--data", default=None,
                     help="a folder of node cases (default: written from the pinned onnx "
                          "package under --data-cache)")
@@ -739,7 +819,11 @@ def parse_args():
                     help="write the markdown report (default path: docs/conformance.md, "
                          "--ep cuda: docs/conformance-cuda.md)")
     opts = ap.parse_args()
-    mode = MODES[opts.ep]
+    mode = dict(MODES[opts.ep])
+    if opts.dynamic:
+        if opts.ep not in DYNAMIC_MODES:
+            ap.error(f"--dynamic takes --ep {', '.join(sorted(DYNAMIC_MODES))}")
+        mode.update(DYNAMIC_MODES[opts.ep])
     opts.profile = opts.profile or mode["profile"]
     opts.known_failures = opts.known_failures or mode["known"]
     if opts.write_report == "":
@@ -755,7 +839,7 @@ def main():
         return 2
     opts.ortc = os.path.abspath(opts.ortc)
     opts.node_dir = opts.data or node_data.ensure_suite(opts.data_cache)
-    identity = ortc_identity(opts.ortc, opts.ep)
+    identity = ortc_identity(opts.ortc, opts.ep + ("-dynamic" if opts.dynamic else ""))
     opts.cache_dir = prepare_cache(opts.cache, identity)
     os.makedirs(opts.work, exist_ok=True)
     filter_re = re.compile(opts.filter)

@@ -143,7 +143,7 @@ void attachElementwiseShapeRules(MLIRContext *context) {
              od::MishOp, od::NegOp, od::NotOp, od::ReciprocalOp, od::ReluOp, od::RoundOp,
              od::SeluOp, od::ShrinkOp, od::SigmoidOp, od::SignOp, od::SinOp, od::SinhOp,
              od::SoftmaxOp, od::SoftplusOp, od::SoftsignOp, od::SqrtOp, od::TanOp, od::TanhOp,
-             od::ThresholdedReluOp, od::HardmaxOp, od::TriluOp, od::CumSumOp, od::SwishOp,
+             od::ThresholdedReluOp, od::HardmaxOp, od::TriluOp, od::CumSumOp, od::CumProdOp, od::SwishOp,
              od::ScatterElementsOp, od::ScatterNDOp, od::LpNormalizationOp,
              od::MeanVarianceNormalizationOp, od::BitwiseNotOp>(context);
   attachRuleTo<inferNumericBroadcast>(context, NumericBroadcastOps());

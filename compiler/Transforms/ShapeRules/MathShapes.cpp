@@ -198,6 +198,27 @@ LogicalResult inferTopK(od::TopKOp op, ShapeRuleContext &ctx) {
   return success();
 }
 
+/// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: with reduction
+/// "none" the loss has the target's dims [N, d1, ...], else it is a scalar;
+/// SoftmaxCrossEntropyLoss's log_prob has the scores' dims.
+template <typename LossOp>
+LogicalResult inferLoss(LossOp op, Value scores, Value target, Value loss, ShapeRuleContext &ctx) {
+  Type element = ctx.elementType(scores);
+  if (op.getReduction() != "none")
+    ctx.setResult(loss, element, DimList{});
+  else if (const DimList *t = ctx.dims(target))
+    ctx.setResult(loss, element, *t);
+  return success();
+}
+LogicalResult inferNllLoss(od::NegativeLogLikelihoodLossOp op, ShapeRuleContext &ctx) {
+  return inferLoss(op, op.getInput(), op.getTarget(), op.getLoss(), ctx);
+}
+LogicalResult inferSoftmaxCrossEntropyLoss(od::SoftmaxCrossEntropyLossOp op,
+                                           ShapeRuleContext &ctx) {
+  ctx.setLike(op.getLogProb(), op.getScores());
+  return inferLoss(op, op.getScores(), op.getLabels(), op.getOutput(), ctx);
+}
+
 /// Each op gets its own instance of its family's rule (the ops share names
 /// of accessors, not a class).
 template <typename... Ops> void attachReduceRules(MLIRContext *context) {
@@ -215,6 +236,8 @@ void attachMathShapeRules(MLIRContext *context) {
   attachRule<inferArgReduce<od::ArgMaxOp>, od::ArgMaxOp>(context);
   attachRule<inferArgReduce<od::ArgMinOp>, od::ArgMinOp>(context);
   attachRule<inferTopK, od::TopKOp>(context);
+  attachRule<inferNllLoss, od::NegativeLogLikelihoodLossOp>(context);
+  attachRule<inferSoftmaxCrossEntropyLoss, od::SoftmaxCrossEntropyLossOp>(context);
 }
 
 } // namespace ortc

@@ -174,6 +174,86 @@ LogicalResult inferNormalization(Operation *op, ShapeRuleContext &ctx) {
   return success();
 }
 
+/// LayerNormalization: Y like X; Mean and InvStdDev keep X's dims before
+/// `axis` and are 1 from it on.
+LogicalResult inferLayerNormalization(od::LayerNormalizationOp op, ShapeRuleContext &ctx) {
+  ctx.setLike(op.getY(), op.getX());
+  const DimList *x = ctx.dims(op.getX());
+  if (!x)
+    return success();
+  std::optional<int64_t> axis = normalizeAxis(op.getAxis(), int64_t(x->size()));
+  if (!axis)
+    return ctx.fail("axis " + Twine(op.getAxis()) + " is out of range for rank " +
+                    Twine(x->size()));
+  DimList stats(x->begin(), x->begin() + *axis);
+  stats.resize(x->size(), ctx.constant(1));
+  Type statsElement = op.getStashType() == 1 ? Type(Float32Type::get(op.getContext()))
+                                             : ctx.elementType(op.getX());
+  for (Value result : {op.getMean(), op.getInvStdDev()})
+    if (auto declared = dyn_cast<TensorType>(result.getType()))
+      ctx.setResult(result, declared.getElementType(), stats);
+    else if (statsElement)
+      ctx.setResult(result, statsElement, stats);
+  return success();
+}
+
+/// GridSample: [N, C] of X, then the grid's output positions ([N, H, W, 2]
+/// or [N, D, H, W, 3]).
+LogicalResult inferGridSample(od::GridSampleOp op, ShapeRuleContext &ctx) {
+  const DimList *x = ctx.dims(op.getX()), *grid = ctx.dims(op.getGrid());
+  if (!x || !grid || x->size() < 3 || grid->size() != x->size())
+    return success();
+  DimList out{(*x)[0], (*x)[1]};
+  out.append(grid->begin() + 1, grid->end() - 1);
+  ctx.setResult(op.getY(), ctx.elementType(op.getX()), out);
+  return success();
+}
+
+/// AffineGrid: size [N, C, H, W] gives [N, H, W, 2]; [N, C, D, H, W] gives
+/// [N, D, H, W, 3].
+LogicalResult inferAffineGrid(od::AffineGridOp op, ShapeRuleContext &ctx) {
+  const DimList *size = ctx.bounds(op.getSize());
+  if (!size || (size->size() != 4 && size->size() != 5))
+    return success();
+  DimList out{(*size)[0]};
+  out.append(size->begin() + 2, size->end());
+  out.push_back(ctx.constant(int64_t(size->size()) - 2));
+  ctx.setResult(op.getGrid(), ctx.elementType(op.getTheta()), out);
+  return success();
+}
+
+/// SpaceToDepth: [N, C * b * b, H / b, W / b]; DepthToSpace the inverse.
+template <typename OpT, bool ToDepth>
+LogicalResult inferBlockRearrange(OpT op, ShapeRuleContext &ctx) {
+  const DimList *x = ctx.dims(op.getInput());
+  if (!x)
+    return success();
+  if (x->size() != 4)
+    return ctx.fail("input must be rank 4 [N, C, H, W]");
+  if (op.getBlocksize() <= 0)
+    return ctx.fail("blocksize must be positive");
+  DimTable &table = ctx.table();
+  int32_t b = ctx.constant(int64_t(op.getBlocksize()));
+  int32_t area = table.mul(b, b);
+  DimList out = ToDepth ? DimList{(*x)[0], table.mul((*x)[1], area), table.floorDiv((*x)[2], b),
+                                  table.floorDiv((*x)[3], b)}
+                        : DimList{(*x)[0], table.floorDiv((*x)[1], area), table.mul((*x)[2], b),
+                                  table.mul((*x)[3], b)};
+  ctx.setResult(op.getOutput(), ctx.elementType(op.getInput()), out);
+  return success();
+}
+
+/// RoiAlign: [num_rois, C, output_height, output_width].
+LogicalResult inferRoiAlign(od::RoiAlignOp op, ShapeRuleContext &ctx) {
+  const DimList *x = ctx.dims(op.getX()), *rois = ctx.dims(op.getRois());
+  if (!x || !rois || x->size() != 4 || rois->size() != 2)
+    return success();
+  ctx.setResult(op.getY(), ctx.elementType(op.getX()),
+                DimList{(*rois)[0], (*x)[1], ctx.constant(int64_t(op.getOutputHeight())),
+                        ctx.constant(int64_t(op.getOutputWidth()))});
+  return success();
+}
+
 /// RNN, GRU, LSTM: Y [S, D, B, H] (layout 1: [B, S, D, H]), Y_h and Y_c
 /// [D, B, H] (layout 1: [B, D, H]).
 template <typename RecurrentOp>
@@ -250,8 +330,15 @@ void attachNNShapeRules(MLIRContext *context) {
   attachRule<inferConvTranspose, od::ConvTransposeOp>(context);
   attachRule<inferGlobalPool, od::GlobalAveragePoolOp, od::GlobalMaxPoolOp, od::GlobalLpPoolOp>(
       context);
-  attachRule<inferNormalization, od::BatchNormalizationOp, od::LayerNormalizationOp,
-             od::InstanceNormalizationOp, od::GroupNormalizationOp>(context);
+  attachRule<inferNormalization, od::BatchNormalizationOp, od::InstanceNormalizationOp,
+             od::GroupNormalizationOp>(context);
+  attachRule<inferLayerNormalization, od::LayerNormalizationOp>(context);
+  attachRule<inferLikeInput0, od::RMSNormalizationOp, od::LRNOp>(context);
+  attachRule<inferGridSample, od::GridSampleOp>(context);
+  attachRule<inferAffineGrid, od::AffineGridOp>(context);
+  attachRule<inferBlockRearrange<od::SpaceToDepthOp, true>, od::SpaceToDepthOp>(context);
+  attachRule<inferBlockRearrange<od::DepthToSpaceOp, false>, od::DepthToSpaceOp>(context);
+  attachRule<inferRoiAlign, od::RoiAlignOp>(context);
   attachRule<inferRecurrent<od::RNNOp>, od::RNNOp>(context);
   attachRule<inferRecurrent<od::GRUOp>, od::GRUOp>(context);
   attachRule<inferRecurrent<od::LSTMOp>, od::LSTMOp>(context);

@@ -67,6 +67,7 @@ mlir::LogicalResult inferWindowOf(ShapeRuleContext &ctx, const WindowAttrs &attr
 void attachElementwiseShapeRules(mlir::MLIRContext *context);
 void attachMathShapeRules(mlir::MLIRContext *context);
 void attachNNShapeRules(mlir::MLIRContext *context);
+void attachTransformerShapeRules(mlir::MLIRContext *context);
 void attachTensorShapeRules(mlir::MLIRContext *context);
 void attachQuantizationShapeRules(mlir::MLIRContext *context);
 void attachSequenceShapeRules(mlir::MLIRContext *context);

@@ -20,6 +20,7 @@ void registerShapeRules(DialectRegistry &registry) {
     attachElementwiseShapeRules(context);
     attachMathShapeRules(context);
     attachNNShapeRules(context);
+    attachTransformerShapeRules(context);
     attachTensorShapeRules(context);
     attachQuantizationShapeRules(context);
     attachSequenceShapeRules(context);

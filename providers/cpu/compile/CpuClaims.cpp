@@ -2050,28 +2050,6 @@ const llvm::StringSet<> &narrowTypeOps() {
   return ops;
 }
 
-/// Ops whose claim checks and kernels were reviewed for dynamic dims in any
-/// position (the kernels size everything from the run-time shapes); others
-/// take only a leading dynamic dim, as the checks written for a batch expect.
-bool acceptsDynamicDimsAnywhere(Operation *op) {
-  static const llvm::StringSet<> ops = {
-      "Conv",      "MaxPool",        "AveragePool",     "GlobalAveragePool", "GlobalMaxPool",
-      "Concat",    "Split",          "Slice",           "Gather",            "GatherElements",
-      "GatherND",  "Expand",         "Tile",            "Pad",               "Range",
-      "ConstantOfShape", "TopK",     "CumSum",          "Trilu",             "Where",
-      "Reshape",   "Flatten",        "Squeeze",         "Unsqueeze",         "Identity",
-      "Dropout",   "Transpose",      "Shape",           "MatMul",            "Softmax",
-      "LogSoftmax", "LayerNormalization", "layer_norm", "gelu",              "ReduceMean",
-      "ReduceSum", "ReduceMax",      "ReduceMin",       "Cast",              "BatchNormalization",
-      "Resize",    "RNN",            "GRU",             "LSTM",              "ConvTranspose",
-      "attention", "Gemm",           "NonZero",         "Compress",          "Unique",
-      "NonMaxSuppression", "If",     "Loop",            "Scan",              "SequenceAt",
-      "ConcatFromSequence", "SplitToSequence", "SequenceConstruct", "SequenceInsert",
-      "OptionalGetElement"};
-  CpuOpClass kind = classifyCpuOp(op);
-  return kind == CpuOpClass::Elementwise || ops.contains(onnxOpTypeAndDomain(op).first);
-}
-
 /// A sequence or optional the CPU EP keeps: of whole-byte numeric or bool
 /// tensors (at a partition's boundary too: the session passes them between
 /// host partitions and to and from the caller).
@@ -2093,7 +2071,6 @@ Refusal checkContainer(Operation *op, Value v, const std::string &what) {
 /// The rules every claimed node meets, whatever its class.
 Refusal checkTypes(Operation *op, const SymbolicShapes &shapes) {
   bool takesNarrow = narrowTypeOps().contains(onnxOpTypeAndDomain(op).first);
-  bool anyDynamicDim = acceptsDynamicDimsAnywhere(op);
   CpuOpClass opClass = classifyCpuOp(op);
   bool takesContainers = opClass == CpuOpClass::Sequence || opClass == CpuOpClass::ControlFlow;
   auto checkValue = [&](Value v, const std::string &what) -> Refusal {
@@ -2143,11 +2120,6 @@ Refusal checkTypes(Operation *op, const SymbolicShapes &shapes) {
                           " has a size ortc cannot compute before the run",
                       "dynamic dims that follow from the graph inputs' dims",
                       "declare the shape, or feed the ops that compute it constants");
-      if (i != 0 && !anyDynamicDim)
-        return refuse(RejectedKind::Shape, what + " is " + typeText(t) + " " + shapes.print(v),
-                      "for " + onnxOpTypeAndDomain(op).first +
-                          ", static dims except a leading dynamic dim",
-                      "give the model static shapes (or a dynamic batch only)");
     }
     return {};
   };
