@@ -123,7 +123,13 @@ void appendLittleEndian(std::string &bytes, const llvm::APInt &value, unsigned b
 // output that constant folding left as a constant. False with `why` for
 // forms we do not encode (strings, sparse, sub-byte types).
 bool constantToInitializer(Operation *constant, onnx::TensorProto &tensor, std::string &why) {
+  // The value's own type when the result's declared one is less precise (a
+  // graph output declared with unknown dims).
   auto type = dyn_cast<RankedTensorType>(constant->getResult(0).getType());
+  if (auto typed = dyn_cast_or_null<TypedAttr>(constant->getAttr("value")))
+    if (auto valueType = dyn_cast<RankedTensorType>(typed.getType());
+        valueType && valueType.hasStaticShape())
+      type = valueType;
   if (!type || !type.hasStaticShape()) {
     why = "has no static shape";
     return false;

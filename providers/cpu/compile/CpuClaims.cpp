@@ -581,8 +581,8 @@ Refusal checkConv(Operation *op) {
     return r;
   if (auto r = requireRank(op, 0, 3, 5); r.any())
     return r;
-  if (hasDynamicDim(op->getOperand(1)))
-    return refuse(RejectedKind::Shape, "W has a dynamic dim", "a static W");
+  // A W of dynamic dims (a graph input): the kernel reads the kernel shape
+  // from W when it runs.
   return requireOneOf(op, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
 }
 
@@ -1175,13 +1175,11 @@ Refusal checkRecurrent(Operation *op, std::initializer_list<const char *> defaul
                               "int32 sequence_lens");
       r.any())
     return r;
-  for (unsigned i : {1u, 2u}) {
+  // W and R of dynamic dims: the kernel takes the hidden size from R and
+  // checks W, B and the states against it when it runs.
+  for (unsigned i : {1u, 2u})
     if (auto r = requireRank(op, i, 3, 3); r.any())
       return r;
-    if (hasDynamicDim(op->getOperand(i)))
-      return refuse(RejectedKind::Shape, "input " + std::to_string(i) + " has a dynamic dim",
-                    "static W and R");
-  }
   if (auto r = requireRank(op, 0, 3, 3); r.any())
     return r;
   if (auto r = requireOneOf(op, "direction", "forward", {"forward", "reverse", "bidirectional"});
@@ -1220,7 +1218,7 @@ Refusal checkRecurrent(Operation *op, std::initializer_list<const char *> defaul
 
 //===----------------------------------------------------------------------===//
 // ONNX Attention (OnnxAttention) and RotaryEmbedding: what OnnxAttentionKernels
-// checks, on the static dims (a dynamic batch is checked at run time).
+// checks, on the static dims (the kernels check the dynamic ones when they run).
 //===----------------------------------------------------------------------===//
 
 namespace onnx_attention {
@@ -1240,6 +1238,12 @@ bool isComputeFloat(Type e) { return e && (e.isF32() || e.isF16() || e.isBF16())
 bool dimFits(int64_t a, int64_t b) {
   return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
 }
+// Static-dim arithmetic in which a dynamic operand gives a dynamic result:
+// what a claim can rule out before the run, the kernel checking the rest.
+constexpr int64_t kDyn = ShapedType::kDynamic;
+bool isStatic(int64_t d) { return !ShapedType::isDynamic(d); }
+int64_t addDims(int64_t a, int64_t b) { return isStatic(a) && isStatic(b) ? a + b : kDyn; }
+int64_t mulDims(int64_t a, int64_t b) { return isStatic(a) && isStatic(b) ? a * b : kDyn; }
 std::string shapeText(Value v) {
   std::string s;
   llvm::raw_string_ostream(s) << v.getType();
@@ -1317,6 +1321,8 @@ Refusal checkOnnxAttention(Operation *op) {
     return refuse(RejectedKind::Shape,
                   "Q, K, V are " + shapeText(Q) + ", " + shapeText(K) + ", " + shapeText(V),
                   "Q, K, V all 3-D or all 4-D");
+  // A dynamic dim is checked by the kernel when it runs (it refuses inputs
+  // that do not fit); the claim refuses only what the static dims rule out.
   auto qs = q.getShape(), ks = k.getShape(), vs = v.getShape();
   int64_t B = qs[0], Hq, Hkv, Sq, Skv, D, Dv;
   auto misfit = [&](const char *accepts) {
@@ -1326,10 +1332,11 @@ Refusal checkOnnxAttention(Operation *op) {
   };
   if (rank == 4) {
     Hq = qs[1], Sq = qs[2], D = qs[3], Hkv = ks[1], Skv = ks[2], Dv = vs[3];
-    if (!dimFits(ks[0], B) || !dimFits(vs[0], B) || ks[3] != D || vs[1] != Hkv || vs[2] != Skv)
+    if (!dimFits(ks[0], B) || !dimFits(vs[0], B) || !dimFits(ks[3], D) || !dimFits(vs[1], Hkv) ||
+        !dimFits(vs[2], Skv))
       return misfit("[B,Hq,Sq,D], [B,Hkv,Skv,D], [B,Hkv,Skv,Dv]");
-    if ((op->getAttr("q_num_heads") && intAttr(op, "q_num_heads", 0) != Hq) ||
-        (op->getAttr("kv_num_heads") && intAttr(op, "kv_num_heads", 0) != Hkv))
+    if ((op->getAttr("q_num_heads") && !dimFits(Hq, intAttr(op, "q_num_heads", 0))) ||
+        (op->getAttr("kv_num_heads") && !dimFits(Hkv, intAttr(op, "kv_num_heads", 0))))
       return refuse(RejectedKind::Attribute,
                     "q_num_heads / kv_num_heads disagree with the 4-D Q and K",
                     "4-D inputs without head counts (or with the inputs' own)");
@@ -1339,13 +1346,15 @@ Refusal checkOnnxAttention(Operation *op) {
       return refuse(RejectedKind::Attribute, "3-D inputs without q_num_heads and kv_num_heads",
                     "3-D inputs with q_num_heads and kv_num_heads > 0");
     Sq = qs[1], Skv = ks[1];
-    if (qs[2] % Hq || vs[2] % Hkv)
+    if ((isStatic(qs[2]) && qs[2] % Hq) || (isStatic(vs[2]) && vs[2] % Hkv))
       return misfit("hidden sizes that are multiples of q_num_heads / kv_num_heads");
-    D = qs[2] / Hq, Dv = vs[2] / Hkv;
-    if (!dimFits(ks[0], B) || !dimFits(vs[0], B) || vs[1] != Skv || ks[2] != Hkv * D)
+    D = isStatic(qs[2]) ? qs[2] / Hq : kDyn;
+    Dv = isStatic(vs[2]) ? vs[2] / Hkv : kDyn;
+    if (!dimFits(ks[0], B) || !dimFits(vs[0], B) || !dimFits(vs[1], Skv) ||
+        !dimFits(ks[2], mulDims(Hkv, D)))
       return misfit("[B,Sq,Hq*D], [B,Skv,Hkv*D], [B,Skv,Hkv*Dv]");
   }
-  if (Hkv <= 0 || Hq % Hkv)
+  if (isStatic(Hq) && isStatic(Hkv) && (Hkv <= 0 || Hq % Hkv))
     return refuse(RejectedKind::Shape,
                   "q heads " + std::to_string(Hq) + ", kv heads " + std::to_string(Hkv),
                   "q heads a multiple of kv heads (MHA, GQA, MQA)");
@@ -1359,8 +1368,9 @@ Refusal checkOnnxAttention(Operation *op) {
                     "nonpad_kv_seqlen (external cache) or past_key / past_value, not both");
     auto pk = rankedType(pastK), pv = rankedType(pastV);
     if (pk.getRank() != 4 || pv.getRank() != 4 || !dimFits(pk.getShape()[0], B) ||
-        !dimFits(pv.getShape()[0], B) || pk.getShape()[1] != Hkv || pv.getShape()[1] != Hkv ||
-        pk.getShape()[3] != D || pv.getShape()[3] != Dv || pk.getShape()[2] != pv.getShape()[2])
+        !dimFits(pv.getShape()[0], B) || !dimFits(pk.getShape()[1], Hkv) ||
+        !dimFits(pv.getShape()[1], Hkv) || !dimFits(pk.getShape()[3], D) ||
+        !dimFits(pv.getShape()[3], Dv) || !dimFits(pk.getShape()[2], pv.getShape()[2]))
       return refuse(RejectedKind::Shape,
                     "past_key " + shapeText(pastK) + ", past_value " + shapeText(pastV),
                     "past_key [B,Hkv,P,D] and past_value [B,Hkv,P,Dv]");
@@ -1372,17 +1382,15 @@ Refusal checkOnnxAttention(Operation *op) {
       return refuse(RejectedKind::Shape, "nonpad_kv_seqlen " + shapeText(nonpad),
                     "nonpad_kv_seqlen of shape [batch]");
   }
-  int64_t T = P + Skv;
+  int64_t T = addDims(P, Skv);
   if (!isOmitted(mask)) {
     auto m = rankedType(mask);
     auto ms = m.getShape();
-    // Only a leading dim of a 4-D mask lines up with the batch.
-    for (int64_t d = 0; d < m.getRank(); ++d)
-      if (ShapedType::isDynamic(ms[d]) && !(d == 0 && m.getRank() == 4))
-        return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
-                      "an attn_mask whose only dynamic dim is the batch of a 4-D mask");
     int64_t M = m.getRank() ? ms.back() : 0;
-    if (m.getRank() < 1 || m.getRank() > 4 || M > T || (M == 1 && T > 1))
+    // A last dim of 1 could mean broadcast or padding; the kernel refuses
+    // one at run time as it does here.
+    if (m.getRank() < 1 || m.getRank() > 4 ||
+        (isStatic(M) && isStatic(T) && (M > T || (M == 1 && T > 1))))
       return refuse(RejectedKind::Shape, "attn_mask " + shapeText(mask),
                     "attn_mask of rank 1 to 4 whose last dim is between 2 and the total "
                     "sequence length " +
@@ -1395,8 +1403,9 @@ Refusal checkOnnxAttention(Operation *op) {
                           std::to_string(Hq) + "," + std::to_string(Sq) + "," + std::to_string(T) +
                           "]");
   }
-  SmallVector<SmallVector<int64_t>> expect = {rank == 4 ? SmallVector<int64_t>{B, Hq, Sq, Dv}
-                                                        : SmallVector<int64_t>{B, Sq, Hq * Dv},
+  SmallVector<SmallVector<int64_t>> expect = {rank == 4
+                                                  ? SmallVector<int64_t>{B, Hq, Sq, Dv}
+                                                  : SmallVector<int64_t>{B, Sq, mulDims(Hq, Dv)},
                                               {B, Hkv, T, D},
                                               {B, Hkv, T, Dv},
                                               {B, Hq, Sq, T}};
@@ -1437,36 +1446,38 @@ Refusal checkRotaryEmbedding(Operation *op) {
     S = x.getShape()[2], Dh = x.getShape()[3];
   } else if (rank == 3) {
     int64_t H = intAttr(op, "num_heads", 0);
-    if (H <= 0 || x.getShape()[2] % H)
+    if (H <= 0 || (isStatic(x.getShape()[2]) && x.getShape()[2] % H))
       return refuse(RejectedKind::Attribute,
                     "3-D X " + shapeText(X) + " with num_heads " + std::to_string(H),
                     "3-D X with num_heads > 0 dividing its last dim");
-    S = x.getShape()[1], Dh = x.getShape()[2] / H;
+    S = x.getShape()[1], Dh = isStatic(x.getShape()[2]) ? x.getShape()[2] / H : kDyn;
   } else {
     return refuse(RejectedKind::Shape, "X is " + shapeText(X), "3-D or 4-D X");
   }
+  // With a dynamic head size the kernel checks the rotary dim against it.
   int64_t rd = intAttr(op, "rotary_embedding_dim", 0);
   if (rd == 0)
     rd = Dh;
-  if (rd < 0 || rd > Dh || rd % 2)
+  if (isStatic(rd) && (rd < 0 || (isStatic(Dh) && rd > Dh) || rd % 2))
     return refuse(RejectedKind::Attribute, "rotary_embedding_dim " + std::to_string(rd),
                   "an even rotary_embedding_dim up to the head size " + std::to_string(Dh));
+  int64_t half = isStatic(rd) ? rd / 2 : kDyn;
   int64_t interleaved = intAttr(op, "interleaved", 0);
   if (interleaved != 0 && interleaved != 1)
     return refuse(RejectedKind::Attribute, "interleaved " + std::to_string(interleaved),
                   "interleaved 0 or 1");
+  // The kernel checks each position id against the caches' run-time rows.
   auto c = rankedType(cosC), s = rankedType(sinC);
-  bool fits = c.getShape() == s.getShape();
-  if (!isOmitted(pos) && c.getRank() == 2 && ShapedType::isDynamic(c.getShape()[0]))
-    return refuse(RejectedKind::Shape, "cos_cache " + shapeText(cosC),
-                  "caches with a static max_position");
+  bool fits = c.getRank() == s.getRank();
+  for (int64_t d = 0; fits && d < c.getRank(); ++d)
+    fits = dimFits(c.getShape()[d], s.getShape()[d]);
   if (!isOmitted(pos)) {
     auto p = rankedType(pos);
-    fits = fits && c.getRank() == 2 && c.getShape()[1] == rd / 2 && p.getRank() == 2 &&
-           dimFits(p.getShape()[0], B) && p.getShape()[1] == S;
+    fits = fits && c.getRank() == 2 && dimFits(c.getShape()[1], half) && p.getRank() == 2 &&
+           dimFits(p.getShape()[0], B) && dimFits(p.getShape()[1], S);
   } else {
-    fits = fits && c.getRank() == 3 && dimFits(c.getShape()[0], B) && c.getShape()[1] == S &&
-           c.getShape()[2] == rd / 2;
+    fits = fits && c.getRank() == 3 && dimFits(c.getShape()[0], B) &&
+           dimFits(c.getShape()[1], S) && dimFits(c.getShape()[2], half);
   }
   if (!fits)
     return refuse(RejectedKind::Shape,
