@@ -149,6 +149,15 @@ void SymbolicShapes::record(Operation *op, unsigned result, const std::optional<
       elements_[v] = *constant;
     else if (elements && elements->size() == count && !llvm::is_contained(*elements, kUnknownDim))
       elements_[v] = *elements;
+    else if (isValueSymbolCarrier(type) && type.getNumElements() > 0) {
+      // Computed from data (a Where over shape values, a Gather from a
+      // tensor): each element is a data symbol the runtime reads from the
+      // value once its step has run, so sizes built from it (an Expand or
+      // Reshape target) are expressions like any other.
+      Dims &symbols = elements_[v];
+      for (int64_t k = 0; k < type.getNumElements(); ++k)
+        symbols.push_back(elementSymbol(op, result, unsigned(k)));
+    }
   }
   // Without a rule, a leading dynamic dim alone is the inputs' leading one
   // when they agree on it (the batch an op carries through), as the CPU EP's
@@ -185,22 +194,48 @@ const Dims *SymbolicShapes::operandDims(Value v) {
   return &out;
 }
 
-int32_t SymbolicShapes::dataSymbol(Operation *op, unsigned result, unsigned dim) {
-  // One symbol per op result dim, named after its node; two nodes of one
-  // name (ONNX does not make names unique) get "#2", "#3", ...
-  auto key = std::make_tuple(op, result, dim);
-  if (auto found = dataSymbolIds_.find(key); found != dataSymbolIds_.end())
-    return found->second;
-  std::string base = nodeNameOf(op, op->getName().stripDialect().str()) + "." +
-                     std::to_string(result) + "[" + std::to_string(dim) + "]";
+int32_t SymbolicShapes::freshDataSymbol(Operation *op, unsigned result, const std::string &where) {
+  // Named after the node; two nodes of one name (ONNX does not make names
+  // unique) get "#2", "#3", ...
+  std::string base =
+      nodeNameOf(op, op->getName().stripDialect().str()) + "." + std::to_string(result) + where;
   std::string name = base;
   for (int k = 2; std::find(symbolNames_.begin(), symbolNames_.end(), name) != symbolNames_.end();
        ++k)
     name = base + "#" + std::to_string(k);
   int32_t id = symbolNamed(name);
   dataSymbols_.insert(table_.node(id).a);
+  return id;
+}
+
+int32_t SymbolicShapes::dataSymbol(Operation *op, unsigned result, unsigned dim) {
+  // One symbol per op result dim.
+  auto key = std::make_tuple(op, result, dim);
+  if (auto found = dataSymbolIds_.find(key); found != dataSymbolIds_.end())
+    return found->second;
+  int32_t id = freshDataSymbol(op, result, "[" + std::to_string(dim) + "]");
   dataSymbolIds_[key] = id;
   return id;
+}
+
+int32_t SymbolicShapes::elementSymbol(Operation *op, unsigned result, unsigned element) {
+  auto key = std::make_tuple(op, result, element);
+  if (auto found = elementSymbolIds_.find(key); found != elementSymbolIds_.end())
+    return found->second;
+  int32_t id = freshDataSymbol(op, result, "{" + std::to_string(element) + "}");
+  int64_t index = table_.node(id).a;
+  table_.markSigned(index); // a value, which may be negative
+  elementSymbolIds_[key] = id;
+  elementSymbolSources_[index] = {op->getResult(result), element};
+  return id;
+}
+
+std::optional<std::pair<Value, unsigned>>
+SymbolicShapes::elementSymbolSource(int64_t index) const {
+  auto found = elementSymbolSources_.find(index);
+  if (found == elementSymbolSources_.end())
+    return std::nullopt;
+  return found->second;
 }
 
 bool SymbolicShapes::readsDataSymbol(int32_t id) const {

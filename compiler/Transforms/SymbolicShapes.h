@@ -29,6 +29,8 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <map>
+#include <optional>
+#include <utility>
 #include <set>
 #include <tuple>
 #include <string>
@@ -98,6 +100,13 @@ public:
   /// op's step reports its output's shape. The same (op, result, dim) gives
   /// the same symbol.
   int32_t dataSymbol(mlir::Operation *op, unsigned result, unsigned dim);
+  /// A data symbol for element `element` of `op`'s small integer result
+  /// `result` that no rule computes (a Where over shape values): the runtime
+  /// reads it from the value's buffer after the step that writes it. The
+  /// same (op, result, element) gives the same symbol; it may be negative.
+  int32_t elementSymbol(mlir::Operation *op, unsigned result, unsigned element);
+  /// The value and element an element symbol (elementSymbol) is read from.
+  std::optional<std::pair<mlir::Value, unsigned>> elementSymbolSource(int64_t index) const;
   /// Whether symbol `index` is bound by a step at run time (dataSymbol).
   bool isDataSymbol(int64_t index) const { return dataSymbols_.count(index) != 0; }
   /// Whether expression `id` reads a data symbol.
@@ -111,6 +120,8 @@ public:
 
 private:
   int32_t symbolNamed(const std::string &name);
+  /// A new data symbol named "<node>.<result><where>".
+  int32_t freshDataSymbol(mlir::Operation *op, unsigned result, const std::string &where);
   void seedArgument(mlir::func::FuncOp fn, unsigned index, std::set<int64_t> &dimSymbols,
                     std::set<int64_t> &valueSymbols);
   void visit(mlir::Operation *op);
@@ -131,6 +142,8 @@ private:
   llvm::DenseMap<mlir::Value, llvm::SmallVector<int32_t>> elements_;
   std::set<int64_t> dataSymbols_;
   std::map<std::tuple<mlir::Operation *, unsigned, unsigned>, int32_t> dataSymbolIds_;
+  std::map<std::tuple<mlir::Operation *, unsigned, unsigned>, int32_t> elementSymbolIds_;
+  std::map<int64_t, std::pair<mlir::Value, unsigned>> elementSymbolSources_;
 
   friend class ShapeRuleContext;
 };

@@ -667,6 +667,16 @@ PROFILE_HEADERS = {
 }
 
 
+PROFILE_HEADERS["cpu-dynamic"] = (
+    "# ONNX backend node tests that pass on the CPU EP with every graph-input dim a\n"
+    "# fresh dim_param (run_conformance.py --dynamic). Written by --dynamic\n"
+    "# --write-profile; ctest conformance_cpu_dynamic fails when one stops passing.\n",
+    "# Cases that fail --dynamic --check today (claim failures, run failures, wrong\n"
+    "# numbers, compiler crashes): bugs, listed in docs/conformance-dynamic.md.\n"
+    "# --check tolerates these and fails on any other; remove a line once fixed.\n"
+    "# Written by test/conformance/run_conformance.py --dynamic --write-profile.\n")
+
+
 def write_profile(expected_path, known_path, results, filter_re, mode="cpu"):
     """Writes the passing cases and today's known failures; returns their counts.
     With a filter, the lists' other cases are kept as they were."""
@@ -875,13 +885,21 @@ def main():
 
     if opts.write_profile:
         passed, known = write_profile(opts.profile, opts.known_failures, results, filter_re,
-                                      opts.ep)
+                                      opts.ep + ("-dynamic" if opts.dynamic else ""))
         print(f"profile: {passed} passing case(s) -> {opts.profile}; {known} known "
               f"failure(s) -> {opts.known_failures}")
+    static_passed = [n for n in read_list(MODES[opts.ep]["profile"]) if filter_re.search(n)]
+    if opts.dynamic:
+        for line in report.dynamic_summary_lines(results, static_passed, DYNAMIC_FLOOR)[:1]:
+            print(line)
     if opts.write_report:
         notes = {n: c[len("note:"):].strip() for n, c in read_reasons(opts.known_failures).items()
                  if c.startswith("note:")}
-        report.write(opts.write_report, results, meta, notes, opts.ep)
+        if opts.dynamic:
+            report.write_dynamic(opts.write_report, MODES[opts.ep]["report"], results, meta,
+                                 static_passed, DYNAMIC_FLOOR, notes)
+        else:
+            report.write(opts.write_report, results, meta, notes, opts.ep)
         print(f"report: {opts.write_report}")
     if opts.check:
         return check_profile(results, read_list(opts.profile), read_list(opts.known_failures),

@@ -279,43 +279,43 @@ LogicalResult inferRecurrent(RecurrentOp op, ShapeRuleContext &ctx) {
 
 /// Resize-13+: each dim is `sizes`' (stretched; the other policies tie the
 /// axes together), or floor(dim * scale): exact for a static dim, d * s for
-/// a dynamic one only with a whole scale.
+/// a dynamic one only with a whole scale. A dim that the scales or sizes
+/// decide only when the op runs (scales computed from data, a keep-aspect
+/// policy, a dynamic dim times a fractional scale) is a data symbol, which
+/// the kernel binds when it sizes its output. The rank is X's.
 LogicalResult inferResize(od::ResizeOp op, ShapeRuleContext &ctx) {
   Type element = ctx.elementType(op.getX());
   const DimList *x = ctx.dims(op.getX());
-  if (!x || op.getAxes()) {
+  if (!x) {
     ctx.setUnranked(op.getY(), element);
     return success();
   }
-  if (ctx.present(op.getSizes())) {
+  DimList out(x->size(), kUnknownDim);
+  if (ctx.present(op.getSizes()) && !op.getAxes()) {
     const DimList *sizes = ctx.bounds(op.getSizes());
-    if (!sizes || sizes->size() != x->size() || op.getKeepAspectRatioPolicy() != "stretch")
-      ctx.setUnranked(op.getY(), element);
-    else
-      ctx.setResult(op.getY(), element, *sizes);
-    return success();
-  }
-  std::optional<HostTensor> scales = readHostTensor(op.getScales(), 16);
-  if (!scales || scales->numElements() != int64_t(x->size())) {
-    ctx.setUnranked(op.getY(), element);
-    return success();
-  }
-  DimList out;
-  for (size_t i = 0; i < x->size(); ++i) {
-    double s = scales->floatAt(int64_t(i));
-    if (!(s > 0)) {
-      ctx.setUnranked(op.getY(), element);
-      return success();
+    if (sizes && sizes->size() == x->size() && op.getKeepAspectRatioPolicy() == "stretch")
+      out = *sizes;
+  } else if (!op.getAxes()) {
+    std::optional<HostTensor> scales = readHostTensor(op.getScales(), 16);
+    for (size_t i = 0; scales && scales->numElements() == int64_t(x->size()) && i < x->size();
+         ++i) {
+      double s = scales->floatAt(int64_t(i));
+      if (!(s > 0))
+        return ctx.fail("scale " + Twine(std::to_string(s)) + " on axis " + Twine(i) +
+                        " is not positive");
+      int32_t d = (*x)[i];
+      std::optional<int64_t> size = ctx.constantValue(d);
+      if (size)
+        out[i] = ctx.constant(int64_t(std::floor(double(*size) * s)));
+      else if (d != kUnknownDim && s >= 1 && s == std::floor(s))
+        out[i] = ctx.table().mul(d, ctx.constant(int64_t(s)));
+      else if (d != kUnknownDim && s == 1)
+        out[i] = d;
     }
-    int32_t d = (*x)[i];
-    std::optional<int64_t> size = ctx.constantValue(d);
-    if (size)
-      out.push_back(ctx.constant(int64_t(std::floor(double(*size) * s))));
-    else if (d != kUnknownDim && s >= 1 && s == std::floor(s))
-      out.push_back(ctx.table().mul(d, ctx.constant(int64_t(s))));
-    else
-      out.push_back(kUnknownDim);
   }
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == kUnknownDim)
+      out[i] = ctx.dataDim(op.getY(), unsigned(i));
   ctx.setResult(op.getY(), element, out);
   return success();
 }

@@ -815,6 +815,39 @@ Status checkConsistency(const fb::Plan &plan, WeightSizes sizes, const std::stri
         return invalid(what, "data symbol " + std::to_string(k) + " of " +
                                  std::to_string(numSymbols) + " symbols");
   }
+  if (const auto *elements = plan.element_symbols()) {
+    // Each reads an element of a static int32/int64 buffer that is no alias
+    // or weight, into one of the data symbols.
+    size_t numSymbols = plan.symbols() ? plan.symbols()->size() : 0;
+    std::vector<char> isData(numSymbols, 0);
+    if (const auto *data = plan.data_symbols())
+      for (uint32_t k : *data)
+        isData[k] = 1;
+    for (const fb::ElementSymbol *e : *elements) {
+      if (!spend(budget, 3))
+        return overBudget(what);
+      std::string name = "element symbol " + std::to_string(e->symbol());
+      if (e->symbol() >= numSymbols || !isData[e->symbol()] || e->buffer() >= buffers.size())
+        return invalid(what, name + " names no data symbol of " + std::to_string(numSymbols) +
+                                 " or buffer " + std::to_string(e->buffer()) + " of " +
+                                 std::to_string(buffers.size()));
+      const fb::Buffer &b = *buffers[e->buffer()];
+      ElementType type = ElementType(b.element_type());
+      uint64_t count = 1;
+      bool fixed = b.shape() != nullptr;
+      if (fixed)
+        for (int64_t d : *b.shape()) {
+          fixed = fixed && d >= 0 && d <= (int64_t(1) << 20);
+          if (fixed)
+            count *= uint64_t(d);
+        }
+      if (b.kind() == fb::BufferKind::Alias || b.kind() == fb::BufferKind::Weight || !fixed ||
+          (type != ElementType::Int64 && type != ElementType::Int32) || e->element() >= count)
+        return invalid(what, name + " reads element " + std::to_string(e->element()) +
+                                 " of buffer " + std::to_string(e->buffer()) +
+                                 ", not an int32 or int64 element of a static computed tensor");
+    }
+  }
   if (const auto *subplans = plan.subplans())
     for (size_t k = 0; k < subplans->size(); ++k)
       if (Status s = checkConsistency(*subplans->Get(flatbuffers::uoffset_t(k)), sizes, what,

@@ -27,7 +27,7 @@ namespace ortc::cpu {
 
 /// The meaning of the plan's tables; bump it when a reader of the old version
 /// would misread a new plan (see blob/README.md).
-constexpr uint32_t kCpuPlanFormatVersion = 6;
+constexpr uint32_t kCpuPlanFormatVersion = 7;
 constexpr const char *kCpuEpName = "cpu_ep";
 
 constexpr const char *kCpuMetaSection = "META";

@@ -427,7 +427,8 @@ Refusal checkEinsum(Operation *op) {
 }
 
 /// Resize: the kernel's own shape rule (planResize) must give the declared
-/// output shape from constant scales or sizes.
+/// output shape from constant scales or sizes; run-time ones the kernel
+/// applies when it sizes its output (the rule's data symbols).
 Refusal checkResize(Operation *op) {
   std::string mode = strAttr(op, "mode", "nearest");
   if (auto r = requireOneOf(op, "mode", "nearest", {"nearest", "linear", "cubic"}); r.any())
@@ -505,9 +506,10 @@ Refusal checkResize(Operation *op) {
     return refuse(RejectedKind::Shape, "X and Y of different or unknown ranks",
                   "ranked X and Y of one rank");
   // A dynamic dim is planned as 1 here and left out of the comparison: its
-  // size is the symbolic analysis' (checkTypes), and the kernel checks it at
-  // run time. A size-keeping policy ties every axis to the others, so it
-  // needs static inputs.
+  // size is the symbolic analysis' (checkTypes; a data symbol where only the
+  // run decides it), and the kernel checks or sizes it at run time. A
+  // size-keeping policy ties every axis to the others: over a dynamic dim
+  // only the run can tell, so the kernel sizes the output then.
   std::vector<int64_t> inShape(x.getShape().begin(), x.getShape().end());
   std::vector<int64_t> outShape(y.getShape().begin(), y.getShape().end());
   bool anyDynamic = false;
@@ -517,10 +519,7 @@ Refusal checkResize(Operation *op) {
       anyDynamic = true;
     }
   if (anyDynamic && params.keepAspectRatioPolicy != "stretch")
-    return refuse(RejectedKind::Shape,
-                  "keep_aspect_ratio_policy " + params.keepAspectRatioPolicy +
-                      " over a dynamic dim",
-                  "static input dims with a size-keeping policy");
+    return {};
   kernels::ResizePlan plan;
   Status status = kernels::planResize(params, inShape, plan);
   if (!status.isOk())

@@ -239,6 +239,9 @@ private:
   /// Plan checks for the input dims of elementwise `op` that its kernel
   /// reads as the output's own without the compiler knowing them equal.
   void addBroadcastChecks(Operation *op);
+  /// Plan.element_symbols: where the runtime reads each data symbol that
+  /// stands for an element of a computed small integer value.
+  LogicalResult addElementSymbols();
   int bufferFor(Value value);
   int weightFor(Value value);
   int packedGemmWeight(Value b, bool transB, float alpha);
@@ -346,6 +349,58 @@ int PartitionCompiler::addBuffer(fb::BufferKind kind, Value value, std::string n
                    std::move(*shape), std::move(name));
 }
 
+
+LogicalResult PartitionCompiler::addElementSymbols() {
+  // Each element symbol is read from the first buffer, in step order, whose
+  // value holds it at some element (a Cast of the value it was made for
+  // holds it too, when that value is fused into a kernel and has no buffer).
+  std::set<int64_t> pending;
+  for (int64_t k : shapes->dataSymbols())
+    if (shapes->elementSymbolSource(k))
+      pending.insert(k);
+  if (pending.empty())
+    return success();
+  llvm::DenseMap<int, Value> valueOf;
+  for (auto [value, id] : buffers)
+    valueOf[id] = value;
+  auto take = [&](int id) {
+    auto found = valueOf.find(id);
+    const SmallVector<int32_t> *elements =
+        found == valueOf.end() ? nullptr : shapes->elements(found->second);
+    if (!elements)
+      return;
+    for (auto [k, element] : llvm::enumerate(*elements)) {
+      const DimNode &node = shapes->table().node(element);
+      if (node.op != DimOp::Symbol || !pending.count(node.a))
+        continue;
+      pending.erase(node.a);
+      plan.element_symbols.emplace_back(uint32_t(node.a), uint32_t(rootOf(id)), uint32_t(k));
+    }
+  };
+  for (const std::unique_ptr<fb::BufferT> &b : plan.buffers)
+    if (b->kind == fb::BufferKind::Input)
+      take(int(&b - plan.buffers.data()));
+  for (const std::unique_ptr<fb::StepT> &step : plan.steps)
+    for (int id : step->outputs)
+      for (auto [other, root] : valueOf)
+        if (rootOf(other) == id)
+          take(other);
+  // A symbol no buffer holds is one no shape of this plan reads (it was
+  // made for a value fused away); a buffer reading one fails the plan's
+  // load, so say it here.
+  for (const std::unique_ptr<fb::BufferT> &b : plan.buffers)
+    for (int64_t d : b->shape)
+      if (d < 0) {
+        std::set<int64_t> reads;
+        shapes->collectDataSymbols(int32_t(-(d + 1)), reads);
+        for (int64_t k : reads)
+          if (pending.count(k))
+            return fn.emitError("cpu_ep: '")
+                   << b->name << "' reads '" << shapes->symbolNames()[size_t(k)]
+                   << "', a value no buffer of the plan holds (a compiler bug)";
+      }
+  return success();
+}
 
 void PartitionCompiler::addBroadcastChecks(Operation *op) {
   for (const AssumedEqualDims &assumed : assumedEqualDims(op, *shapes)) {
@@ -1267,6 +1322,8 @@ LogicalResult PartitionCompiler::buildPlan() {
   // Every symbolic dim is an expression of the table; the plan carries it whole.
   plan.symbols = shapes->symbolNames();
   plan.data_symbols.assign(shapes->dataSymbols().begin(), shapes->dataSymbols().end());
+  if (failed(addElementSymbols()))
+    return failure();
   for (const DimNode &n : shapes->table().nodes())
     plan.dims.push_back(fb::DimNode(uint8_t(n.op), n.a, n.b));
 

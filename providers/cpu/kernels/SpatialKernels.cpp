@@ -423,8 +423,10 @@ Status resize(const KernelCall &call) {
   ResizePlan plan;
   if (Status s = planResize(params, X->shape, plan); !s.isOk())
     return s;
-  if (Status s = checkOutputShape(op, Y, plan.outShape); !s.isOk())
-    return s;
+  // Sizes the scales or sizes decide only now are sized here (Y, a view of
+  // call.outputs[0], then shows the buffer).
+  if (Result<TensorView> sized = sizedOutput(op, call, 0, plan.outShape); !sized.isOk())
+    return sized.status();
   size_t rank = X->shape.size();
   for (size_t a = 0; a < rank; ++a)
     if (X->shape[a] == 0 && plan.outShape[a] > 0)

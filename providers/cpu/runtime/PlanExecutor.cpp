@@ -280,6 +280,11 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
   if (plan.value_symbols())
     for (const fb::ValueSymbol *v : *plan.value_symbols())
       exec->valueSymbols_.push_back({v->symbol(), v->input(), v->element()});
+  // (The verifier checked each names a data symbol and an element of a
+  // static int32/int64 buffer that is no alias.)
+  if (plan.element_symbols())
+    for (const fb::ElementSymbol *e : *plan.element_symbols())
+      exec->elementSymbols_.push_back({e->symbol(), e->buffer(), e->element()});
   // Messages name the graph's values, not the blob's internal "input0".
   auto rename = [](std::vector<TensorSignature> &sigs, const std::vector<std::string> &names) {
     if (names.size() == sigs.size())
@@ -369,6 +374,17 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     }
 
   std::vector<char> dataBound(exec->symbolNames_.size(), 0);
+  // An input's element symbols are read when the run starts.
+  std::vector<char> elementBound(exec->elementSymbols_.size(), 0),
+      isElementSymbol(exec->symbolNames_.size(), 0);
+  for (const ElementSymbol &e : exec->elementSymbols_)
+    isElementSymbol[e.symbol] = 1;
+  for (size_t k = 0; k < exec->elementSymbols_.size(); ++k)
+    if (exec->buffers_[exec->elementSymbols_[k].buffer].kind == Kind::Input) {
+      exec->startElementSymbols_.push_back(k);
+      elementBound[k] = 1;
+      dataBound[exec->elementSymbols_[k].symbol] = 1;
+    }
   for (const fb::Step *s : *plan.steps()) {
     StepInfo step;
     step.callee = s->callee()->str();
@@ -393,7 +409,7 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
         if (d < 0) {
           const DimNode &node = exec->dims_[size_t(-(d + 1))];
           if (node.op == DimOp::Symbol && exec->isDataSymbol_[size_t(node.a)] &&
-              !dataBound[size_t(node.a)]) {
+              !dataBound[size_t(node.a)] && !isElementSymbol[size_t(node.a)]) {
             dataBound[size_t(node.a)] = 1;
             step.bindsData = true;
           }
@@ -410,6 +426,14 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
                                    "' reads data symbol '" + exec->symbolNames_[k] +
                                    "', which no step before it binds");
     }
+    // The element symbols read from what this step writes.
+    for (size_t k = 0; k < exec->elementSymbols_.size(); ++k)
+      if (!elementBound[k] && std::find(step.outputs.begin(), step.outputs.end(),
+                                        int(exec->elementSymbols_[k].buffer)) != step.outputs.end()) {
+        step.elementSymbols.push_back(k);
+        elementBound[k] = 1;
+        dataBound[exec->elementSymbols_[k].symbol] = 1;
+      }
     if (s->kind() == fb::StepKind::Kernel) {
       step.kind = StepKind::Kernel;
       Result<void *> symbol = exec->code_->symbol(step.callee);
@@ -445,6 +469,14 @@ Status PlanExecutor::init(const fb::Plan &plan, const EpContextView *context) {
     }
     exec->steps_.push_back(std::move(step));
   }
+  for (size_t k = 0; k < exec->elementSymbols_.size(); ++k)
+    if (!elementBound[k])
+      return Status::error(StatusCode::InvalidArgument,
+                           what + ": element symbol '" +
+                               exec->symbolNames_[exec->elementSymbols_[k].symbol] +
+                               "' reads buffer '" +
+                               exec->buffers_[exec->elementSymbols_[k].buffer].name +
+                               "', which no step writes");
 
   // A symbolic arena is laid out per set of symbol values, by live ranges.
   if (exec->symbolicArena_) {
@@ -837,6 +869,45 @@ private:
   const OutputAllocator *allocate_;
 };
 
+Status PlanExecutor::rebindDims(RunState &state, const std::string &prefix) const {
+  std::string why;
+  if (!evaluateDimNodes(dims_.data(), dims_.size(), state.symbols.data(), state.symbols.size(),
+                        state.dimValues.data(), why))
+    return Status::error(StatusCode::InvalidArgument, prefix + why);
+  for (const DimCheck &check : dataChecks_) {
+    auto value = [&](int64_t d) { return d >= 0 ? d : state.dimValues[size_t(-(d + 1))]; };
+    int64_t a = value(check.a), c = value(check.b);
+    // A check is made once all the symbols it reads are bound; until then
+    // an unbound one reads 0, which the plan never compares.
+    bool ready = true;
+    for (size_t k : check.dataSymbols)
+      ready &= state.bound[k] != 0;
+    if (ready && a != c)
+      return Status::error(StatusCode::InvalidArgument,
+                           prefix + check.what + " are " + std::to_string(a) + " and " +
+                               std::to_string(c) + "; the compiled kernel needs them equal");
+  }
+  return Status::ok();
+}
+
+Status PlanExecutor::bindElementSymbols(RunState &state, const std::vector<size_t> &which,
+                                        const std::string &node) const {
+  for (size_t k : which) {
+    const ElementSymbol &e = elementSymbols_[k];
+    const TensorView &v = state.views[e.buffer];
+    if (!v.data || size_t(v.numElements()) <= e.element)
+      return Status::error(StatusCode::Internal,
+                           what_ + ": node '" + node + "': '" + buffers_[e.buffer].name +
+                               "' has no element " + std::to_string(e.element) + " to read '" +
+                               symbolNames_[e.symbol] + "' from");
+    state.symbols[e.symbol] = v.type == ElementType::Int64
+                                  ? static_cast<const int64_t *>(v.data)[e.element]
+                                  : static_cast<const int32_t *>(v.data)[e.element];
+    state.bound[e.symbol] = 1;
+  }
+  return rebindDims(state, what_ + ": after node '" + node + "': ");
+}
+
 Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64_t> &shape,
                                 const OutputAllocator *allocate) const {
   const BufferInfo &b = buffers_[size_t(id)];
@@ -860,24 +931,10 @@ Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64
       newlyBound = true;
     }
   }
-  if (newlyBound) {
-    std::string why;
-    if (!evaluateDimNodes(dims_.data(), dims_.size(), state.symbols.data(), state.symbols.size(),
-                          state.dimValues.data(), why))
-      return refuse(why);
-    for (const DimCheck &check : dataChecks_) {
-      auto value = [&](int64_t d) { return d >= 0 ? d : state.dimValues[size_t(-(d + 1))]; };
-      int64_t a = value(check.a), c = value(check.b);
-      // A check is made once all the symbols it reads are bound; until then
-      // an unbound one reads 0, which the plan never compares.
-      bool ready = true;
-      for (size_t k : check.dataSymbols)
-        ready &= state.bound[k] != 0;
-      if (ready && a != c)
-        return refuse(check.what + " are " + std::to_string(a) + " and " + std::to_string(c) +
-                      "; the compiled kernel needs them equal");
-    }
-  }
+  if (newlyBound)
+    if (Status s = rebindDims(state, what_ + ": '" + b.name + "' " + shapeToString(shape) + ": ");
+        !s.isOk())
+      return s;
   std::vector<int64_t> &want = state.shapeScratch;
   want = b.shape;
   for (int64_t &d : want)
@@ -1346,6 +1403,7 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
       break;
     }
   }
+  anyLate |= !elementSymbols_.empty();
   if (anyLate) {
     state.symbols = layout.symbols;
     state.dimValues = layout.dimValues;
@@ -1354,12 +1412,20 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
       if (isDataSymbol_[k])
         state.bound[k] = 0;
     state.dynamicMemory.resize(buffers_.size());
+    if (!startElementSymbols_.empty())
+      if (Status s = bindElementSymbols(state, startElementSymbols_, "the inputs"); !s.isOk())
+        return s;
   }
 
   for (size_t i = 0; i < steps_.size(); ++i) {
+    const StepInfo &current = steps_[i];
     if (!profile_) {
-      if (Status s = runStep(state, steps_[i], layout, anyLate, allocate); !s.isOk())
+      if (Status s = runStep(state, current, layout, anyLate, allocate); !s.isOk())
         return s;
+      if (!current.elementSymbols.empty())
+        if (Status s = bindElementSymbols(state, current.elementSymbols, current.node);
+            !s.isOk())
+          return s;
       continue;
     }
     auto started = std::chrono::steady_clock::now();
@@ -1371,6 +1437,10 @@ Status PlanExecutor::runSteps(RunState &state, const std::vector<TensorView> &in
     ++entry.calls;
     if (!s.isOk())
       return s;
+    if (!current.elementSymbols.empty())
+      if (Status bound = bindElementSymbols(state, current.elementSymbols, current.node);
+          !bound.isOk())
+        return bound;
     const StepInfo &step = steps_[i];
     if (!step.outputs.empty() && entry.shape.empty())
       entry.shape = shapeToString(state.views[size_t(step.outputs[0])].shape);

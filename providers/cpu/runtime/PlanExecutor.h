@@ -123,6 +123,9 @@ private:
     std::string callee, node, ops;
     std::vector<int> inputs, outputs;
     StepAttributes attrs;
+    // Element symbols (Plan.element_symbols) read from an output once the
+    // step has run: indices into elementSymbols_.
+    std::vector<size_t> elementSymbols;
   };
 
   /// What one run needs for itself; reused by later runs.
@@ -201,6 +204,14 @@ private:
                  const OutputAllocator *allocate) const;
   /// Binds the data symbols among buffer `id`'s dims from `shape`, checks
   /// the others, and gives the buffer its memory.
+  /// Binds element symbols `which` (indices into elementSymbols_) from their
+  /// buffers' data, then re-evaluates the dims and makes the checks that wait
+  /// for them; `node` names the step for a refusal.
+  Status bindElementSymbols(RunState &state, const std::vector<size_t> &which,
+                            const std::string &node) const;
+  /// After symbols were bound: evaluates the dims again and makes the data
+  /// checks whose symbols are all bound; a refusal starts with `prefix`.
+  Status rebindDims(RunState &state, const std::string &prefix) const;
   Status sizeBuffer(RunState &state, int id, const std::vector<int64_t> &shape,
                     const OutputAllocator *allocate) const;
   Status runIf(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
@@ -238,6 +249,14 @@ private:
     uint32_t symbol, input, element;
   };
   std::vector<ValueSymbol> valueSymbols_;
+  // Data symbols read from a computed small integer buffer (its root) after
+  // the step that writes it (StepInfo::elementSymbols), or at the start of a
+  // run for an input buffer (startElementSymbols_).
+  struct ElementSymbol {
+    uint32_t symbol, buffer, element;
+  };
+  std::vector<ElementSymbol> elementSymbols_;
+  std::vector<size_t> startElementSymbols_;
   // Symbols steps bind (Plan.data_symbols), dim nodes that read one, and
   // the checks that then wait for them.
   std::vector<char> isDataSymbol_, readsData_;
