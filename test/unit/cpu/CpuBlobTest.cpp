@@ -1359,6 +1359,23 @@ TEST(CpuBlobTest, RefusesBadSignatures) {
       {"value symbol of a missing symbol",
        [](fb::PlanT &p) { p.value_symbols.emplace_back(1, 1, 0); },
        {"value symbol 1 names symbol 1 of 1 or input 1 of 2"}},
+      {"element symbol of a symbol no step binds",
+       [](fb::PlanT &p) { p.element_symbols.emplace_back(0, 5, 0); },
+       {"element symbol 0 names no data symbol of 1 or buffer 5 of 8"}},
+      {"element symbol past the buffer's elements",
+       [](fb::PlanT &p) {
+         p.data_symbols = {0};
+         p.element_symbols.emplace_back(0, 5, 3);
+       },
+       {"element symbol 0 reads element 3 of buffer 5, not an int32 or int64 element of a "
+        "static computed tensor"}},
+      {"element symbol of a float input",
+       [](fb::PlanT &p) {
+         p.data_symbols = {0};
+         p.element_symbols.emplace_back(0, 0, 0);
+       },
+       {"element symbol 0 reads element 0 of buffer 0, not an int32 or int64 element of a "
+        "static computed tensor"}},
   });
 }
 
