@@ -110,3 +110,12 @@ def data_sets(case_dir):
     names = [n for n in os.listdir(case_dir) if n.startswith("test_data_set_")]
     names.sort(key=lambda n: int(n.rsplit("_", 1)[1]))
     return [os.path.join(case_dir, n) for n in names]
+
+
+if __name__ == "__main__":
+    # node_data.py DATA_ROOT: write the suite once (ctest's conformance_data).
+    import sys
+    if len(sys.argv) != 2:
+        sys.stderr.write("usage: node_data.py DATA_ROOT\n")
+        sys.exit(2)
+    print(ensure_suite(sys.argv[1]))
