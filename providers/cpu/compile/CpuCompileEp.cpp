@@ -360,21 +360,22 @@ LogicalResult PartitionCompiler::addElementSymbols() {
       pending.insert(k);
   if (pending.empty())
     return success();
-  llvm::DenseMap<int, Value> valueOf;
+  // The values each root buffer holds: its own and its views'.
+  llvm::DenseMap<int, SmallVector<Value, 1>> valuesOf;
   for (auto [value, id] : buffers)
-    valueOf[id] = value;
-  auto take = [&](int id) {
-    auto found = valueOf.find(id);
-    const SmallVector<int32_t> *elements =
-        found == valueOf.end() ? nullptr : shapes->elements(found->second);
-    if (!elements)
-      return;
-    for (auto [k, element] : llvm::enumerate(*elements)) {
-      const DimNode &node = shapes->table().node(element);
-      if (node.op != DimOp::Symbol || !pending.count(node.a))
+    valuesOf[rootOf(id)].push_back(value);
+  auto take = [&](int root) {
+    for (Value value : valuesOf.lookup(root)) {
+      const SmallVector<int32_t> *elements = shapes->elements(value);
+      if (!elements)
         continue;
-      pending.erase(node.a);
-      plan.element_symbols.emplace_back(uint32_t(node.a), uint32_t(rootOf(id)), uint32_t(k));
+      for (auto [k, element] : llvm::enumerate(*elements)) {
+        const DimNode &node = shapes->table().node(element);
+        if (node.op != DimOp::Symbol || !pending.count(node.a))
+          continue;
+        pending.erase(node.a);
+        plan.element_symbols.emplace_back(uint32_t(node.a), uint32_t(root), uint32_t(k));
+      }
     }
   };
   for (const std::unique_ptr<fb::BufferT> &b : plan.buffers)
@@ -382,9 +383,7 @@ LogicalResult PartitionCompiler::addElementSymbols() {
       take(int(&b - plan.buffers.data()));
   for (const std::unique_ptr<fb::StepT> &step : plan.steps)
     for (int id : step->outputs)
-      for (auto [other, root] : valueOf)
-        if (rootOf(other) == id)
-          take(other);
+      take(id);
   // A symbol no buffer holds is one no shape of this plan reads (it was
   // made for a value fused away); a buffer reading one fails the plan's
   // load, so say it here.

@@ -869,11 +869,10 @@ private:
   const OutputAllocator *allocate_;
 };
 
-Status PlanExecutor::rebindDims(RunState &state, const std::string &prefix) const {
-  std::string why;
+bool PlanExecutor::rebindDims(RunState &state, std::string &why) const {
   if (!evaluateDimNodes(dims_.data(), dims_.size(), state.symbols.data(), state.symbols.size(),
                         state.dimValues.data(), why))
-    return Status::error(StatusCode::InvalidArgument, prefix + why);
+    return false;
   for (const DimCheck &check : dataChecks_) {
     auto value = [&](int64_t d) { return d >= 0 ? d : state.dimValues[size_t(-(d + 1))]; };
     int64_t a = value(check.a), c = value(check.b);
@@ -882,12 +881,13 @@ Status PlanExecutor::rebindDims(RunState &state, const std::string &prefix) cons
     bool ready = true;
     for (size_t k : check.dataSymbols)
       ready &= state.bound[k] != 0;
-    if (ready && a != c)
-      return Status::error(StatusCode::InvalidArgument,
-                           prefix + check.what + " are " + std::to_string(a) + " and " +
-                               std::to_string(c) + "; the compiled kernel needs them equal");
+    if (ready && a != c) {
+      why = check.what + " are " + std::to_string(a) + " and " + std::to_string(c) +
+            "; the compiled kernel needs them equal";
+      return false;
+    }
   }
-  return Status::ok();
+  return true;
 }
 
 Status PlanExecutor::bindElementSymbols(RunState &state, const std::vector<size_t> &which,
@@ -905,7 +905,9 @@ Status PlanExecutor::bindElementSymbols(RunState &state, const std::vector<size_
                                   : static_cast<const int32_t *>(v.data)[e.element];
     state.bound[e.symbol] = 1;
   }
-  return rebindDims(state, what_ + ": after node '" + node + "': ");
+  if (std::string why; !rebindDims(state, why))
+    return Status::error(StatusCode::InvalidArgument, what_ + ": after node '" + node + "': " + why);
+  return Status::ok();
 }
 
 Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64_t> &shape,
@@ -931,10 +933,8 @@ Status PlanExecutor::sizeBuffer(RunState &state, int id, const std::vector<int64
       newlyBound = true;
     }
   }
-  if (newlyBound)
-    if (Status s = rebindDims(state, what_ + ": '" + b.name + "' " + shapeToString(shape) + ": ");
-        !s.isOk())
-      return s;
+  if (std::string why; newlyBound && !rebindDims(state, why))
+    return refuse(why);
   std::vector<int64_t> &want = state.shapeScratch;
   want = b.shape;
   for (int64_t &d : want)

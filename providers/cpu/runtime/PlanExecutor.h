@@ -210,8 +210,9 @@ private:
   Status bindElementSymbols(RunState &state, const std::vector<size_t> &which,
                             const std::string &node) const;
   /// After symbols were bound: evaluates the dims again and makes the data
-  /// checks whose symbols are all bound; a refusal starts with `prefix`.
-  Status rebindDims(RunState &state, const std::string &prefix) const;
+  /// checks whose symbols are all bound; false with `why` on a refusal (the
+  /// caller names where, so a run that passes builds no message).
+  bool rebindDims(RunState &state, std::string &why) const;
   Status sizeBuffer(RunState &state, int id, const std::vector<int64_t> &shape,
                     const OutputAllocator *allocate) const;
   Status runIf(RunState &state, const StepInfo &step, const OutputAllocator *allocate) const;
